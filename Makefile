@@ -1,0 +1,31 @@
+# Two entry points on a fresh clone (only python3 and make needed):
+#   make run    create .venv, install receval, run the default sweep on the built-in dataset
+#   make test   create .venv, install receval with its test extras, run the tests
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.core: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@ $(VENV)/.core
+
+run: $(VENV)/.core
+	$(BIN)/python -m receval retriever=bm25,tfidf chunking.max_words=20,40,120 -m
+
+test: $(VENV)/.test
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.test
+	$(BIN)/python benchmarks/sweep_overhead.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,3 @@
+from receval.cli import main
+
+main()

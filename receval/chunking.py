@@ -1,0 +1,65 @@
+"""Sections -> chunks: word windows that never cross a section boundary.
+
+``max_words``: each chunk holds at most that many words (whitespace-separated) of one
+section; ``None`` keeps each section whole. ``overlap``: consecutive windows of a
+section share that many words (ignored for whole sections). A window is only added
+when it brings words the previous one did not hold, so the last window ends at the
+section's last word and no window lies inside another. ``headings``: prefix each
+chunk's text with its section's heading path ("Fines > Late returns"), so a window
+keeps the words of the headings above it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from receval.datasets import Section
+from receval.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of one section; ``ordinal`` counts the section's windows from 0."""
+
+    section_id: str
+    ordinal: int
+    text: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.section_id}@{self.ordinal}"
+
+
+def check_chunking(max_words: int | None, overlap: int) -> None:
+    if max_words is not None and max_words < 1:
+        raise ConfigError(f"chunking.max_words={max_words}: use an integer >= 1, or null for whole sections")
+    if overlap < 0:
+        raise ConfigError(f"chunking.overlap={overlap}: use an integer >= 0")
+    if max_words is not None and overlap >= max_words:
+        raise ConfigError(
+            f"chunking.overlap={overlap} must be smaller than chunking.max_words={max_words}"
+        )
+
+
+def window_starts(n_words: int, max_words: int, overlap: int) -> list[int]:
+    """Start of each window over ``n_words`` words (at least one window)."""
+    stride = max_words - overlap
+    return [0] + [s for s in range(stride, n_words, stride) if s + overlap < n_words]
+
+
+def chunk_sections(
+    sections: list[Section], max_words: int | None, overlap: int = 0, headings: bool = True
+) -> list[Chunk]:
+    """Cut every section into chunks, in section order."""
+    check_chunking(max_words, overlap)
+    chunks: list[Chunk] = []
+    for section in sections:
+        prefix = f"{section.heading}\n" if headings else ""
+        if max_words is None:
+            chunks.append(Chunk(section.id, 0, prefix + section.text))
+            continue
+        words = section.text.split()
+        for ordinal, start in enumerate(window_starts(len(words), max_words, overlap)):
+            window = " ".join(words[start : start + max_words])
+            chunks.append(Chunk(section.id, ordinal, prefix + window))
+    return chunks

@@ -1,0 +1,116 @@
+"""Dataclass schemas for every config group, registered in Hydra's ConfigStore.
+
+``conf/config.yaml`` starts its defaults list with ``receval_schema``, so every value
+is typed and a misspelt key (``chunking.max_word=40``) is an error naming the key.
+Ranges are checked by :func:`check` before any work starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from hydra.core.config_store import ConfigStore
+
+from receval.errors import ConfigError
+
+
+@dataclass
+class DatasetConfig:
+    name: str = "library"
+    format: str = "folder"  # folder: pages/*.md + questions.jsonl
+    path: Optional[str] = None  # null: the built-in library
+    questions: Optional[str] = None  # null: <path>/questions.jsonl
+
+
+@dataclass
+class ChunkingConfig:
+    max_words: Optional[int] = 120  # null: whole sections
+    overlap: int = 0
+    headings: bool = True
+
+
+@dataclass
+class TokenizerConfig:
+    stopwords: bool = False
+    stem: bool = False
+
+
+@dataclass
+class RetrieverConfig:
+    name: str = "bm25"
+    k1: float = 1.2  # bm25
+    b: float = 0.75  # bm25
+
+
+@dataclass
+class FusionConfig:
+    method: str = "none"
+
+
+@dataclass
+class BootstrapConfig:
+    n_resamples: int = 2000
+    level: float = 0.95
+    seed: int = 0
+    method: str = "percentile"
+
+
+@dataclass
+class MetricsConfig:
+    ks: list[int] = field(default_factory=lambda: [1, 3, 5, 10])
+
+
+@dataclass
+class RecevalConfig:
+    dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    retriever: RetrieverConfig = field(default_factory=RetrieverConfig)
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+    bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    depth: int = 10  # chunks kept per question before collapsing to sections
+    search_batch: int = 256  # questions scored together; latency is amortised over it
+
+
+def register() -> None:
+    ConfigStore.instance().store(name="receval_schema", node=RecevalConfig)
+
+
+def config_dir() -> str:
+    """The ``conf/`` folder: inside the installed package, or at the source root."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "conf", here.parent / "conf"):
+        if (candidate / "config.yaml").is_file():
+            return str(candidate)
+    raise ConfigError(f"receval's conf/ folder is missing beside {here}; reinstall receval")
+
+
+def check(cfg) -> None:
+    """Range checks Hydra's types cannot express; all problems at once."""
+    problems = []
+    if cfg.depth < 1:
+        problems.append(f"depth={cfg.depth}: use an integer >= 1 (chunks kept per question)")
+    if cfg.search_batch < 1:
+        problems.append(f"search_batch={cfg.search_batch}: use an integer >= 1")
+    ks = list(cfg.metrics.ks)
+    if not ks or any(k < 1 for k in ks):
+        problems.append(f"metrics.ks={ks}: list cutoffs >= 1, e.g. [1,3,5,10]")
+    elif max(ks) > cfg.depth:
+        problems.append(
+            f"metrics.ks={ks} has {max(ks)} > depth={cfg.depth}: a cutoff beyond the depth "
+            "would score missing ranks; raise depth or drop that cutoff"
+        )
+    boot = cfg.bootstrap
+    if boot.n_resamples < 1:
+        problems.append(f"bootstrap.n_resamples={boot.n_resamples}: use an integer >= 1")
+    if not 0 < boot.level < 1:
+        problems.append(f"bootstrap.level={boot.level}: use a value between 0 and 1, e.g. 0.95")
+    if boot.method not in ("percentile", "bca"):
+        problems.append(f"bootstrap.method={boot.method!r}: use percentile or bca")
+    if cfg.fusion.method != "none":
+        problems.append(f"fusion.method={cfg.fusion.method!r}: only 'none' is available")
+    if problems:
+        raise ConfigError(problems)

@@ -1,0 +1,137 @@
+"""The ``folder`` format: ``pages/*.md`` plus ``questions.jsonl``.
+
+A section is the text under a Markdown heading (``#`` to ``######``) up to the next
+heading of any level; headings inside fenced code blocks are text. Its id is
+``<page file stem>#<slug>`` and its heading path runs from the page title down
+("Fines > Late returns"). A heading with no text under it is not a section. Text
+before a page's first heading is a section headed by the page stem.
+
+Slug rule: lowercase; delete apostrophes; every run of characters that are not
+letters or digits becomes one ``-``; strip ``-`` at both ends ("Children's cards" ->
+``childrens-cards``). When a page repeats a slug, the second heading gets ``-2``,
+the third ``-3``, and so on in page order, skipping any id already taken.
+
+Questions, one JSON object per line: ``{"id", "question", "kind", "split",
+"relevant"}``; ``relevant`` is a list of section ids or an object id -> grade
+(integer >= 1). ``kind`` defaults to ``unspecified`` and ``split`` to ``all``; a
+question with no labels must have kind ``unanswerable``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from receval.datasets import LIBRARY, Dataset, Section
+from receval.datasets.questions import read_questions
+from receval.errors import DatasetError
+
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+FENCE = re.compile(r"^\s*(```|~~~)")
+_APOSTROPHES = re.compile(r"['\u2019]")
+
+
+def slugify(heading: str) -> str:
+    """The heading slug by the documented rule ("Late returns" -> ``late-returns``)."""
+    text = _APOSTROPHES.sub("", heading.lower())
+    slug = re.sub(r"[\W_]+", "-", text).strip("-")
+    return slug or "section"
+
+
+def parse_page(stem: str, markdown: str) -> list[Section]:
+    """Split one page into sections, in page order."""
+    sections: list[Section] = []
+    taken: set[str] = set()
+    path: list[tuple[int, str]] = []
+    body: list[str] = []
+    heading: tuple[str, tuple[str, ...]] | None = None  # (slug, path) of open section
+
+    def unique(slug: str) -> str:
+        candidate, n = slug, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{slug}-{n}"
+        taken.add(candidate)
+        return candidate
+
+    def close() -> None:
+        text = "\n".join(body).strip()
+        if heading is None and text:
+            slug, hpath = unique(slugify(stem)), (stem,)
+        elif heading is not None:
+            slug, hpath = heading
+        else:
+            return
+        if text:
+            sections.append(Section(f"{stem}#{slug}", stem, hpath, text))
+
+    in_fence = False
+    for line in markdown.splitlines():
+        if FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else HEADING.match(line)
+        if match is None:
+            body.append(line)
+            continue
+        close()
+        level, title = len(match[1]), match[2].strip()
+        while path and path[-1][0] >= level:
+            path.pop()
+        path.append((level, title))
+        heading = (unique(slugify(title)), tuple(t for _, t in path))
+        body = []
+    close()
+    return sections
+
+
+def read_pages(pages_dir: Path) -> tuple[list[Section], list[Path]]:
+    files = sorted(pages_dir.glob("*.md"))
+    if not files:
+        raise DatasetError(
+            f"{pages_dir}: no pages found; put one Markdown file per page in pages/*.md"
+        )
+    sections: list[Section] = []
+    for file in files:
+        try:
+            markdown = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise DatasetError(f"{file}: not UTF-8 text ({error.reason}); save it as UTF-8") from None
+        sections.extend(parse_page(file.stem, markdown))
+    if not sections:
+        raise DatasetError(f"{pages_dir}: the pages hold no text under any heading")
+    return sections, files
+
+
+def fingerprint(files: list[Path], root: Path) -> str:
+    """sha256 over each file's path (relative to ``root`` when inside it) and bytes."""
+    digest = hashlib.sha256()
+    for file in files:
+        try:
+            name = file.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            name = file.name
+        digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def load(cfg) -> Dataset:
+    """Load a folder dataset; ``cfg.path`` null means the built-in library."""
+    root = Path(cfg.path).expanduser() if cfg.path else LIBRARY
+    if not root.is_dir():
+        raise DatasetError(
+            f"dataset.path={str(root)!r} is not a folder; point it at a folder holding "
+            "pages/*.md and questions.jsonl"
+        )
+    pages_dir = root / "pages"
+    if not pages_dir.is_dir():
+        raise DatasetError(f"{root}: no pages/ folder; put the Markdown pages in {pages_dir}")
+    questions_file = Path(cfg.questions).expanduser() if cfg.questions else root / "questions.jsonl"
+    sections, page_files = read_pages(pages_dir)
+    questions = read_questions(questions_file, sections)
+    return Dataset(
+        name=cfg.name,
+        sections=sections,
+        questions=questions,
+        fingerprint=fingerprint([*page_files, questions_file], root),
+    )

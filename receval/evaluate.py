@@ -1,0 +1,100 @@
+"""Chunks -> sections -> per-question measures: the rows of ``results.parquet``.
+
+Collapsing: each retrieved chunk is replaced by its section, and each section is kept
+once, at its best (first) rank, so two windows of one long section never take two
+places or count twice. The collapsed list keeps the chunks' order, so it inherits
+the tie rule. Unanswerable questions (no labels) get a ranking but no measures
+(null), and are left out of every mean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from receval.datasets import Question
+from receval.metrics import Judged, Measure, first_relevant_rank
+
+
+def collapse_to_sections(
+    chunk_idx: np.ndarray, chunk_scores: np.ndarray, chunk_section: np.ndarray, n_sections: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(Q, K) chunk indices -> (Q, K) section indices, each section at its first rank.
+
+    Returns section indices (-1 padded, kept sections moved to the front in order)
+    and the score of each kept section's best chunk (NaN padded).
+    """
+    n_rows, depth = chunk_idx.shape
+    section = np.where(chunk_idx >= 0, chunk_section[np.maximum(chunk_idx, 0)], -1)
+    keys = np.arange(n_rows)[:, None] * (n_sections + 1) + (section + 1)
+    _, first = np.unique(keys.ravel(), return_index=True)
+    keep = np.zeros(n_rows * depth, dtype=bool)
+    keep[first] = True
+    keep = keep.reshape(n_rows, depth) & (section >= 0)
+    order = np.argsort(~keep, axis=1, kind="stable")
+    kept = np.take_along_axis(keep, order, axis=1)
+    sections = np.where(kept, np.take_along_axis(section, order, axis=1), -1)
+    scores = np.where(kept, np.take_along_axis(chunk_scores, order, axis=1), np.nan)
+    return sections.astype(np.int32), scores.astype(np.float32)
+
+
+def judge(section_idx: np.ndarray, questions: list[Question], section_index: dict[str, int]) -> Judged:
+    """Grades of the retrieved sections, plus each question's ideal grades."""
+    n_rows, _ = section_idx.shape
+    n_sections = len(section_index) + 1
+    q_rows, s_cols, grades = [], [], []
+    longest = 1
+    for row, question in enumerate(questions):
+        longest = max(longest, len(question.relevant))
+        for label, grade in question.relevant.items():
+            q_rows.append(row)
+            s_cols.append(section_index[label])
+            grades.append(grade)
+    label_keys = np.asarray(q_rows, np.int64) * n_sections + np.asarray(s_cols, np.int64)
+    order = np.argsort(label_keys)
+    label_keys, label_grades = label_keys[order], np.asarray(grades, np.float64)[order]
+    keys = np.arange(n_rows, dtype=np.int64)[:, None] * n_sections + section_idx
+    gains = np.zeros(section_idx.shape, dtype=np.float64)
+    if label_keys.size:
+        at = np.minimum(np.searchsorted(label_keys, keys), label_keys.size - 1)
+        found = (section_idx >= 0) & (label_keys[at] == keys)
+        gains[found] = label_grades[at[found]]
+    ideal = np.zeros((n_rows, longest), dtype=np.float64)
+    for row, question in enumerate(questions):
+        ranked = sorted(question.relevant.values(), reverse=True)
+        ideal[row, : len(ranked)] = ranked
+    n_relevant = np.asarray([sum(g >= 1 for g in q.relevant.values()) for q in questions], np.int64)
+    return Judged(gains=gains, ideal=ideal, n_relevant=n_relevant)
+
+
+def question_rows(
+    questions: list[Question],
+    section_ids: list[str],
+    section_idx: np.ndarray,
+    section_scores: np.ndarray,
+    latency_ms: np.ndarray,
+    measures: list[Measure],
+) -> dict[str, list | np.ndarray]:
+    """Columns of the per-question table (see :mod:`receval.store` for the schema)."""
+    index = {sid: i for i, sid in enumerate(section_ids)}
+    judged = judge(section_idx, questions, index)
+    answerable = np.asarray([q.answerable for q in questions], dtype=bool)
+    ids = np.asarray(section_ids, dtype=object)
+    retrieved = [list(ids[row[row >= 0]]) for row in section_idx]
+    scores = [row[~np.isnan(row)].astype(float).tolist() for row in section_scores]
+    rank = first_relevant_rank(judged)
+    columns: dict[str, list | np.ndarray] = {
+        "question_id": [q.id for q in questions],
+        "kind": [q.kind for q in questions],
+        "split": [q.split for q in questions],
+        "question": [q.text for q in questions],
+        "relevant": [list(q.relevant) for q in questions],
+        "grades": [list(q.relevant.values()) for q in questions],
+        "retrieved": retrieved,
+        "scores": scores,
+        "first_relevant_rank": [int(r) if ok and r > 0 else None for r, ok in zip(rank, answerable)],
+    }
+    for measure in measures:
+        values = measure(judged)
+        columns[measure.name] = [float(v) if ok else None for v, ok in zip(values, answerable)]
+    columns["latency_ms"] = latency_ms.astype(float).tolist()
+    return columns

@@ -1,0 +1,128 @@
+"""One run: load -> chunk -> index -> search -> evaluate -> write, each step timed.
+
+Plain functions on a composed config; the Hydra shell in :mod:`receval.cli` only
+supplies the config and the output directory.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from receval import config as config_schema
+from receval import retrievers
+from receval.chunking import chunk_sections
+from receval.datasets import UNANSWERABLE, load_dataset
+from receval.evaluate import collapse_to_sections, question_rows
+from receval.metrics import measures_for
+from receval.ranking import tie_ranks
+from receval.store import config_hash, write_results, write_run_json
+from receval.text import Tokenizer
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_dir: Path
+    n_chunks: int
+    n_questions: int
+    n_unanswerable: int
+    means: dict[str, float]  # over answerable questions
+    timings: dict[str, float]
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, step: str):
+        began = time.perf_counter()
+        yield
+        self.seconds[f"{step}_s"] = time.perf_counter() - began
+
+
+def resolved(cfg) -> dict:
+    """The run config as plain data, interpolations resolved, Hydra's node left out."""
+    data = OmegaConf.to_container(cfg, resolve=True)
+    data.pop("hydra", None)
+    return data
+
+
+def run(cfg, run_dir: Path) -> RunResult:
+    """Evaluate one configuration and store its per-question results in ``run_dir``."""
+    config_schema.check(cfg)
+    timer = _Timer()
+    with timer("load"):
+        dataset = load_dataset(cfg.dataset)
+    with timer("chunk"):
+        chunks = chunk_sections(
+            dataset.sections, cfg.chunking.max_words, cfg.chunking.overlap, cfg.chunking.headings
+        )
+    tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
+    retriever = retrievers.build(cfg.retriever, tokenizer)
+    with timer("index"):
+        retriever.fit([chunk.text for chunk in chunks])
+        tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
+    questions = dataset.questions
+    with timer("search"):
+        hits = retrievers.search(
+            retriever, [q.text for q in questions], cfg.depth, tie_rank, cfg.search_batch
+        )
+    measures = measures_for(list(cfg.metrics.ks))
+    with timer("evaluate"):
+        section_ids = [s.id for s in dataset.sections]
+        index = {sid: i for i, sid in enumerate(section_ids)}
+        chunk_section = np.fromiter((index[c.section_id] for c in chunks), np.int64, len(chunks))
+        section_idx, section_scores = collapse_to_sections(
+            hits.chunk_idx, hits.scores, chunk_section, len(section_ids)
+        )
+        columns = question_rows(
+            questions, section_ids, section_idx, section_scores, hits.latency_ms, measures
+        )
+    config = resolved(cfg)
+    info = {
+        "config_hash": config_hash(config),
+        "dataset_fingerprint": dataset.fingerprint,
+        "n_chunks": len(chunks),
+        "n_questions": len(questions),
+        "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
+    }
+    names = [m.name for m in measures]
+    with timer("write"):
+        write_results(run_dir, columns, names, info)
+    means = {
+        name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
+        for name in names
+    }
+    write_run_json(run_dir, {**info, "timings": timer.seconds, "config": config, "means": means})
+    return RunResult(
+        run_dir=Path(run_dir),
+        n_chunks=len(chunks),
+        n_questions=len(questions),
+        n_unanswerable=info["n_unanswerable"],
+        means=means,
+        timings=timer.seconds,
+    )
+
+
+def summary_line(cfg, result: RunResult) -> str:
+    """The one line each run prints: retriever, chunking, chunks, hit@1, hit@3, MRR."""
+    chunking = cfg.chunking
+    words = "whole sections" if chunking.max_words is None else f"{chunking.max_words} words"
+    if chunking.overlap and chunking.max_words is not None:
+        words += f" overlap {chunking.overlap}"
+    words += ", headings" if chunking.headings else ", no headings"
+    scores = "  ".join(
+        f"{label} {result.means[name]:.3f}"
+        for label, name in (("hit@1", "hit@1"), ("hit@3", "hit@3"), ("MRR", "rr"))
+        if name in result.means
+    )
+    return (
+        f"{cfg.retriever.name:<6} {words:<28} {result.n_chunks:>6} chunks  {scores}"
+        f"  [{result.n_questions - result.n_unanswerable} questions] -> {result.run_dir}"
+    )

@@ -1,0 +1,60 @@
+"""Top-k selection and THE tie rule, used by every retriever and fusion.
+
+Tie rule: items are ordered by score, highest first; equal scores are ordered by
+item id, ascending. "Id order" is given as ``tie_rank``, an int array holding each
+item's position when all item ids are sorted (for chunks: section id, then chunk
+ordinal). Only items with a score above ``floor`` are kept (lexical retrievers use
+0: a chunk sharing no word with the question is not retrieved).
+
+The selection follows bm25s: partition to find each row's k-th best score, then sort
+only the candidates at or above it, so cost is O(D) per question plus k log k.
+Candidates tied at the k-th score are all sorted by the tie rule before cutting to
+k, so the cut never depends on ``np.partition``'s arbitrary order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def tie_ranks(keys: list) -> np.ndarray:
+    """Position of each key in sorted order: the id half of the tie rule."""
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    ranks = np.empty(len(keys), dtype=np.int64)
+    ranks[order] = np.arange(len(keys), dtype=np.int64)
+    return ranks
+
+
+def select_top(
+    scores: np.ndarray,
+    k: int,
+    tie_rank: np.ndarray,
+    floor: float | None = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Best ``k`` items per row of ``scores`` (Q, D), by the tie rule.
+
+    Returns ``(idx, top)``: ``idx`` (Q, k) int32 item indices best first, padded with
+    -1 where fewer than k items score above ``floor`` (``None``: any finite score);
+    ``top`` (Q, k) float32 their scores, NaN in the padding.
+    """
+    scores = np.asarray(scores)
+    n_rows, n_items = scores.shape
+    idx = np.full((n_rows, k), -1, dtype=np.int32)
+    top = np.full((n_rows, k), np.nan, dtype=np.float32)
+    take = min(k, n_items)
+    if take == 0 or n_rows == 0:
+        return idx, top
+    valid = np.isfinite(scores)
+    if floor is not None:
+        valid &= scores > floor
+    masked = np.where(valid, scores, -np.inf)
+    kth = np.partition(masked, n_items - take, axis=1)[:, n_items - take]
+    rows, cols = np.nonzero(valid & (masked >= kth[:, None]))
+    values = masked[rows, cols]
+    order = np.lexsort((tie_rank[cols], -values, rows))
+    rows, cols, values = rows[order], cols[order], values[order]
+    position = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
+    keep = position < take
+    idx[rows[keep], position[keep]] = cols[keep]
+    top[rows[keep], position[keep]] = values[keep]
+    return idx, top

@@ -1,0 +1,70 @@
+"""The retriever protocol and the one search loop every retriever goes through.
+
+A retriever is fitted on chunk texts once, then scores a batch of questions against
+every chunk (a dense (B, D) block). ``search`` batches the questions, applies the
+tie rule through :func:`receval.ranking.select_top`, and times each batch.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from receval.ranking import select_top
+
+# Cap on one dense score block (questions x chunks), in floats: bounds memory on
+# large corpora whatever the batch size.
+MAX_BLOCK = 1 << 25
+
+
+class Retriever(Protocol):
+    name: str
+    floor: float | None  # scores at or below are never retrieved (None: keep all)
+
+    def fit(self, texts: list[str]) -> None: ...
+
+    def score(self, questions: list[str]) -> np.ndarray:
+        """(B, D) scores of each question against each fitted chunk."""
+        ...
+
+
+@dataclass(frozen=True)
+class Hits:
+    """Top chunks of every question: ``chunk_idx`` (Q, depth) int32, -1 padded;
+    ``scores`` (Q, depth) float32; ``latency_ms`` (Q,) amortised over each batch."""
+
+    chunk_idx: np.ndarray
+    scores: np.ndarray
+    latency_ms: np.ndarray
+
+
+def search(
+    retriever: Retriever,
+    questions: list[str],
+    depth: int,
+    tie_rank: np.ndarray,
+    batch_size: int = 256,
+) -> Hits:
+    """Score all questions in batches and keep each one's best ``depth`` chunks.
+
+    Latency per question is its batch's wall time (scoring and selection) divided by
+    the batch size; ``search_batch=1`` times each question on its own.
+    """
+    n_chunks = max(len(tie_rank), 1)
+    step = max(1, min(batch_size, MAX_BLOCK // n_chunks))
+    idx = np.full((len(questions), depth), -1, dtype=np.int32)
+    scores = np.full((len(questions), depth), np.nan, dtype=np.float32)
+    latency = np.zeros(len(questions), dtype=np.float64)
+    for start in range(0, len(questions), step):
+        batch = questions[start : start + step]
+        began = time.perf_counter()
+        block = retriever.score(batch)
+        top_idx, top_scores = select_top(block, depth, tie_rank, floor=retriever.floor)
+        elapsed = time.perf_counter() - began
+        idx[start : start + len(batch)] = top_idx
+        scores[start : start + len(batch)] = top_scores
+        latency[start : start + len(batch)] = 1000.0 * elapsed / len(batch)
+    return Hits(idx, scores, latency)

@@ -1,0 +1,140 @@
+"""Stored runs: ``results.parquet`` (one row per question) and ``run.json`` beside it.
+
+Schema version 1, columns in order:
+
+``question_id``, ``kind``, ``split``, ``question`` (string); ``relevant`` (list<string>,
+labelled section ids) and ``grades`` (list<int32>, their grades); ``retrieved``
+(list<string>, section ids best first, at most ``depth``) and ``scores``
+(list<float32>, each one's best chunk score); ``first_relevant_rank`` (int32, null
+when no relevant section is retrieved); ``rr`` and one float64 column per measure
+(``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable
+questions); ``latency_ms`` (float64).
+
+The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
+version, schema version, config hash, dataset fingerprint, number of chunks and
+timings. Files are written to a temporary name and renamed, so a reader never sees
+a half-written file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from receval import __version__
+from receval.errors import RunError
+
+SCHEMA_VERSION = 1
+RESULTS = "results.parquet"
+RUN_JSON = "run.json"
+META_KEY = b"receval"
+
+_FIXED = [
+    pa.field("question_id", pa.string(), nullable=False),
+    pa.field("kind", pa.string()),
+    pa.field("split", pa.string()),
+    pa.field("question", pa.string()),
+    pa.field("relevant", pa.list_(pa.string())),
+    pa.field("grades", pa.list_(pa.int32())),
+    pa.field("retrieved", pa.list_(pa.string())),
+    pa.field("scores", pa.list_(pa.float32())),
+    pa.field("first_relevant_rank", pa.int32()),
+]
+
+
+def results_schema(measure_names: list[str], metadata: dict) -> pa.Schema:
+    fields = [*_FIXED, *(pa.field(name, pa.float64()) for name in measure_names)]
+    fields.append(pa.field("latency_ms", pa.float64()))
+    return pa.schema(fields, metadata={META_KEY: json.dumps(metadata, sort_keys=True).encode()})
+
+
+def config_hash(resolved_config: dict) -> str:
+    """sha256 of the resolved run config, keys sorted: equal configs, equal hashes."""
+    blob = json.dumps(resolved_config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_results(run_dir: Path, columns: dict, measure_names: list[str], metadata: dict) -> Path:
+    """Write the per-question table atomically; returns its path."""
+    metadata = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **metadata}
+    table = pa.table(columns, schema=results_schema(measure_names, metadata))
+    target = Path(run_dir) / RESULTS
+    atomic_write(target, lambda tmp: pq.write_table(table, tmp))
+    return target
+
+
+def write_run_json(run_dir: Path, info: dict) -> Path:
+    info = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **info}
+    target = Path(run_dir) / RUN_JSON
+    text = json.dumps(info, indent=2, sort_keys=True, default=str) + "\n"
+    atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return target
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run read back: its directory, per-question table and metadata."""
+
+    run_dir: Path
+    table: pa.Table
+    metadata: dict
+
+    @property
+    def measure_names(self) -> list[str]:
+        fixed = {f.name for f in _FIXED} | {"latency_ms"}
+        return [name for name in self.table.column_names if name not in fixed]
+
+
+def read_run(run_dir: str | Path) -> StoredRun:
+    """Read a stored run; a missing, partial or newer-schema run is a RunError."""
+    run_dir = Path(run_dir)
+    path = run_dir / RESULTS
+    if not path.is_file():
+        raise RunError(
+            f"{run_dir}: no {RESULTS} here; give a run directory written by "
+            "'python -m receval' (a sweep's runs are its numbered subfolders)"
+        )
+    try:
+        table = pq.read_table(path)
+        raw = (table.schema.metadata or {}).get(META_KEY)
+        metadata = json.loads(raw) if raw else None
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise RunError(f"{path}: cannot be read as results ({error}); re-run this job") from None
+    if not isinstance(metadata, dict) or "schema_version" not in metadata:
+        raise RunError(f"{path}: not written by receval (no receval metadata)")
+    version = metadata["schema_version"]
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise RunError(
+            f"{path}: written with results schema {version!r}, this receval "
+            f"({__version__}) reads schema <= {SCHEMA_VERSION}; upgrade receval"
+        )
+    return StoredRun(run_dir, table, metadata)
