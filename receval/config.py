@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, OmegaConf
 
 from receval.errors import ConfigError
 
@@ -20,7 +21,7 @@ from receval.errors import ConfigError
 class DatasetConfig:
     name: str = "library"
     format: str = "folder"  # folder: pages/*.md + questions.jsonl
-    path: Optional[str] = None  # null: the built-in library
+    path: Optional[str] = MISSING  # null: the built-in library
     questions: Optional[str] = None  # null: <path>/questions.jsonl
 
 
@@ -90,6 +91,11 @@ def config_dir() -> str:
 
 def check(cfg) -> None:
     """Range checks Hydra's types cannot express; all problems at once."""
+    missing = sorted(OmegaConf.missing_keys(cfg))
+    if missing:
+        raise ConfigError(
+            [f"{key} is required and has no value: set it on the command line ({key}=...)" for key in missing]
+        )
     problems = []
     if cfg.depth < 1:
         problems.append(f"depth={cfg.depth}: use an integer >= 1 (chunks kept per question)")
@@ -98,7 +104,7 @@ def check(cfg) -> None:
     ks = list(cfg.metrics.ks)
     if not ks or any(k < 1 for k in ks):
         problems.append(f"metrics.ks={ks}: list cutoffs >= 1, e.g. [1,3,5,10]")
-    elif max(ks) > cfg.depth:
+    elif cfg.depth >= 1 and max(ks) > cfg.depth:
         problems.append(
             f"metrics.ks={ks} has {max(ks)} > depth={cfg.depth}: a cutoff beyond the depth "
             "would score missing ranks; raise depth or drop that cutoff"

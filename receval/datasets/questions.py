@@ -74,24 +74,21 @@ def parse_question(record, where: str) -> tuple[Question | None, list[str]]:
     return Question(qid, text.strip(), kind, split, relevant), []
 
 
-def validate_labels(questions: list[Question], where: dict[str, str], sections) -> list[str]:
+def label_problems(question: Question, at: str, known: set[str]) -> list[str]:
     """Labels must name known sections; only ``unanswerable`` questions may have none."""
-    known = {s.id for s in sections} if not isinstance(sections, set) else sections
     problems = []
-    for question in questions:
-        at = where[question.id]
-        if not question.relevant and question.kind != UNANSWERABLE:
+    if not question.relevant and question.kind != UNANSWERABLE:
+        problems.append(
+            f"{at}: question {question.id!r} has no relevant sections; label it, or set "
+            f'"kind": "{UNANSWERABLE}" to keep it out of retrieval metrics'
+        )
+    for label in question.relevant:
+        if label not in known:
+            close = closest_ids(label, known)
+            hint = f"; closest: {', '.join(close)}" if close else ""
             problems.append(
-                f"{at}: question {question.id!r} has no relevant sections; label it, or set "
-                f'"kind": "{UNANSWERABLE}" to keep it out of retrieval metrics'
+                f"{at}: question {question.id!r} labels {label!r}, which names no section{hint}"
             )
-        for label in question.relevant:
-            if label not in known:
-                close = closest_ids(label, known)
-                hint = f"; closest: {', '.join(close)}" if close else ""
-                problems.append(
-                    f"{at}: question {question.id!r} labels {label!r}, which names no section{hint}"
-                )
     return problems
 
 
@@ -102,6 +99,7 @@ def read_questions(path: Path, sections: list[Section]) -> list[Question]:
             f"{path}: questions file not found; write one JSON question per line there "
             "(or set dataset.questions)"
         )
+    known = {section.id for section in sections}
     questions: list[Question] = []
     where: dict[str, str] = {}
     problems: list[str] = []
@@ -130,7 +128,7 @@ def read_questions(path: Path, sections: list[Section]) -> list[Question]:
             continue
         where[question.id] = at
         questions.append(question)
-    problems += validate_labels(questions, where, sections)
+        problems += label_problems(question, at, known)
     if not questions and not problems:
         problems.append(f"{path}: holds no questions; write one JSON object per line")
     if problems:

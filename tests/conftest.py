@@ -1,0 +1,52 @@
+"""Shared fixtures: composed configs (as Hydra builds them) and the hand-made site."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from receval.config import config_dir, register
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("RECEVAL_SHARED", ROOT.parent / "shared"))
+
+register()
+
+
+@pytest.fixture
+def make_config():
+    """Compose ``conf/config.yaml`` with overrides, exactly as ``python -m receval`` would."""
+
+    def _compose(*overrides: str):
+        with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+            return compose("config", overrides=list(overrides))
+
+    return _compose
+
+
+@pytest.fixture
+def site(tmp_path) -> Path:
+    """A copy of the hand-made folder dataset, safe to edit."""
+    import shutil
+
+    target = tmp_path / "site"
+    shutil.copytree(FIXTURES / "site", target)
+    return target
+
+
+def run_cli(*args: str, cwd: Path, module: str = "receval", env: dict | None = None):
+    """Run ``python -m <module> args`` as a user would; returns the CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
