@@ -1,0 +1,86 @@
+"""receval's 6-run sweep against trivial Hydra apps' 6-job sweeps, timed in one run.
+
+All are whole processes (imports included); each trivial app returns at once from
+every job. Two baselines:
+
+- ``minimal``: a Hydra app with a two-key config and no imports (the issue's goal:
+  receval / minimal <= 1.3);
+- ``same-config``: a Hydra app composing receval's own conf/ (same groups, same
+  schema) and importing numpy, scipy.sparse and pyarrow.parquet, so the ratio
+  isolates receval's own per-job work (load, chunk, index, search, evaluate, write).
+
+    python benchmarks/sweep_overhead.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MINIMAL_APP = '''
+import hydra
+from hydra.core.config_store import ConfigStore
+
+ConfigStore.instance().store(name="config", node={"retriever": "bm25", "max_words": 120})
+
+@hydra.main(version_base="1.3", config_path=None, config_name="config")
+def main(cfg):
+    return None
+
+main()
+'''
+
+SAME_CONFIG_APP = '''
+import hydra
+import numpy, scipy.sparse, pyarrow.parquet  # receval's imports
+from receval.config import config_dir, register
+
+register()
+
+@hydra.main(version_base="1.3", config_path=config_dir(), config_name="config")
+def main(cfg):
+    return None
+
+main()
+'''
+
+SWEEP = ["retriever=bm25,tfidf", "chunking.max_words=20,40,120"]
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    began = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, capture_output=True)
+    return time.perf_counter() - began
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    times: dict[str, list[float]] = {"receval": [], "minimal": [], "same-config": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "minimal.py").write_text(MINIMAL_APP)
+        (tmp / "same_config.py").write_text(SAME_CONFIG_APP)
+        commands = {
+            "receval": [sys.executable, "-m", "receval", *SWEEP],
+            "minimal": [sys.executable, "minimal.py", "retriever=bm25,tfidf", "max_words=20,40,120"],
+            "same-config": [sys.executable, "same_config.py", *SWEEP],
+        }
+        for i in range(args.repeats):
+            for name, command in commands.items():
+                times[name].append(timed([*command, f"hydra.sweep.dir={tmp}/{name}{i}", "-m"], tmp))
+    median = {name: statistics.median(values) for name, values in times.items()}
+    for name, value in median.items():
+        print(f"{name:<12} 6-job sweep  median {value:.3f} s over {args.repeats} runs")
+    print(f"ratio receval / minimal      {median['receval'] / median['minimal']:.2f}  (goal <= 1.3)")
+    print(f"ratio receval / same-config  {median['receval'] / median['same-config']:.2f}  (receval's own work)")
+
+
+if __name__ == "__main__":
+    main()
