@@ -6,6 +6,7 @@ supplies the config and the output directory.
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -122,7 +123,10 @@ def summary_line(cfg, result: RunResult) -> str:
         for label, name in (("hit@1", "hit@1"), ("hit@3", "hit@3"), ("MRR", "rr"))
         if name in result.means
     )
+    where = os.path.relpath(result.run_dir)
+    if where.startswith(".."):
+        where = str(result.run_dir)
     return (
         f"{cfg.retriever.name:<6} {words:<28} {result.n_chunks:>6} chunks  {scores}"
-        f"  [{result.n_questions - result.n_unanswerable} questions] -> {result.run_dir}"
+        f"  [{result.n_questions - result.n_unanswerable} questions] -> {where}"
     )
