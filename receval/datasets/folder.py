@@ -21,20 +21,21 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from pathlib import Path
 
 from receval.datasets import LIBRARY, Dataset, Section
 from receval.datasets.questions import read_questions
 from receval.errors import DatasetError
 
-HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-FENCE = re.compile(r"^\s*(```|~~~)")
+HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # CommonMark ATX
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _APOSTROPHES = re.compile(r"['\u2019]")
 
 
 def slugify(heading: str) -> str:
     """The heading slug by the documented rule ("Late returns" -> ``late-returns``)."""
-    text = _APOSTROPHES.sub("", heading.lower())
+    text = _APOSTROPHES.sub("", unicodedata.normalize("NFC", heading).lower())
     slug = re.sub(r"[\W_]+", "-", text).strip("-")
     return slug or "section"
 
@@ -66,11 +67,16 @@ def parse_page(stem: str, markdown: str) -> list[Section]:
         if text:
             sections.append(Section(f"{stem}#{slug}", stem, hpath, text))
 
-    in_fence = False
+    fence = ""  # the open code fence, closed by the same character at least as long
     for line in markdown.splitlines():
-        if FENCE.match(line):
-            in_fence = not in_fence
-        match = None if in_fence else HEADING.match(line)
+        opener = FENCE.match(line)
+        if opener and not fence:
+            fence = opener[1]
+        elif opener and opener[1][0] == fence[0] and len(opener[1]) >= len(fence):
+            fence = ""
+            body.append(line)
+            continue
+        match = None if fence else HEADING.match(line)
         if match is None:
             body.append(line)
             continue
