@@ -23,6 +23,8 @@ class DatasetConfig:
     format: str = "folder"  # folder: pages/*.md + questions.jsonl
     path: Optional[str] = MISSING  # null: the built-in library
     questions: Optional[str] = None  # null: <path>/questions.jsonl
+    split: Optional[str] = None  # beir: qrels/<split>.tsv
+    title: bool = True  # beir: prepend each document's title to its text
 
 
 @dataclass
@@ -40,14 +42,26 @@ class TokenizerConfig:
 
 @dataclass
 class RetrieverConfig:
-    name: str = "bm25"
+    name: str = "bm25"  # bm25 | tfidf | dense, or a fused retriever naming members
     k1: float = 1.2  # bm25
     b: float = 0.75  # bm25
+    members: list[str] = field(default_factory=list)  # fused: member retrievers, fused per chunk
+    model: str = "all-MiniLM-L6-v2"  # dense: the bundled model, a local folder, or an API model
+    backend: str = "local"  # dense: local (sentence-transformers) | http (OpenAI-compatible)
+    base_url: Optional[str] = None  # dense, http backend
+    api_key_env: Optional[str] = None  # dense, http backend: NAME of the variable holding the key
+    batch_size: int = 64  # dense: texts encoded per batch
+    rerank: Optional[str] = None  # rescore the first stage's top first_size chunks: dense
+    first_size: int = 50
 
 
 @dataclass
 class FusionConfig:
-    method: str = "none"
+    method: str = "rrf"  # rrf | weighted: how a fused retriever combines its members
+    k: float = 60.0  # rrf: score = sum of 1 / (k + rank)
+    normalize: str = "minmax"  # weighted: minmax | zscore, per question and member
+    weights: list[float] = field(default_factory=list)  # weighted: one per member; [] = equal
+    candidates: int = 100  # chunks each member contributes before fusing
 
 
 @dataclass
@@ -74,6 +88,7 @@ class RecevalConfig:
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     depth: int = 10  # chunks kept per question before collapsing to sections
     search_batch: int = 256  # questions scored together; latency is amortised over it
+    cache_dir: str = ".cache/receval"  # embeddings and indexes, content-addressed
 
 
 def register() -> None:
@@ -116,7 +131,20 @@ def check(cfg) -> None:
         problems.append(f"bootstrap.level={boot.level}: use a value between 0 and 1, e.g. 0.95")
     if boot.method not in ("percentile", "bca"):
         problems.append(f"bootstrap.method={boot.method!r}: use percentile or bca")
-    if cfg.fusion.method != "none":
-        problems.append(f"fusion.method={cfg.fusion.method!r}: only 'none' is available")
+    fusion = cfg.fusion
+    if fusion.method not in ("rrf", "weighted"):
+        problems.append(f"fusion.method={fusion.method!r}: use rrf or weighted")
+    if fusion.k < 0:
+        problems.append(f"fusion.k={fusion.k}: use a value >= 0 (60 is usual)")
+    if fusion.normalize not in ("minmax", "zscore"):
+        problems.append(f"fusion.normalize={fusion.normalize!r}: use minmax or zscore")
+    if fusion.candidates < 1:
+        problems.append(f"fusion.candidates={fusion.candidates}: use an integer >= 1")
+    members = list(cfg.retriever.members)
+    if fusion.weights and members and len(fusion.weights) != len(members):
+        problems.append(
+            f"fusion.weights has {len(fusion.weights)} values for {len(members)} members "
+            f"{members}: give one weight per member, or [] for equal weights"
+        )
     if problems:
         raise ConfigError(problems)

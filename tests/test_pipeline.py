@@ -29,7 +29,7 @@ def test_defaults_and_hydra_settings():
     assert cfg.depth == 10 and list(cfg.metrics.ks) == [1, 3, 5, 10]
     assert (cfg.retriever.name, cfg.retriever.k1, cfg.retriever.b) == ("bm25", 1.2, 0.75)
     assert (cfg.bootstrap.n_resamples, cfg.bootstrap.level, cfg.bootstrap.seed) == (2000, 0.95, 0)
-    assert cfg.fusion.method == "none"
+    assert (cfg.fusion.method, cfg.fusion.k) == ("rrf", 60)
 
 
 def test_same_config_same_results_and_hash(make_config, tmp_path):
