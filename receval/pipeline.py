@@ -22,8 +22,7 @@ from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
 from receval.metrics import measures_for
 from receval.ranking import tie_ranks
-from receval.store import config_hash, write_results, write_run_json
-from receval.text import Tokenizer
+from receval.store import config_hash, stage_column, write_results, write_run_json
 
 
 @dataclass(frozen=True)
@@ -47,6 +46,12 @@ class _Timer:
         self.seconds[f"{step}_s"] = time.perf_counter() - began
 
 
+def stage_facts(retriever, stages: list[str]) -> dict[str, dict]:
+    """Per stage: paid API calls made (0 for local work), for cost per 1,000 questions."""
+    calls = retrievers.api_calls(retriever)
+    return {stage: {"api_calls": int(calls.get(stage, 0))} for stage in stages}
+
+
 def resolved(cfg) -> dict:
     """The run config as plain data, interpolations resolved, Hydra's node left out."""
     data = OmegaConf.to_container(cfg, resolve=True)
@@ -64,11 +69,10 @@ def run(cfg, run_dir: Path) -> RunResult:
         chunks = chunk_sections(
             dataset.sections, cfg.chunking.max_words, cfg.chunking.overlap, cfg.chunking.headings
         )
-    tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
-    retriever = retrievers.build(cfg.retriever, tokenizer)
+    retriever = retrievers.build(cfg)
     with timer("index"):
-        retriever.fit([chunk.text for chunk in chunks])
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
+        retriever.fit([chunk.text for chunk in chunks], tie_rank)
     questions = dataset.questions
     with timer("search"):
         hits = retrievers.search(
@@ -85,6 +89,8 @@ def run(cfg, run_dir: Path) -> RunResult:
         columns = question_rows(
             questions, section_ids, section_idx, section_scores, hits.latency_ms, measures
         )
+        for stage, values in hits.stage_ms.items():
+            columns[stage_column(stage)] = values.astype(float).tolist()
     config = resolved(cfg)
     info = {
         "config_hash": config_hash(config),
@@ -92,10 +98,11 @@ def run(cfg, run_dir: Path) -> RunResult:
         "n_chunks": len(chunks),
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
+        "stages": stage_facts(retriever, list(hits.stage_ms)),
     }
     names = [m.name for m in measures]
     with timer("write"):
-        write_results(run_dir, columns, names, info)
+        write_results(run_dir, columns, names, info, list(hits.stage_ms))
     means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names

@@ -8,7 +8,9 @@ labelled section ids) and ``grades`` (list<int32>, their grades); ``retrieved``
 (list<float32>, each one's best chunk score); ``first_relevant_rank`` (int32, null
 when no relevant section is retrieved); ``rr`` and one float64 column per measure
 (``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable
-questions); ``latency_ms`` (float64).
+questions); ``latency_ms`` (float64, the whole search per question) and one
+``latency_ms.<stage>`` column per stage (``latency_ms.bm25``, ``latency_ms.fusion``,
+``latency_ms.rerank``, ``latency_ms.select``, ...).
 
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
 version, schema version, config hash, dataset fingerprint, number of chunks and
@@ -50,9 +52,17 @@ _FIXED = [
 ]
 
 
-def results_schema(measure_names: list[str], metadata: dict) -> pa.Schema:
+LATENCY = "latency_ms"
+
+
+def stage_column(stage: str) -> str:
+    return f"{LATENCY}.{stage}"
+
+
+def results_schema(measure_names: list[str], metadata: dict, stages: list[str] = ()) -> pa.Schema:
     fields = [*_FIXED, *(pa.field(name, pa.float64()) for name in measure_names)]
-    fields.append(pa.field("latency_ms", pa.float64()))
+    fields.append(pa.field(LATENCY, pa.float64()))
+    fields.extend(pa.field(stage_column(stage), pa.float64()) for stage in stages)
     return pa.schema(fields, metadata={META_KEY: json.dumps(metadata, sort_keys=True).encode()})
 
 
@@ -83,10 +93,12 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
-def write_results(run_dir: Path, columns: dict, measure_names: list[str], metadata: dict) -> Path:
+def write_results(
+    run_dir: Path, columns: dict, measure_names: list[str], metadata: dict, stages: list[str] = ()
+) -> Path:
     """Write the per-question table atomically; returns its path."""
     metadata = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **metadata}
-    table = pa.table(columns, schema=results_schema(measure_names, metadata))
+    table = pa.table(columns, schema=results_schema(measure_names, metadata, stages))
     target = Path(run_dir) / RESULTS
     atomic_write(target, lambda tmp: pq.write_table(table, tmp))
     return target
@@ -110,8 +122,16 @@ class StoredRun:
 
     @property
     def measure_names(self) -> list[str]:
-        fixed = {f.name for f in _FIXED} | {"latency_ms"}
-        return [name for name in self.table.column_names if name not in fixed]
+        fixed = {f.name for f in _FIXED}
+        return [
+            name for name in self.table.column_names
+            if name not in fixed and not name.startswith(LATENCY)
+        ]
+
+    @property
+    def stages(self) -> list[str]:
+        prefix = f"{LATENCY}."
+        return [name[len(prefix):] for name in self.table.column_names if name.startswith(prefix)]
 
 
 def read_run(run_dir: str | Path) -> StoredRun:

@@ -22,9 +22,11 @@ MAX_BLOCK = 1 << 25
 
 class Retriever(Protocol):
     name: str
-    floor: float | None  # scores at or below are never retrieved (None: keep all)
+    floor: float | None  # scores at or below are never retrieved (None: keep any finite)
 
-    def fit(self, texts: list[str]) -> None: ...
+    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
+        """Index the chunk texts; ``tie_rank`` is their id order (for stages that rank)."""
+        ...
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) scores of each question against each fitted chunk."""
@@ -34,11 +36,14 @@ class Retriever(Protocol):
 @dataclass(frozen=True)
 class Hits:
     """Top chunks of every question: ``chunk_idx`` (Q, depth) int32, -1 padded;
-    ``scores`` (Q, depth) float32; ``latency_ms`` (Q,) amortised over each batch."""
+    ``scores`` (Q, depth) float32; ``latency_ms`` (Q,) amortised over each batch;
+    ``stage_ms``: the same per stage of a multi-stage retriever (member retrievers,
+    fusion, rerank), plus ``select`` for top-k selection."""
 
     chunk_idx: np.ndarray
     scores: np.ndarray
     latency_ms: np.ndarray
+    stage_ms: dict[str, np.ndarray]
 
 
 def search(
@@ -58,13 +63,19 @@ def search(
     idx = np.full((len(questions), depth), -1, dtype=np.int32)
     scores = np.full((len(questions), depth), np.nan, dtype=np.float32)
     latency = np.zeros(len(questions), dtype=np.float64)
+    stage_ms: dict[str, np.ndarray] = {}
     for start in range(0, len(questions), step):
         batch = questions[start : start + step]
         began = time.perf_counter()
         block = retriever.score(batch)
+        scored = time.perf_counter()
         top_idx, top_scores = select_top(block, depth, tie_rank, floor=retriever.floor)
         elapsed = time.perf_counter() - began
-        idx[start : start + len(batch)] = top_idx
-        scores[start : start + len(batch)] = top_scores
-        latency[start : start + len(batch)] = 1000.0 * elapsed / len(batch)
-    return Hits(idx, scores, latency)
+        rows = slice(start, start + len(batch))
+        idx[rows], scores[rows] = top_idx, top_scores
+        latency[rows] = 1000.0 * elapsed / len(batch)
+        stages = getattr(retriever, "stage_seconds", None) or {retriever.name: scored - began}
+        stages = {**stages, "select": elapsed - (scored - began)}
+        for stage, seconds in stages.items():
+            stage_ms.setdefault(stage, np.zeros(len(questions)))[rows] = 1000.0 * seconds / len(batch)
+    return Hits(idx, scores, latency, stage_ms)

@@ -68,7 +68,7 @@ class LexicalRetriever:
         self.vocabulary: Vocabulary | None = None
         self.weights_t: sp.csr_matrix | None = None  # (V, D)
 
-    def fit(self, texts: list[str]) -> None:
+    def fit(self, texts: list[str], tie_rank=None) -> None:
         self.vocabulary = Vocabulary(self.tokenizer.many(texts))
         self.weights_t = self.chunk_weights(self.vocabulary.doc_counts()).T.tocsr()
 
