@@ -88,7 +88,7 @@ class RecevalConfig:
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     depth: int = 10  # chunks kept per question before collapsing to sections
     search_batch: int = 256  # questions scored together; latency is amortised over it
-    cache_dir: str = ".cache/receval"  # embeddings and indexes, content-addressed
+    cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
 
 
 def register() -> None:

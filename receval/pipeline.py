@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval import retrievers
+from receval.cache import IndexCache, key_of
 from receval.chunking import chunk_sections
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
@@ -65,11 +66,18 @@ def run(cfg, run_dir: Path) -> RunResult:
     timer = _Timer()
     with timer("load"):
         dataset = load_dataset(cfg.dataset)
+    cache = IndexCache(cfg.cache_dir)
+    chunking = cfg.chunking
+    chunk_key = key_of(
+        dataset=dataset.fingerprint, max_words=chunking.max_words, overlap=chunking.overlap,
+        headings=chunking.headings,
+    )
     with timer("chunk"):
-        chunks = chunk_sections(
-            dataset.sections, cfg.chunking.max_words, cfg.chunking.overlap, cfg.chunking.headings
+        chunks = cache.chunks(
+            chunk_key,
+            lambda: chunk_sections(dataset.sections, chunking.max_words, chunking.overlap, chunking.headings),
         )
-    retriever = retrievers.build(cfg)
+    retriever = retrievers.build(cfg, vocabularies=cache.vocabularies(chunk_key))
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
         retriever.fit([chunk.text for chunk in chunks], tie_rank)
@@ -99,6 +107,7 @@ def run(cfg, run_dir: Path) -> RunResult:
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
         "stages": stage_facts(retriever, list(hits.stage_ms)),
+        "cache": dict(cache.events),
     }
     names = [m.name for m in measures]
     with timer("write"):

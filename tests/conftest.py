@@ -19,6 +19,12 @@ SHARED = Path(os.environ.get("RECEVAL_SHARED", ROOT.parent / "shared"))
 register()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def isolated_cache(tmp_path_factory):
+    """Runs made by tests cache chunks and embeddings in a temporary folder, not the repo."""
+    os.environ["RECEVAL_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+
+
 @pytest.fixture
 def make_config():
     """Compose ``conf/config.yaml`` with overrides, exactly as ``python -m receval`` would."""

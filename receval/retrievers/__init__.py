@@ -17,15 +17,19 @@ from receval.text import Tokenizer
 SINGLE = ("bm25", "tfidf", "dense")
 
 
-def build(cfg) -> Retriever:
-    """The retriever a run config's ``retriever`` (and ``fusion``) describe."""
+def build(cfg, vocabularies=None) -> Retriever:
+    """The retriever a run config's ``retriever`` (and ``fusion``) describe.
+
+    ``vocabularies``: a shared source of chunk token counts for lexical retrievers
+    (the index cache); without it each one tokenises the chunks itself.
+    """
     spec = cfg.retriever
     tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
     made: dict[str, Retriever] = {}
 
     def single(name: str, key: str) -> Retriever:
         if name not in made:
-            made[name] = _single(name, key, spec, tokenizer, Path(cfg.cache_dir))
+            made[name] = _single(name, key, spec, tokenizer, cfg.cache_dir, vocabularies)
         return made[name]
 
     if spec.members:
@@ -60,19 +64,19 @@ def api_calls(retriever) -> dict[str, int]:
     return {retriever.name: getattr(retriever, "api_calls", 0)}
 
 
-def _single(name: str, key: str, spec, tokenizer: Tokenizer, cache_dir: Path) -> Retriever:
+def _single(name: str, key: str, spec, tokenizer: Tokenizer, cache_dir, vocabularies) -> Retriever:
     if name == "bm25":
         from receval.retrievers.bm25 import BM25
 
-        return BM25(tokenizer, k1=spec.k1, b=spec.b)
+        return BM25(tokenizer, k1=spec.k1, b=spec.b, vocabularies=vocabularies)
     if name == "tfidf":
         from receval.retrievers.tfidf import TfIdf
 
-        return TfIdf(tokenizer)
+        return TfIdf(tokenizer, vocabularies=vocabularies)
     if name == "dense":
         from receval.retrievers.dense import Dense
 
-        return Dense.from_config(spec, cache_dir)
+        return Dense.from_config(spec, Path(cache_dir) if cache_dir else None)
     hint = "" if key != "retriever.name" else "; a fused retriever lists retriever.members"
     raise ConfigError(f"{key}: {name!r} is not a retriever; use one of: {', '.join(SINGLE)}{hint}")
 

@@ -27,12 +27,12 @@ def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
 class BM25(LexicalRetriever):
     name = "bm25"
 
-    def __init__(self, tokenizer: Tokenizer, k1: float = 1.2, b: float = 0.75):
+    def __init__(self, tokenizer: Tokenizer, k1: float = 1.2, b: float = 0.75, vocabularies=None):
         if not k1 >= 0:
             raise ConfigError(f"retriever.k1={k1}: use a value >= 0 (1.2 is usual)")
         if not 0 <= b <= 1:
             raise ConfigError(f"retriever.b={b}: use a value from 0 to 1 (0.75 is usual)")
-        super().__init__(tokenizer)
+        super().__init__(tokenizer, vocabularies)
         self.k1, self.b = float(k1), float(b)
 
     def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:

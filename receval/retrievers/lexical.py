@@ -16,23 +16,53 @@ from receval.text import Tokenizer
 
 
 class Vocabulary:
-    """Token -> column, fixed by the fitted chunks."""
+    """Token -> column, fixed by the fitted chunks, and the chunks' token ids.
 
-    def __init__(self, tokenized: list[list[str]]):
+    Built streaming, a batch of texts at a time, so only int32 token ids are held
+    (not millions of token strings); saved and loaded as one ``.npz`` for the index
+    cache.
+    """
+
+    BATCH = 20_000
+
+    def __init__(self, tokens: list[str], doc_term_ids: np.ndarray, lengths: np.ndarray):
+        self.ids = {token: i for i, token in enumerate(tokens)}
+        self.doc_term_ids, self.lengths = doc_term_ids, lengths
+
+    @classmethod
+    def from_texts(cls, texts: list[str], tokenizer: Tokenizer) -> Vocabulary:
         ids: dict[str, int] = {}
-        self.doc_term_ids = np.fromiter(
-            (ids.setdefault(t, len(ids)) for t in chain.from_iterable(tokenized)), dtype=np.int64
-        )
-        self.lengths = np.fromiter((len(d) for d in tokenized), dtype=np.int64, count=len(tokenized))
-        self.ids = ids
+        parts, lengths = [], []
+        for start in range(0, len(texts), cls.BATCH):
+            tokenized = tokenizer.many(texts[start : start + cls.BATCH])
+            lengths.append(np.fromiter(map(len, tokenized), np.int64, len(tokenized)))
+            parts.append(
+                np.fromiter((ids.setdefault(t, len(ids)) for t in chain.from_iterable(tokenized)), np.int32)
+            )
+        vocabulary = cls([], _concat(parts, np.int32), _concat(lengths, np.int64))
+        vocabulary.ids = ids
+        return vocabulary
+
+    def save(self, path) -> None:
+        tokens = np.array(list(self.ids), dtype=str) if self.ids else np.array([], dtype="<U1")
+        np.savez(path, tokens=tokens, doc_term_ids=self.doc_term_ids, lengths=self.lengths)
+
+    @classmethod
+    def load(cls, path) -> Vocabulary:
+        with np.load(path, allow_pickle=False) as data:
+            return cls(data["tokens"].tolist(), data["doc_term_ids"], data["lengths"])
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def doc_counts(self) -> sp.csr_matrix:
-        """(D, V) term counts of the fitted chunks."""
-        rows = np.repeat(np.arange(len(self.lengths)), self.lengths)
-        return count_matrix(rows, self.doc_term_ids, (len(self.lengths), len(self)))
+        """(D, V) term counts of the fitted chunks (rows are already in chunk order)."""
+        indptr = np.concatenate([[0], np.cumsum(self.lengths)])
+        data = np.ones(self.doc_term_ids.size, dtype=np.float64)
+        indices = self.doc_term_ids.copy()  # sum_duplicates sorts and compacts in place
+        matrix = sp.csr_matrix((data, indices, indptr), shape=(len(self.lengths), len(self)))
+        matrix.sum_duplicates()
+        return matrix
 
     def query_counts(self, tokenized: list[list[str]]) -> sp.csr_matrix:
         """(B, V) counts of known tokens in each question (repeats counted)."""
@@ -43,6 +73,10 @@ class Vocabulary:
             cols.extend(known)
             rows.extend([row] * len(known))
         return count_matrix(np.asarray(rows, np.int64), np.asarray(cols, np.int64), (len(tokenized), len(self)))
+
+
+def _concat(parts: list[np.ndarray], dtype) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 def count_matrix(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
@@ -63,13 +97,17 @@ class LexicalRetriever:
 
     floor: float | None = 0.0
 
-    def __init__(self, tokenizer: Tokenizer):
+    def __init__(self, tokenizer: Tokenizer, vocabularies=None):
         self.tokenizer = tokenizer
+        self.vocabularies = vocabularies  # shared source of token counts (the index cache)
         self.vocabulary: Vocabulary | None = None
         self.weights_t: sp.csr_matrix | None = None  # (V, D)
 
     def fit(self, texts: list[str], tie_rank=None) -> None:
-        self.vocabulary = Vocabulary(self.tokenizer.many(texts))
+        if self.vocabularies is not None:
+            self.vocabulary = self.vocabularies(texts, self.tokenizer)
+        else:
+            self.vocabulary = Vocabulary.from_texts(texts, self.tokenizer)
         self.weights_t = self.chunk_weights(self.vocabulary.doc_counts()).T.tocsr()
 
     def score(self, questions: list[str]) -> np.ndarray:

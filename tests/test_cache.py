@@ -1,0 +1,105 @@
+"""The content-addressed cache: sweeps build each chunking once, results never change."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from conftest import run_cli
+
+from receval import cache as cache_module
+from receval.cache import IndexCache, key_of
+from receval.chunking import Chunk
+from receval.pipeline import run
+from receval.retrievers.lexical import Vocabulary
+from receval.store import RESULTS, RUN_JSON
+from receval.text import Tokenizer
+
+
+@pytest.fixture(autouse=True)
+def empty_memory():
+    cache_module._MEMORY.clear()
+    yield
+    cache_module._MEMORY.clear()
+
+
+def ranked(run_dir):
+    return [r["retrieved"] for r in pq.read_table(run_dir / RESULTS).to_pylist()]
+
+
+def test_doc_counts_can_be_derived_twice_from_one_vocabulary():
+    vocabulary = Vocabulary.from_texts(["b a b", "c a", "a a a d"], Tokenizer())
+    first, second = vocabulary.doc_counts(), vocabulary.doc_counts()
+    assert (first != second).nnz == 0
+    assert first.toarray().tolist() == [[2, 1, 0, 0], [0, 1, 1, 0], [0, 3, 0, 1]]
+
+
+def test_vocabulary_round_trips_through_npz(tmp_path):
+    vocabulary = Vocabulary.from_texts(["Fines for late returns", "late opening"], Tokenizer())
+    with open(tmp_path / "v.npz", "wb") as handle:
+        vocabulary.save(handle)
+    loaded = Vocabulary.load(tmp_path / "v.npz")
+    assert loaded.ids == vocabulary.ids
+    np.testing.assert_array_equal(loaded.doc_term_ids, vocabulary.doc_term_ids)
+
+
+def test_cached_and_uncached_runs_rank_identically(make_config, tmp_path):
+    cache = tmp_path / "cache"
+    for name in ("bm25", "tfidf", "rrf"):
+        run(make_config(f"retriever={name}", f"cache_dir={cache}"), tmp_path / f"{name}-cached")
+        cache_module._MEMORY.clear()
+        run(make_config(f"retriever={name}", "cache_dir=null"), tmp_path / f"{name}-plain")
+        assert ranked(tmp_path / f"{name}-cached") == ranked(tmp_path / f"{name}-plain")
+
+
+def test_a_sweep_builds_each_chunking_once(tmp_path):
+    done = run_cli(
+        "retriever=bm25,tfidf,rrf", "chunking.max_words=20,40,120", f"cache_dir={tmp_path}/cache",
+        f"hydra.sweep.dir={tmp_path}/s", "-m", cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads((tmp_path / "s" / str(job) / RUN_JSON).read_text())["cache"] for job in range(9)]
+    assert events[:3] == [{"chunks": "built", "vocabulary": "built"}] * 3  # bm25 x 20, 40, 120
+    assert events[3:] == [{"chunks": "hit", "vocabulary": "hit"}] * 6
+    assert len(list((tmp_path / "cache" / "chunks").iterdir())) == 3
+    # a second sweep in a new process reads every entry from disk
+    again = run_cli("chunking.max_words=20", f"cache_dir={tmp_path}/cache", "hydra.run.dir=again", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "again" / RUN_JSON).read_text())["cache"]["vocabulary"] == "hit"
+
+
+def test_a_damaged_entry_is_rebuilt(tmp_path):
+    chunks = [Chunk("a#b", 0, "text")]
+    IndexCache(tmp_path).chunks("k", lambda: chunks)
+    (entry,) = (tmp_path / "chunks").iterdir()
+    entry.write_bytes(b"PAR1 truncated")
+    cache_module._MEMORY.clear()
+    fresh = IndexCache(tmp_path)
+    assert fresh.chunks("k", lambda: chunks) == chunks and fresh.events["chunks"] == "built"
+    cache_module._MEMORY.clear()
+    assert IndexCache(tmp_path).chunks("k", lambda: []) == chunks  # rewritten whole
+
+
+def test_parallel_writers_leave_a_valid_entry(tmp_path):
+    script = (
+        "import sys; from receval.cache import IndexCache; from receval.chunking import Chunk\n"
+        "chunks = [Chunk(f's#{i}', 0, 'word ' * 50) for i in range(20000)]\n"
+        "IndexCache(sys.argv[1]).chunks('same', lambda: chunks)\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path)]) for _ in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    files = list((tmp_path / "chunks").iterdir())
+    assert [f.name for f in files] == ["same.parquet"]  # no temporary files left behind
+    loaded = IndexCache(tmp_path).chunks("same", lambda: [])
+    assert len(loaded) == 20000 and loaded[-1].section_id == "s#19999"
+
+
+def test_keys_depend_on_every_part():
+    base = dict(dataset="f" * 64, max_words=120, overlap=0, headings=True)
+    keys = {key_of(**base), key_of(**{**base, "max_words": 40}), key_of(**{**base, "headings": False}),
+            key_of(**{**base, "dataset": "e" * 64}), key_of(**{**base, "overlap": 5})}
+    assert len(keys) == 5
