@@ -16,6 +16,7 @@ from hydra.core.hydra_config import HydraConfig
 from receval import config as config_schema
 from receval import pipeline
 from receval.errors import EXIT_USER_ERROR, exit_on_error
+from receval.resume import finished
 
 config_schema.register()
 _started = False
@@ -27,6 +28,9 @@ def _run(cfg) -> None:
     _started = True
     with exit_on_error():
         run_dir = Path(HydraConfig.get().runtime.output_dir)
+        if finished(run_dir, pipeline.config_hash_of(cfg)):
+            print(f"skipped: {run_dir} already holds the results of this config", flush=True)
+            return
         result = pipeline.run(cfg, run_dir)
         print(pipeline.summary_line(cfg, result), flush=True)
 

@@ -60,6 +60,11 @@ def resolved(cfg) -> dict:
     return data
 
 
+def config_hash_of(cfg) -> str:
+    """The hash stored with a run of ``cfg`` (resume compares it)."""
+    return config_hash(resolved(cfg))
+
+
 def run(cfg, run_dir: Path) -> RunResult:
     """Evaluate one configuration and store its per-question results in ``run_dir``."""
     config_schema.check(cfg)
