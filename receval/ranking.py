@@ -44,13 +44,15 @@ def select_top(
     take = min(k, n_items)
     if take == 0 or n_rows == 0:
         return idx, top
-    valid = np.isfinite(scores)
-    if floor is not None:
-        valid &= scores > floor
-    masked = np.where(valid, scores, -np.inf)
-    kth = np.partition(masked, n_items - take, axis=1)[:, n_items - take]
-    rows, cols = np.nonzero(valid & (masked >= kth[:, None]))
-    values = masked[rows, cols]
+    if floor is None:  # any finite score counts; -inf marks "not a candidate"
+        work = np.where(np.isfinite(scores), scores, -np.inf)
+    else:
+        work = scores
+    kth = np.partition(work, n_items - take, axis=1)[:, n_items - take]
+    keep = work >= kth[:, None]
+    keep &= np.isfinite(work) if floor is None else work > floor
+    rows, cols = np.nonzero(keep)
+    values = work[rows, cols]
     order = np.lexsort((tie_rank[cols], -values, rows))
     rows, cols, values = rows[order], cols[order], values[order]
     position = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")

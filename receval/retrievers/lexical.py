@@ -101,7 +101,7 @@ class LexicalRetriever:
         self.tokenizer = tokenizer
         self.vocabularies = vocabularies  # shared source of token counts (the index cache)
         self.vocabulary: Vocabulary | None = None
-        self.weights_t: sp.csr_matrix | None = None  # (V, D)
+        self.weights_t: sp.csr_matrix | None = None  # (V, D): a question sums its terms' rows
 
     def fit(self, texts: list[str], tie_rank=None) -> None:
         if self.vocabularies is not None:
@@ -111,6 +111,7 @@ class LexicalRetriever:
         self.weights_t = self.chunk_weights(self.vocabulary.doc_counts()).T.tocsr()
 
     def score(self, questions: list[str]) -> np.ndarray:
+        """(B, D) scores: one sparse product of question weights and chunk weights."""
         counts = self.vocabulary.query_counts(self.tokenizer.many(questions))
         return (self.question_weights(counts) @ self.weights_t).toarray()
 
