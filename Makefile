@@ -18,8 +18,11 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@ $(VENV)/.core
 
+SWEEP := runs/$(shell date +%Y-%m-%d/%H-%M-%S)
+
 run: $(VENV)/.core
-	$(BIN)/python -m receval retriever=bm25,tfidf chunking.max_words=20,40,120 -m
+	$(BIN)/python -m receval retriever=bm25,tfidf chunking.max_words=20,40,120 hydra.sweep.dir=$(SWEEP) -m
+	$(BIN)/python -m receval.report $(SWEEP)
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q

@@ -1,0 +1,231 @@
+"""Plain tables of strings, rendered for the terminal (rich), Markdown and LaTeX.
+
+The report and compare steps compute numbers first, then turn them into
+:class:`Table` objects (already formatted cells, alignment, which cells to
+emphasise); every renderer here reads only those, so the formats agree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[list[str]]
+    title: str | None = None
+    align: list[str] | None = None  # "l" or "r" per column; default: first left, rest right
+    bold: set[tuple[int, int]] = field(default_factory=set)  # (row, column)
+    flagged: set[int] = field(default_factory=set)  # rows to make stand out
+    wrap: set[int] = field(default_factory=set)  # text columns that may wrap; others never do
+    note: str | None = None
+
+    def alignment(self) -> list[str]:
+        if self.align:
+            return self.align
+        return ["l"] + ["r"] * (len(self.columns) - 1)
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    if value is None or value != value:
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def fmt_signed(value: float | None, digits: int = 3) -> str:
+    if value is None or value != value:
+        return "-"
+    return f"{value:+.{digits}f}"
+
+
+def fmt_ci(lo: float, hi: float, digits: int = 3, signed: bool = False) -> str:
+    f = fmt_signed if signed else fmt
+    return f"[{f(lo, digits)}, {f(hi, digits)}]"
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None or value != value:
+        return "-"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:#.3g}"
+
+
+# ----------------------------------------------------------------- terminal
+
+
+def to_rich(lines: list[str], tables: list[Table], squeeze: bool = False):
+    """A rich renderable: the header lines, then each table.
+
+    ``squeeze``: text columns reduced to their longest word, to measure how narrow
+    the tables can get without wrapping a number.
+    """
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    def cut(text: str, c: int, table: Table) -> str:
+        if not squeeze or c not in table.wrap:
+            return text
+        return max(text.split() or [""], key=len)
+
+    parts = [Text(line) for line in lines]
+    for table in tables:
+        parts.append(Text(""))
+        rich_table = RichTable(
+            title=None if squeeze else table.title,
+            title_justify="left",
+            title_style="bold",
+            box=box.SIMPLE_HEAD,
+            show_edge=False,
+            pad_edge=False,
+            highlight=False,
+        )
+        for c, (name, align) in enumerate(zip(table.columns, table.alignment())):
+            rich_table.add_column(
+                cut(name, c, table),
+                justify="left" if align == "l" else "right",
+                no_wrap=c not in table.wrap,
+                overflow="fold",
+            )
+        for r, row in enumerate(table.rows):
+            cells = [
+                Text(cut(cell, c, table), style="bold" if (r, c) in table.bold else "")
+                for c, cell in enumerate(row)
+            ]
+            rich_table.add_row(*cells, style="bold red" if r in table.flagged else None)
+        parts.append(rich_table)
+        if table.note and not squeeze:
+            parts.append(Text(table.note, style="dim"))
+    return Group(*parts)
+
+
+def print_rich(lines: list[str], tables: list[Table], file=None) -> None:
+    """Print to a terminal (colours, its width, wider if a number would wrap) or to a
+    file or pipe (plain text, as wide as the tables need)."""
+    from rich.console import Console
+
+    console = Console(file=file, highlight=False)
+    if not console.is_terminal:
+        (file or sys.stdout).write(to_text(lines, tables))
+        return
+    need = _width(to_rich([], tables, squeeze=True))
+    if need > console.width:
+        console = Console(file=file, highlight=False, width=need)
+    console.print(to_rich(lines, tables))
+
+
+def _width(renderable) -> int:
+    from rich.console import Console
+
+    probe = Console(file=io.StringIO(), width=100_000)
+    return max(80, probe.measure(renderable).maximum)
+
+
+def to_text(lines: list[str], tables: list[Table]) -> str:
+    """Plain text, as wide as the tables need (nothing wraps)."""
+    from rich.console import Console
+
+    renderable = to_rich(lines, tables)
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=_width(renderable), color_system=None, highlight=False)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+# ----------------------------------------------------------------- markdown
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(lines: list[str], tables: list[Table]) -> str:
+    out = [line for line in lines]
+    for table in tables:
+        out.append("")
+        if table.title:
+            out.extend([f"**{_md_cell(table.title)}**", ""])
+        out.append("| " + " | ".join(_md_cell(c) for c in table.columns) + " |")
+        out.append(
+            "|" + "|".join(":---" if a == "l" else "---:" for a in table.alignment()) + "|"
+        )
+        for r, row in enumerate(table.rows):
+            cells = []
+            for c, cell in enumerate(row):
+                cell = _md_cell(cell)
+                if ((r, c) in table.bold or r in table.flagged) and cell:
+                    cell = f"**{cell}**"
+                cells.append(cell)
+            out.append("| " + " | ".join(cells) + " |")
+        if table.note:
+            out.extend(["", _md_cell(table.note)])
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+# ----------------------------------------------------------------- latex
+
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in text)
+
+
+def to_latex(lines: list[str], tables: list[Table]) -> str:
+    """booktabs tables, one per section (needs \\usepackage{booktabs})."""
+    out = ["% needs \\usepackage{booktabs}"]
+    out.extend(f"% {line}" for line in lines)
+    for table in tables:
+        out.append("")
+        if table.title:
+            out.append(f"% {table.title}")
+        out.append("\\begin{tabular}{" + "".join(table.alignment()) + "}")
+        out.append("\\toprule")
+        out.append(" & ".join(latex_escape(c) for c in table.columns) + " \\\\")
+        out.append("\\midrule")
+        for r, row in enumerate(table.rows):
+            cells = []
+            for c, cell in enumerate(row):
+                cell = latex_escape(cell)
+                if ((r, c) in table.bold or r in table.flagged) and cell:
+                    cell = f"\\textbf{{{cell}}}"
+                cells.append(cell)
+            out.append(" & ".join(cells) + " \\\\")
+        out.append("\\bottomrule")
+        out.append("\\end{tabular}")
+        if table.note:
+            out.append(f"% {table.note}")
+    return "\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------- csv
+
+
+def to_csv(columns: list[str], rows: list[list]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if v is None else v for v in row])
+    return buffer.getvalue()
