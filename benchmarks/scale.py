@@ -59,7 +59,7 @@ def main() -> None:
         began = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "receval", "dataset=beir", f"dataset.path={tmp / 'collection'}",
-             "retriever=bm25", "chunking.max_words=null", "cache_dir=null", f"hydra.run.dir={tmp / 'run'}"],
+             "retriever=bm25", "chunking.max_words=null", "cache_dir=null", "search_batch=256", f"hydra.run.dir={tmp / 'run'}"],
             check=True,
         )
         wall = time.perf_counter() - began

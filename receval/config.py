@@ -87,7 +87,7 @@ class RecevalConfig:
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     depth: int = 10  # chunks kept per question before collapsing to sections
-    search_batch: int = 256  # questions scored together; latency is amortised over it
+    search_batch: int = 1  # questions scored together; above 1, latency is amortised
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
 
 
@@ -148,3 +148,39 @@ def check(cfg) -> None:
         )
     if problems:
         raise ConfigError(problems)
+
+
+# ------------------------------------------------- synthetic questions (python -m receval.synth)
+
+
+@dataclass
+class SynthConfig:
+    base_url: Optional[str] = MISSING  # API root before /chat/completions, e.g. http://localhost:11434/v1
+    model: str = MISSING
+    api_key_env: Optional[str] = "OPENAI_API_KEY"  # NAME of the variable holding the key
+    style: str = "direct"  # direct | paraphrase | multi
+    unit: str = "section"  # section | chunk: what one question is generated from
+    per_section: int = 1  # questions per section (or chunk)
+    limit: Optional[int] = None  # at most this many sections (a seeded sample); null: all
+    temperature: float = 0.0
+    seed: int = 0  # sent to the API; also picks the sample and the multi partners
+    concurrency: int = 4  # requests in flight (threads)
+    timeout: float = 60.0  # seconds per request
+    max_retries: int = 4  # per request: 429/5xx, timeouts, malformed replies
+    backoff: float = 1.0  # first retry delay in seconds, doubled each time
+    max_backoff: float = 30.0  # cap on one delay (Retry-After included)
+    max_failures: int = 10  # stop after this many sections fail in a row; 0: never
+    max_words: int = 800  # passage words put in a prompt
+    dev_fraction: float = 0.5  # share of questions in split dev (the rest: test), by id hash
+    out: str = "questions.synthetic.jsonl"  # appended to, resumable
+
+
+@dataclass
+class SynthRunConfig:
+    dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    synth: SynthConfig = field(default_factory=SynthConfig)
+
+
+def register_synth() -> None:
+    ConfigStore.instance().store(name="synth_schema", node=SynthRunConfig)

@@ -16,10 +16,14 @@ import scipy.sparse as sp
 from receval.retrievers.lexical import LexicalRetriever, document_frequency
 
 
-def l2_normalise(matrix: sp.csr_matrix) -> sp.csr_matrix:
-    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    return sp.diags(scale) @ matrix
+def weighted_unit_rows(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
+    """tf * idf for each row, each row scaled to unit L2 norm (empty rows stay empty)."""
+    matrix = counts.tocsr(copy=True)
+    matrix.data *= idf[matrix.indices]
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    norms = np.sqrt(np.bincount(rows, weights=matrix.data**2, minlength=matrix.shape[0]))
+    matrix.data /= norms[rows]
+    return matrix
 
 
 class TfIdf(LexicalRetriever):
@@ -28,7 +32,7 @@ class TfIdf(LexicalRetriever):
     def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         n_docs = counts.shape[0]
         self.idf = np.log((1.0 + n_docs) / (1.0 + document_frequency(counts))) + 1.0
-        return l2_normalise(counts @ sp.diags(self.idf))
+        return weighted_unit_rows(counts, self.idf)
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
-        return l2_normalise(counts @ sp.diags(self.idf))
+        return weighted_unit_rows(counts, self.idf)
