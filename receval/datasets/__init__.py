@@ -51,13 +51,14 @@ class Dataset:
     sections: list[Section]
     questions: list[Question]
     fingerprint: str  # sha256 of the files read: pages and questions
+    notes: dict = field(default_factory=dict)  # loader counts, e.g. {"unjudged_questions": 300}
 
 
 def load_dataset(cfg) -> Dataset:
-    """Load the dataset a ``dataset`` config names (``format``: folder)."""
-    from receval.datasets import folder
+    """Load the dataset a ``dataset`` config names (``format``: folder | beir)."""
+    from receval.datasets import beir, folder
 
-    formats = {"folder": folder.load}
+    formats = {"folder": folder.load, "beir": beir.load}
     loader = formats.get(cfg.format)
     if loader is None:
         raise DatasetError(

@@ -1,0 +1,319 @@
+"""The ``beir`` format: a test collection laid out as BEIR distributes them.
+
+::
+
+    <path>/corpus.jsonl        {"_id": "d1", "title": "...", "text": "..."} per line
+    <path>/queries.jsonl       {"_id": "q1", "text": "..."} per line
+    <path>/qrels/<split>.tsv   header "query-id<TAB>corpus-id<TAB>score", then one
+                               judgement per line (integer score, graded)
+
+Documents. Each document is one :class:`~receval.datasets.Section` -- the labelled
+unit -- with ``id`` = ``page`` = ``_id``. With ``dataset.title`` true (the default)
+its text is ``title + "\\n" + text`` (either part left out when empty), as BEIR's
+own lexical baselines index it; false indexes ``text`` alone. ``heading_path`` is
+``()``: the title is already in the text, so ``chunking.headings`` adds nothing
+(and never a second copy of the title). With ``chunking.max_words`` set, a long
+document is cut into windows like any section and the title is in its first
+window only; ``chunking.max_words=null`` indexes whole documents (the BEIR
+setting).
+
+Judgements. A qrels score >= 1 marks the document relevant with grade = score; a
+score <= 0 is "judged not relevant" and is not a label (every receval measure
+counts it exactly like an unjudged document, as trec_eval's ``recip_rank``,
+``ndcg_cut_k``, ``recall_k``, ``P_k`` and ``success_k`` do). Questions, in
+``queries.jsonl`` order, are the queries with at least one relevant document in
+the split; kind ``judged``, split = ``dataset.split``. Left out, and counted in
+``Dataset.notes``:
+
+- ``unjudged_questions``: queries with no judgement in the split (BEIR query files
+  hold every split's queries);
+- ``no_relevant_questions``: queries judged in the split whose every score is <= 0.
+  trec_eval would score them 0 on every measure above, which says nothing about
+  the retriever and pulls the mean towards 0; they are neither answerable (no
+  relevant document) nor "unanswerable" in receval's sense (a question that has
+  no answer in the pages), so they are kept out and only counted.
+
+``dataset.questions``, when set, replaces ``<path>/queries.jsonl``. The
+fingerprint is sha256 over the three files (corpus, queries, the split's qrels),
+read in 1 MiB blocks. Files are read one line at a time (``json.loads`` per
+line), so a corpus of millions of passages needs memory for its sections only.
+
+Every problem is reported with its file and line, gathered per file (at most
+:data:`MAX_PROBLEMS`), so a broken file is mended in one pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from receval.datasets import Dataset, Question, Section
+from receval.errors import DatasetError
+
+KIND = "judged"
+MAX_PROBLEMS = 50
+SHOW_IDS = 5  # unknown ids named in a message; the rest are counted
+BLOCK = 1 << 20
+LAYOUT = (
+    "a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv "
+    "(header 'query-id<TAB>corpus-id<TAB>score')"
+)
+
+
+def _raise(problems: list[str]) -> None:
+    if problems:
+        shown = problems[:MAX_PROBLEMS]
+        if len(problems) > MAX_PROBLEMS:
+            shown.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
+        raise DatasetError(shown)
+
+
+def _string_id(value) -> str | None:
+    """``_id`` as a string (JSON integers accepted, as some exports write them)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value and value == value.strip():
+        return value
+    return None
+
+
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _jsonl(path: Path, problems: list[str]):
+    """(line number, decoded object) of each non-blank line; bad lines go to ``problems``."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                problems.append(f"{path}:{number}: not UTF-8 text ({error.reason}); save the file as UTF-8")
+                continue
+            try:  # fast path: the line starts with its value; a bad line is re-read by json.loads for its message
+                record, end = _raw_decode(text)
+                if text[end:].strip():
+                    raise ValueError
+            except ValueError:
+                if not text.strip():
+                    continue
+                try:
+                    record = json.loads(text)
+                except json.JSONDecodeError as error:
+                    problems.append(
+                        f"{path}:{number}: not valid JSON ({error.msg} at column {error.colno}); fix the line"
+                    )
+                    continue
+            if not isinstance(record, dict):
+                problems.append(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+                continue
+            yield number, record
+
+
+def read_corpus(path: Path, title: bool) -> list[Section]:
+    """One section per document, in file order."""
+    problems: list[str] = []
+    sections: list[Section] = []
+    first_line: dict[str, int] = {}
+    for number, record in _jsonl(path, problems):
+        doc_id = _string_id(record.get("_id"))
+        head = record.get("title") or ""
+        body = record.get("text") or ""
+        if doc_id is None or doc_id in first_line or type(head) is not str or type(body) is not str:
+            at = f"{path}:{number}"
+            if doc_id is None:
+                problems.append(f"{at}: missing or empty '_id' (or with spaces at its ends); give every document an id")
+            if not isinstance(head, str) or not isinstance(body, str):
+                problems.append(f"{at}: 'title' and 'text' must be strings")
+            elif doc_id in first_line:
+                problems.append(f"{at}: duplicate document id {doc_id!r} (first at line {first_line[doc_id]})")
+            continue
+        first_line[doc_id] = number
+        if title and head:
+            text = f"{head}\n{body}" if body else head
+        else:
+            text = body
+        sections.append(Section(doc_id, doc_id, (), text))
+    if not sections and not problems:
+        problems.append(f"{path}: holds no documents; write one JSON object per line")
+    _raise(problems)
+    return sections
+
+
+def read_queries(path: Path) -> dict[str, str]:
+    """Query id -> text, in file order."""
+    problems: list[str] = []
+    queries: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for number, record in _jsonl(path, problems):
+        at = f"{path}:{number}"
+        qid = _string_id(record.get("_id"))
+        text = record.get("text")
+        if qid is None:
+            problems.append(f"{at}: missing or empty '_id'; give every query an id")
+            continue
+        if not isinstance(text, str):
+            problems.append(f"{at}: query {qid!r} has no 'text' string")
+            continue
+        if qid in lines:
+            problems.append(f"{at}: duplicate query id {qid!r} (first at line {lines[qid]})")
+            continue
+        queries[qid] = text
+        lines[qid] = number
+    _raise(problems)
+    return queries
+
+
+def read_judgements(path: Path) -> dict[str, dict[str, tuple[int, int]]]:
+    """qrels/<split>.tsv -> query id -> document id -> (score, line), in file order.
+
+    The first line is skipped when it is the header (its score column is not an
+    integer). Blank lines are skipped; a pair judged twice with the same score is
+    kept once, with different scores it is an error.
+    """
+    problems: list[str] = []
+    qrels: dict[str, dict[str, tuple[int, int]]] = {}
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            at = f"{path}:{number}"
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                problems.append(f"{at}: not UTF-8 text ({error.reason}); save the file as UTF-8")
+                continue
+            if not line.strip():
+                continue
+            columns = [column.strip() for column in line.split("\t")]
+            score = _integer(columns[2]) if len(columns) == 3 else None
+            if number == 1 and len(columns) == 3 and score is None:
+                continue  # the header: query-id corpus-id score
+            if score is None or not columns[0] or not columns[1]:
+                problems.append(
+                    f"{at}: expected 3 tab-separated columns 'query-id corpus-id score' with an "
+                    f"integer score, got {line[:80]!r}"
+                )
+                continue
+            qid, doc_id = columns[0], columns[1]
+            judged = qrels.setdefault(qid, {})
+            if doc_id in judged:
+                old_score, old_line = judged[doc_id]
+                if old_score != score:
+                    problems.append(
+                        f"{at}: query {qid!r} judges document {doc_id!r} {score}, but line "
+                        f"{old_line} judges it {old_score}; keep one judgement"
+                    )
+                continue
+            judged[doc_id] = (score, number)
+    _raise(problems)
+    return qrels
+
+
+def _integer(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _unknown(path: Path, what: str, found: dict[str, int], fix: str) -> str:
+    """One message for every id (-> first qrels line) that names nothing known."""
+    first = list(found.items())[:SHOW_IDS]
+    named = ", ".join(f"{ident!r} (line {line})" for ident, line in first)
+    more = f" and {len(found) - SHOW_IDS} more" if len(found) > SHOW_IDS else ""
+    noun = what if len(found) == 1 else f"{what}s"
+    return f"{path}: {len(found)} unknown {noun}: {named}{more}; {fix}"
+
+
+def fingerprint(files: list[Path], root: Path) -> str:
+    """sha256 over each file's path (relative to ``root`` when inside it) and bytes."""
+    digest = hashlib.sha256()
+    for file in files:
+        try:
+            name = file.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            name = file.name
+        digest.update(name.encode() + b"\0")
+        with file.open("rb") as handle:
+            while block := handle.read(BLOCK):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _files(cfg) -> tuple[Path, Path, Path, Path]:
+    if not cfg.path:
+        raise DatasetError(f"dataset.path is required for dataset.format=beir; {LAYOUT}")
+    root = Path(cfg.path).expanduser()
+    if not root.is_dir():
+        raise DatasetError(f"dataset.path={str(root)!r} is not a folder; {LAYOUT}")
+    if not cfg.split:
+        raise DatasetError("dataset.split is required for dataset.format=beir (e.g. dataset.split=test)")
+    corpus = root / "corpus.jsonl"
+    queries = Path(cfg.questions).expanduser() if cfg.questions else root / "queries.jsonl"
+    qrels = root / "qrels" / f"{cfg.split}.tsv"
+    missing = [f"{file}: not found" for file in (corpus, queries) if not file.is_file()]
+    if not qrels.is_file():
+        splits = sorted(p.stem for p in (root / "qrels").glob("*.tsv"))
+        have = f"; splits here: {', '.join(splits)}" if splits else ""
+        missing.append(f"{qrels}: not found (dataset.split={cfg.split!r}){have}")
+    if missing:
+        raise DatasetError([*missing, LAYOUT])
+    return root, corpus, queries, qrels
+
+
+def load(cfg) -> Dataset:
+    """Load a BEIR folder (``dataset.path``) and the judgements of ``dataset.split``."""
+    root, corpus_file, queries_file, qrels_file = _files(cfg)
+    sections = read_corpus(corpus_file, bool(cfg.title))
+    queries = read_queries(queries_file)
+    qrels = read_judgements(qrels_file)
+
+    known = {section.id for section in sections}
+    unknown_docs: dict[str, int] = {}
+    unknown_queries: dict[str, int] = {}
+    for qid, judged in qrels.items():
+        if qid not in queries:
+            unknown_queries.setdefault(qid, min(line for _, line in judged.values()))
+        for doc_id, (_, line) in judged.items():
+            if doc_id not in known:
+                unknown_docs.setdefault(doc_id, line)
+    problems = []
+    if unknown_docs:
+        problems.append(
+            _unknown(qrels_file, "document id", unknown_docs, f"every corpus-id must be an _id in {corpus_file}")
+        )
+    if unknown_queries:
+        problems.append(
+            _unknown(qrels_file, "query id", unknown_queries, f"every query-id must be an _id in {queries_file}")
+        )
+    _raise(problems)
+
+    questions: list[Question] = []
+    no_relevant = 0
+    for qid, text in queries.items():
+        judged = qrels.get(qid)
+        if judged is None:
+            continue
+        relevant = {doc_id: score for doc_id, (score, _) in judged.items() if score >= 1}
+        if not relevant:
+            no_relevant += 1
+            continue
+        questions.append(Question(qid, text, KIND, cfg.split, relevant))
+    if not questions:
+        raise DatasetError(
+            f"{qrels_file}: no query has a relevant document (score >= 1) in split "
+            f"{cfg.split!r}; choose another dataset.split"
+        )
+    return Dataset(
+        name=cfg.name,
+        sections=sections,
+        questions=questions,
+        fingerprint=fingerprint([corpus_file, queries_file, qrels_file], root),
+        notes={
+            "unjudged_questions": len(queries) - len(qrels),
+            "no_relevant_questions": no_relevant,
+            "judged_not_relevant": sum(
+                score <= 0 for judged in qrels.values() for score, _ in judged.values()
+            ),
+        },
+    )

@@ -1,0 +1,95 @@
+"""Export a stored run as TREC files: ``python -m receval.export RUN_DIR --trec run.txt``.
+
+::
+
+    python -m receval.export runs/2026-11-29/10-00-00 --trec run.txt --qrels qrels.txt
+    trec_eval -m ndcg_cut.10 -m recip_rank qrels.txt run.txt
+
+- ``--trec FILE``: every question's ``retrieved`` sections, best first, as a TREC
+  run (``qid Q0 docid rank score tag``). The scores are the stored ones, except
+  that ties (which receval breaks by section id ascending, trec_eval by docid
+  descending) are nudged down by the smallest step a double allows, so trec_eval,
+  pytrec_eval and ranx rank exactly as receval did (see :mod:`receval.trec`).
+  Questions that retrieved nothing have no lines.
+- ``--qrels FILE``: the stored labels (``relevant`` with their ``grades``) as TREC
+  qrels (``qid 0 docid grade``). Questions without labels (unanswerable) have no
+  lines, so trec_eval leaves them out, as receval's means do.
+- ``--tag NAME``: the run's tag (default ``receval-`` and the first 8 characters
+  of the run's config hash).
+
+Only stored results are read; files are written atomically. Exit status 2 for a
+user error (one line).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from receval import runs as runs_mod
+from receval import trec
+from receval.errors import exit_on_error
+from receval.store import StoredRun, read_run
+
+
+def ranking(stored: StoredRun) -> dict[str, list[tuple[str, float]]]:
+    """Question id -> [(section id, stored score), ...] best first, as stored."""
+    columns = stored.table.select(["question_id", "retrieved", "scores"]).to_pydict()
+    return {
+        qid: list(zip(retrieved or [], scores or []))
+        for qid, retrieved, scores in zip(columns["question_id"], columns["retrieved"], columns["scores"])
+    }
+
+
+def qrels(stored: StoredRun) -> dict[str, dict[str, int]]:
+    """Question id -> section id -> grade, from the stored ``relevant`` and ``grades``."""
+    columns = stored.table.select(["question_id", "relevant", "grades"]).to_pydict()
+    return {
+        qid: dict(zip(relevant, grades))
+        for qid, relevant, grades in zip(columns["question_id"], columns["relevant"], columns["grades"])
+        if relevant
+    }
+
+
+def default_tag(stored: StoredRun) -> str:
+    digest = str(stored.metadata.get("config_hash") or "")[:8]
+    return f"receval-{digest}" if digest else "receval"
+
+
+def export(
+    run_dir: str | Path,
+    trec_path: str | Path,
+    qrels_path: str | Path | None = None,
+    tag: str | None = None,
+) -> tuple[Path, Path | None]:
+    """Write a stored run (and its labels) as TREC files; returns the paths written."""
+    stored = read_run(run_dir)
+    run_file = trec.write_run(trec_path, ranking(stored), tag or default_tag(stored))
+    qrels_file = trec.write_qrels(qrels_path, qrels(stored)) if qrels_path else None
+    return run_file, qrels_file
+
+
+def build_parser() -> runs_mod.ArgumentParser:
+    parser = runs_mod.ArgumentParser(
+        prog="python -m receval.export",
+        description="Write a stored run as a TREC run file (and its labels as TREC qrels).",
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (holding results.parquet)")
+    parser.add_argument("--trec", required=True, metavar="FILE", help="the TREC run file to write")
+    parser.add_argument("--qrels", metavar="FILE", help="also write the labels as TREC qrels")
+    parser.add_argument("--tag", help="the run tag (default receval-<config hash>)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    with exit_on_error():
+        args = build_parser().parse_args(argv)
+        written = export(args.run_dir, args.trec, args.qrels, args.tag)
+        for path in written:
+            if path is not None:
+                print(f"receval: wrote {path}", file=sys.stderr)
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

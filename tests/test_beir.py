@@ -1,0 +1,283 @@
+"""BEIR datasets: documents as sections, judged questions, notes, and every bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import pytest
+
+from conftest import SHARED
+from receval.chunking import chunk_sections
+from receval.config import check
+from receval.datasets import load_dataset
+from receval.datasets.beir import fingerprint
+from receval.errors import ConfigError, DatasetError
+from receval.pipeline import run
+from receval.store import read_run
+
+CRANFIELD = SHARED / "datasets" / "cranfield"
+SCIFACT = SHARED / "datasets" / "scifact"
+
+DOCS = [
+    {"_id": "d1", "title": "Library fines", "text": "Late books cost ten pence a day."},
+    {"_id": "d2", "title": "", "text": "Renew loans online or at the desk."},
+    {"_id": "d3", "title": "Opening hours", "text": ""},
+    {"_id": "d4", "title": "Rooms", "text": "Book a study room for two hours."},
+]
+QUERIES = [
+    {"_id": "q1", "text": "how much is a late fine"},
+    {"_id": "q2", "text": "when is the library open"},
+    {"_id": "q3", "text": "can I renew a loan"},  # judged, but only with score 0
+    {"_id": "q4", "text": "where do I park"},  # not judged in this split
+]
+QRELS = [("q1", "d1", 2), ("q1", "d2", 1), ("q2", "d3", 1), ("q2", "d4", 0), ("q3", "d2", 0)]
+
+
+def write_beir(root, docs=DOCS, queries=QUERIES, qrels=QRELS, split="test"):
+    """A BEIR folder; ``docs``/``queries`` items may be raw lines, ``qrels`` raw text."""
+    (root / "qrels").mkdir(parents=True, exist_ok=True)
+
+    def lines(items):
+        return "".join((i if isinstance(i, str) else json.dumps(i)) + "\n" for i in items)
+
+    (root / "corpus.jsonl").write_text(lines(docs), encoding="utf-8")
+    (root / "queries.jsonl").write_text(lines(queries), encoding="utf-8")
+    if not isinstance(qrels, str):
+        qrels = "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{s}\n" for q, d, s in qrels)
+    (root / "qrels" / f"{split}.tsv").write_text(qrels, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def beir(tmp_path):
+    return write_beir(tmp_path / "beir")
+
+
+def load(make_config, path, *overrides):
+    cfg = make_config("dataset=beir", f"dataset.path={path}", *overrides)
+    return load_dataset(cfg.dataset)
+
+
+def problems(excinfo) -> list[str]:
+    return excinfo.value.problems
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def test_documents_are_sections_and_judged_queries_are_questions(make_config, beir):
+    dataset = load(make_config, beir)
+    assert [(s.id, s.page, s.heading_path) for s in dataset.sections] == [
+        ("d1", "d1", ()), ("d2", "d2", ()), ("d3", "d3", ()), ("d4", "d4", ()),
+    ]
+    assert [s.text for s in dataset.sections] == [
+        "Library fines\nLate books cost ten pence a day.",
+        "Renew loans online or at the desk.",  # no title: no empty line
+        "Opening hours",  # empty text: the title alone
+        "Rooms\nBook a study room for two hours.",
+    ]
+    assert [(q.id, q.kind, q.split, q.relevant) for q in dataset.questions] == [
+        ("q1", "judged", "test", {"d1": 2, "d2": 1}),
+        ("q2", "judged", "test", {"d3": 1}),  # the score-0 judgement is not a label
+    ]
+    assert all(q.answerable for q in dataset.questions)
+    assert dataset.notes == {"unjudged_questions": 1, "no_relevant_questions": 1, "judged_not_relevant": 2}
+    assert dataset.name == "beir" and len(dataset.fingerprint) == 64
+
+
+def test_title_false_indexes_text_alone(make_config, beir):
+    dataset = load(make_config, beir, "dataset.title=false")
+    assert [s.text for s in dataset.sections] == [d["text"] for d in DOCS]
+
+
+def test_the_title_is_never_doubled_by_chunking_headings(make_config, beir):
+    sections = load(make_config, beir).sections
+    for max_words in (None, 3):
+        chunks = chunk_sections(sections, max_words, 0, headings=True)
+        first = [c for c in chunks if c.section_id == "d1"]
+        assert sum(c.text.count("Library fines") for c in first) == 1
+        assert "Library fines" in first[0].text
+
+
+def test_split_and_questions_file_are_configurable(make_config, tmp_path):
+    root = write_beir(tmp_path / "b", qrels=[("q4", "d4", 3)], split="dev")
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"_id": "q4", "text": "park where"}) + "\n")
+    dataset = load(make_config, root, "dataset.split=dev", f"dataset.questions={other}")
+    assert [(q.id, q.text, q.split, q.relevant) for q in dataset.questions] == [
+        ("q4", "park where", "dev", {"d4": 3})
+    ]
+    assert dataset.notes["unjudged_questions"] == 0
+
+
+def test_integer_ids_blank_lines_and_crlf_are_accepted(make_config, tmp_path):
+    root = write_beir(
+        tmp_path / "b",
+        docs=[{"_id": 7, "title": "T", "text": "x y"}, "", {"_id": "8", "text": "z"}],
+        queries=[{"_id": 1, "text": "x"}],
+        qrels="query-id\tcorpus-id\tscore\r\n1\t7\t1\r\n\r\n1\t8\t1\r\n1\t8\t1\r\n",
+    )
+    dataset = load(make_config, root)
+    assert [s.id for s in dataset.sections] == ["7", "8"]
+    assert dataset.questions[0].relevant == {"7": 1, "8": 1}  # a repeated judgement is kept once
+
+
+def test_fingerprint_covers_the_three_files_in_blocks(make_config, beir):
+    before = load(make_config, beir).fingerprint
+    seen = {before}
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        path = beir / name
+        path.write_text(path.read_text() + "\n")
+        seen.add(load(make_config, beir).fingerprint)
+    assert len(seen) == 4
+    files = [beir / "corpus.jsonl", beir / "queries.jsonl", beir / "qrels" / "test.tsv"]
+    whole = hashlib.sha256()
+    for f in files:
+        whole.update(f.relative_to(beir).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    assert fingerprint(files, beir) == whole.hexdigest()
+
+
+def test_a_beir_run_end_to_end(make_config, beir, tmp_path):
+    cfg = make_config(
+        "dataset=beir", f"dataset.path={beir}", "chunking.max_words=null", "metrics.ks=[1,3]", "depth=4"
+    )
+    result = run(cfg, tmp_path / "run")
+    table = read_run(tmp_path / "run").table.to_pydict()
+    assert result.n_questions == 2 and result.n_unanswerable == 0
+    assert table["question_id"] == ["q1", "q2"]
+    assert table["relevant"] == [["d1", "d2"], ["d3"]] and table["grades"] == [[2, 1], [1]]
+    assert table["retrieved"][0][0] == "d1" and table["rr"][0] == 1.0
+
+
+# --------------------------------------------------------------------------- real collections
+
+
+@pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
+def test_cranfield_loads(make_config):
+    dataset = load(make_config, CRANFIELD)
+    assert len(dataset.sections) == 1400 and len(dataset.questions) == 225
+    grades = {g for q in dataset.questions for g in q.relevant.values()}
+    assert grades == {1, 2, 3, 4}
+    assert sum(len(q.relevant) for q in dataset.questions) == 1612
+    assert dataset.notes == {"unjudged_questions": 0, "no_relevant_questions": 0, "judged_not_relevant": 0}
+
+
+@pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
+def test_a_split_with_only_score_zero_judgements_is_an_error(make_config):
+    with pytest.raises(DatasetError, match=r"test_source_docs\.tsv: no query has a relevant document"):
+        load(make_config, CRANFIELD, "dataset.split=test_source_docs")
+
+
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"shared test collection absent: {SCIFACT}")
+def test_scifact_train_loads_quickly(make_config):
+    began = time.perf_counter()
+    dataset = load(make_config, SCIFACT, "dataset.split=train")
+    elapsed = time.perf_counter() - began
+    assert len(dataset.sections) == 5183 and len(dataset.questions) == 809
+    assert dataset.notes["unjudged_questions"] == 1109 - 809
+    assert elapsed < 2.0, f"loading scifact took {elapsed:.2f} s"
+
+
+# --------------------------------------------------------------------------- bad inputs
+
+
+def test_path_is_required(make_config):
+    cfg = make_config("dataset=beir")
+    with pytest.raises(ConfigError, match=r"dataset\.path is required"):
+        check(cfg)
+
+
+def test_not_a_folder(make_config, tmp_path):
+    with pytest.raises(DatasetError, match=r"is not a folder; a BEIR folder holds corpus\.jsonl"):
+        load(make_config, tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "queries.jsonl"])
+def test_a_missing_file_is_named_with_the_layout(make_config, beir, name):
+    (beir / name).unlink()
+    with pytest.raises(DatasetError) as excinfo:
+        load(make_config, beir)
+    assert problems(excinfo) == [
+        f"{beir / name}: not found",
+        "a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv "
+        "(header 'query-id<TAB>corpus-id<TAB>score')",
+    ]
+
+
+def test_a_missing_split_lists_the_splits_there(make_config, beir):
+    with pytest.raises(DatasetError, match=r"dev\.tsv: not found \(dataset\.split='dev'\); splits here: test"):
+        load(make_config, beir, "dataset.split=dev")
+
+
+def test_bad_json_lines_are_named_by_file_and_line(make_config, tmp_path):
+    root = write_beir(
+        tmp_path / "b",
+        docs=[DOCS[0], '{"_id": "d2", "text": }', "[1, 2]", {"title": "no id"}, {"_id": "d9", "text": 5}, DOCS[0]],
+    )
+    with pytest.raises(DatasetError) as excinfo:
+        load(make_config, root)
+    corpus = root / "corpus.jsonl"
+    assert problems(excinfo) == [
+        f"{corpus}:2: not valid JSON (Expecting value at column 23); fix the line",
+        f"{corpus}:3: expected a JSON object, got list",
+        f"{corpus}:4: missing or empty '_id' (or with spaces at its ends); give every document an id",
+        f"{corpus}:5: 'title' and 'text' must be strings",
+        f"{corpus}:6: duplicate document id 'd1' (first at line 1)",
+    ]
+
+
+def test_bad_query_lines(make_config, tmp_path):
+    root = write_beir(tmp_path / "b", queries=[QUERIES[0], {"_id": "q2"}, QUERIES[0]])
+    queries = root / "queries.jsonl"
+    queries.write_bytes(queries.read_bytes() + b'{"_id": "q5", "text": "caf\xe9"}\n')
+    with pytest.raises(DatasetError) as excinfo:
+        load(make_config, root)
+    assert problems(excinfo)[:2] == [
+        f"{queries}:2: query 'q2' has no 'text' string",
+        f"{queries}:3: duplicate query id 'q1' (first at line 1)",
+    ]
+    assert problems(excinfo)[2].startswith(f"{queries}:4: not UTF-8 text (invalid continuation byte)")
+
+
+def test_bad_qrels_lines_are_named_by_file_and_line(make_config, tmp_path):
+    root = write_beir(
+        tmp_path / "b",
+        qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1 d2 1\nq1\td2\thigh\nq1\td3\t1.5\n\td3\t1\nq1\td1\t2\n",
+    )
+    with pytest.raises(DatasetError) as excinfo:
+        load(make_config, root)
+    qrels = root / "qrels" / "test.tsv"
+    expected = "expected 3 tab-separated columns 'query-id corpus-id score' with an integer score"
+    assert problems(excinfo) == [
+        f"{qrels}:3: {expected}, got 'q1 d2 1'",
+        f"{qrels}:4: {expected}, got 'q1\\td2\\thigh'",
+        f"{qrels}:5: {expected}, got 'q1\\td3\\t1.5'",
+        f"{qrels}:6: {expected}, got '\\td3\\t1'",
+        f"{qrels}:7: query 'q1' judges document 'd1' 2, but line 2 judges it 1; keep one judgement",
+    ]
+
+
+def test_unknown_documents_are_counted_with_the_first_few_named(make_config, tmp_path):
+    qrels = [("q1", "d1", 1)] + [("q1", f"x{i}", 1) for i in range(7)] + [("q1", "x0", 1)]
+    root = write_beir(tmp_path / "b", qrels=qrels)
+    with pytest.raises(DatasetError) as excinfo:
+        load(make_config, root)
+    assert problems(excinfo) == [
+        f"{root / 'qrels' / 'test.tsv'}: 7 unknown document ids: 'x0' (line 3), 'x1' (line 4), "
+        f"'x2' (line 5), 'x3' (line 6), 'x4' (line 7) and 2 more; every corpus-id must be an "
+        f"_id in {root / 'corpus.jsonl'}"
+    ]
+
+
+def test_a_query_missing_from_the_queries_file(make_config, tmp_path):
+    root = write_beir(tmp_path / "b", qrels=[("q1", "d1", 1), ("q9", "d1", 1)])
+    with pytest.raises(DatasetError, match=r"1 unknown query id: 'q9' \(line 3\); every query-id must be an _id in"):
+        load(make_config, root)
+
+
+def test_an_empty_corpus(make_config, tmp_path):
+    root = write_beir(tmp_path / "b", docs=[])
+    with pytest.raises(DatasetError, match=r"corpus\.jsonl: holds no documents"):
+        load(make_config, root)
