@@ -54,7 +54,7 @@ def chunk_sections(
     check_chunking(max_words, overlap)
     chunks: list[Chunk] = []
     for section in sections:
-        prefix = f"{section.heading}\n" if headings else ""
+        prefix = f"{section.heading}\n" if headings and section.heading_path else ""
         if max_words is None:
             chunks.append(Chunk(section.id, 0, prefix + section.text))
             continue

@@ -34,35 +34,41 @@ def collapse_to_sections(
     kept = np.take_along_axis(keep, order, axis=1)
     sections = np.where(kept, np.take_along_axis(section, order, axis=1), -1)
     scores = np.where(kept, np.take_along_axis(chunk_scores, order, axis=1), np.nan)
-    return sections.astype(np.int32), scores.astype(np.float32)
+    return sections.astype(np.int32), scores.astype(np.float64)
 
 
 def judge(section_idx: np.ndarray, questions: list[Question], section_index: dict[str, int]) -> Judged:
-    """Grades of the retrieved sections, plus each question's ideal grades."""
+    """Grades of the retrieved sections, plus each question's ideal grades.
+
+    Labels become three flat arrays (question row, section, grade) in one pass; the
+    retrieved sections are looked up by a sorted key ``row * S + section``.
+    """
     n_rows, _ = section_idx.shape
     n_sections = len(section_index) + 1
-    q_rows, s_cols, grades = [], [], []
-    longest = 1
-    for row, question in enumerate(questions):
-        longest = max(longest, len(question.relevant))
-        for label, grade in question.relevant.items():
-            q_rows.append(row)
-            s_cols.append(section_index[label])
-            grades.append(grade)
-    label_keys = np.asarray(q_rows, np.int64) * n_sections + np.asarray(s_cols, np.int64)
+    counts = np.fromiter((len(q.relevant) for q in questions), np.int64, n_rows)
+    label_rows = np.repeat(np.arange(n_rows, dtype=np.int64), counts)
+    label_sections = np.fromiter(
+        (section_index[label] for q in questions for label in q.relevant), np.int64, int(counts.sum())
+    )
+    label_grades = np.fromiter(
+        (grade for q in questions for grade in q.relevant.values()), np.float64, int(counts.sum())
+    )
+    label_keys = label_rows * n_sections + label_sections
     order = np.argsort(label_keys)
-    label_keys, label_grades = label_keys[order], np.asarray(grades, np.float64)[order]
     keys = np.arange(n_rows, dtype=np.int64)[:, None] * n_sections + section_idx
     gains = np.zeros(section_idx.shape, dtype=np.float64)
     if label_keys.size:
-        at = np.minimum(np.searchsorted(label_keys, keys), label_keys.size - 1)
-        found = (section_idx >= 0) & (label_keys[at] == keys)
-        gains[found] = label_grades[at[found]]
-    ideal = np.zeros((n_rows, longest), dtype=np.float64)
-    for row, question in enumerate(questions):
-        ranked = sorted(question.relevant.values(), reverse=True)
-        ideal[row, : len(ranked)] = ranked
-    n_relevant = np.asarray([sum(g >= 1 for g in q.relevant.values()) for q in questions], np.int64)
+        sorted_keys, sorted_grades = label_keys[order], label_grades[order]
+        at = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+        found = (section_idx >= 0) & (sorted_keys[at] == keys)
+        gains[found] = sorted_grades[at[found]]
+    # ideal: each question's grades sorted descending, left-aligned, zero-padded
+    by_grade = np.lexsort((-label_grades, label_rows))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    position = np.arange(label_rows.size) - starts[label_rows[by_grade]]
+    ideal = np.zeros((n_rows, max(int(counts.max(initial=0)), 1)), dtype=np.float64)
+    ideal[label_rows[by_grade], position] = label_grades[by_grade]
+    n_relevant = np.bincount(label_rows, weights=label_grades >= 1, minlength=n_rows).astype(np.int64)
     return Judged(gains=gains, ideal=ideal, n_relevant=n_relevant)
 
 

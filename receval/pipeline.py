@@ -113,6 +113,7 @@ def run(cfg, run_dir: Path) -> RunResult:
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
         "stages": stage_facts(retriever, list(hits.stage_ms)),
         "cache": dict(cache.events),
+        "dataset_notes": dict(dataset.notes),
     }
     names = [m.name for m in measures]
     with timer("write"):

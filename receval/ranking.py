@@ -35,12 +35,12 @@ def select_top(
 
     Returns ``(idx, top)``: ``idx`` (Q, k) int32 item indices best first, padded with
     -1 where fewer than k items score above ``floor`` (``None``: any finite score);
-    ``top`` (Q, k) float32 their scores, NaN in the padding.
+    ``top`` (Q, k) float64 their scores (the values the order was decided on), NaN padded.
     """
     scores = np.asarray(scores)
     n_rows, n_items = scores.shape
     idx = np.full((n_rows, k), -1, dtype=np.int32)
-    top = np.full((n_rows, k), np.nan, dtype=np.float32)
+    top = np.full((n_rows, k), np.nan, dtype=np.float64)
     take = min(k, n_items)
     if take == 0 or n_rows == 0:
         return idx, top

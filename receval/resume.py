@@ -35,24 +35,26 @@ class SweepSummary(Callback):
     """Prints ``N jobs ran, M skipped`` after a sweep, for any launcher.
 
     Jobs launched by this sweep are those whose ``.hydra/config.yaml`` Hydra wrote
-    after the sweep began; the skipped ones kept a ``run.json`` from before.
+    after the sweep began; a skipped one kept a ``run.json`` older than that file.
     """
 
+    SLACK_NS = 50_000_000  # file times can trail the clock by a tick
+
     def on_multirun_start(self, config, **kwargs) -> None:
-        self.began = time.time()
+        self.began_ns = time.time_ns()
 
     def on_multirun_end(self, config, **kwargs) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
-        began = getattr(self, "began", 0.0) - 1.0  # file times may be coarse
+        began = getattr(self, "began_ns", 0) - self.SLACK_NS
         ran = skipped = failed = 0
         for job in sweep_dir.iterdir() if sweep_dir.is_dir() else ():
             saved = job / ".hydra" / "config.yaml"
-            if not saved.is_file() or saved.stat().st_mtime < began:
+            if not saved.is_file() or saved.stat().st_mtime_ns < began:
                 continue
             run_json = job / RUN_JSON
             if not run_json.is_file() or not (job / RESULTS).is_file():
                 failed += 1
-            elif run_json.stat().st_mtime < began:
+            elif run_json.stat().st_mtime_ns < saved.stat().st_mtime_ns:
                 skipped += 1
             else:
                 ran += 1

@@ -5,7 +5,7 @@ Schema version 1, columns in order:
 ``question_id``, ``kind``, ``split``, ``question`` (string); ``relevant`` (list<string>,
 labelled section ids) and ``grades`` (list<int32>, their grades); ``retrieved``
 (list<string>, section ids best first, at most ``depth``) and ``scores``
-(list<float32>, each one's best chunk score); ``first_relevant_rank`` (int32, null
+(list<float64>, each one's best chunk score, as ranked); ``first_relevant_rank`` (int32, null
 when no relevant section is retrieved); ``rr`` and one float64 column per measure
 (``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable
 questions); ``latency_ms`` (float64, the whole search per question) and one
@@ -47,7 +47,7 @@ _FIXED = [
     pa.field("relevant", pa.list_(pa.string())),
     pa.field("grades", pa.list_(pa.int32())),
     pa.field("retrieved", pa.list_(pa.string())),
-    pa.field("scores", pa.list_(pa.float32())),
+    pa.field("scores", pa.list_(pa.float64())),
     pa.field("first_relevant_rank", pa.int32()),
 ]
 

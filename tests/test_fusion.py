@@ -98,8 +98,9 @@ def test_rrf_run_records_its_stages(make_config, tmp_path):
     assert stored.stages == ["tfidf", "bm25", "fusion", "select"]
     rows = pq.read_table(tmp_path / RESULTS).to_pylist()
     for row in rows:
-        parts = sum(row[f"latency_ms.{s}"] for s in stored.stages)
-        assert parts == pytest.approx(row["latency_ms"], rel=0.05, abs=0.05)
+        parts = [row[f"latency_ms.{s}"] for s in stored.stages]
+        assert all(p > 0 for p in parts)
+        assert sum(parts) <= row["latency_ms"] * (1 + 1e-9)  # stages are timed inside the total
     info = json.loads((tmp_path / RUN_JSON).read_text())
     assert info["stages"]["bm25"] == {"api_calls": 0}
     assert "latency_ms.bm25" not in stored.measure_names

@@ -63,7 +63,7 @@ def test_score_then_tie_rank():
     idx, top = select_top(scores, 5, tie_rank)
     np.testing.assert_array_equal(idx[0], [3, 1, 0, 2, 4])
     np.testing.assert_array_equal(top[0], [5, 5, 2, 2, 1])
-    assert idx.dtype == np.int32 and top.dtype == np.float32
+    assert idx.dtype == np.int32 and top.dtype == np.float64
 
 
 def test_ties_at_the_kth_boundary_keep_the_lowest_tie_ranks():
@@ -141,7 +141,7 @@ def test_agrees_with_brute_force_sort(seed):
     idx, top = select_top(scores, k, tie_rank, floor=floor)
     expected_idx, expected_top = brute_top(scores, k, tie_rank, floor)
     np.testing.assert_array_equal(idx, expected_idx)
-    np.testing.assert_array_equal(top, expected_top.astype(np.float32))
+    np.testing.assert_array_equal(top, expected_top.astype(np.float64))
 
 
 # --------------------------------------------------------------------------- collapse
@@ -159,7 +159,7 @@ def test_collapse_worked_example():
     np.testing.assert_allclose(scores[0, :3], [0.9, 0.7, 0.5], rtol=1e-6)
     assert np.isnan(scores[0, 3:]).all()
     assert scores[1, 0] == pytest.approx(0.3) and np.isnan(scores[1, 1:]).all()
-    assert sections.dtype == np.int32 and scores.dtype == np.float32
+    assert sections.dtype == np.int32 and scores.dtype == np.float64
 
 
 def brute_collapse(chunk_idx, chunk_scores, chunk_section):
@@ -196,7 +196,7 @@ def test_collapse_agrees_with_brute_force(seed):
     sections, scores = collapse_to_sections(chunk_idx, chunk_scores, chunk_section, n_sections)
     expected_sections, expected_scores = brute_collapse(chunk_idx, chunk_scores, chunk_section)
     np.testing.assert_array_equal(sections, expected_sections)
-    np.testing.assert_array_equal(scores, expected_scores.astype(np.float32))
+    np.testing.assert_array_equal(scores, expected_scores.astype(np.float64))
     # invariants: each section once per row, kept ones at the front, scores non-increasing
     for r in range(n_rows):
         kept = sections[r][sections[r] >= 0]

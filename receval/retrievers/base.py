@@ -36,7 +36,7 @@ class Retriever(Protocol):
 @dataclass(frozen=True)
 class Hits:
     """Top chunks of every question: ``chunk_idx`` (Q, depth) int32, -1 padded;
-    ``scores`` (Q, depth) float32; ``latency_ms`` (Q,) amortised over each batch;
+    ``scores`` (Q, depth) float64; ``latency_ms`` (Q,) amortised over each batch;
     ``stage_ms``: the same per stage of a multi-stage retriever (member retrievers,
     fusion, rerank), plus ``select`` for top-k selection."""
 
@@ -61,7 +61,7 @@ def search(
     n_chunks = max(len(tie_rank), 1)
     step = max(1, min(batch_size, MAX_BLOCK // n_chunks))
     idx = np.full((len(questions), depth), -1, dtype=np.int32)
-    scores = np.full((len(questions), depth), np.nan, dtype=np.float32)
+    scores = np.full((len(questions), depth), np.nan, dtype=np.float64)
     latency = np.zeros(len(questions), dtype=np.float64)
     stage_ms: dict[str, np.ndarray] = {}
     for start in range(0, len(questions), step):
