@@ -1,0 +1,156 @@
+"""How much of each question is copied from its passage: ROUGE precision.
+
+A synthetic question that repeats its passage's words is easy for a lexical
+retriever and says little about real users, who do not know the page's wording.
+For every answerable question this module measures the share of the question found
+in its relevant section(s):
+
+- ``rouge1_p``: clipped unigram precision, ``sum_g min(q(g), p(g)) / sum_g q(g)`` over
+  the question's words ``g`` (``q``, ``p``: counts in question and passage);
+- ``rouge2_p``: the same over bigrams (consecutive word pairs);
+- ``rougeL_p``: ``LCS(question, passage) / len(question)``, the longest common
+  subsequence of words (in order, gaps allowed) over the question's length.
+
+These are the *precision* halves of ROUGE-1, ROUGE-2 and ROUGE-L with the question
+as the prediction and the passage as the reference, the numbers the ``rouge-score``
+package reports as ``RougeScorer([...], use_stemmer=False).score(target=passage,
+prediction=question)[...].precision``. A question with no words (or, for ROUGE-2,
+a single word) scores 0, as there. With several relevant sections each measure is
+the maximum over them (each measure separately). Unanswerable questions get
+``None``. The passage is the section's text, without its heading path.
+
+Tokenisation (:func:`tokenize`) is rouge-score's default tokenizer: Python's
+``str.lower``, then every run of characters other than ASCII ``a-z0-9`` splits
+words, no stemming, no stopwords. Non-ASCII letters are therefore *separators*
+("café" -> ``caf``), which is crude for other languages but keeps the numbers equal
+to the package's. This is deliberately not :mod:`receval.text`'s retrieval
+tokenizer: the point is a number comparable with published ROUGE figures.
+
+Buckets (:func:`overlap_bucket`): ``low`` below the first threshold, ``medium`` up
+to (not including) the second, ``high`` from the second on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from receval.datasets import Question, Section
+
+COLUMNS = ("rouge1_p", "rouge2_p", "rougeL_p")
+BUCKETS = ("low", "medium", "high")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """rouge-score's default tokens: lowercase ASCII letters and digits, split on the rest."""
+    return [t for t in _NON_ALNUM.sub(" ", text.lower()).split() if t]
+
+
+def _ngrams(tokens: Sequence[int], n: int) -> Counter:
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def ngram_precision(question: Sequence, passage: Sequence, n: int) -> float:
+    """Clipped n-gram precision of ``question`` against ``passage`` (token sequences)."""
+    q, p = _ngrams(question, n), _ngrams(passage, n)
+    total = sum(q.values())
+    if not total:
+        return 0.0
+    return sum(min(count, p[gram]) for gram, count in q.items()) / total
+
+
+def lcs_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common subsequence of two token-id sequences, O(len(a) * len(b)).
+
+    One DP row per token of ``a``, computed for all of ``b`` at once: with ``prev``
+    the row above, ``row[j] = max(prev[j], prev[j-1] + 1 if a[i] == b[j])`` and then a
+    running maximum along ``j`` (the ``row[j-1]`` term of the usual recurrence). The
+    running-maximum form equals the textbook DP because the LCS table never
+    decreases along a row or column. The loop runs over the shorter sequence.
+    """
+    if not len(a) or not len(b):
+        return 0
+    if len(a) > len(b):
+        a, b = b, a
+    b = np.asarray(b, dtype=np.int64)
+    prev = np.zeros(len(b) + 1, dtype=np.int64)
+    for token in a:
+        candidate = prev[1:].copy()
+        match = b == token
+        np.maximum(candidate, np.where(match, prev[:-1] + 1, 0), out=candidate)
+        row = np.empty_like(prev)
+        row[0] = 0
+        np.maximum.accumulate(candidate, out=row[1:])
+        prev = row
+    return int(prev[-1])
+
+
+def rouge_precision(question: str, passage: str) -> tuple[float, float, float]:
+    """(ROUGE-1, ROUGE-2, ROUGE-L) precision of one question against one passage."""
+    return _precisions(tokenize(question), tokenize(passage))
+
+
+def _precisions(q_tokens: list[str], p_tokens: list[str]) -> tuple[float, float, float]:
+    vocab: dict[str, int] = {}
+    q = [vocab.setdefault(t, len(vocab)) for t in q_tokens]
+    p = [vocab.setdefault(t, len(vocab)) for t in p_tokens]
+    rouge_l = lcs_length(q, p) / len(q) if q else 0.0
+    return ngram_precision(q, p, 1), ngram_precision(q, p, 2), rouge_l
+
+
+def overlap_columns(
+    questions: list[Question], sections_by_id: dict[str, Section]
+) -> dict[str, list[float | None]]:
+    """Columns ``rouge1_p``, ``rouge2_p``, ``rougeL_p``: one value per question, in order.
+
+    ``None`` for a question with no relevant section (unanswerable). Each value is the
+    maximum over the question's relevant sections. A label naming no section in
+    ``sections_by_id`` is a ``KeyError`` (datasets are validated before this runs).
+    """
+    columns: dict[str, list[float | None]] = {name: [] for name in COLUMNS}
+    passage_tokens: dict[str, list[str]] = {}
+    for question in questions:
+        if not question.relevant:
+            for name in COLUMNS:
+                columns[name].append(None)
+            continue
+        q_tokens = tokenize(question.text)
+        best = [0.0, 0.0, 0.0]
+        for section_id in question.relevant:
+            if section_id not in passage_tokens:
+                try:
+                    text = sections_by_id[section_id].text
+                except KeyError:
+                    raise KeyError(
+                        f"question {question.id!r} labels {section_id!r}, which is not among the sections"
+                    ) from None
+                passage_tokens[section_id] = tokenize(text)
+            scores = _precisions(q_tokens, passage_tokens[section_id])
+            best = [max(b, s) for b, s in zip(best, scores)]
+        for name, value in zip(COLUMNS, best):
+            columns[name].append(value)
+    return columns
+
+
+def overlap_bucket(
+    values: Iterable[float | None], thresholds: tuple[float, float] = (0.3, 0.6)
+) -> list[str | None]:
+    """``low`` (< thresholds[0]), ``medium`` (< thresholds[1]) or ``high``; None stays None."""
+    low, high = (float(t) for t in thresholds)
+    if not 0.0 <= low <= high <= 1.0:
+        raise ValueError(f"overlap thresholds {tuple(thresholds)}: give two values 0 <= low <= high <= 1")
+    out: list[str | None] = []
+    for value in values:
+        if value is None or value != value:  # None or NaN
+            out.append(None)
+        elif value < low:
+            out.append("low")
+        elif value < high:
+            out.append("medium")
+        else:
+            out.append("high")
+    return out
