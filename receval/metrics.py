@@ -127,6 +127,14 @@ def parse_measure(name: str) -> Measure:
     return Measure(family, k)
 
 
+def is_measure(name: str) -> bool:
+    """True for a canonical measure name (``rr``, ``hit@3``, ``ndcg@10``...)."""
+    try:
+        return parse_measure(name).name == name
+    except ValueError:
+        return False
+
+
 def measures_for(ks: list[int]) -> list[Measure]:
     """The stored measures: rr, then hit, recall, precision, ndcg at each k."""
     out = [Measure("rr")]

@@ -22,6 +22,7 @@ from receval.chunking import chunk_sections
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
 from receval.metrics import measures_for
+from receval.overlap import overlap_columns
 from receval.ranking import tie_ranks
 from receval.store import config_hash, stage_column, write_results, write_run_json
 
@@ -47,10 +48,16 @@ class _Timer:
         self.seconds[f"{step}_s"] = time.perf_counter() - began
 
 
-def stage_facts(retriever, stages: list[str]) -> dict[str, dict]:
-    """Per stage: paid API calls made (0 for local work), for cost per 1,000 questions."""
-    calls = retrievers.api_calls(retriever)
-    return {stage: {"api_calls": int(calls.get(stage, 0))} for stage in stages}
+def stage_facts(stages: list[str], after_index: dict, after_search: dict) -> dict[str, dict]:
+    """Per stage: API calls made while indexing and while answering the questions
+    (0 for local work); the report turns the latter into calls per 1,000 questions."""
+    return {
+        stage: {
+            "index_api_calls": int(after_index.get(stage, 0)),
+            "search_api_calls": int(after_search.get(stage, 0) - after_index.get(stage, 0)),
+        }
+        for stage in stages
+    }
 
 
 def resolved(cfg) -> dict:
@@ -86,6 +93,7 @@ def run(cfg, run_dir: Path) -> RunResult:
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
         retriever.fit([chunk.text for chunk in chunks], tie_rank)
+    calls_after_index = retrievers.api_calls(retriever)
     questions = dataset.questions
     with timer("search"):
         hits = retrievers.search(
@@ -102,6 +110,7 @@ def run(cfg, run_dir: Path) -> RunResult:
         columns = question_rows(
             questions, section_ids, section_idx, section_scores, hits.latency_ms, measures
         )
+        columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
     config = resolved(cfg)
@@ -111,7 +120,7 @@ def run(cfg, run_dir: Path) -> RunResult:
         "n_chunks": len(chunks),
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
-        "stages": stage_facts(retriever, list(hits.stage_ms)),
+        "stages": stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever)),
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
     }

@@ -19,6 +19,9 @@ unanswerable questions (null measures) are left out and counted in the header.
   (``-`` when not retrieved); questions every run misses are marked ``x``.
 - ``--baseline SELECTOR`` (a run dir, or ``key=value[,key=value]`` matching one run):
   every other run's paired difference, its interval, questions fixed and broken.
+- ``--by overlap``: the derived column ``overlap`` buckets each question's ROUGE-1
+  precision against its relevant sections (low / medium / high,
+  ``--overlap-thresholds 0.3,0.6``), to see whether scores come from copied words.
 - ``--split test`` / ``--where COLUMN=VALUE``: score only those questions.
 - ``--fail-under hit@3=0.70[,rr=0.6]``: exit status 1 when a run's mean is below.
 - ``--format table|markdown|csv|json|latex``, ``--out FILE``, ``--plot FILE.png``.
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from receval import runs as runs_mod
 from receval import tables
@@ -47,7 +51,10 @@ from receval.bootstrap import Interval
 from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_output
 from receval.errors import RecevalError, exit_on_error
 from receval.runs import BootSettings, Run, format_value, measure_label
-from receval.store import atomic_write
+from receval.overlap import overlap_bucket
+from receval.store import LATENCY, OVERLAP, atomic_write
+
+OVERLAP_THRESHOLDS = (0.3, 0.6)  # low < 0.3 <= medium < 0.6 <= high
 
 DEFAULT_METRICS = ("hit@1", "hit@3", "recall@3", "rr", "ndcg@5")
 MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
@@ -65,6 +72,7 @@ class RunSummary:
     metrics: dict[str, Interval]
     latency_p50: float | None
     latency_p95: float | None
+    stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
 
     def to_dict(self) -> dict:
         return {
@@ -76,6 +84,7 @@ class RunSummary:
             "n_unanswerable": self.n_unanswerable,
             "metrics": {name: iv.as_dict() for name, iv in self.metrics.items()},
             "latency_ms": {"p50": self.latency_p50, "p95": self.latency_p95},
+            "stages": self.stages,
         }
 
 
@@ -320,8 +329,33 @@ class Report:
             note=f"x: missed by every run ({n_missed} question{'s' if n_missed != 1 else ''})",
         )
 
+    def stage_table(self) -> tables.Table | None:
+        """Latency per stage, shown when a run has stages beyond one retriever and the
+        top-k selection, or calls a paid API."""
+        multi = any(len([s for s in run.stages if s != "select"]) > 1 for run in self.runs)
+        paid = any(f["api_calls_per_1000"] for run in self.runs for f in run.stages.values())
+        if not (multi or paid):
+            return None
+        stages = list(dict.fromkeys(s for run in self.runs for s in run.stages))
+        columns = ["#", *self.params]
+        for stage in stages:
+            columns += [f"{stage} p50", f"{stage} p95"]
+        if paid:
+            columns.append("API calls / 1k questions")
+        rows = []
+        for i, run in enumerate(self.runs):
+            row = [str(i), *self._params_cells(run)]
+            for stage in stages:
+                fact = run.stages.get(stage)
+                row += [tables.fmt_ms(fact["p50"]), tables.fmt_ms(fact["p95"])] if fact else ["-", "-"]
+            if paid:
+                row.append(f"{sum(f['api_calls_per_1000'] for f in run.stages.values()):.0f}")
+            rows.append(row)
+        align = ["r"] + ["l"] * len(self.params) + ["r"] * (len(columns) - 1 - len(self.params))
+        return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
+
     def tables(self) -> list[tables.Table]:
-        found = [self.main_table(), self.pairs_table(), self.by_table(), self.question_table()]
+        found = [self.main_table(), self.stage_table(), self.pairs_table(), self.by_table(), self.question_table()]
         return [t for t in found if t is not None]
 
     def to_rich(self):
@@ -535,10 +569,12 @@ def build_report(
     level: float | None = None,
     method: str | None = None,
     intersect: bool = False,
+    overlap_thresholds: tuple[float, float] = OVERLAP_THRESHOLDS,
+    overlap_measure: str = "rouge1_p",
 ) -> Report:
     """Read the runs under ``paths`` and compute everything the report shows."""
     where = list(where or [])
-    loaded = runs_mod.load_runs(paths)
+    loaded = [with_overlap(run, overlap_measure, overlap_thresholds) for run in runs_mod.load_runs(paths)]
     base_index = None
     if baseline is not None:
         base_index, base_run = runs_mod.select_one(loaded, baseline)
@@ -603,6 +639,7 @@ def build_report(
                 metrics=metric_ivs,
                 latency_p50=p50,
                 latency_p95=p95,
+                stages=stage_latency(run),
             )
         )
 
@@ -630,12 +667,41 @@ def build_report(
     return report
 
 
+def with_overlap(run: Run, measure: str, thresholds: tuple[float, float]) -> Run:
+    """Add the derived column ``overlap`` (low / medium / high ``measure`` of each
+    question against its relevant sections), for ``--by overlap`` and ``--where``."""
+    if measure not in OVERLAP:
+        raise RecevalError(f"--overlap-measure {measure}: use one of {', '.join(OVERLAP)}")
+    if measure not in run.table.column_names or "overlap" in run.table.column_names:
+        return run
+    buckets = overlap_bucket(run.table.column(measure).to_pylist(), thresholds)
+    return run.filtered(run.table.append_column("overlap", pa.array(buckets, pa.string())))
+
+
+def stage_latency(run: Run) -> dict[str, dict]:
+    """Per stage: p50 / p95 ms and API calls per 1,000 questions while answering them."""
+    facts = run.info.get("stages", {}) if isinstance(run.info.get("stages"), dict) else {}
+    n_questions = max(run.table.num_rows, 1)
+    out = {}
+    for name in run.table.column_names:
+        if not name.startswith(f"{LATENCY}."):
+            continue
+        stage = name[len(LATENCY) + 1:]
+        values = run.values(name)
+        p50, p95 = (float(v) for v in np.nanpercentile(values, [50, 95])) if not np.isnan(values).all() else (None, None)
+        calls = (facts.get(stage) or {}).get("search_api_calls", 0) or 0
+        out[stage] = {"p50": p50, "p95": p95, "api_calls_per_1000": 1000.0 * calls / n_questions}
+    return out
+
+
 def _by_table(runs: list[Run], column: str, metric: str, boot: BootSettings) -> ByTable:
     values: list[str] = []
     for run in runs:
         for v in run.strings(column):
             if v is not None and str(v) not in values:
                 values.append(str(v))
+    if column == "overlap":  # buckets in their natural order
+        values = [v for v in ("low", "medium", "high") if v in values] + [v for v in values if v not in ("low", "medium", "high")]
     if len(values) > MAX_BY_VALUES:
         raise RecevalError(
             f"--by {column}: {len(values)} distinct values; pick a column with a few "
@@ -711,6 +777,14 @@ def build_parser() -> runs_mod.ArgumentParser:
     )
     parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, ...)")
     parser.add_argument("--by-metric", default="hit@3", help="the measure of --by (default hit@3)")
+    parser.add_argument(
+        "--overlap-thresholds", default="0.3,0.6", metavar="LOW,HIGH",
+        help="bucket edges of the derived 'overlap' column (--by overlap): low < LOW <= medium < HIGH <= high",
+    )
+    parser.add_argument(
+        "--overlap-measure", default="rouge1_p", choices=OVERLAP,
+        help="ROUGE precision the overlap buckets use (default rouge1_p)",
+    )
     parser.add_argument("--per-question", action="store_true", help="each question's rank per run")
     parser.add_argument(
         "--baseline", metavar="SELECTOR",
@@ -732,6 +806,16 @@ def build_parser() -> runs_mod.ArgumentParser:
     return parser
 
 
+def parse_thresholds(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise RecevalError(f"--overlap-thresholds {text!r}: give LOW,HIGH, e.g. 0.3,0.6") from None
+    if not 0 <= low <= high <= 1:
+        raise RecevalError(f"--overlap-thresholds {text!r}: need 0 <= LOW <= HIGH <= 1")
+    return low, high
+
+
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
@@ -750,6 +834,8 @@ def main(argv: list[str] | None = None) -> int:
             level=args.level,
             method=args.method,
             intersect=args.intersect,
+            overlap_thresholds=parse_thresholds(args.overlap_thresholds),
+            overlap_measure=args.overlap_measure,
         )
         if args.plot:
             report.plot(args.plot)

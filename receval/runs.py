@@ -38,19 +38,18 @@ from omegaconf import OmegaConf
 from receval import config as config_schema
 from receval import metrics as measures
 from receval.errors import RecevalError, RunError
-from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION, StoredRun, read_run
+from receval.store import (
+    META_KEY,
+    RESULTS,
+    RUN_JSON,
+    SCHEMA_VERSION,
+    StoredRun,
+    is_timing,
+    measure_columns,
+    read_run,
+)
 
 HYDRA_DIR = ".hydra"
-LATENCY = "latency_ms"  # the whole search per question; latency_ms.<stage> per stage
-FIXED_COLUMNS = frozenset({
-    "question_id", "kind", "split", "question", "relevant", "grades",
-    "retrieved", "scores", "first_relevant_rank",
-})
-
-
-def is_timing(column: str) -> bool:
-    """``latency_ms`` and ``latency_ms.<stage>``: measured, so never compared exactly."""
-    return column == LATENCY or column.startswith(LATENCY + ".")
 CONFIG_YAML = "config.yaml"
 OVERRIDES_YAML = "overrides.yaml"
 
@@ -300,10 +299,7 @@ class Run:
     @property
     def measure_names(self) -> list[str]:
         """Stored per-question measures (timings such as ``latency_ms.bm25`` are not)."""
-        return [
-            n for n in self.table.column_names
-            if n not in FIXED_COLUMNS and not is_timing(n)
-        ]
+        return measure_columns(self.table.column_names)
 
     def values(self, column: str) -> np.ndarray:
         """A numeric column as float64, null -> NaN."""

@@ -8,7 +8,9 @@ labelled section ids) and ``grades`` (list<int32>, their grades); ``retrieved``
 (list<float64>, each one's best chunk score, as ranked); ``first_relevant_rank`` (int32, null
 when no relevant section is retrieved); ``rr`` and one float64 column per measure
 (``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable
-questions); ``latency_ms`` (float64, the whole search per question) and one
+questions); ``rouge1_p``, ``rouge2_p``, ``rougeL_p`` (float64, ROUGE precision of
+the question against its relevant sections, see :mod:`receval.overlap`; null for
+unanswerable questions); ``latency_ms`` (float64, the whole search per question) and one
 ``latency_ms.<stage>`` column per stage (``latency_ms.bm25``, ``latency_ms.fusion``,
 ``latency_ms.rerank``, ``latency_ms.select``, ...).
 
@@ -52,15 +54,30 @@ _FIXED = [
 ]
 
 
+OVERLAP = ("rouge1_p", "rouge2_p", "rougeL_p")
 LATENCY = "latency_ms"
+FIXED_COLUMNS = frozenset(f.name for f in _FIXED)
 
 
 def stage_column(stage: str) -> str:
     return f"{LATENCY}.{stage}"
 
 
+def is_timing(column: str) -> bool:
+    """``latency_ms`` and ``latency_ms.<stage>``: measured, so never compared exactly."""
+    return column == LATENCY or column.startswith(LATENCY + ".")
+
+
+def measure_columns(names) -> list[str]:
+    """The columns that hold per-question measures (``rr``, ``hit@3``...), in order."""
+    from receval.metrics import is_measure
+
+    return [name for name in names if is_measure(name)]
+
+
 def results_schema(measure_names: list[str], metadata: dict, stages: list[str] = ()) -> pa.Schema:
     fields = [*_FIXED, *(pa.field(name, pa.float64()) for name in measure_names)]
+    fields.extend(pa.field(name, pa.float64()) for name in OVERLAP)
     fields.append(pa.field(LATENCY, pa.float64()))
     fields.extend(pa.field(stage_column(stage), pa.float64()) for stage in stages)
     return pa.schema(fields, metadata={META_KEY: json.dumps(metadata, sort_keys=True).encode()})
@@ -122,11 +139,7 @@ class StoredRun:
 
     @property
     def measure_names(self) -> list[str]:
-        fixed = {f.name for f in _FIXED}
-        return [
-            name for name in self.table.column_names
-            if name not in fixed and not name.startswith(LATENCY)
-        ]
+        return measure_columns(self.table.column_names)
 
     @property
     def stages(self) -> list[str]:

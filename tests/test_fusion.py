@@ -102,7 +102,7 @@ def test_rrf_run_records_its_stages(make_config, tmp_path):
         assert all(p > 0 for p in parts)
         assert sum(parts) <= row["latency_ms"] * (1 + 1e-9)  # stages are timed inside the total
     info = json.loads((tmp_path / RUN_JSON).read_text())
-    assert info["stages"]["bm25"] == {"api_calls": 0}
+    assert info["stages"]["bm25"] == {"index_api_calls": 0, "search_api_calls": 0}
     assert "latency_ms.bm25" not in stored.measure_names
 
 
