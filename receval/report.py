@@ -571,10 +571,17 @@ def build_report(
     intersect: bool = False,
     overlap_thresholds: tuple[float, float] = OVERLAP_THRESHOLDS,
     overlap_measure: str = "rouge1_p",
+    qrels: str | Path | None = None,
 ) -> Report:
-    """Read the runs under ``paths`` and compute everything the report shows."""
+    """Read the runs under ``paths`` and compute everything the report shows.
+
+    With ``qrels``, a path that is a file is an external TREC run, scored beside the
+    stored runs by the same measures (:mod:`receval.external`)."""
     where = list(where or [])
-    loaded = [with_overlap(run, overlap_measure, overlap_thresholds) for run in runs_mod.load_runs(paths)]
+    loaded = [
+        with_overlap(run, overlap_measure, overlap_thresholds)
+        for run in runs_mod.load_runs(paths, qrels=qrels)
+    ]
     base_index = None
     if baseline is not None:
         base_index, base_run = runs_mod.select_one(loaded, baseline)
@@ -767,7 +774,14 @@ def build_parser() -> runs_mod.ArgumentParser:
         prog="python -m receval.report",
         description="Report stored runs side by side, with bootstrap intervals.",
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or sweep directories")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN",
+        help="run directories or sweep directories; with --qrels also TREC run files",
+    )
+    parser.add_argument(
+        "--qrels", metavar="FILE",
+        help="judgements (TREC qrels or BEIR qrels tsv) to score TREC run files given as RUN",
+    )
     parser.add_argument(
         "--metrics", help="columns, comma-separated (default hit@1,hit@3,recall@3,rr,ndcg@5)"
     )
@@ -836,6 +850,7 @@ def main(argv: list[str] | None = None) -> int:
             intersect=args.intersect,
             overlap_thresholds=parse_thresholds(args.overlap_thresholds),
             overlap_measure=args.overlap_measure,
+            qrels=args.qrels,
         )
         if args.plot:
             report.plot(args.plot)

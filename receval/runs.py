@@ -19,6 +19,7 @@ Nothing here retrieves or scores: everything is read from stored runs.
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
 import re
@@ -38,6 +39,7 @@ from omegaconf import OmegaConf
 from receval import config as config_schema
 from receval import metrics as measures
 from receval.errors import RecevalError, RunError
+from receval.metrics import measures_for
 from receval.store import (
     META_KEY,
     RESULTS,
@@ -365,8 +367,35 @@ def load_run(run_dir: str | Path) -> Run:
     )
 
 
-def load_runs(paths: list[str | Path]) -> list[Run]:
-    return [load_run(p) for p in find_runs(paths)]
+def load_runs(paths: list[str | Path], qrels: str | Path | None = None) -> list[Run]:
+    """Stored runs from run or sweep directories; with ``qrels``, a path that is a
+    file is an external TREC run, scored like the stored ones (:mod:`receval.external`)."""
+    files = [p for p in paths if Path(p).is_file()]
+    if files and qrels is None:
+        raise RunError(
+            f"{files[0]}: a file, not a run directory; to report an external TREC run "
+            "beside stored ones, give its judgements with --qrels FILE"
+        )
+    stored = [load_run(p) for p in find_runs([p for p in paths if not Path(p).is_file()])] if len(files) < len(paths) else []
+    return stored + [external_run(f, qrels, stored) for f in files]
+
+
+def external_run(path: str | Path, qrels: str | Path, stored: list[Run]) -> Run:
+    """An external TREC run at the stored runs' depth and cutoffs (10 and 1,3,5,10 alone)."""
+    from receval.external import external_table
+    from receval.trec import run_tags
+
+    depths = {int(r.flat.get("depth", 10)) for r in stored} or {10}
+    measures = list(dict.fromkeys(m for r in stored for m in r.measure_names))
+    if not measures:
+        measures = [m.name for m in measures_for([1, 3, 5, 10])]
+    table = external_table(path, qrels, max(depths), measures)
+    tag = (run_tags(path) or [Path(path).name])[0]
+    # shown as the first stored run's config under another retriever name: the same
+    # questions and depth; receval knows nothing else about the system
+    config = copy.deepcopy(stored[0].config) if stored else {}
+    config.setdefault("retriever", {})["name"] = f"{tag} (TREC run)"
+    return Run(run_dir=Path(path), table=table, metadata={"external_run": str(path)}, info={}, config=config)
 
 
 def load_one(path: str | Path, what: str = "run") -> Run:

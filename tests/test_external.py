@@ -1,0 +1,74 @@
+"""An external TREC run beside stored runs: scored by receval's own measures."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+from receval.errors import RecevalError
+from receval.export import export
+from receval.external import external_table, read_labels
+from receval.pipeline import run
+from receval.report import build_report
+from receval.store import read_run
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    from hydra import compose, initialize_config_dir
+
+    from receval.config import config_dir
+
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        cfg = compose("config", overrides=["retriever=tfidf"])
+    run_dir = tmp_path_factory.mktemp("run")
+    run(cfg, run_dir)
+    return run_dir
+
+
+def test_our_own_exported_run_scores_identically(stored, tmp_path):
+    run_file, qrels_file = export(stored, tmp_path / "run.trec", tmp_path / "qrels.txt", tag="mine")
+    report = build_report([stored, run_file], qrels=qrels_file, baseline=str(stored)).to_dict()
+    ours, theirs = report["runs"]
+    assert theirs["params"]["retriever"] == "mine (TREC run)"
+    for name, value in ours["metrics"].items():
+        assert theirs["metrics"][name] == value  # same mean, same interval
+    (pair,) = report["pairs"]
+    assert pair["diff"] == 0 and pair["fixed"] == [] and pair["broken"] == []
+
+
+def test_a_reversed_run_is_scored_by_hand(stored, tmp_path):
+    table = read_run(stored).table.to_pylist()
+    lines = []
+    for row in table:
+        for rank, doc in enumerate(reversed(row["retrieved"]), start=1):
+            lines.append(f"{row['question_id']} Q0 {doc} {rank} {100 - rank} other")
+    run_file = tmp_path / "other.trec"
+    run_file.write_text("\n".join(lines) + "\n")
+    _, qrels_file = export(stored, tmp_path / "ignored.trec", tmp_path / "qrels.txt")
+    scored = external_table(run_file, qrels_file, depth=10, measures=["rr", "hit@3"]).to_pylist()
+    by_id = {r["question_id"]: r for r in table if r["relevant"]}
+    assert {r["question_id"] for r in scored if r["rr"] is not None} == set(by_id)
+    assert {r["question_id"] for r in scored if r["rr"] is None} == {r["question_id"] for r in table if not r["relevant"]}
+    for row in (r for r in scored if r["rr"] is not None):
+        reversed_list = list(reversed(by_id[row["question_id"]]["retrieved"]))
+        ranks = [i + 1 for i, d in enumerate(reversed_list) if d in by_id[row["question_id"]]["relevant"]]
+        assert row["rr"] == pytest.approx(1 / ranks[0] if ranks else 0.0)
+        assert row["hit@3"] == float(bool(ranks) and ranks[0] <= 3)
+
+
+def test_beir_tsv_qrels_and_errors(tmp_path):
+    tsv = tmp_path / "test.tsv"
+    tsv.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n")
+    assert read_labels(tsv) == {"q1": {"d1": 2, "d2": 0}}
+    tsv.write_text("query-id\tcorpus-id\tscore\nq1\td1\tlots\n")
+    with pytest.raises(RecevalError, match=r"test.tsv:2: expected 'query-id<TAB>corpus-id<TAB>score'"):
+        read_labels(tsv)
+    with pytest.raises(RecevalError, match="file not found"):
+        read_labels(tmp_path / "none.tsv")
+
+
+def test_a_run_file_without_qrels_is_a_clear_error(stored, tmp_path):
+    run_file, _ = export(stored, tmp_path / "run.trec")
+    done = run_cli(str(stored), str(run_file), cwd=tmp_path, module="receval.report")
+    assert done.returncode == 2 and "--qrels FILE" in done.stderr and "Traceback" not in done.stderr
