@@ -1,0 +1,103 @@
+"""Dense retrieval: cosine similarity of sentence embeddings.
+
+Chunks and questions are encoded by one :mod:`receval.embeddings` encoder into unit
+vectors, so ``score`` is a single matrix product ``Q @ C.T`` (cosines in [-1, 1]).
+Every chunk is a candidate (``floor = None``): a cosine can be negative and still
+rank. Chunk vectors go through the on-disk cache (a sweep or a second run encodes
+each chunk text once); questions are encoded afresh by every ``score`` call, so
+search latency includes encoding the question, as it would in service, and never
+the model's load (``fit`` loads it, even when every chunk is cached).
+
+Counters, for the run record and the report: ``encoded`` and ``cache_hits`` count
+distinct chunk texts encoded and found in the cache by ``fit``;
+``questions_encoded`` counts question texts; ``api_calls`` counts HTTP requests
+(retries included; 0 for a local model).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from receval.embeddings import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, embed
+from receval.errors import ConfigError, RecevalError
+
+BACKENDS = ("local", "http")
+
+
+class Dense:
+    name = "dense"
+    floor: float | None = None
+
+    def __init__(self, encoder: Encoder, cache: EmbeddingCache | None = None, progress: bool | None = None):
+        self.encoder = encoder
+        self.cache = cache
+        self.progress = progress
+        self.chunk_vectors = np.zeros((0, 0), dtype=np.float32)  # (D, dim), unit rows
+        self.encoded = 0
+        self.cache_hits = 0
+        self.questions_encoded = 0
+
+    @classmethod
+    def from_config(cls, cfg, cache_dir: str | Path | None) -> Dense:
+        """The dense retriever a ``retriever`` config describes.
+
+        ``cfg``: ``model``, ``backend`` (local | http), ``base_url``, ``api_key_env``,
+        ``batch_size``. ``cache_dir``: the run's ``cache_dir`` (relative paths are
+        relative to the working directory); embeddings go to ``<cache_dir>/embeddings``.
+        ``None`` disables the cache. Raises ``ConfigError`` for a bad model, backend or
+        URL, or when the ``dense`` extra is missing. Nothing heavy is loaded or imported
+        here: the model loads in ``fit`` (or ``load``), once per process.
+        """
+        backend = getattr(cfg, "backend", "local")
+        batch_size = int(getattr(cfg, "batch_size", 64))
+        if backend == "local":
+            encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
+        elif backend == "http":
+            encoder = HttpEncoder(
+                getattr(cfg, "base_url", None), cfg.model, getattr(cfg, "api_key_env", None), batch_size=batch_size
+            )
+        else:
+            raise ConfigError(f"retriever.backend={backend!r} is not known; use one of: {', '.join(BACKENDS)}")
+        cache = None if cache_dir is None else EmbeddingCache(Path(cache_dir), encoder.identity, encoder.label)
+        return cls(encoder, cache)
+
+    @property
+    def api_calls(self) -> int:
+        return self.encoder.api_calls
+
+    def __repr__(self) -> str:
+        return f"Dense({self.encoder!r}, cache={self.cache!r})"
+
+    def load(self) -> None:
+        """Load the model now; ``fit`` does it anyway, so search never pays for it."""
+        load = getattr(self.encoder, "load", None)
+        if load is not None:
+            load()
+
+    def fit(self, texts: list[str], tie_rank: np.ndarray | None = None) -> None:
+        """Embed the chunk texts (through the cache); ``tie_rank`` is not needed here.
+
+        The model is loaded here even when every chunk is cached, since ``score``
+        needs it for the questions and its load time must not count as search latency.
+        """
+        self.load()
+        result = embed(list(texts), self.encoder, self.cache, self.progress)
+        self.chunk_vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
+        self.encoded += result.encoded
+        self.cache_hits += result.cache_hits
+
+    def score(self, questions: list[str]) -> np.ndarray:
+        """(B, D) float32 cosines of each question with each fitted chunk."""
+        n_chunks = self.chunk_vectors.shape[0]
+        if not questions or n_chunks == 0:
+            return np.zeros((len(questions), n_chunks), dtype=np.float32)
+        vectors = np.asarray(self.encoder.encode(list(questions)), dtype=np.float32)
+        self.questions_encoded += len(questions)
+        if vectors.shape[1] != self.chunk_vectors.shape[1]:
+            raise RecevalError(
+                f"question embeddings have {vectors.shape[1]} dimensions, chunk embeddings "
+                f"{self.chunk_vectors.shape[1]}: the model changed between fit and score"
+            )
+        return (vectors @ self.chunk_vectors.T).astype(np.float32, copy=False)
