@@ -6,7 +6,9 @@ Every chunk is a candidate (``floor = None``): a cosine can be negative and stil
 rank. Chunk vectors go through the on-disk cache (a sweep or a second run encodes
 each chunk text once); questions are encoded afresh by every ``score`` call, so
 search latency includes encoding the question, as it would in service, and never
-the model's load (``fit`` loads it, even when every chunk is cached).
+the model's load (``fit`` loads it and, for a local model, encodes one warm-up text,
+even when every chunk is cached). A batch scored twice in a row (hybrid_rerank's
+dense member, then its re-ranker, the same retriever) is encoded once.
 
 Counters, for the run record and the report: ``encoded`` and ``cache_hits`` count
 distinct chunk texts encoded and found in the cache by ``fit``;
@@ -83,6 +85,9 @@ class Dense:
         needs it for the questions and its load time must not count as search latency.
         """
         self.load()
+        if isinstance(self.encoder, LocalEncoder):  # first-call set-up, not a question's cost
+            self.encoder.encode(["warm-up"])
+        self._last: tuple[tuple[str, ...], np.ndarray] | None = None
         result = embed(list(texts), self.encoder, self.cache, self.progress)
         self.chunk_vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
         self.encoded += result.encoded
@@ -93,6 +98,10 @@ class Dense:
         n_chunks = self.chunk_vectors.shape[0]
         if not questions or n_chunks == 0:
             return np.zeros((len(questions), n_chunks), dtype=np.float32)
+        key = tuple(questions)
+        last = getattr(self, "_last", None)
+        if last is not None and last[0] == key:
+            return last[1]
         vectors = np.asarray(self.encoder.encode(list(questions)), dtype=np.float32)
         self.questions_encoded += len(questions)
         if vectors.shape[1] != self.chunk_vectors.shape[1]:
@@ -100,4 +109,6 @@ class Dense:
                 f"question embeddings have {vectors.shape[1]} dimensions, chunk embeddings "
                 f"{self.chunk_vectors.shape[1]}: the model changed between fit and score"
             )
-        return (vectors @ self.chunk_vectors.T).astype(np.float32, copy=False)
+        scores = (vectors @ self.chunk_vectors.T).astype(np.float32, copy=False)
+        self._last = (key, scores)
+        return scores
