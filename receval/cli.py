@@ -41,6 +41,9 @@ def main() -> None:
         _run()
     except SystemExit as stop:
         if stop.code == 1 and not _started:  # Hydra could not compose the config
-            sys.stderr.write("receval: error: the config above could not be composed; fix the override or file it names\n")
+            sys.stderr.write(
+                "receval: error: see Hydra's message above: a config it could not compose "
+                "(fix the override or file it names), or a job that failed on a remote launcher\n"
+            )
             raise SystemExit(EXIT_USER_ERROR) from None
         raise

@@ -37,7 +37,11 @@ def read_labels(path: str | Path) -> dict[str, dict[str, int]]:
     if first.split()[:1] != ["query-id"]:
         return trec.read_qrels(path)
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()[1:], start=2):
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise RecevalError(f"{path}: not UTF-8 text ({error.reason}); save it as UTF-8") from None
+    for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         parts = line.split("\t")

@@ -84,12 +84,13 @@ def run(cfg, run_dir: Path) -> RunResult:
         dataset=dataset.fingerprint, max_words=chunking.max_words, overlap=chunking.overlap,
         headings=chunking.headings,
     )
+    # built before anything is cached: a bad retriever setting leaves nothing behind
+    retriever = retrievers.build(cfg, vocabularies=cache.vocabularies(chunk_key))
     with timer("chunk"):
         chunks = cache.chunks(
             chunk_key,
             lambda: chunk_sections(dataset.sections, chunking.max_words, chunking.overlap, chunking.headings),
         )
-    retriever = retrievers.build(cfg, vocabularies=cache.vocabularies(chunk_key))
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
         retriever.fit([chunk.text for chunk in chunks], tie_rank)

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import yaml
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
@@ -163,6 +164,14 @@ def saved_config(run_dir: Path):
         schema = OmegaConf.structured(config_schema.RecevalConfig)
         with_hydra = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
         return OmegaConf.merge(schema, with_hydra)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
+        raise RunError(
+            f"{hydra_dir / runs_mod.CONFIG_YAML}: not a readable YAML config ({problem}{where}); "
+            "fix it, or delete it to re-run from the config saved in run.json"
+        ) from None
     except (HydraException, OmegaConfBaseException) as error:
         message = str(error).splitlines()[0]
         raise RunError(
@@ -255,7 +264,12 @@ def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reprodu
         target = Path(out_dir)
         if (target / RESULTS).exists():
             raise RunError(f"--out {target}: already holds a run; choose a new directory")
-        target.mkdir(parents=True, exist_ok=True)
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise RunError(
+                f"--out {target}: cannot create it ({error.strerror}); choose a folder you can write to"
+            ) from None
     saved = run_dir / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML
     (target / runs_mod.HYDRA_DIR).mkdir(parents=True, exist_ok=True)
     if saved.is_file():

@@ -41,6 +41,7 @@ from receval import metrics as measures
 from receval.errors import RecevalError, RunError
 from receval.metrics import measures_for
 from receval.store import (
+    FIXED_COLUMNS,
     META_KEY,
     RESULTS,
     RUN_JSON,
@@ -323,10 +324,16 @@ def read_info(run_dir: Path) -> dict:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        warn(f"{path}: cannot be read; its chunk count and saved config are ignored")
-        return {}
-    return data if isinstance(data, dict) else {}
+    except (OSError, ValueError, RecursionError) as error:
+        data, why = None, str(error)
+    else:
+        why = f"a JSON {type(data).__name__}, not an object"
+    if not isinstance(data, dict):  # written last and atomically: this job did not end cleanly
+        raise RunError(
+            f"{path}: not a run's facts ({why}); re-run the job (the same command resumes "
+            f"it), or delete {RUN_JSON} to read {RESULTS} alone"
+        )
+    return data
 
 
 #: Columns the report and compare never read: the bulk of a results file.
@@ -344,7 +351,7 @@ def read_results(run_dir: str | Path, skip: frozenset[str] = UNUSED_COLUMNS) -> 
         schema = pq.read_schema(path)
         metadata = json.loads((schema.metadata or {})[META_KEY])
         version = metadata["schema_version"]
-        if isinstance(version, int) and version <= SCHEMA_VERSION:
+        if isinstance(version, int) and version <= SCHEMA_VERSION and FIXED_COLUMNS <= set(schema.names):
             names = [n for n in schema.names if n not in skip]
             return StoredRun(Path(run_dir), pq.read_table(path, columns=names), metadata)
     except (OSError, KeyError, TypeError, ValueError, pa.ArrowException):

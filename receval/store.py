@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from receval import __version__
-from receval.errors import RunError
+from receval.errors import RecevalError, RunError
 
 SCHEMA_VERSION = 1
 RESULTS = "results.parquet"
@@ -95,11 +95,22 @@ def _umask() -> int:
     return mask
 
 
+class WriteError(RecevalError, OSError):
+    """A path the user gave (an --out file, a cache or output folder) that cannot be
+    written: exit status 2 with one line, and still an ``OSError`` for callers that
+    go on without writing (the embeddings cache)."""
+
+
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:  # a folder that cannot be made or written: the user's path
+        raise WriteError(
+            f"{path}: cannot write it ({error.strerror or error}); choose a folder you can write to"
+        ) from None
     os.close(fd)
     os.chmod(tmp, 0o666 & ~_umask())
     try:
@@ -158,6 +169,7 @@ def read_run(run_dir: str | Path) -> StoredRun:
         )
     try:
         table = pq.read_table(path)
+        names = set(table.column_names)  # a damaged name fails to decode here
         raw = (table.schema.metadata or {}).get(META_KEY)
         metadata = json.loads(raw) if raw else None
     except (pa.ArrowException, OSError, ValueError) as error:
@@ -170,4 +182,7 @@ def read_run(run_dir: str | Path) -> StoredRun:
             f"{path}: written with results schema {version!r}, this receval "
             f"({__version__}) reads schema <= {SCHEMA_VERSION}; upgrade receval"
         )
+    missing = [f.name for f in _FIXED if f.name not in names]
+    if missing:
+        raise RunError(f"{path}: not complete results (no column {', '.join(missing)}); re-run this job")
     return StoredRun(run_dir, table, metadata)

@@ -129,7 +129,7 @@ def test_installed_wheel_finds_its_configs_from_anywhere(tmp_path):
     assert built.returncode == 0, built.stderr
     (wheel,) = wheels.glob("receval-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"receval/conf/config.yaml", "receval/conf/retriever/bm25.yaml"} <= names
+    assert {"receval/conf/config.yaml", "receval/conf/retriever/bm25.yaml", "receval/conf/hydra/launcher/receval_ray.yaml"} <= names
     assert "receval/datasets/library/questions.jsonl" in names
     target = tmp_path / "site-packages"
     subprocess.run(

@@ -94,7 +94,7 @@ def _jsonl(path: Path, problems: list[str]):
                 record, end = _raw_decode(text)
                 if text[end:].strip():
                     raise ValueError
-            except ValueError:
+            except (ValueError, RecursionError):
                 if not text.strip():
                     continue
                 try:
@@ -103,6 +103,9 @@ def _jsonl(path: Path, problems: list[str]):
                     problems.append(
                         f"{path}:{number}: not valid JSON ({error.msg} at column {error.colno}); fix the line"
                     )
+                    continue
+                except (ValueError, RecursionError) as error:  # a number too long, nesting too deep
+                    problems.append(f"{path}:{number}: JSON that cannot be read ({type(error).__name__}); fix the line")
                     continue
             if not isinstance(record, dict):
                 problems.append(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")

@@ -92,7 +92,7 @@ def parse_page(stem: str, markdown: str) -> list[Section]:
 
 
 def read_pages(pages_dir: Path) -> tuple[list[Section], list[Path]]:
-    files = sorted(pages_dir.glob("*.md"))
+    files = sorted(p for p in pages_dir.glob("*.md") if p.is_file())  # not a folder named x.md
     if not files:
         raise DatasetError(
             f"{pages_dir}: no pages found; put one Markdown file per page in pages/*.md"
@@ -100,9 +100,11 @@ def read_pages(pages_dir: Path) -> tuple[list[Section], list[Path]]:
     sections: list[Section] = []
     for file in files:
         try:
-            markdown = file.read_text(encoding="utf-8")
+            markdown = file.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError as error:
             raise DatasetError(f"{file}: not UTF-8 text ({error.reason}); save it as UTF-8") from None
+        except OSError as error:
+            raise DatasetError(f"{file}: cannot be read ({error.strerror}); check its permissions") from None
         sections.extend(parse_page(file.stem, markdown))
     if not sections:
         raise DatasetError(f"{pages_dir}: the pages hold no text under any heading")

@@ -104,9 +104,11 @@ def read_questions(path: Path, sections: list[Section]) -> list[Question]:
     where: dict[str, str] = {}
     problems: list[str] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as error:
         raise DatasetError(f"{path}: not UTF-8 text ({error.reason}); save it as UTF-8") from None
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot be read ({error.strerror}); check its permissions") from None
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -115,6 +117,9 @@ def read_questions(path: Path, sections: list[Section]) -> list[Question]:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             problems.append(f"{at}: not valid JSON ({error.msg} at column {error.colno}); fix the line")
+            continue
+        except (ValueError, RecursionError) as error:  # a 5000-digit number, nesting too deep
+            problems.append(f"{at}: cannot be read as JSON ({error}); fix the line")
             continue
         question, found = parse_question(record, at)
         problems += found

@@ -1,0 +1,495 @@
+"""Every user-facing input, given a bad example: exit status 2, one clear line, no traceback,
+nothing left behind.
+
+Command-line cases run ``python -m ...`` as a user would (``conftest.run_cli``) and check
+the exit status, the message (the file or key it names and the fix it suggests), that
+no traceback is shown, and that no results, run facts, cache entries or temporary
+files are left (Hydra's own ``.hydra/`` folder and job log may stay). Errors a loader
+raises before anything is written are checked in-process (``RecevalError``), with at
+least one command-line case per family of inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import FIXTURES, run_cli
+
+from receval.datasets.folder import read_pages
+from receval.datasets.questions import read_questions
+from receval.errors import RecevalError
+from receval.runs import load_run
+from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION, read_run
+
+SITE = FIXTURES / "site"
+GOOD_QUESTION = '{"id": "a", "question": "How much is a day pass?", "relevant": ["bikes#prices"]}'
+
+
+# ----------------------------------------------------------------- helpers
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """run_cli in tmp_path/work with a private cache and temp folder, checked afterwards."""
+    work, cache, systmp = tmp_path / "work", tmp_path / "cache", tmp_path / "systmp"
+    for folder in (work, systmp):
+        folder.mkdir()
+
+    def _run(*args: str, module: str = "receval"):
+        return run_cli(
+            *args, cwd=work, module=module,
+            env={"RECEVAL_CACHE_DIR": str(cache), "TMPDIR": str(systmp)},
+        )
+
+    _run.work, _run.cache, _run.systmp = work, cache, systmp
+    return _run
+
+
+def assert_user_error(done, *words: str) -> None:
+    """Exit 2, no traceback, one ``receval: error:`` message holding every word."""
+    err = done.stderr
+    assert done.returncode == 2, (done.returncode, err[-3000:])
+    assert "Traceback" not in err, err[-3000:]
+    assert err.count("receval: error:") == 1, err
+    for word in words:
+        assert word in err, (word, err)
+
+
+def leftovers(*roots: Path) -> list[Path]:
+    """Results, run facts, cache entries and temporary files under ``roots``."""
+    found = []
+    for root in roots:
+        if root.exists():
+            found += [
+                p for p in root.rglob("*")
+                if p.is_file() and (p.name in (RESULTS, RUN_JSON) or p.name.endswith(".tmp") or "cache" in p.parts)
+            ]
+    return found
+
+
+def assert_nothing_left(cli, *roots: Path) -> None:
+    left = leftovers(cli.work, *roots)
+    assert not left, left
+    assert not cli.cache.exists() or not any(p.is_file() for p in cli.cache.rglob("*")), list(cli.cache.rglob("*"))
+    assert not any(cli.systmp.iterdir()), list(cli.systmp.iterdir())
+
+
+def make_site(root: Path, pages: dict[str, str | bytes] | None = None, questions: str | bytes | None = None,
+              copy: bool = True) -> Path:
+    if copy:
+        shutil.copytree(SITE, root)
+    else:
+        root.mkdir(parents=True)
+    for name, text in (pages or {}).items():
+        path = root / "pages" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    if questions is not None:
+        (root / "questions.jsonl").write_bytes(questions if isinstance(questions, bytes) else questions.encode())
+    return root
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """Two good stored runs: the built-in library, and the fixture site (other questions)."""
+    root = tmp_path_factory.mktemp("runs")
+    made = {
+        "library": run_cli("hydra.run.dir=library", cwd=root),
+        "site": run_cli("dataset=folder", f"dataset.path={SITE}", "hydra.run.dir=site", cwd=root),
+    }
+    for name, done in made.items():
+        assert done.returncode == 0, done.stderr
+    return {name: root / name for name in made}
+
+
+def damaged(runs, tmp_path, how: str) -> Path:
+    """A copy of the library run, damaged one way."""
+    run_dir = tmp_path / f"run-{how}"
+    shutil.copytree(runs["library"], run_dir)
+    results = run_dir / RESULTS
+    data = results.read_bytes()
+    if how == "truncated":
+        results.write_bytes(data[: len(data) // 2])
+    elif how == "corrupt":
+        middle = len(data) // 2
+        results.write_bytes(data[:middle] + b"\0" * 512 + data[middle + 512:])
+    elif how == "empty":
+        results.write_bytes(b"")
+    elif how in ("newer", "no-column"):
+        table = pq.read_table(results)
+        if how == "newer":
+            meta = json.loads(table.schema.metadata[META_KEY])
+            meta["schema_version"] = SCHEMA_VERSION + 1
+            table = table.replace_schema_metadata({META_KEY: json.dumps(meta).encode()})
+        else:
+            table = table.drop_columns(["question_id"])
+        pq.write_table(table, results)
+    elif how == "garbage-json":
+        (run_dir / RUN_JSON).write_text("{\"config_hash\": oops")
+    elif how == "list-json":
+        (run_dir / RUN_JSON).write_text("[1, 2, 3]\n")
+    elif how == "bad-config":
+        (run_dir / ".hydra" / "config.yaml").write_text("dataset: [unclosed\n")
+    else:
+        raise AssertionError(how)
+    return run_dir
+
+
+# ----------------------------------------------------------------- config values (command line)
+
+CONFIG_CASES = {
+    "unknown-key": (["chunking.max_word=40"], ["max_word", "ChunkingConfig", "fix the override"]),
+    "wrong-type": (["depth=abc"], ["depth", "could not be converted to Integer"]),
+    "k1": (["retriever.k1=-1"], ["retriever.k1=-1.0", "use a value >= 0"]),
+    "negative-depth": (["depth=-1"], ["depth=-1", "use an integer >= 1"]),
+    "overlap": (["chunking.overlap=120"], ["chunking.overlap=120", "smaller than chunking.max_words=120"]),
+    "retriever-group": (["retriever=bm26"], ["retriever/bm26", "Available options", "bm25"]),
+    "retriever-name": (["retriever.name=bm26"], ["retriever.name", "'bm26' is not a retriever", "bm25, tfidf"]),
+    "member": (["retriever=rrf", "retriever.members=[bm25,bm27]"], ["retriever.members", "'bm27'"]),
+    "fusion-weights": (
+        ["retriever=rrf", "fusion=weighted", "fusion.weights=[1,2,3]"],
+        ["fusion.weights has 3 values for 2 members", "one weight per member"],
+    ),
+    "cutoff": (["metrics.ks=[1,20]"], ["metrics.ks", "raise depth or drop that cutoff"]),
+    "format": (["dataset.format=csv"], ["dataset.format='csv'", "folder, beir"]),
+}
+
+
+@pytest.mark.parametrize("case", CONFIG_CASES)
+def test_bad_config_value(cli, case):
+    overrides, words = CONFIG_CASES[case]
+    done = cli(*overrides, "hydra.run.dir=out")
+    assert_user_error(done, *words)
+    assert_nothing_left(cli)
+
+
+def test_unwritable_cache_dir(cli, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = cli(f"cache_dir={blocker}/cache", "hydra.run.dir=out")
+    assert_user_error(done, str(blocker), "cannot write it", "choose a folder you can write to")
+    assert_nothing_left(cli)
+
+
+# ----------------------------------------------------------------- dataset folders
+
+
+def test_site_without_pages_folder_on_the_command_line(cli, tmp_path):
+    site = make_site(tmp_path / "nopages", copy=False, questions=GOOD_QUESTION + "\n")
+    done = cli("dataset=folder", f"dataset.path={site}", "hydra.run.dir=out")
+    assert_user_error(done, str(site), "no pages/ folder", "put the Markdown pages in")
+    assert_nothing_left(cli)
+
+
+def test_non_utf8_page_on_the_command_line(cli, tmp_path):
+    site = make_site(tmp_path / "latin1", pages={"cafe.md": b"# Caf\xe9\n\nOpen daily.\n"})
+    done = cli("dataset=folder", f"dataset.path={site}", "hydra.run.dir=out")
+    assert_user_error(done, "cafe.md", "not UTF-8", "save it as UTF-8")
+    assert_nothing_left(cli)
+
+
+@pytest.mark.parametrize(
+    ("pages", "words"),
+    [
+        ({}, ["no pages found", "pages/*.md"]),  # an empty page set
+        ({"notes.txt": "# Not markdown\n\ntext\n"}, ["no pages found"]),
+        ({"a.md": "# One\n## Two\n### Three\n"}, ["no text under any heading"]),  # headings only
+        ({"a.md": "\n\n   \n"}, ["no text under any heading"]),
+        ({"bad.md": b"\xff\xfe# Title\n"}, ["bad.md", "not UTF-8"]),
+    ],
+    ids=["empty", "no-md", "heading-only", "blank", "non-utf8"],
+)
+def test_bad_page_set(tmp_path, pages, words):
+    pages_dir = tmp_path / "pages"
+    pages_dir.mkdir()
+    for name, text in pages.items():
+        (pages_dir / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(RecevalError) as raised:
+        read_pages(pages_dir)
+    for word in words:
+        assert word in str(raised.value)
+
+
+def test_folder_named_like_a_page_is_not_read(tmp_path):
+    site = make_site(tmp_path / "site")
+    (site / "pages" / "drafts.md").mkdir()
+    sections, files = read_pages(site / "pages")
+    assert [f.name for f in files] == ["bikes.md", "safety.md"] and sections
+
+
+# ----------------------------------------------------------------- questions files
+
+
+def test_bad_questions_on_the_command_line(cli, tmp_path):
+    site = make_site(tmp_path / "site", questions=GOOD_QUESTION + '\n{"id": "b", \n'
+                     '{"id": "c", "question": "Helmets?", "relevant": ["safety#helmet"]}\n')
+    done = cli("dataset=folder", f"dataset.path={site}", "hydra.run.dir=out")
+    assert_user_error(done, "2 problems", "questions.jsonl:2: not valid JSON", "questions.jsonl:3",
+                      "'safety#helmet'", "closest: safety#helmets")
+    assert_nothing_left(cli)
+
+
+QUESTION_CASES = {
+    "malformed": ('{"id": "x", "question": "Why?" "relevant": []}', [":2: not valid JSON", "fix the line"]),
+    "duplicate-id": (GOOD_QUESTION, [":2: duplicate question id 'a'", "first at", ":1", "its own id"]),
+    "unknown-label": ('{"id": "x", "question": "Cost?", "relevant": ["bikes#pricez"]}',
+                      [":2:", "'bikes#pricez'", "names no section", "closest: bikes#prices"]),
+    "empty-question": ('{"id": "x", "question": "   ", "relevant": ["bikes#prices"]}',
+                       [":2: empty question", "'question'"]),
+    "no-labels": ('{"id": "x", "question": "Why?"}', [":2:", "no relevant sections", '"kind": "unanswerable"']),
+    "empty-labels": ('{"id": "x", "question": "Why?", "relevant": []}', [":2:", "no relevant sections"]),
+    "bad-grade": ('{"id": "x", "question": "Why?", "relevant": {"bikes#prices": 0}}',
+                  [":2:", "grade of 'bikes#prices'", "integer >= 1"]),
+    "labels-not-list": ('{"id": "x", "question": "Why?", "relevant": "bikes#prices"}',
+                        [":2:", "'relevant' must be a list"]),
+    "no-id": ('{"question": "Why?", "relevant": ["bikes#prices"]}', [":2: missing 'id'"]),
+    "not-object": ('["a", "b"]', [":2: expected a JSON object, got list"]),
+    "huge-number": ('{"id": "x", "question": "Why?", "relevant": {"bikes#prices": 1' + "0" * 5000 + "}}",
+                    [":2: cannot be read as JSON", "fix the line"]),
+    "deep-nesting": ("[" * 100_000, [":2:", "fix the line"]),
+    "bom": ("\ufeff" + GOOD_QUESTION.replace('"a"', '"z"'), [":2: not valid JSON", "BOM"]),
+}
+
+
+@pytest.mark.parametrize("case", QUESTION_CASES)
+def test_bad_question_line(tmp_path, case):
+    line, words = QUESTION_CASES[case]
+    path = tmp_path / "questions.jsonl"
+    path.write_text(GOOD_QUESTION + "\n" + line + "\n", encoding="utf-8")
+    sections, _ = read_pages(SITE / "pages")
+    with pytest.raises(RecevalError) as raised:
+        read_questions(path, sections)
+    for word in words:
+        assert word in str(raised.value), (word, str(raised.value))
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"", ["holds no questions"]),
+        (b"\n \n", ["holds no questions"]),
+        (b'{"id": "a", "question": "caf\xe9?"}\n', ["not UTF-8", "save it as UTF-8"]),
+        (None, ["questions file not found"]),
+    ],
+    ids=["empty", "blank", "non-utf8", "missing"],
+)
+def test_bad_questions_file(tmp_path, content, words):
+    path = tmp_path / "questions.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    sections, _ = read_pages(SITE / "pages")
+    with pytest.raises(RecevalError) as raised:
+        read_questions(path, sections)
+    for word in words:
+        assert word in str(raised.value)
+
+
+# ----------------------------------------------------------------- BEIR folders
+
+def _beir_module():
+    try:
+        from receval.datasets import beir as module
+    except ImportError:
+        pytest.skip("receval.datasets.beir is not there")
+    return module
+
+
+def make_beir(root: Path, drop: tuple[str, ...] = (), files: dict[str, str] | None = None) -> Path:
+    content = {
+        "corpus.jsonl": '{"_id": "d1", "title": "Cats", "text": "cats purr"}\n{"_id": "d2", "text": "dogs bark"}\n',
+        "queries.jsonl": '{"_id": "q1", "text": "which animal purrs"}\n',
+        "qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t1\n",
+    }
+    content.update(files or {})
+    for name, text in content.items():
+        if name in drop:
+            continue
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_bad_beir_line_on_the_command_line(cli, tmp_path):
+    _beir_module()
+    folder = make_beir(tmp_path / "beir", files={"corpus.jsonl": '{"_id": "d1", "text": "x"}\n{"_id": d2}\n'})
+    done = cli("dataset=beir", f"dataset.path={folder}", "dataset.split=test", "hydra.run.dir=out")
+    assert_user_error(done, "corpus.jsonl:2: not valid JSON", "fix the line")
+    assert_nothing_left(cli)
+
+
+BEIR_CASES = {
+    "no-corpus": ({"drop": ("corpus.jsonl",)}, ["corpus.jsonl: not found", "a BEIR folder holds"]),
+    "no-queries": ({"drop": ("queries.jsonl",)}, ["queries.jsonl: not found", "a BEIR folder holds"]),
+    "no-qrels": ({"drop": ("qrels/test.tsv",)}, ["qrels/test.tsv: not found", "dataset.split='test'"]),
+    "bad-json": (
+        {"files": {"queries.jsonl": '{"_id": "q1", "text": "x"}\nnot json\n'}},
+        ["queries.jsonl:2: not valid JSON"],
+    ),
+    "bad-qrels": (
+        {"files": {"qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1 d1 1\n"}},
+        ["test.tsv:2: expected 3 tab-separated columns", "integer score"],
+    ),
+    "qrels-score": (
+        {"files": {"qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\thigh\n"}},
+        ["test.tsv:2:", "integer score"],
+    ),
+    "unknown-doc": (
+        {"files": {"qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td9\t1\n"}},
+        ["1 unknown document id: 'd9' (line 2)", "every corpus-id must be an _id"],
+    ),
+    "duplicate-doc": (
+        {"files": {"corpus.jsonl": '{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n'}},
+        ["corpus.jsonl:2: duplicate document id 'd1'"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BEIR_CASES)
+def test_bad_beir_folder(tmp_path, make_config, case):
+    _beir_module()
+    from receval.datasets import load_dataset
+
+    files, words = BEIR_CASES[case]
+    folder = make_beir(tmp_path / "beir", **files)
+    cfg = make_config("dataset=beir", f"dataset.path={folder}", "dataset.split=test")
+    with pytest.raises(RecevalError) as raised:
+        load_dataset(cfg.dataset)
+    for word in words:
+        assert word in str(raised.value), (word, str(raised.value))
+
+
+# ----------------------------------------------------------------- report, compare, reproduce arguments
+
+
+def test_report_of_a_missing_dir(cli):
+    done = cli(str(cli.work / "runs" / "nope"), module="receval.report")
+    assert_user_error(done, "runs/nope: no such directory")
+
+
+def test_compare_with_a_dir_that_is_not_a_run(cli, runs, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "notes.txt").write_text("hello")
+    done = cli(str(runs["library"]), str(plain), module="receval.compare")
+    assert_user_error(done, str(plain), f"no {RESULTS} here", "give a run directory")
+
+
+def test_compare_of_runs_over_different_questions(cli, runs):
+    done = cli(str(runs["library"]), str(runs["site"]), module="receval.compare")
+    assert_user_error(done, "over different questions", "49 ids only in the first", "--intersect")
+
+
+def test_reproduce_of_a_missing_dir(cli):
+    done = cli(str(cli.work / "gone"), module="receval.reproduce")
+    assert_user_error(done, "gone: no such directory")
+    assert_nothing_left(cli)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--metric", "mrr@7"], ["--metric", "rr takes no cutoff"]),
+        (["--metrics", "hit@1,bogus"], ["--metrics", "unknown measure 'bogus'", "hit@k"]),
+        (["--fail-under", "hit@3"], ["--fail-under 'hit@3'", "METRIC=FLOOR", "hit@3=0.70"]),
+        (["--fail-under", "hit@3=70"], ["--fail-under hit@3=70", "between 0 and 1"]),
+        (["--fail-under", "hit@3=abc"], ["'abc' is not a number"]),
+        (["--baseline", "retriever=nope"], ["--baseline retriever=nope", "matches none"]),
+        (["--format", "xml"], ["--format", "invalid choice: 'xml'"]),
+    ],
+    ids=["metric-cutoff", "unknown-metric", "floor-syntax", "floor-percent", "floor-text", "baseline", "format"],
+)
+def test_bad_report_argument(cli, runs, args, words):
+    out = cli.work / "report.md"
+    done = cli(str(runs["library"]), *args, "--out", str(out), module="receval.report")
+    assert_user_error(done, *words)
+    assert not out.exists()
+    assert_nothing_left(cli)
+
+
+def test_report_out_in_an_unwritable_place(cli, runs, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    done = cli(str(runs["library"]), "--format", "json", "--out", f"{blocker}/report.json", module="receval.report")
+    assert_user_error(done, f"{blocker}/report.json", "cannot write it", "choose a folder")
+    assert_nothing_left(cli, tmp_path)
+
+
+def test_reproduce_out_in_an_unwritable_place(cli, runs, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    done = cli(str(runs["library"]), "--out", f"{blocker}/rerun", module="receval.reproduce")
+    assert_user_error(done, "--out", "cannot create it", "choose a folder")
+    assert_nothing_left(cli)
+
+
+# ----------------------------------------------------------------- stored runs
+
+
+@pytest.mark.parametrize(
+    ("how", "module", "words"),
+    [
+        ("truncated", "receval.report", [RESULTS, "cannot be read as results", "re-run this job"]),
+        ("corrupt", "receval.compare", [RESULTS, "cannot be read as results", "re-run this job"]),
+        ("newer", "receval.report", [RESULTS, f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
+        ("newer", "receval.compare", [f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
+        ("newer", "receval.reproduce", [f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
+        ("no-column", "receval.reproduce", [RESULTS, "no column question_id", "re-run this job"]),
+        ("garbage-json", "receval.report", [RUN_JSON, "not a run's facts", "re-run the job", f"delete {RUN_JSON}"]),
+        ("list-json", "receval.compare", [RUN_JSON, "a JSON list, not an object"]),
+        ("bad-config", "receval.reproduce", [".hydra/config.yaml: not a readable YAML config", "at line", "run.json"]),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_damaged_run_on_the_command_line(cli, runs, tmp_path, how, module, words):
+    run_dir = damaged(runs, tmp_path, how)
+    before = sorted(p.name for p in run_dir.rglob("*"))
+    args = [str(runs["library"]), str(run_dir)] if module == "receval.compare" else [str(run_dir)]
+    done = cli(*args, module=module)
+    assert_user_error(done, str(run_dir), *words)
+    assert sorted(p.name for p in run_dir.rglob("*")) == before  # nothing added beside the run
+    assert_nothing_left(cli)
+
+
+def test_damaged_results_with_export(cli, runs, tmp_path):
+    pytest.importorskip("receval.export")
+    run_dir = damaged(runs, tmp_path, "no-column")
+    out = cli.work / "run.trec"
+    done = cli(str(run_dir), "--trec", str(out), module="receval.export")
+    assert_user_error(done, "no column question_id")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("how", ["truncated", "corrupt", "empty", "newer", "no-column"])
+def test_damaged_results_are_a_run_error(runs, tmp_path, how):
+    run_dir = damaged(runs, tmp_path, how)
+    for read in (read_run, load_run):
+        with pytest.raises(RecevalError) as raised:
+            read(run_dir)
+        assert RESULTS in str(raised.value)
+
+
+# ----------------------------------------------------------------- readers of other formats
+
+HUGE_NUMBER = '{"_id": "d1", "text": "x", "n": 1' + "0" * 5000 + "}"
+
+
+@pytest.mark.parametrize("line", [HUGE_NUMBER, "[" * 100_000], ids=["huge-number", "deep-nesting"])
+def test_beir_line_that_json_cannot_convert(tmp_path, line):
+    beir = _beir_module()
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(RecevalError):
+        beir.read_corpus(path, True)
+
+
+def test_external_qrels_not_utf8(tmp_path):
+    external = pytest.importorskip("receval.external")
+    path = tmp_path / "test.tsv"
+    path.write_bytes(b"query-id\tcorpus-id\tscore\nq1\td\xff\t1\n")
+    with pytest.raises(RecevalError):
+        external.read_labels(path)
