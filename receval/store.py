@@ -126,6 +126,8 @@ def write_results(
 ) -> Path:
     """Write the per-question table atomically; returns its path."""
     metadata = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **metadata}
+    n_rows = len(columns["question_id"])
+    columns = {**{name: [None] * n_rows for name in OVERLAP}, **columns}  # optional: null if not given
     table = pa.table(columns, schema=results_schema(measure_names, metadata, stages))
     target = Path(run_dir) / RESULTS
     atomic_write(target, lambda tmp: pq.write_table(table, tmp))
