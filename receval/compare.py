@@ -202,7 +202,7 @@ def paired(
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(tables.Rendered):
     pair: Pair
     params: dict[str, list[str]]  # differing config values: short name -> [A, B]
     boot: BootSettings
@@ -258,18 +258,6 @@ class Comparison:
             wrap={2},
         )
         return [main, ids]
-
-    def to_rich(self):
-        return tables.to_rich(self.header_lines(), self.tables())
-
-    def to_text(self) -> str:
-        return tables.to_text(self.header_lines(), self.tables())
-
-    def to_markdown(self) -> str:
-        return tables.to_markdown(self.header_lines(), self.tables())
-
-    def to_latex(self) -> str:
-        return tables.to_latex(self.header_lines(), self.tables())
 
     def to_csv(self) -> str:
         p = self.pair

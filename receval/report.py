@@ -142,7 +142,7 @@ class QuestionRow:
 
 
 @dataclass
-class Report:
+class Report(tables.Rendered):
     """Everything the report shows, computed once; ``to_*`` only format it."""
 
     runs: list[RunSummary]
@@ -357,18 +357,6 @@ class Report:
     def tables(self) -> list[tables.Table]:
         found = [self.main_table(), self.stage_table(), self.pairs_table(), self.by_table(), self.question_table()]
         return [t for t in found if t is not None]
-
-    def to_rich(self):
-        return tables.to_rich(self.header_lines(), self.tables())
-
-    def to_text(self) -> str:
-        return tables.to_text(self.header_lines(), self.tables())
-
-    def to_markdown(self) -> str:
-        return tables.to_markdown(self.header_lines(), self.tables())
-
-    def to_latex(self) -> str:
-        return tables.to_latex(self.header_lines(), self.tables())
 
     # ------------------------------------------------------------- csv
 

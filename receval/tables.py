@@ -229,3 +229,20 @@ def to_csv(columns: list[str], rows: list[list]) -> str:
     for row in rows:
         writer.writerow(["" if v is None else v for v in row])
     return buffer.getvalue()
+
+
+class Rendered:
+    """Renderers for anything with ``header_lines()`` and ``tables()`` (a report, a
+    comparison): terminal, text, Markdown and LaTeX come from the same tables."""
+
+    def to_rich(self):
+        return to_rich(self.header_lines(), self.tables())
+
+    def to_text(self) -> str:
+        return to_text(self.header_lines(), self.tables())
+
+    def to_markdown(self) -> str:
+        return to_markdown(self.header_lines(), self.tables())
+
+    def to_latex(self) -> str:
+        return to_latex(self.header_lines(), self.tables())

@@ -6,6 +6,7 @@ everything before any result is written.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,24 @@ class Dataset:
     questions: list[Question]
     fingerprint: str  # sha256 of the files read: pages and questions
     notes: dict = field(default_factory=dict)  # loader counts, e.g. {"unjudged_questions": 300}
+
+
+def fingerprint(files: list[Path], root: Path) -> str:
+    """sha256 over each file's path (relative to ``root`` when inside it) and bytes,
+    read in 1 MiB blocks (corpora can be large): the dataset's identity in run records
+    and cache keys."""
+    digest = hashlib.sha256()
+    for file in files:
+        try:
+            name = file.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            name = file.name
+        digest.update(name.encode() + b"\0")
+        with file.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def load_dataset(cfg) -> Dataset:

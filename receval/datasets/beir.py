@@ -44,17 +44,15 @@ Every problem is reported with its file and line, gathered per file (at most
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
-from receval.datasets import Dataset, Question, Section
+from receval.datasets import Dataset, Question, Section, fingerprint
 from receval.errors import DatasetError
 
 KIND = "judged"
 MAX_PROBLEMS = 50
 SHOW_IDS = 5  # unknown ids named in a message; the rest are counted
-BLOCK = 1 << 20
 LAYOUT = (
     "a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv "
     "(header 'query-id<TAB>corpus-id<TAB>score')"
@@ -225,22 +223,6 @@ def _unknown(path: Path, what: str, found: dict[str, int], fix: str) -> str:
     more = f" and {len(found) - SHOW_IDS} more" if len(found) > SHOW_IDS else ""
     noun = what if len(found) == 1 else f"{what}s"
     return f"{path}: {len(found)} unknown {noun}: {named}{more}; {fix}"
-
-
-def fingerprint(files: list[Path], root: Path) -> str:
-    """sha256 over each file's path (relative to ``root`` when inside it) and bytes."""
-    digest = hashlib.sha256()
-    for file in files:
-        try:
-            name = file.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            name = file.name
-        digest.update(name.encode() + b"\0")
-        with file.open("rb") as handle:
-            while block := handle.read(BLOCK):
-                digest.update(block)
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 def _files(cfg) -> tuple[Path, Path, Path, Path]:

@@ -19,12 +19,11 @@ question with no labels must have kind ``unanswerable``.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from pathlib import Path
 
-from receval.datasets import LIBRARY, Dataset, Section
+from receval.datasets import LIBRARY, Dataset, Section, fingerprint
 from receval.datasets.questions import read_questions
 from receval.errors import DatasetError
 
@@ -109,18 +108,6 @@ def read_pages(pages_dir: Path) -> tuple[list[Section], list[Path]]:
     if not sections:
         raise DatasetError(f"{pages_dir}: the pages hold no text under any heading")
     return sections, files
-
-
-def fingerprint(files: list[Path], root: Path) -> str:
-    """sha256 over each file's path (relative to ``root`` when inside it) and bytes."""
-    digest = hashlib.sha256()
-    for file in files:
-        try:
-            name = file.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            name = file.name
-        digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def load(cfg) -> Dataset:
