@@ -110,3 +110,15 @@ def test_joblib_launcher_gives_the_basic_launchers_results(tmp_path):
             [c for c in pq.read_schema(tmp_path / "basic" / str(job) / RESULTS).names if c.startswith("latency_ms")])
         b = pq.read_table(tmp_path / "joblib" / str(job) / RESULTS).select(a.column_names)
         assert a.equals(b)
+
+
+def test_two_sweeps_started_together_write_distinct_folders(tmp_path):
+    """Default output folders carry microseconds: simultaneous commands never share one."""
+    args = [sys.executable, "-m", "receval", "retriever=bm25,tfidf", "chunking.max_words=40", "-m"]
+    procs = [subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    sweeps = [p for p in (tmp_path / "runs").glob("*/*") if p.is_dir()]
+    assert len(sweeps) == 2
+    for sweep in sweeps:
+        assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["0", "1"]
+        assert all((sweep / job / RUN_JSON).is_file() for job in ("0", "1"))
