@@ -56,3 +56,31 @@ def run_cli(*args: str, cwd: Path, module: str = "receval", env: dict | None = N
         timeout=300,
         env={**os.environ, **(env or {})},
     )
+
+
+@pytest.fixture(scope="session")
+def readme_sweep(tmp_path_factory) -> Path:
+    """The README's sweep (bm25, tfidf x 20, 40, 120 words), run once as a user runs it."""
+    where = tmp_path_factory.mktemp("readme-sweep")
+    done = run_cli(
+        "retriever=bm25,tfidf", "chunking.max_words=20,40,120", f"hydra.sweep.dir={where}/s", "-m",
+        cwd=where,
+    )
+    assert done.returncode == 0, done.stderr
+    return where / "s"
+
+
+def exit_code(main, argv) -> int:
+    """A command's exit status when called in-process with ``argv``."""
+    try:
+        return main([str(a) for a in argv])
+    except SystemExit as stop:
+        return stop.code
+
+
+def one_error_line(capsys) -> str:
+    """The single ``receval: error:`` line a user error printed on stderr."""
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("receval: error: ")
+    return err[0]

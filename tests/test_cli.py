@@ -16,15 +16,9 @@ from receval.store import RESULTS, RUN_JSON, read_run
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory) -> Path:
+def sweep(readme_sweep) -> Path:
     """The README's sweep, run once as a user runs it: 2 retrievers x 3 chunk sizes."""
-    where = tmp_path_factory.mktemp("sweep")
-    done = run_cli(
-        "retriever=bm25,tfidf", "chunking.max_words=20,40,120", f"hydra.sweep.dir={where}/s", "-m",
-        cwd=where,
-    )
-    assert done.returncode == 0, done.stderr
-    return where / "s"
+    return readme_sweep
 
 
 def test_sweep_writes_six_runs_with_distinct_rankings(sweep):

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import run_cli
+from conftest import one_error_line, run_cli
+from conftest import exit_code as command_exit_code
 
 from receval import report
 from receval.compare import compare, main
@@ -41,17 +42,7 @@ def as_json(capsys, *argv) -> dict:
 
 
 def exit_code(argv) -> int:
-    try:
-        return main([str(a) for a in argv])
-    except SystemExit as stop:
-        return stop.code
-
-
-def one_error_line(capsys) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    assert err[0].startswith("receval: error: ")
-    return err[0]
+    return command_exit_code(main, argv)
 
 
 def test_pairs_two_separate_runs_by_question(runs, capsys):

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import run_cli
+from conftest import one_error_line, run_cli
+from conftest import exit_code as command_exit_code
 
 from receval import report as report_mod
 from receval import runs as runs_mod
@@ -19,15 +20,9 @@ from receval.report import build_report, main
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory) -> Path:
-    """retriever=bm25,tfidf x chunking.max_words=20,40,120, run once for the module."""
-    where = tmp_path_factory.mktemp("sweep")
-    done = run_cli(
-        "retriever=bm25,tfidf", "chunking.max_words=20,40,120", f"hydra.sweep.dir={where}/s", "-m",
-        cwd=where,
-    )
-    assert done.returncode == 0, done.stderr
-    return where / "s"
+def sweep(readme_sweep) -> Path:
+    """retriever=bm25,tfidf x chunking.max_words=20,40,120 (shared with test_cli)."""
+    return readme_sweep
 
 
 def stored(run_dir) -> dict:
@@ -49,17 +44,7 @@ def run_json(capsys, argv) -> dict:
 
 
 def exit_code(argv) -> int:
-    try:
-        return main(argv)
-    except SystemExit as stop:
-        return stop.code
-
-
-def one_error_line(capsys) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    assert err[0].startswith("receval: error: ")
-    return err[0]
+    return command_exit_code(main, argv)
 
 
 def rewrite(run_dir: Path, change) -> None:

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, one_error_line, run_cli
+from conftest import exit_code as command_exit_code
 
 from receval.reproduce import compare_tables, main, reproduce
 from receval.store import META_KEY, read_run
@@ -43,17 +44,7 @@ def scratch(tmp_path, monkeypatch) -> Path:
 
 
 def exit_code(argv) -> int:
-    try:
-        return main([str(a) for a in argv])
-    except SystemExit as stop:
-        return stop.code
-
-
-def one_error_line(capsys) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    assert err[0].startswith("receval: error: ")
-    return err[0]
+    return command_exit_code(main, argv)
 
 
 def copy_run(run_dir: Path, target: Path) -> Path:
