@@ -18,7 +18,7 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@ $(VENV)/.core
 
-SWEEP := runs/$(shell date +%Y-%m-%d/%H-%M-%S-%N)
+SWEEP := runs/$(shell date +%Y-%m-%d/%H-%M-%S-%6N)
 
 run: $(VENV)/.core
 	$(BIN)/python -m receval retriever=bm25,tfidf chunking.max_words=20,40,120 hydra.sweep.dir=$(SWEEP) -m
