@@ -53,7 +53,6 @@ import struct
 import sys
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -62,6 +61,7 @@ from typing import Protocol
 
 import numpy as np
 
+from receval import api
 from receval.errors import ConfigError, RecevalError
 from receval.store import atomic_write
 
@@ -319,36 +319,11 @@ class HttpEncoder:
     ):
         if batch_size < 1:
             raise ConfigError(f"retriever.batch_size={batch_size}: use an integer >= 1 (texts per request)")
-        if not base_url:
-            raise ConfigError(
-                "retriever.backend=http needs retriever.base_url, the API root before /embeddings "
-                "(e.g. retriever.base_url=http://localhost:11434/v1 for Ollama)"
-            )
-        parts = urllib.parse.urlsplit(str(base_url).strip())
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(
-                f"retriever.base_url={base_url!r}: use an http:// or https:// URL, "
-                "e.g. http://localhost:11434/v1"
-            )
-        if parts.username or parts.password or parts.query or parts.fragment:
-            raise ConfigError(
-                "retriever.base_url must hold no user, password, query or fragment; give the API key "
-                "through an environment variable and name it in retriever.api_key_env"
-            )
+        self.url = api.api_url(base_url, "/embeddings", "retriever.base_url", "retriever.api_key_env")
         if not model:
             raise ConfigError("retriever.model: name the API's embedding model (e.g. nomic-embed-text)")
-        if api_key_env is not None:
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(api_key_env)):
-                raise ConfigError(
-                    "retriever.api_key_env must be the NAME of an environment variable holding the key "
-                    "(e.g. OPENAI_API_KEY), not the key itself"
-                )
-            if not os.environ.get(api_key_env):
-                raise ConfigError(
-                    f"retriever.api_key_env={api_key_env}: the environment variable {api_key_env} is not "
-                    f"set; export {api_key_env}=<your key> (or drop api_key_env for an API without keys)"
-                )
-        self.url = urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/embeddings"))
+        # a variable named for an embeddings API must be set, even on this machine
+        api.check_key_env(api_key_env, self.url, "retriever.api_key_env", unset_ok_on_loopback=False)
         self.model = str(model)
         self.api_key_env = api_key_env
         self.batch_size = int(batch_size)
@@ -366,12 +341,8 @@ class HttpEncoder:
     def load(self) -> None:
         """Nothing to load for an API."""
 
-    def _key(self) -> str | None:
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
-
     def _redact(self, text: str) -> str:
-        key = self._key()
-        return text.replace(key, "***") if key else text
+        return api.redact(text, self.api_key_env)
 
     def encode(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
         parts = []
@@ -393,11 +364,7 @@ class HttpEncoder:
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self._delay(attempt, retry_after))
-            headers = {"Content-Type": "application/json", "Accept": "application/json"}
-            key = self._key()
-            if key:
-                headers["Authorization"] = f"Bearer {key}"
-            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            request = urllib.request.Request(self.url, data=body, headers=api.headers(self.api_key_env), method="POST")
             self.api_calls += 1
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -423,21 +390,11 @@ class HttpEncoder:
         )
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
-        """Exponential backoff, or the server's Retry-After if longer; at most max_backoff."""
-        delay = self.backoff * 2 ** (attempt - 1)
-        if retry_after:
-            try:
-                delay = max(delay, float(retry_after))
-            except ValueError:
-                pass  # an HTTP date: keep the backoff
-        return min(delay, self.max_backoff)
+        return api.backoff_delay(attempt, retry_after, self.backoff, self.max_backoff)
 
     def _detail(self, error: urllib.error.HTTPError) -> str:
-        try:
-            text = error.read(300).decode("utf-8", "replace").strip()
-        except OSError:
-            return ""
-        return f": {self._redact(' '.join(text.split()))}" if text else ""
+        text = api.error_body(error, 300, self.api_key_env)
+        return f": {text}" if text else ""
 
     def _hint(self, status: int) -> str:
         if status in (401, 403):

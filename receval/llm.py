@@ -32,9 +32,7 @@ it reaches a message.
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
-import os
 import re
 import threading
 import time
@@ -43,12 +41,12 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 
-from receval.errors import ConfigError, RecevalError
+from receval import api
+from receval.errors import RecevalError
 
 RETRY_STATUS = {408, 409, 429}
 MODES = ("json_schema", "json_object", "none")
 _FORMAT_REJECTED = re.compile(r"response_format|json_schema|json_object|schema|structured", re.I)
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ReplyError(Exception):
@@ -74,54 +72,14 @@ class _FellBack:
     """The server rejected the response_format; ask again at once in the next mode."""
 
 
-def is_local(host: str | None) -> bool:
-    """Loopback hosts (localhost, 127.0.0.0/8, ::1), where a server usually needs no key."""
-    if not host:
-        return False
-    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def endpoint(base_url: str | None, what: str = "synth.base_url") -> str:
     """``{base_url}/chat/completions`` after checking the URL; a ConfigError otherwise."""
-    if not base_url or not str(base_url).strip():
-        raise ConfigError(
-            f"{what} is required: the API root before /chat/completions "
-            f"(e.g. {what}=http://localhost:11434/v1 for Ollama)"
-        )
-    parts = urllib.parse.urlsplit(str(base_url).strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{what}={base_url!r}: use an http:// or https:// URL, e.g. http://localhost:11434/v1")
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise ConfigError(
-            f"{what} must hold no user, password, query or fragment; give the API key through "
-            "an environment variable (synth.api_key_env names it)"
-        )
-    path = parts.path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        path = path[: -len("/chat/completions")]
-    return urllib.parse.urlunsplit(parts._replace(path=path + "/chat/completions"))
+    return api.api_url(base_url, "/chat/completions", what, "synth.api_key_env")
 
 
 def check_key_env(api_key_env: str | None, url: str, what: str = "synth.api_key_env") -> None:
     """The variable name must look like one; it must be set unless the server is local."""
-    if api_key_env in (None, ""):
-        return
-    if not _ENV_NAME.fullmatch(str(api_key_env)):
-        # never echo the value: it may be the key itself
-        raise ConfigError(
-            f"{what} must be the NAME of an environment variable holding the key (e.g. OPENAI_API_KEY), "
-            "not the key itself"
-        )
-    if not os.environ.get(api_key_env) and not is_local(urllib.parse.urlsplit(url).hostname):
-        raise ConfigError(
-            f"the environment variable {api_key_env} (named by {what}) is not set; "
-            f"export {api_key_env}=<your key> (or set {what}=null for a server that needs none)"
-        )
+    api.check_key_env(api_key_env, url, what)
 
 
 class ChatClient:
@@ -162,12 +120,8 @@ class ChatClient:
 
     # ------------------------------------------------------------------ helpers
 
-    def _key(self) -> str | None:
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
-
     def redact(self, text: str) -> str:
-        key = self._key()
-        return text.replace(key, "***") if key else text
+        return api.redact(text, self.api_key_env)
 
     def _body(self, messages: list[dict], schema: dict, temperature: float, seed: int | None, mode: int) -> bytes:
         body: dict = {"model": self.model, "messages": messages, "temperature": float(temperature)}
@@ -183,20 +137,10 @@ class ChatClient:
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
-        delay = self.backoff * 2 ** (attempt - 1)
-        if retry_after:
-            try:
-                delay = max(delay, float(retry_after))
-            except ValueError:
-                pass  # an HTTP date: keep the backoff
-        return max(0.0, min(delay, self.max_backoff))
+        return api.backoff_delay(attempt, retry_after, self.backoff, self.max_backoff)
 
     def _detail(self, error: urllib.error.HTTPError) -> str:
-        try:
-            text = error.read(400).decode("utf-8", "replace")
-        except (OSError, http.client.HTTPException):
-            return ""
-        return self.redact(" ".join(text.split()))
+        return api.error_body(error, 400, self.api_key_env)
 
     def _fall_back(self, tried: int) -> bool:
         """The server rejected mode ``tried``: move past it (once, for every thread)."""
@@ -245,12 +189,9 @@ class ChatClient:
 
     def _attempt(self, messages, schema, temperature, seed, mode: int):
         """One request: the parsed object, a _Retry, or a _FellBack; raises for final failures."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = self._key()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
         request = urllib.request.Request(
-            self.url, data=self._body(messages, schema, temperature, seed, mode), headers=headers, method="POST"
+            self.url, data=self._body(messages, schema, temperature, seed, mode),
+            headers=api.headers(self.api_key_env), method="POST",
         )
         with self._lock:
             self.requests += 1

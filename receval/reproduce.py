@@ -55,7 +55,7 @@ from receval import config as config_schema
 from receval import pipeline
 from receval import runs as runs_mod
 from receval.errors import RecevalError, RunError, exit_on_error
-from receval.store import RESULTS, read_run
+from receval.store import RESULTS, is_timing, read_run
 
 IGNORED = "latency_ms and latency_ms.<stage>"
 
@@ -211,8 +211,8 @@ def _same(a, b) -> bool:
 
 def compare_tables(stored: pa.Table, new: pa.Table) -> dict:
     """Question-by-question differences between two results tables (latency excepted)."""
-    old_cols = [c for c in stored.column_names if not runs_mod.is_timing(c)]
-    new_cols = [c for c in new.column_names if not runs_mod.is_timing(c)]
+    old_cols = [c for c in stored.column_names if not is_timing(c)]
+    new_cols = [c for c in new.column_names if not is_timing(c)]
     common = [c for c in old_cols if c in new_cols]
     old_ids = stored.column("question_id").to_pylist()
     new_ids = new.column("question_id").to_pylist()

@@ -47,7 +47,6 @@ from receval.store import (
     RUN_JSON,
     SCHEMA_VERSION,
     StoredRun,
-    is_timing,
     measure_columns,
     read_run,
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import one_error_line, run_cli
+from conftest import one_error_line
 from conftest import exit_code as command_exit_code
 
 from receval import report as report_mod

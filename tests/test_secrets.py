@@ -3,7 +3,6 @@ or an error message: every file written and every line printed is searched."""
 
 from __future__ import annotations
 
-import pytest
 from conftest import run_cli
 from test_embeddings import KEY, api  # noqa: F401  (the fake embeddings server fixture)
 
