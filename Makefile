@@ -27,8 +27,13 @@ run: $(VENV)/.core
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
 
-bench: $(VENV)/.test
-	$(BIN)/python benchmarks/sweep_overhead.py
+$(VENV)/.bench: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,bench]'
+	touch $@ $(VENV)/.test $(VENV)/.core
+
+# every benchmark, each printing both sides and its ratio (scale.py takes minutes)
+bench: $(VENV)/.bench
+	for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info
