@@ -20,7 +20,6 @@ Exit status 0, or 2 with one line for a user error.
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,17 +267,7 @@ class Comparison(tables.Rendered):
               p.diff.hi, p.up, p.down, p.same, " ".join(p.fixed), " ".join(p.broken)]],
         )
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
 
-    def render(self, fmt: str) -> str:
-        return {
-            "table": self.to_text,
-            "markdown": self.to_markdown,
-            "csv": self.to_csv,
-            "json": self.to_json,
-            "latex": self.to_latex,
-        }[fmt]()
 
 
 def compare(

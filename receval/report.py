@@ -35,7 +35,6 @@ Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples`
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -193,8 +192,6 @@ class Report(tables.Rendered):
             **pair.to_dict(),
         }
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
 
     # ------------------------------------------------------------- text tables
 
@@ -404,14 +401,6 @@ class Report(tables.Rendered):
             rows.append(row)
         return tables.to_csv(columns, rows)
 
-    def render(self, fmt: str) -> str:
-        return {
-            "table": self.to_text,
-            "markdown": self.to_markdown,
-            "csv": self.to_csv,
-            "json": self.to_json,
-            "latex": self.to_latex,
-        }[fmt]()
 
     # ------------------------------------------------------------- checks and plot
 

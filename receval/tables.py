@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import sys
 from dataclasses import dataclass, field
 
@@ -232,8 +233,21 @@ def to_csv(columns: list[str], rows: list[list]) -> str:
 
 
 class Rendered:
-    """Renderers for anything with ``header_lines()`` and ``tables()`` (a report, a
-    comparison): terminal, text, Markdown and LaTeX come from the same tables."""
+    """Renderers for anything with ``header_lines()``, ``tables()``, ``to_dict()`` and
+    ``to_csv()`` (a report, a comparison): every format comes from the same data."""
+
+    def render(self, fmt: str) -> str:
+        """``fmt``: table, markdown, csv, json or latex."""
+        return {
+            "table": self.to_text,
+            "markdown": self.to_markdown,
+            "csv": self.to_csv,
+            "json": self.to_json,
+            "latex": self.to_latex,
+        }[fmt]()
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
 
     def to_rich(self):
         return to_rich(self.header_lines(), self.tables())
