@@ -58,16 +58,31 @@ def run_cli(*args: str, cwd: Path, module: str = "receval", env: dict | None = N
     )
 
 
+def sweep_of(tmp_path_factory, *overrides: str) -> Path:
+    """Run ``python -m receval OVERRIDES -m`` as a user would; returns the sweep folder."""
+    where = tmp_path_factory.mktemp("sweep")
+    done = run_cli(*overrides, f"hydra.sweep.dir={where}/s", "-m", cwd=where)
+    assert done.returncode == 0, done.stderr
+    return where / "s"
+
+
+def run_of(tmp_path_factory, *overrides: str) -> Path:
+    """One run on a config composed with ``overrides``, in-process; returns its folder."""
+    from hydra import compose
+
+    from receval.pipeline import run
+
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        cfg = compose("config", overrides=list(overrides))
+    run_dir = tmp_path_factory.mktemp("run")
+    run(cfg, run_dir)
+    return run_dir
+
+
 @pytest.fixture(scope="session")
 def readme_sweep(tmp_path_factory) -> Path:
     """The README's sweep (bm25, tfidf x 20, 40, 120 words), run once as a user runs it."""
-    where = tmp_path_factory.mktemp("readme-sweep")
-    done = run_cli(
-        "retriever=bm25,tfidf", "chunking.max_words=20,40,120", f"hydra.sweep.dir={where}/s", "-m",
-        cwd=where,
-    )
-    assert done.returncode == 0, done.stderr
-    return where / "s"
+    return sweep_of(tmp_path_factory, "retriever=bm25,tfidf", "chunking.max_words=20,40,120")
 
 
 def exit_code(main, argv) -> int:

@@ -7,11 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, run_of
 from receval import trec
 from receval.errors import RecevalError
 from receval.export import export, main
-from receval.pipeline import run
 from receval.store import read_run
 
 # --------------------------------------------------------------------------- scores
@@ -150,15 +149,7 @@ def test_bad_qrels_lines_are_named_by_file_and_line(tmp_path):
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     """A stored run on the built-in library (with unanswerable questions)."""
-    from hydra import compose, initialize_config_dir
-
-    from receval.config import config_dir
-
-    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
-        cfg = compose("config", overrides=["depth=10"])
-    run_dir = tmp_path_factory.mktemp("run")
-    run(cfg, run_dir)
-    return run_dir
+    return run_of(tmp_path_factory, "depth=10")
 
 
 def test_export_writes_the_stored_order_and_labels(stored, tmp_path):

@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, run_of
 
 from receval.errors import RecevalError
 from receval.export import export
 from receval.external import external_table, read_labels
-from receval.pipeline import run
 from receval.report import build_report
 from receval.store import read_run
 
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
-    from hydra import compose, initialize_config_dir
-
-    from receval.config import config_dir
-
-    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
-        cfg = compose("config", overrides=["retriever=tfidf"])
-    run_dir = tmp_path_factory.mktemp("run")
-    run(cfg, run_dir)
-    return run_dir
+    return run_of(tmp_path_factory, "retriever=tfidf")
 
 
 def test_our_own_exported_run_scores_identically(stored, tmp_path):

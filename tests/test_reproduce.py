@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import FIXTURES, one_error_line, run_cli
+from conftest import FIXTURES, one_error_line, run_cli, sweep_of
 from conftest import exit_code as command_exit_code
 
 from receval.reproduce import compare_tables, main, reproduce
@@ -19,13 +19,7 @@ from receval.store import META_KEY, read_run
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> Path:
     """4 runs, non-default values (tfidf, whole sections) so defaults cannot pass for them."""
-    where = tmp_path_factory.mktemp("sweep")
-    done = run_cli(
-        "retriever=bm25,tfidf", "chunking.max_words=20,null", f"hydra.sweep.dir={where}/s", "-m",
-        cwd=where,
-    )
-    assert done.returncode == 0, done.stderr
-    return where / "s"
+    return sweep_of(tmp_path_factory, "retriever=bm25,tfidf", "chunking.max_words=20,null")
 
 
 @pytest.fixture(autouse=True)
