@@ -15,6 +15,7 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval import pipeline
@@ -48,6 +49,18 @@ def hydra_command(config_name: str, task: Callable[[object], None]) -> Callable[
     return main
 
 
+def group_options(*groups: str) -> str:
+    """``--help``'s list of config groups and their options, read from ``conf/``."""
+    root = Path(config_schema.config_dir())
+    lines = []
+    for group in groups:
+        options = sorted(path.stem for path in (root / group).glob("*.yaml"))
+        if group == "hydra/launcher":
+            options = ["basic", "joblib", *options]
+        lines.append(f"{group}: {', '.join(options)}")
+    return "\n".join(lines)
+
+
 def run_one(cfg) -> None:
     """One job of ``python -m receval``: skip it if its results are there, else run it."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
@@ -58,5 +71,6 @@ def run_one(cfg) -> None:
     print(pipeline.summary_line(cfg, result), flush=True)
 
 
+OmegaConf.register_new_resolver("receval_groups", group_options, replace=True)
 config_schema.register()
 main = hydra_command("config", run_one)

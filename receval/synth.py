@@ -74,8 +74,6 @@ from receval.datasets import LIBRARY, Section
 from receval.errors import ConfigError, DatasetError, RecevalError
 from receval.llm import ChatClient, ReplyError, check_key_env, endpoint
 
-STYLES = ("direct", "paraphrase", "multi")
-UNITS = ("section", "chunk")
 
 QA_SCHEMA = {
     "title": "question_answer",
@@ -392,12 +390,8 @@ def check_config(cfg) -> None:
             break
     if not str(syn.model).strip():
         problems.append("synth.model is empty: name the chat model (e.g. synth.model=llama3.1)")
-    if syn.style not in STYLES:
-        problems.append(f"synth.style={syn.style!r}: use one of {', '.join(STYLES)}")
-    if syn.unit not in UNITS:
-        problems.append(f"synth.unit={syn.unit!r}: use section or chunk")
     at_least = {
-        "per_section": 1, "concurrency": 1, "max_retries": 0, "max_failures": 0, "max_words": 1,
+        "per_section": 1, "concurrency": 1, "max_retries": 0, "max_failures": 0, "passage_words": 1,
     }
     for key, low in at_least.items():
         if syn[key] < low:
@@ -527,7 +521,7 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
                 continue
             if stop.is_set():
                 return written, None
-            messages = build_messages(syn.style, task.units, earlier, int(syn.max_words))
+            messages = build_messages(syn.style, task.units, earlier, int(syn.passage_words))
             try:
                 reply = client.complete_json(
                     messages, QA_SCHEMA, validate_reply, temperature=float(syn.temperature), seed=int(syn.seed)
