@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from receval import outputs
 from receval import runs as runs_mod
 from receval import trec
 from receval.errors import exit_on_error
@@ -78,12 +79,15 @@ def build_parser() -> runs_mod.ArgumentParser:
     parser.add_argument("--trec", required=True, metavar="FILE", help="the TREC run file to write")
     parser.add_argument("--qrels", metavar="FILE", help="also write the labels as TREC qrels")
     parser.add_argument("--tag", help="the run tag (default receval-<config hash>)")
+    outputs.add_force(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
+        for flag in ("trec", "qrels"):
+            outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=[args.run_dir], flag=f"--{flag}")
         written = export(args.run_dir, args.trec, args.qrels, args.tag)
         for path in written:
             if path is not None:
