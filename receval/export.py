@@ -58,13 +58,13 @@ def default_tag(stored: StoredRun) -> str:
 
 
 def export(
-    run_dir: str | Path,
+    run_dir: str | Path | StoredRun,
     trec_path: str | Path,
     qrels_path: str | Path | None = None,
     tag: str | None = None,
 ) -> tuple[Path, Path | None]:
     """Write a stored run (and its labels) as TREC files; returns the paths written."""
-    stored = read_run(run_dir)
+    stored = run_dir if isinstance(run_dir, StoredRun) else read_run(run_dir)
     run_file = trec.write_run(trec_path, ranking(stored), tag or default_tag(stored))
     qrels_file = trec.write_qrels(qrels_path, qrels(stored)) if qrels_path else None
     return run_file, qrels_file
@@ -86,9 +86,10 @@ def build_parser() -> runs_mod.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
+        stored = read_run(args.run_dir)
         for flag in ("trec", "qrels"):
             outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=[args.run_dir], flag=f"--{flag}")
-        written = export(args.run_dir, args.trec, args.qrels, args.tag)
+        written = export(stored, args.trec, args.qrels, args.tag)
         for path in written:
             if path is not None:
                 print(f"receval: wrote {path}", file=sys.stderr)
