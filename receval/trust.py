@@ -160,13 +160,22 @@ def load_saved_config(run_dir: Path, config_file: Path, info: dict) -> dict:
         data, where, saved = saved, run_dir / "run.json", None
     else:
         raise RunError(f"{run_dir}: no saved config (.hydra/config.yaml, or run.json's config); cannot re-run it")
+    return fill_interpolations(data, saved, where)
+
+
+def fill_interpolations(data: dict, saved: dict | None, where: Path | str, strict: bool = True) -> dict:
+    """``data`` with each interpolation replaced by the value ``saved`` (run.json's
+    resolved config) holds at the same key; none is ever evaluated. One without a
+    saved value is an error (``strict``) or kept as written (for display)."""
     data = dict(data)
     data.pop("hydra", None)  # Hydra's own settings: never used by a re-run
     for dotted, _, value, parent in list(_walk(data)):
         if not (isinstance(value, str) and "${" in value):
             continue
-        resolved = _lookup(saved, dotted) if saved is not None else None
+        resolved = _lookup(saved, dotted) if isinstance(saved, dict) else None
         if resolved is None or "${" in str(resolved) or parent is None:
+            if not strict:
+                continue
             raise RunError(
                 f"{where}: {dotted}={shown(value)} is an interpolation; a stored run is data and "
                 "reproduce evaluates none: write the value itself there"

@@ -278,3 +278,19 @@ def test_synth_out_may_be_appended_to_but_never_into_a_run_or_the_dataset(run, t
     for inside in (run / "q.jsonl", site / "q.jsonl"):
         with pytest.raises(RecevalError, match="synth.out"):
             check_output(inside, flag="synth.out", existing_ok=True)
+
+
+def test_report_shows_an_interpolation_as_written_and_never_reads_the_variable(run, tmp_path, capsys, monkeypatch):
+    value = "${oc.env:" + ENV + "}"
+    monkeypatch.setenv(ENV, SECRET)
+    other = tmp_path / "other"
+    shutil.copytree(run, other)
+    tamper(other, lambda c: c["dataset"].update(name=value))
+    info = json.loads((other / "run.json").read_text())
+    info["config"]["dataset"]["name"] = value
+    (other / "run.json").write_text(json.dumps(info))
+    out = tmp_path / "report.json"
+    assert exit_code(report.main, [run, other, "--format", "json", "--out", out]) == 0
+    printed = capsys.readouterr()
+    assert SECRET not in printed.out + printed.err + out.read_text()
+    assert value in out.read_text()  # the differing parameter, shown as the run saved it
