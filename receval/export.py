@@ -17,7 +17,8 @@
 - ``--tag NAME``: the run's tag (default ``receval-`` and the first 8 characters
   of the run's config hash).
 
-Only stored results are read; files are written atomically. Exit status 2 for a
+Only stored results are read; files are written atomically, an existing one only
+with ``--force``, never inside the run or a dataset folder (:mod:`receval.outputs`). Exit status 2 for a
 user error (one line).
 """
 
@@ -88,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         stored = read_run(args.run_dir)
         for flag in ("trec", "qrels"):
-            outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=[args.run_dir], flag=f"--{flag}")
+            outputs.check_output(
+                getattr(args, flag), force=args.force, protected_dirs=[args.run_dir], flag=f"--{flag}"
+            )
         written = export(stored, args.trec, args.qrels, args.tag)
         for path in written:
             if path is not None:

@@ -9,8 +9,8 @@
 Each run is re-run from ``RUN/.hydra/config.yaml``, which Hydra saved with every
 value (so it works after ``conf/`` has changed): that file is read as data (see
 :mod:`receval.trust`: no interpolation is evaluated, a config that sends requests or
-names code is refused without ``--allow-remote`` / ``--allow-code``), merged onto receval's config schema (a key this receval no longer
-knows is an error), and passed to :func:`receval.pipeline.run`. The new
+names code is refused without ``--allow-remote`` / ``--allow-code``), merged onto
+receval's config schema (a key this receval no longer knows is an error), and passed to :func:`receval.pipeline.run`. The new
 ``results.parquet`` is compared with the stored one question by question: ids,
 retrieved sections and scores, first relevant rank and every measure -- all
 columns but the timings (``latency_ms``, ``latency_ms.<stage>``), exactly. Exit status 0 when every run is identical;

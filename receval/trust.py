@@ -31,7 +31,9 @@ import yaml
 from receval.errors import ConfigError, RunError
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-KEY_PREFIXES = ("sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "ASIA", "hf_", "glpat-", "AIza")
+KEY_PREFIXES = (
+    "sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "ASIA", "hf_", "glpat-", "AIza",
+)
 REMOTE_KEYS = {"url", "base_url", "endpoint", "host", "api_base"}
 REMOTE_KINDS = {"http", "https", "api", "remote"}
 KIND_KEYS = {"backend", "kind"}

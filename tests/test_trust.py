@@ -198,7 +198,8 @@ def test_reach_rules_are_generic_over_future_components():
     ],
 )
 def test_a_pasted_key_is_refused_before_anything_is_written(tmp_path, module, override):
-    done = run_cli(override, "retriever=dense" if module == "receval" else "synth.model=m", cwd=tmp_path, module=module)
+    other = "retriever=dense" if module == "receval" else "synth.model=m"
+    done = run_cli(override, other, cwd=tmp_path, module=module)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("receval: error:") == 1 and "Traceback" not in done.stderr
     assert override.split("=", 1)[0] in done.stderr and "nothing was written" in done.stderr
