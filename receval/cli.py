@@ -18,7 +18,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import pipeline
+from receval import pipeline, trust
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.resume import finished
 
@@ -35,6 +35,8 @@ def hydra_command(config_name: str, task: Callable[[object], None]) -> Callable[
             task(cfg)
 
     def main() -> None:
+        with exit_on_error():  # before Hydra saves the overrides anywhere
+            trust.check_argv(sys.argv[1:])
         try:
             job()
         except SystemExit as stop:

@@ -70,6 +70,7 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
+from receval import outputs
 from receval.datasets import LIBRARY, Section
 from receval.errors import ConfigError, DatasetError, RecevalError
 from receval.llm import ChatClient, ReplyError, check_key_env, endpoint
@@ -488,6 +489,8 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
             f"synth.out={str(syn.out)!r} is the dataset's own questions file; write synthetic "
             "questions to a file of their own and pass it as dataset.questions"
         )
+    reads = [LIBRARY if cfg.dataset.path is None else Path(cfg.dataset.path).expanduser()]
+    outputs.check_output(out, protected_dirs=reads, flag="synth.out", existing_ok=True)  # appended to
     sections = load_sections(cfg.dataset)
     all_units = make_units(sections, syn.unit, cfg.chunking)
     if not all_units:
