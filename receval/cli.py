@@ -17,21 +17,22 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 
 from receval import config as config_schema
-from receval import pipeline
+from receval import objective, pipeline
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.resume import finished
 
 
-def hydra_command(config_name: str, task: Callable[[object], None]) -> Callable[[], None]:
-    """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job."""
+def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
+    """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
+    (what it returns goes to the sweeper: Optuna maximises it)."""
     started = False
 
     @hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
-    def job(cfg) -> None:
+    def job(cfg):
         nonlocal started
         started = True
         with exit_on_error():
-            task(cfg)
+            return task(cfg)
 
     def main() -> None:
         try:
@@ -48,14 +49,16 @@ def hydra_command(config_name: str, task: Callable[[object], None]) -> Callable[
     return main
 
 
-def run_one(cfg) -> None:
-    """One job of ``python -m receval``: skip it if its results are there, else run it."""
+def run_one(cfg) -> float | None:
+    """One job of ``python -m receval``: skip it if its results are there, else run it.
+    Returns the run's objective (``objective.metric`` on ``objective.split``)."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     if finished(run_dir, pipeline.config_hash_of(cfg)):
         print(f"skipped: {run_dir} already holds the results of this config", flush=True)
-        return
-    result = pipeline.run(cfg, run_dir)
-    print(pipeline.summary_line(cfg, result), flush=True)
+    else:
+        result = pipeline.run(cfg, run_dir)
+        print(pipeline.summary_line(cfg, result), flush=True)
+    return objective.value(cfg, run_dir)
 
 
 config_schema.register()

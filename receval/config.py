@@ -78,6 +78,12 @@ class MetricsConfig:
 
 
 @dataclass
+class ObjectiveConfig:
+    metric: str = "rr"  # what a run returns to a Hydra sweeper (Optuna): this measure's mean
+    split: Optional[str] = "dev"  # over this split's questions; null: all (receval/objective.py)
+
+
+@dataclass
 class RecevalConfig:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
@@ -86,6 +92,7 @@ class RecevalConfig:
     fusion: FusionConfig = field(default_factory=FusionConfig)
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     depth: int = 10  # chunks kept per question before collapsing to sections
     search_batch: int = 1  # questions scored together; above 1, latency is amortised
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
