@@ -98,7 +98,9 @@ class Selection(tables.Rendered):
             lines.append(
                 f"held out ({h['split']}, {h['n_questions']} questions, scored once): {label} "
                 f"{h['mean']:.3f} {tables.fmt_ci(*h['ci'])}; on {self.split or 'all'} "
-                f"{h['selection_mean']:.3f}: dev overstated it by {h['overstated']:+.3f}"
+                f"{h['selection_mean']:.3f}: "
+                + (f"{self.split or 'selection'} overstated it by {h['overstated']:.3f}" if h["overstated"] >= 0
+                   else f"{self.split or 'selection'} understated it by {-h['overstated']:.3f}")
             )
         return lines
 

@@ -67,10 +67,16 @@ def best_yaml(run: Run, out: Path, why: str) -> str:
     return "\n".join(header) + stream.getvalue()
 
 
-def write_best(run: Run, out: str | Path, why: str) -> Path:
+def check_out(out: str | Path) -> Path:
+    """``--out`` must be a ``.yaml`` file: Hydra finds it by ``-cn NAME`` as NAME.yaml."""
     out = Path(out)
-    if out.suffix not in (".yaml", ".yml"):
-        raise RecevalError(f"--out {out}: name a .yaml file (Hydra reads it with -cn {out.stem})")
+    if out.suffix != ".yaml":
+        raise RecevalError(f"--out {out}: name a .yaml file, e.g. best.yaml (Hydra reads -cn best as best.yaml)")
+    return out
+
+
+def write_best(run: Run, out: str | Path, why: str) -> Path:
+    out = check_out(out)
     text = best_yaml(run, out, why)
     atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return out
@@ -122,7 +128,7 @@ def plot(selection, path: str | Path) -> None:
     axes.set_xlabel(cost_label)
     split = selection.split or "all questions"
     axes.set_ylabel(f"{runs_mod.measure_label(selection.metric)} on {split} ({selection.boot.level:.0%} CI)")
-    if selection.cost_by == "chunks" and max(costs) > 20 * max(min(costs), 1):
+    if selection.cost_by == "chunks" and max(costs) > 10 * max(min(costs), 1):
         axes.set_xscale("log")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)

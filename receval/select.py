@@ -92,20 +92,19 @@ def main(argv: list[str] | None = None) -> int:
             n_resamples=args.n_resamples, seed=args.seed, level=args.level,
         )
         if args.out:
-            if not str(args.out).endswith((".yaml", ".yml")):
-                raise RecevalError(f"--out {args.out}: name a .yaml file, e.g. best.yaml")
+            chosen.check_out(args.out)  # before anything is written
         if args.plot:
             chosen.plot(selection, args.plot)
-        if args.out:
-            written = chosen.write_best(best, args.out, selection.why)
-            selection.notes.append(
-                f"wrote {written}: re-run it with  python -m receval -cp \"$(pwd)\" -cn {written.stem}"
-                "  (from its folder)"
-            )
+        written = chosen.write_best(best, args.out, selection.why) if args.out else None
         if args.format == "table":
             tables.print_rich(selection.header_lines(), selection.tables())
         else:
             write_output(selection.render(args.format), None)
+        if written:
+            print(
+                f"receval: wrote {written}; re-run it from its folder with: "
+                f'python -m receval -cp "$(pwd)" -cn {written.stem}', file=sys.stderr,
+            )
         if args.plot:
             print(f"receval: wrote {args.plot}", file=sys.stderr)
     return 0
