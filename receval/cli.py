@@ -35,6 +35,10 @@ def hydra_command(config_name: str, task: Callable[[object], object]) -> Callabl
             return task(cfg)
 
     def main() -> None:
+        missing = objective.missing_extra(sys.argv[1:])
+        if missing:
+            sys.stderr.write(f"receval: error: {missing}\n")
+            raise SystemExit(EXIT_USER_ERROR)
         try:
             job()
         except SystemExit as stop:
@@ -58,7 +62,7 @@ def run_one(cfg) -> float | None:
     else:
         result = pipeline.run(cfg, run_dir)
         print(pipeline.summary_line(cfg, result), flush=True)
-    return objective.value(cfg, run_dir)
+    return objective.value(cfg, run_dir, required=objective.sweeper_uses_it())
 
 
 config_schema.register()

@@ -16,12 +16,13 @@ import pyarrow.compute as pc
 
 from receval import metrics
 from receval.errors import ConfigError
-from receval.runs import read_results, warn
+from receval.runs import read_results
 
 
-def value(cfg, run_dir: str | Path) -> float | None:
+def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
     """Mean of ``objective.metric`` over the run's ``objective.split`` questions (null:
-    all), unanswerable ones left out; None (with a warning) when that split is empty."""
+    all), unanswerable ones left out. When that split is empty: None, or with
+    ``required`` (a sweeper that uses the value) a ConfigError saying what to set."""
     objective = cfg.get("objective")
     if objective is None:
         return None
@@ -40,9 +41,32 @@ def value(cfg, run_dir: str | Path) -> float | None:
     scores = np.asarray(table.column(metric).to_pylist(), dtype=float)
     scores = scores[~np.isnan(scores)]
     if scores.size == 0:
-        warn(
-            f"objective: no scored question of split {objective.split!r} in {run_dir}; "
-            "the run returns no objective (set objective.split=null to use every question)"
-        )
+        if required:
+            raise ConfigError(
+                f"objective.split={objective.split}: no scored question of that split in "
+                f"{run_dir}, so the sweeper has nothing to maximise; set objective.split to a "
+                "split the questions have, or objective.split=null for all of them"
+            )
         return None
     return float(scores.mean())
+
+
+def sweeper_uses_it() -> bool:
+    """True inside a Hydra job launched by a sweeper other than the basic grid one."""
+    from hydra.core.hydra_config import HydraConfig
+
+    target = str(HydraConfig.get().sweeper.get("_target_", ""))
+    return not target.endswith("BasicSweeper")
+
+
+def missing_extra(argv: list[str]) -> str | None:
+    """The message for ``hydra/sweeper=optuna`` without its plugin installed, else None."""
+    import importlib.util
+
+    if any(arg.replace("hydra.sweeper", "hydra/sweeper").startswith("hydra/sweeper=optuna") for arg in argv):
+        if importlib.util.find_spec("hydra_plugins.hydra_optuna_sweeper") is None:
+            return (
+                "hydra/sweeper=optuna needs the optuna extra: pip install 'receval[optuna]' "
+                "(Hydra's Optuna sweeper)"
+            )
+    return None

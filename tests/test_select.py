@@ -226,3 +226,31 @@ def test_optuna_search_of_20_trials_is_read_by_select(tmp_path_factory, capsys):
     # Optuna's best objective is select's leader: both are mean MRR on the dev questions
     assert got["runs"][got["leader"]]["mean"] == pytest.approx(best["best_value"], abs=1e-12)
     assert math.isfinite(got["runs"][got["chosen"]]["mean"])
+
+
+def test_a_sweeper_without_the_objective_split_is_told_what_to_set(grid):
+    from omegaconf import OmegaConf
+
+    from receval import objective
+    from receval.errors import ConfigError
+
+    cfg = OmegaConf.create({"objective": {"metric": "rr", "split": "nosuch"}})
+    with pytest.raises(ConfigError, match="objective.split=nosuch: no scored question"):
+        objective.value(cfg, grid / "1", required=True)
+
+
+def test_optuna_without_its_extra_is_one_message(monkeypatch, capsys):
+    import importlib.util
+
+    from receval import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec",
+        lambda name, *a: None if name == "hydra_plugins.hydra_optuna_sweeper" else real(name, *a),
+    )
+    monkeypatch.setattr("sys.argv", ["receval", "hydra/sweeper=optuna", "+search=bm25", "-m"])
+    with pytest.raises(SystemExit) as stop:
+        cli.main()
+    assert stop.value.code == 2
+    assert "pip install 'receval[optuna]'" in one_error_line(capsys)
