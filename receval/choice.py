@@ -326,7 +326,7 @@ def choose(
             f"another of {', '.join(PREFERENCES)}"
         )
     best = min(contenders, key=lambda c: (c.cost, c.stages, c.index))
-    why = _why(best, contenders, leader, cost_by)
+    why = _why(best, contenders, leader, cost_by) if len(runs) > 1 else "the only run"
     return Selection(
         metric=metric, split=split, prefer=prefer, cost_by=cost_by, margin=margin, boot=boot,
         candidates=candidates, leader=leader, chosen=best.index, why=why, notes=notes,

@@ -254,3 +254,9 @@ def test_optuna_without_its_extra_is_one_message(monkeypatch, capsys):
         cli.main()
     assert stop.value.code == 2
     assert "pip install 'receval[optuna]'" in one_error_line(capsys)
+
+
+def test_one_run_is_its_own_choice(grid):
+    selection, best = select([str(grid / "4")], prefer="chunks")
+    assert selection.chosen == selection.leader == 0 and selection.why == "the only run"
+    assert best.run_dir == grid / "4"
