@@ -66,6 +66,12 @@ class MetricsConfig:
 
 
 @dataclass
+class ObjectiveConfig:
+    metric: str = "rr"  # what a run returns to a Hydra sweeper (Optuna): this measure's mean
+    split: Optional[str] = "dev"  # over this split's questions; null: all (receval/objective.py)
+
+
+@dataclass
 class RecevalConfig:
     """One run. ``retriever`` and ``rerank`` are component nodes: each option of their
     groups brings its own schema (``base_<kind>``, see :mod:`receval.components`)."""
@@ -77,6 +83,7 @@ class RecevalConfig:
     rerank: Any = None  # null: the first stage's ranking is final
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     depth: int = 10  # chunks kept per question before collapsing to sections
     search_batch: int = 1  # questions scored together; above 1, latency is amortised
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
