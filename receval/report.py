@@ -510,6 +510,10 @@ def parse_floors(items: list[str]) -> dict[str, str]:
                 raise RecevalError(
                     f"--fail-under {item!r}: use METRIC=FLOOR[,METRIC=FLOOR], e.g. hit@3=0.70"
                 )
+            if name.strip() in floors:
+                raise RecevalError(
+                    f"--fail-under {name.strip()} is given twice; give each metric one floor"
+                )
             floors[name.strip()] = value.strip()
     return floors
 
@@ -527,7 +531,12 @@ def _check_floors(floors: dict[str, str], runs: list[Run]) -> dict[str, float]:
             raise RecevalError(
                 f"--fail-under {name}={text}: floors are means between 0 and 1 (0.70, not 70)"
             )
-        out[runs_mod.canonical_measure(name, runs, option="--fail-under")] = value
+        canonical = runs_mod.canonical_measure(name, runs, option="--fail-under")
+        if canonical in out:
+            raise RecevalError(
+                f"--fail-under {name}={text}: {canonical} is given twice; give each metric one floor"
+            )
+        out[canonical] = value
     return out
 
 
