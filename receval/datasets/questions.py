@@ -153,6 +153,8 @@ def read_questions(
                 index = PageIndex(pages if pages is not None else pages_from_sections(sections))
             question, found = locate(question, at, index)
             problems += found
+            if found:
+                continue
         questions.append(question)
         problems += label_problems(question, at, known)
     if not questions and not problems:
