@@ -181,3 +181,26 @@ def test_report_shows_token_measures(essay_runs, capsys):
     assert exit_code(report_main, [essay_runs[20], "--metrics", "token_iou@5,context_tokens@3"]) == 0
     assert "context_tokens@3" in capsys.readouterr().out
     assert exit_code(report_main, [essay_runs[20], "--metrics", "token_recall@7"]) == 2
+
+
+def test_synth_records_the_source_passage_and_runs_score_it(tmp_path, tmp_path_factory):
+    from receval.synth import make_record, make_units
+
+    dataset = _load()
+    units = make_units(dataset.sections, "chunk", OmegaConf.create({"max_words": 40, "overlap": 0}))
+    syn = OmegaConf.create({"model": "m", "temperature": 0.0, "seed": 0, "dev_fraction": 0.5, "unit": "chunk"})
+    fog = next(u for u in units if u.id == "lighthouses#lighthouses@4")  # words 160-199: cottages, fog
+    record = make_record("syn-1", "direct", [fog], 0, {"question": "What became of the old keepers cottages?", "answer": "holiday homes"}, syn, "essays")
+    assert record["spans"] == [{"page": "lighthouses", "start": fog.start, "end": fog.end}]
+    assert " ".join(dataset.pages["lighthouses"][fog.start : fog.end].split()) == fog.text
+    path = _questions_file(tmp_path, record)
+    # read with sections alone (synth's own check) and as a run reads it: same span
+    from receval.datasets.questions import read_questions
+
+    (alone,) = read_questions(tmp_path / "q.jsonl", dataset.sections)
+    (question,) = _load(questions=path).questions
+    assert alone.evidence == question.evidence and question.evidence[0].start == fog.start
+    run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", f"dataset.questions={path}", "chunking.max_words=40")
+    (row,) = pq.read_table(run_dir / "results.parquet").to_pylist()
+    assert row["retrieved"][0] == "lighthouses#lighthouses@4" and row["rr"] == 1.0
+    assert row["token_recall@1"] == 1.0 and row["token_precision@1"] == 1.0  # the passage, not the page
