@@ -15,6 +15,7 @@ Both become :class:`~receval.datasets.Evidence` items (page, start, end).
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import replace
 
@@ -59,6 +60,11 @@ def parse_evidence(record: dict, where: str) -> tuple[tuple[Evidence, ...], list
                 continue
             items.append(Evidence(span["page"], span["start"], span["end"]))
     return tuple(items), problems
+
+
+def closest_pages(page: str, pages) -> list[str]:
+    """The page ids most like a mistyped one, best first."""
+    return difflib.get_close_matches(page, list(pages), n=3, cutoff=0.5)
 
 
 def pages_from_sections(sections: list[Section]) -> dict[str, str]:
@@ -125,7 +131,7 @@ def locate(question: Question, at: str, index: PageIndex) -> tuple[Question, lis
         if item.page is not None and item.page not in index.pages:
             problems.append(
                 f"{at}: question {question.id!r} names page {item.page!r}, which is not among "
-                f"the pages ({', '.join(sorted(index.pages)[:5])}...)"
+                f"the pages; closest: {', '.join(closest_pages(item.page, index.pages)) or 'none'}"
             )
             continue
         if item.quote is None:

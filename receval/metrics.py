@@ -146,6 +146,11 @@ def is_token_measure(name: str) -> bool:
     return bool(_TOKEN_NAME.match(name))
 
 
+def lower_is_better(name: str) -> bool:
+    """``context_tokens@k``: fewer tokens sent is the better run."""
+    return name.startswith("context_tokens@")
+
+
 def is_measure(name: str) -> bool:
     """True for a canonical measure name (``rr``, ``hit@3``, ``ndcg@10``...)."""
     try:

@@ -49,6 +49,7 @@ from receval import tables
 from receval.bootstrap import Interval
 from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_output
 from receval.errors import RecevalError, exit_on_error
+from receval.metrics import lower_is_better
 from receval.runs import BootSettings, Run, format_value, measure_label
 from receval.overlap import overlap_bucket
 from receval.store import LATENCY, OVERLAP, atomic_write
@@ -248,7 +249,8 @@ class Report(tables.Rendered):
         bold = set()
         if len(self.runs) > 1:
             for name, col in metric_cols.items():
-                best = max(round(run.metrics[name].mean, 3) for run in self.runs)
+                pick = min if lower_is_better(name) else max
+                best = pick(round(run.metrics[name].mean, 3) for run in self.runs)
                 bold |= {(r, col) for r, run in enumerate(self.runs) if round(run.metrics[name].mean, 3) == best}
         n_left = len(self.params) + (1 if show_dir else 0)
         align = ["r"] + ["l"] * n_left + ["r"] * (len(columns) - 1 - n_left)

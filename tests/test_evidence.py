@@ -45,6 +45,23 @@ def test_covered_by_rank_counts_the_union_of_chunks_once():
     assert found_rank(np.array([[0, 4]]), np.array([10]), 0.5).tolist() == [0]
 
 
+def test_covered_by_rank_agrees_with_counting_characters():
+    rng = np.random.default_rng(7)
+    starts = rng.integers(0, 50, 200)
+    ends = starts + rng.integers(1, 30, 200)
+    chunk_starts = rng.integers(0, 80, (200, 6))
+    chunk_ends = chunk_starts + rng.integers(0, 25, (200, 6))
+    covered = covered_by_rank(starts, ends, chunk_starts, chunk_ends)
+    for i in range(200):
+        item, held = set(range(starts[i], ends[i])), set()
+        for r in range(6):
+            held |= set(range(chunk_starts[i, r], chunk_ends[i, r]))
+            assert covered[i, r] == len(item & held)
+    union = union_by_rank(chunk_starts, chunk_ends)
+    for i in range(200):
+        assert union[i].tolist() == [len(set().union(*(range(a, b) for a, b in zip(chunk_starts[i, : r + 1], chunk_ends[i, : r + 1])))) for r in range(6)]
+
+
 def test_union_by_rank_counts_overlapping_chunks_once():
     assert union_by_rank(np.array([[0, 5, 20]]), np.array([[10, 15, 25]])).tolist() == [[10, 15, 20]]
 
@@ -204,3 +221,10 @@ def test_synth_records_the_source_passage_and_runs_score_it(tmp_path, tmp_path_f
     (row,) = pq.read_table(run_dir / "results.parquet").to_pylist()
     assert row["retrieved"][0] == "lighthouses#lighthouses@4" and row["rr"] == 1.0
     assert row["token_recall@1"] == 1.0 and row["token_precision@1"] == 1.0  # the passage, not the page
+
+
+def test_report_bolds_the_fewest_context_tokens(essay_runs):
+    report = build_report([essay_runs[20], essay_runs[120]], metrics=["hit@3", "context_tokens@3"])
+    table = report.main_table()
+    col = table.columns.index("context_tokens@3")
+    assert (0, col) in table.bold and (1, col) not in table.bold
