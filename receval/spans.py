@@ -8,7 +8,8 @@ when it has any, else its labelled sections (a section is the span of its text).
 - Questions with evidence are judged at chunk ranks: item i is found at the first
   rank where chunks 1..r cover ``coverage`` of its characters
   (:func:`receval.coverage.found_rank`). The :class:`~receval.metrics.Judged` they
-  get has, at each rank, the number of items found there.
+  get has, at each rank, the number of items found there, and as its ideal every
+  item found at rank 1 (so ``ndcg@k`` <= 1 however many items one chunk holds).
 - Every answerable question gets the token measures at each k, tokens being the
   whitespace-separated words of the page (the unit ``chunking.max_words`` counts),
   E its units' tokens and C_k the tokens of the page inside its top-k chunks

@@ -3,8 +3,9 @@
 Schema version 1, columns in order:
 
 ``question_id``, ``kind``, ``split``, ``question`` (string); ``relevant`` (list<string>,
-labelled section ids) and ``grades`` (list<int32>, their grades); ``retrieved``
-(list<string>, section ids best first, at most ``depth``) and ``scores``
+labelled section ids, then evidence items as ``page:start-end``) and ``grades``
+(list<int32>, their grades); ``retrieved`` (list<string>, section ids best first, at
+most ``depth``; chunk ids for questions labelled with evidence) and ``scores``
 (list<float64>, each one's best chunk score, as ranked); ``first_relevant_rank`` (int32, null
 when no relevant section is retrieved); ``rr`` and one float64 column per measure
 (``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable

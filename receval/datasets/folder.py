@@ -13,8 +13,10 @@ the third ``-3``, and so on in page order, skipping any id already taken.
 
 Questions, one JSON object per line: ``{"id", "question", "kind", "split",
 "relevant"}``; ``relevant`` is a list of section ids or an object id -> grade
-(integer >= 1). ``kind`` defaults to ``unspecified`` and ``split`` to ``all``; a
-question with no labels must have kind ``unanswerable``.
+(integer >= 1); ``evidence`` (quotes) and ``spans`` (page character offsets) label
+passages instead (:mod:`receval.evidence`). ``kind`` defaults to ``unspecified`` and
+``split`` to ``all``; a question with no labels must have kind ``unanswerable``.
+Sections keep their character offsets into the page text.
 """
 
 from __future__ import annotations
