@@ -7,10 +7,15 @@ when it brings words the previous one did not hold, so the last window ends at t
 section's last word and no window lies inside another. ``headings``: prefix each
 chunk's text with its section's heading path ("Fines > Late returns"), so a window
 keeps the words of the headings above it.
+
+Every chunk keeps the character offsets (``start``, ``end``) of the page text it
+covers, so evidence labels (:mod:`receval.evidence`) can be matched to chunks by
+character overlap whatever the chunking.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from receval.datasets import Section
@@ -19,15 +24,21 @@ from receval.errors import ConfigError
 
 @dataclass(frozen=True)
 class Chunk:
-    """A piece of one section; ``ordinal`` counts the section's windows from 0."""
+    """A piece of one section; ``ordinal`` counts the section's windows from 0;
+    ``start``/``end``: characters of the page text it covers (-1: not known)."""
 
     section_id: str
     ordinal: int
     text: str
+    start: int = -1
+    end: int = -1
 
     @property
     def id(self) -> str:
         return f"{self.section_id}@{self.ordinal}"
+
+
+_WORD = re.compile(r"\S+")  # the words str.split() finds
 
 
 def check_chunking(max_words: int | None, overlap: int) -> None:
@@ -56,10 +67,13 @@ def chunk_sections(
     for section in sections:
         prefix = f"{section.heading}\n" if headings and section.heading_path else ""
         if max_words is None:
-            chunks.append(Chunk(section.id, 0, prefix + section.text))
+            chunks.append(Chunk(section.id, 0, prefix + section.text, section.start, section.end))
             continue
-        words = section.text.split()
-        for ordinal, start in enumerate(window_starts(len(words), max_words, overlap)):
+        spans = [(m.start(), m.end()) for m in _WORD.finditer(section.text)]
+        words = [section.text[s:e] for s, e in spans] or [""]
+        for ordinal, start in enumerate(window_starts(len(spans), max_words, overlap)):
+            last = min(start + max_words, len(spans)) - 1
             window = " ".join(words[start : start + max_words])
-            chunks.append(Chunk(section.id, ordinal, prefix + window))
+            begin, end = (spans[start][0], spans[last][1]) if spans else (0, 0)
+            chunks.append(Chunk(section.id, ordinal, prefix + window, section.start + begin, section.start + end))
     return chunks

@@ -72,6 +72,11 @@ class ObjectiveConfig:
 
 
 @dataclass
+class RelevanceConfig:
+    coverage: float = 0.5  # share of an evidence span the top chunks must cover (receval.coverage)
+
+
+@dataclass
 class RecevalConfig:
     """One run. ``retriever`` and ``rerank`` are component nodes: each option of their
     groups brings its own schema (``base_<kind>``, see :mod:`receval.components`)."""
@@ -84,6 +89,7 @@ class RecevalConfig:
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    relevance: RelevanceConfig = field(default_factory=RelevanceConfig)
     depth: int = 10  # chunks kept per question before collapsing to sections
     search_batch: int = 1  # questions scored together; above 1, latency is amortised
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
@@ -126,6 +132,9 @@ def check(cfg) -> None:
             f"metrics.ks={ks} has {max(ks)} > depth={cfg.depth}: a cutoff beyond the depth "
             "would score missing ranks; raise depth or drop that cutoff"
         )
+    coverage = cfg.relevance.coverage
+    if not 0 < coverage <= 1:  # NaN fails this too
+        problems.append(f"relevance.coverage={coverage}: use a share in (0, 1], e.g. 0.5")
     boot = cfg.bootstrap
     if boot.n_resamples < 1:
         problems.append(f"bootstrap.n_resamples={boot.n_resamples}: use an integer >= 1")

@@ -24,8 +24,9 @@ from receval.evaluate import collapse_to_sections, question_rows
 from receval.metrics import measures_for
 from receval.overlap import overlap_columns
 from receval.ranking import tie_ranks
-from receval.text import Tokenizer
+from receval.spans import judge_spans, token_columns
 from receval.store import config_hash, stage_column, write_results, write_run_json
+from receval.text import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,15 @@ def run(cfg, run_dir: Path) -> RunResult:
         section_idx, section_scores = collapse_to_sections(
             hits.chunk_idx, hits.scores, chunk_section, len(section_ids)
         )
+        chunk_start = np.fromiter((c.start for c in chunks), np.int64, len(chunks))
+        chunk_end = np.fromiter((c.end for c in chunks), np.int64, len(chunks))
+        spans = judge_spans(
+            questions, dataset.sections, dataset.pages, chunk_section, chunk_start, chunk_end,
+            hits.chunk_idx, list(cfg.metrics.ks), float(cfg.relevance.coverage),
+        )
         columns = question_rows(
-            questions, section_ids, section_idx, section_scores, hits.latency_ms, measures
+            questions, section_ids, section_idx, section_scores, hits.latency_ms, measures,
+            spans, ([c.id for c in chunks], hits.chunk_idx, hits.scores),
         )
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         for stage, values in hits.stage_ms.items():
@@ -133,7 +141,7 @@ def run(cfg, run_dir: Path) -> RunResult:
     }
     names = [m.name for m in measures]
     with timer("write"):
-        write_results(run_dir, columns, names, info, list(hits.stage_ms))
+        write_results(run_dir, columns, names + token_columns(list(cfg.metrics.ks)), info, list(hits.stage_ms))
     means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names

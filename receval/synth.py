@@ -31,10 +31,14 @@ as do a wrong key, URL or model and an unreachable server.
 The file (``synth.out``), one JSON object per line::
 
     {"id": "syn-direct-<16 hex>", "kind": "direct", "question": "...",
-     "relevant": ["fines#daily-rates"], "split": "dev", "answer": "...",
+     "relevant": ["fines#daily-rates"], "spans": [{"page": "fines", "start": 812, "end": 1460}],
+     "split": "dev", "answer": "...",
      "provenance": {"model", "style", "prompt_hash", "temperature", "seed",
                     "source": {"dataset", "unit", "ids", "n", "text_sha256"}}}
 
+- ``spans``: the source passage of each unit (section or chunk) as character
+  offsets into its page, so the question is scored against that passage, not the
+  whole section (an evidence label, :mod:`receval.evidence`).
 - ``id``: ``syn-<style>-`` + the first 16 hex of sha256 over the unit id (and, for
   ``multi``, the partner's id) and the question's number ``n`` (0-based), joined by
   NUL bytes. The same unit, style and ``n`` always give the same id.
@@ -163,6 +167,8 @@ class Unit:
     page: str
     heading: str
     text: str
+    start: int = -1  # characters of the page the text comes from (-1: not known)
+    end: int = -1
 
 
 def load_sections(dataset_cfg) -> list[Section]:
@@ -200,13 +206,13 @@ def dataset_questions_file(dataset_cfg) -> Path | None:
 def make_units(sections: list[Section], unit: str = "section", chunking=None) -> list[Unit]:
     """Sections, or their chunks (``chunking``: max_words, overlap), as units."""
     if unit == "section":
-        return [Unit(s.id, s.id, s.page, s.heading, s.text) for s in sections if s.text.split()]
+        return [Unit(s.id, s.id, s.page, s.heading, s.text, s.start, s.end) for s in sections if s.text.split()]
     from receval.chunking import chunk_sections
 
     by_id = {s.id: s for s in sections}
     chunks = chunk_sections(sections, chunking.max_words, chunking.overlap, headings=False)
     return [
-        Unit(c.id, c.section_id, by_id[c.section_id].page, by_id[c.section_id].heading, c.text)
+        Unit(c.id, c.section_id, by_id[c.section_id].page, by_id[c.section_id].heading, c.text, c.start, c.end)
         for c in chunks
         if c.text.split()
     ]
@@ -270,6 +276,8 @@ def make_record(
         "kind": style,
         "question": " ".join(reply["question"].split()),
         "relevant": relevant,
+        # the source passages: the question is scored against them, not their whole section
+        "spans": [{"page": u.page, "start": u.start, "end": u.end} for u in units if 0 <= u.start < u.end],
         "split": split_of(qid, float(syn.dev_fraction)),
         "answer": reply["answer"].strip(),
         "provenance": {
