@@ -40,13 +40,6 @@ class DatasetConfig:
 
 
 @dataclass
-class ChunkingConfig:
-    max_words: Optional[int] = 120  # null: whole sections
-    overlap: int = 0
-    headings: bool = True
-
-
-@dataclass
 class TokenizerConfig:
     stopwords: bool = False
     stem: bool = False
@@ -82,7 +75,7 @@ class RecevalConfig:
     groups brings its own schema (``base_<kind>``, see :mod:`receval.components`)."""
 
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    chunking: Any = MISSING  # a chunker node (receval/chunking/)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
     retriever: Any = MISSING
     rerank: Any = None  # null: the first stage's ranking is final
@@ -142,6 +135,7 @@ def check(cfg) -> None:
         problems.append(f"bootstrap.level={boot.level}: use a value between 0 and 1, e.g. 0.95")
     if len(set(ks)) != len(ks):
         problems.append(f"metrics.ks={ks} names a cutoff twice: list each once, e.g. {sorted(set(ks))}")
+    problems += components.tree_problems("chunking", cfg.chunking, "chunking")
     problems += components.tree_problems("retriever", cfg.retriever, "retriever")
     if cfg.get("rerank") is not None:
         problems += components.tree_problems("rerank", cfg.rerank, "rerank")
@@ -188,7 +182,7 @@ class SynthConfig:
 @dataclass
 class SynthRunConfig:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    chunking: Any = MISSING
     synth: SynthConfig = field(default_factory=SynthConfig)
 
 

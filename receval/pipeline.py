@@ -15,10 +15,9 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
+from receval import chunking, retrievers
 from receval import config as config_schema
-from receval import retrievers
 from receval.cache import IndexCache, key_of
-from receval.chunking import chunk_sections
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
 from receval.metrics import measures_for
@@ -81,10 +80,9 @@ def run(cfg, run_dir: Path) -> RunResult:
     with timer("load"):
         dataset = load_dataset(cfg.dataset)
     cache = IndexCache(cfg.cache_dir)
-    chunking = cfg.chunking
     chunk_key = key_of(
-        dataset=dataset.fingerprint, max_words=chunking.max_words, overlap=chunking.overlap,
-        headings=chunking.headings,
+        dataset=dataset.fingerprint,
+        chunking=OmegaConf.to_container(cfg.chunking, resolve=True, enum_to_str=True),
     )
     # built before anything is cached: a bad retriever setting leaves nothing behind
     context = retrievers.Context(
@@ -96,7 +94,7 @@ def run(cfg, run_dir: Path) -> RunResult:
     with timer("chunk"):
         chunks = cache.chunks(
             chunk_key,
-            lambda: chunk_sections(dataset.sections, chunking.max_words, chunking.overlap, chunking.headings),
+            lambda: chunking.cut(cfg.chunking, dataset.sections),
         )
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
@@ -159,11 +157,7 @@ def run(cfg, run_dir: Path) -> RunResult:
 
 def summary_line(cfg, result: RunResult) -> str:
     """The one line each run prints: retriever, chunking, chunks, hit@1, hit@3, MRR."""
-    chunking = cfg.chunking
-    words = "whole sections" if chunking.max_words is None else f"{chunking.max_words} words"
-    if chunking.overlap and chunking.max_words is not None:
-        words += f" overlap {chunking.overlap}"
-    words += ", headings" if chunking.headings else ", no headings"
+    words = chunking.label(cfg.chunking)
     scores = "  ".join(
         f"{label} {result.means[name]:.3f}"
         for label, name in (("hit@1", "hit@1"), ("hit@3", "hit@3"), ("MRR", "rr"))

@@ -204,13 +204,14 @@ def dataset_questions_file(dataset_cfg) -> Path | None:
 
 
 def make_units(sections: list[Section], unit: str = "section", chunking=None) -> list[Unit]:
-    """Sections, or their chunks (``chunking``: max_words, overlap), as units."""
+    """Sections, or their chunks (cut by the ``chunking`` node's chunker, without heading
+    prefixes: the heading is sent apart), as units."""
     if unit == "section":
         return [Unit(s.id, s.id, s.page, s.heading, s.text, s.start, s.end) for s in sections if s.text.split()]
-    from receval.chunking import chunk_sections
+    from receval.chunking import cut
 
     by_id = {s.id: s for s in sections}
-    chunks = chunk_sections(sections, chunking.max_words, chunking.overlap, headings=False)
+    chunks = cut(OmegaConf.merge(chunking, {"headings": False}), sections)
     return [
         Unit(c.id, c.section_id, by_id[c.section_id].page, by_id[c.section_id].heading, c.text, c.start, c.end)
         for c in chunks

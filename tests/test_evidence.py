@@ -204,7 +204,7 @@ def test_synth_records_the_source_passage_and_runs_score_it(tmp_path, tmp_path_f
     from receval.synth import make_record, make_units
 
     dataset = _load()
-    units = make_units(dataset.sections, "chunk", OmegaConf.create({"max_words": 40, "overlap": 0}))
+    units = make_units(dataset.sections, "chunk", OmegaConf.create({"kind": "words", "max_words": 40, "overlap": 0}))
     syn = OmegaConf.create({"model": "m", "temperature": 0.0, "seed": 0, "dev_fraction": 0.5, "unit": "chunk"})
     fog = next(u for u in units if u.id == "lighthouses#lighthouses@4")  # words 160-199: cottages, fog
     record = make_record("syn-1", "direct", [fog], 0, {"question": "What became of the old keepers cottages?", "answer": "holiday homes"}, syn, "essays")

@@ -1,4 +1,7 @@
-"""Sections -> chunks: word windows that never cross a section boundary.
+"""Sections -> chunks, by a chunker component (one module each; ``chunking=<kind>``).
+
+Chunkers: ``words`` (below), ``paragraphs``, ``sentences``, ``recursive``, ``tokens``.
+None crosses a section boundary. The word windows of ``chunking=words``:
 
 ``max_words``: each chunk holds at most that many words (whitespace-separated) of one
 section; ``None`` keeps each section whole. ``overlap``: consecutive windows of a
@@ -41,15 +44,63 @@ class Chunk:
 _WORD = re.compile(r"\S+")  # the words str.split() finds
 
 
-def check_chunking(max_words: int | None, overlap: int) -> None:
+def check_words(max_words: int | None, overlap: int, kind: str = "words") -> list[str]:
+    """Problems of a word budget (keys relative to ``chunking``)."""
+    problems = []
     if max_words is not None and max_words < 1:
-        raise ConfigError(f"chunking.max_words={max_words}: use an integer >= 1, or null for whole sections")
+        problems.append(f"max_words={max_words}: use an integer >= 1, or null for whole sections")
     if overlap < 0:
-        raise ConfigError(f"chunking.overlap={overlap}: use an integer >= 0")
-    if max_words is not None and overlap >= max_words:
-        raise ConfigError(
-            f"chunking.overlap={overlap} must be smaller than chunking.max_words={max_words}"
-        )
+        problems.append(f"overlap={overlap}: use an integer >= 0")
+    if max_words is not None and overlap >= max(max_words, 1):
+        problems.append(f"overlap={overlap} must be smaller than chunking.max_words={max_words}")
+    return problems
+
+
+def check_chunking(max_words: int | None, overlap: int) -> None:
+    problems = check_words(max_words, overlap)
+    if problems:
+        raise ConfigError([f"chunking.{problem}" for problem in problems])
+
+
+def describe_common(size: str, node) -> str:
+    """A chunking's label: its size, then overlap and headings."""
+    overlap = getattr(node, "overlap", 0) if node.get("kind") in ("words", "tokens") else 0
+    if overlap:
+        size += f" overlap {overlap}"
+    return size + (", headings" if node.headings else ", no headings")
+
+
+def chunks_of(sections: list[Section], spans_of, headings: bool) -> list[Chunk]:
+    """Chunks from each section's character spans (``spans_of(section)``), trimmed of
+    surrounding whitespace, with page offsets and the heading prefix."""
+    chunks: list[Chunk] = []
+    for section in sections:
+        prefix = f"{section.heading}\n" if headings and section.heading_path else ""
+        text = section.text
+        ordinal = 0
+        for start, end in spans_of(section) or [(0, len(text))]:
+            while start < end and text[start].isspace():
+                start += 1
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            if start == end and ordinal:
+                continue
+            chunks.append(Chunk(section.id, ordinal, prefix + text[start:end], section.start + start, section.start + end))
+            ordinal += 1
+    return chunks
+
+
+def cut(node, sections: list[Section]) -> list[Chunk]:
+    """The chunks the ``chunking`` node's chunker cuts from ``sections``."""
+    from receval import components
+
+    return components.build("chunking", node, components.Context(), "chunking").cut(sections)
+
+
+def label(node) -> str:
+    from receval import components
+
+    return components.label("chunking", node)
 
 
 def window_starts(n_words: int, max_words: int, overlap: int) -> list[int]:
