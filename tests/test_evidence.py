@@ -228,3 +228,16 @@ def test_report_bolds_the_fewest_context_tokens(essay_runs):
     table = report.main_table()
     col = table.columns.index("context_tokens@3")
     assert (0, col) in table.bold and (1, col) not in table.bold
+
+
+def test_relevance_coverage_sets_how_much_of_a_span_must_come_back(tmp_path_factory, make_config):
+    # fresnel at 40 words: @1 holds 26 of its 29 words, @0 (ranked third) the other 3
+    strict = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", "chunking.max_words=40", "relevance.coverage=1.0")
+    row = _row(strict, "fresnel")
+    assert row["first_relevant_rank"] == 3 and row["rr"] == pytest.approx(1 / 3)
+    from receval import config
+    from receval.errors import ConfigError
+
+    for bad in ("0", "nan", "1.5"):
+        with pytest.raises(ConfigError, match="relevance.coverage"):
+            config.check(make_config(f"relevance.coverage={bad}"))
