@@ -31,8 +31,8 @@ import numpy as np
 from receval.coverage import covered_by_rank, found_rank, union_by_rank
 from receval.datasets import Question, Section
 from receval.metrics import TOKEN_FAMILIES, Judged
+from receval.words import word_spans
 
-_SPACES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
 
 
 def token_columns(ks: list[int]) -> list[str]:
@@ -83,9 +83,7 @@ class PageLine:
         joined = " ".join(texts)
         if not joined:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        space = np.isin(np.frombuffer(joined.encode("utf-32-le"), np.uint32), _SPACES)
-        edge = np.diff(np.concatenate([[0], (~space).astype(np.int8), [0]]))
-        starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+        starts, ends = word_spans(joined)
         joined_base = np.concatenate([[0], np.cumsum([len(t) + 1 for t in texts])[:-1]]).astype(np.int64)
         shift = np.asarray([self.base[p] for p in names], np.int64) - joined_base
         page = np.searchsorted(joined_base, starts, side="right") - 1

@@ -241,3 +241,11 @@ def test_relevance_coverage_sets_how_much_of_a_span_must_come_back(tmp_path_fact
     for bad in ("0", "nan", "1.5"):
         with pytest.raises(ConfigError, match="relevance.coverage"):
             config.check(make_config(f"relevance.coverage={bad}"))
+
+
+def test_word_spans_are_the_words_str_split_finds():
+    from receval.words import word_spans
+
+    text = " a\u3000b\x1cc  d\u2028e\u00a0f \U0001F600g\t\u0085h\n"
+    starts, ends = word_spans(text)
+    assert [text[s:e] for s, e in zip(starts, ends)] == text.split()
