@@ -187,9 +187,14 @@ def test_token_precision_and_context_at_120_words(essay_runs):
     assert unanswerable["token_recall@3"] is None and unanswerable["rr"] is None
 
 
-def test_section_labels_score_as_before_beside_evidence(essay_runs):
+def test_section_labels_score_as_before_beside_evidence(essay_runs, tmp_path, tmp_path_factory):
     row = _row(essay_runs[20], "colony")
     assert row["retrieved"][0] == "bees#bees" and row["rr"] == 1.0  # sections, collapsed
+    alone = _questions_file(tmp_path, {"id": "colony", "question": "What is a honeybee colony?", "relevant": ["bees#bees"]})
+    run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", f"dataset.questions={alone}", "chunking.max_words=20")
+    (single,) = pq.read_table(run_dir / "results.parquet").to_pylist()
+    same = [c for c in single if not c.startswith("latency_ms") and c != "question"]
+    assert {c: single[c] for c in same} == {c: row[c] for c in same}
 
 
 def test_report_shows_token_measures(essay_runs, capsys):
