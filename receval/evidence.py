@@ -93,6 +93,11 @@ class PageIndex:
             norm_starts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]]).astype(np.int64)
             self.norm[page] = " ".join(text[s:e] for s, e in spans)
             self._maps[page] = (norm_starts, starts)
+        # every page in one string (NUL between pages: never in a quote), searched at C speed
+        self._names = list(self.norm)
+        self._joined = "\0".join(self.norm.values())
+        sizes = np.fromiter((len(t) + 1 for t in self.norm.values()), np.int64, len(self.norm))
+        self._offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
 
     def original(self, page: str, position: int) -> int:
         """A position in the collapsed text -> the same character in the page."""
@@ -103,12 +108,14 @@ class PageIndex:
     def find(self, quote: str, page: str | None, limit: int = 2) -> list[tuple[str, int, int]]:
         """Up to ``limit`` places (page, start, end) of the quote in the pages."""
         needle = " ".join(quote.split())
-        found = []
-        for name in [page] if page is not None else self.norm:
-            text, at = self.norm[name], -1
-            while len(found) < limit and (at := text.find(needle, at + 1)) >= 0:
-                start = self.original(name, at)
-                found.append((name, start, self.original(name, at + len(needle) - 1) + 1))
+        text, base = (self.norm[page], 0) if page is not None else (self._joined, None)
+        found, at = [], -1
+        while len(found) < limit and (at := text.find(needle, at + 1)) >= 0:
+            name, local = page, at
+            if base is None:
+                i = int(np.searchsorted(self._offsets, at, side="right")) - 1
+                name, local = self._names[i], at - int(self._offsets[i])
+            found.append((name, self.original(name, local), self.original(name, local + len(needle) - 1) + 1))
         return found
 
     def closest(self, quote: str, page: str | None) -> str:

@@ -6,7 +6,9 @@ pages never overlap. Each answerable question's *units* are its evidence items
 when it has any, else its labelled sections (a section is the span of its text).
 
 - Questions with evidence are judged at chunk ranks: item i is found at the first
-  rank where chunks 1..r cover ``coverage`` of its characters
+  rank where chunks 1..r cover ``coverage`` of its characters, whitespace aside (a
+  window of words ends at its last word, so the break between two windows is in
+  neither)
   (:func:`receval.coverage.found_rank`). The :class:`~receval.metrics.Judged` they
   get has, at each rank, the number of items found there, and as its ideal every
   item found at rank 1 (so ``ndcg@k`` <= 1 however many items one chunk holds).
@@ -29,8 +31,8 @@ import numpy as np
 from receval.coverage import covered_by_rank, found_rank, union_by_rank
 from receval.datasets import Question, Section
 from receval.metrics import TOKEN_FAMILIES, Judged
+from receval.words import word_spans
 
-_SPACES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
 
 
 def token_columns(ks: list[int]) -> list[str]:
@@ -81,9 +83,7 @@ class PageLine:
         joined = " ".join(texts)
         if not joined:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        space = np.isin(np.frombuffer(joined.encode("utf-32-le"), np.uint32), _SPACES)
-        edge = np.diff(np.concatenate([[0], (~space).astype(np.int8), [0]]))
-        starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+        starts, ends = word_spans(joined)
         joined_base = np.concatenate([[0], np.cumsum([len(t) + 1 for t in texts])[:-1]]).astype(np.int64)
         shift = np.asarray([self.base[p] for p in names], np.int64) - joined_base
         page = np.searchsorted(joined_base, starts, side="right") - 1
@@ -141,10 +141,29 @@ def judge_spans(
     rows_a = np.asarray(rows, np.int64)
     starts_a, ends_a = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
 
+    # the words of every page a label or a retrieved chunk is on
+    for section_idx in np.unique(chunk_section[at[ok]]) if len(chunk_section) else []:
+        needed.add(sections[int(section_idx)].page)
+    tok_start, tok_end = line.tokens(needed)
+    tok_chars = np.concatenate([[0], np.cumsum(tok_end - tok_start)])
+
+    def to_tokens(start, end):
+        return np.searchsorted(tok_end, start, side="right"), np.searchsorted(tok_start, end, side="left")
+
+    def to_letters(x):
+        """Global characters -> characters that are not whitespace: the gap between two
+        chunks' windows is no part of a span that the pair could fail to cover."""
+        t = np.searchsorted(tok_end, x, side="right")
+        inside = np.clip(x - tok_start[np.minimum(t, len(tok_start) - 1)], 0, None) if len(tok_start) else 0
+        return tok_chars[t] + np.where(t < len(tok_start), inside, 0)
+
     # evidence questions: items found at chunk ranks
     ev = by_evidence[rows_a] if rows_a.size else np.zeros(0, bool)
-    covered = covered_by_rank(starts_a[ev], ends_a[ev], ranked_start[rows_a[ev]], ranked_end[rows_a[ev]])
-    found = found_rank(covered, ends_a[ev] - starts_a[ev], coverage)
+    item_l0, item_l1 = to_letters(starts_a[ev]), to_letters(ends_a[ev])
+    chunk_l0 = np.where(ok, to_letters(ranked_start), 0)
+    chunk_l1 = np.where(ok, to_letters(ranked_end), 0)
+    covered = covered_by_rank(item_l0, item_l1, chunk_l0[rows_a[ev]], chunk_l1[rows_a[ev]])
+    found = found_rank(covered, item_l1 - item_l0, coverage)
     gains = np.zeros((n_rows, depth), dtype=np.float64)
     hit = found > 0
     np.add.at(gains, (rows_a[ev][hit], found[hit] - 1), 1.0)
@@ -153,12 +172,6 @@ def judge_spans(
 
     # token measures over the top max(ks) chunks
     top = min(max(ks), depth) if ks else 0
-    for page_idx in np.unique(chunk_section[at[:, :top][ok[:, :top]]]) if len(chunk_section) else []:
-        needed.add(sections[int(page_idx)].page)
-    tok_start, tok_end = line.tokens(needed)
-
-    def to_tokens(start, end):
-        return np.searchsorted(tok_end, start, side="right"), np.searchsorted(tok_start, end, side="left")
 
     item_t0, item_t1 = to_tokens(starts_a, ends_a)
     chunk_t0, chunk_t1 = to_tokens(ranked_start[:, :top], ranked_end[:, :top])

@@ -187,9 +187,14 @@ def test_token_precision_and_context_at_120_words(essay_runs):
     assert unanswerable["token_recall@3"] is None and unanswerable["rr"] is None
 
 
-def test_section_labels_score_as_before_beside_evidence(essay_runs):
+def test_section_labels_score_as_before_beside_evidence(essay_runs, tmp_path, tmp_path_factory):
     row = _row(essay_runs[20], "colony")
     assert row["retrieved"][0] == "bees#bees" and row["rr"] == 1.0  # sections, collapsed
+    alone = _questions_file(tmp_path, {"id": "colony", "question": "What is a honeybee colony?", "relevant": ["bees#bees"]})
+    run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", f"dataset.questions={alone}", "chunking.max_words=20")
+    (single,) = pq.read_table(run_dir / "results.parquet").to_pylist()
+    same = [c for c in single if not c.startswith("latency_ms") and c != "question"]
+    assert {c: single[c] for c in same} == {c: row[c] for c in same}
 
 
 def test_report_shows_token_measures(essay_runs, capsys):
@@ -228,3 +233,24 @@ def test_report_bolds_the_fewest_context_tokens(essay_runs):
     table = report.main_table()
     col = table.columns.index("context_tokens@3")
     assert (0, col) in table.bold and (1, col) not in table.bold
+
+
+def test_relevance_coverage_sets_how_much_of_a_span_must_come_back(tmp_path_factory, make_config):
+    # fresnel at 40 words: @1 holds 26 of its 29 words, @0 (ranked third) the other 3
+    strict = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", "chunking.max_words=40", "relevance.coverage=1.0")
+    row = _row(strict, "fresnel")
+    assert row["first_relevant_rank"] == 3 and row["rr"] == pytest.approx(1 / 3)
+    from receval import config
+    from receval.errors import ConfigError
+
+    for bad in ("0", "nan", "1.5"):
+        with pytest.raises(ConfigError, match="relevance.coverage"):
+            config.check(make_config(f"relevance.coverage={bad}"))
+
+
+def test_word_spans_are_the_words_str_split_finds():
+    from receval.words import word_spans
+
+    text = " a\u3000b\x1cc  d\u2028e\u00a0f \U0001F600g\t\u0085h\n"
+    starts, ends = word_spans(text)
+    assert [text[s:e] for s, e in zip(starts, ends)] == text.split()

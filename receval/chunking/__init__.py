@@ -18,11 +18,11 @@ character overlap whatever the chunking.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from receval.datasets import Section
 from receval.errors import ConfigError
+from receval.words import word_spans
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,6 @@ class Chunk:
     def id(self) -> str:
         return f"{self.section_id}@{self.ordinal}"
 
-
-_WORD = re.compile(r"\S+")  # the words str.split() finds
 
 
 def check_words(max_words: int | None, overlap: int, kind: str = "words") -> list[str]:
@@ -120,11 +118,11 @@ def chunk_sections(
         if max_words is None:
             chunks.append(Chunk(section.id, 0, prefix + section.text, section.start, section.end))
             continue
-        spans = [(m.start(), m.end()) for m in _WORD.finditer(section.text)]
-        words = [section.text[s:e] for s, e in spans] or [""]
-        for ordinal, start in enumerate(window_starts(len(spans), max_words, overlap)):
-            last = min(start + max_words, len(spans)) - 1
+        words = section.text.split()
+        begins, ends = word_spans(section.text)
+        for ordinal, start in enumerate(window_starts(len(words), max_words, overlap)):
+            last = min(start + max_words, len(words)) - 1
             window = " ".join(words[start : start + max_words])
-            begin, end = (spans[start][0], spans[last][1]) if spans else (0, 0)
+            begin, end = (int(begins[start]), int(ends[last])) if words else (0, 0)
             chunks.append(Chunk(section.id, ordinal, prefix + window, section.start + begin, section.start + end))
     return chunks

@@ -8,18 +8,19 @@ turns the spans into :class:`~receval.chunking.Chunk` objects with page offsets.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-WORD = re.compile(r"\S+")  # the words str.split() finds
+from receval import words
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
 
 
 def word_spans(text: str, start: int = 0, end: int | None = None) -> np.ndarray:
     """(n, 2) character spans of the words of ``text[start:end]``, in ``text`` coordinates."""
-    end = len(text) if end is None else end
-    found = [(m.start() + start, m.end() + start) for m in WORD.finditer(text[start:end])]
-    return np.asarray(found, dtype=np.int64).reshape(-1, 2)
+    begins, ends = words.word_spans(text[start:end])
+    return np.stack([begins + start, ends + start], axis=1).astype(np.int64)
 
 
 def windows(spans: np.ndarray, size: int, overlap: int = 0) -> list[tuple[int, int]]:
@@ -41,7 +42,7 @@ def pack(text: str, units: list[tuple[int, int]], max_words: int | None, overlap
     units = [(s, e) for s, e in units if text[s:e].strip()]
     if max_words is None:
         return [(units[0][0], units[-1][1])] if units else []
-    counts = [len(WORD.findall(text[s:e])) for s, e in units]
+    counts = [word_count(text[s:e]) for s, e in units]
     out: list[tuple[int, int]] = []
     group: list[int] = []  # unit indices in the open chunk
     words = 0

@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Optional
 
 from receval.chunking import Chunk, check_words, chunks_of, describe_common
-from receval.chunking.packing import WORD, pack, windows, word_spans
+from receval.chunking.packing import pack, windows, word_count, word_spans
 from receval.chunking.paragraphs import paragraph_spans
 from receval.chunking.sentences import sentence_spans
 from receval.components import component
@@ -48,7 +48,7 @@ def _pieces(text: str, start: int, end: int, separator: Separator, language: str
 
 def split(text: str, start: int, end: int, separators: list[Separator], max_words: int, language: str) -> list[tuple[int, int]]:
     """Spans of pieces of ``text[start:end]`` of at most ``max_words`` words each."""
-    if len(WORD.findall(text[start:end])) <= max_words:
+    if word_count(text[start:end]) <= max_words:
         return [(start, end)]
     for i, separator in enumerate(separators):
         if separator == Separator.words:
