@@ -384,7 +384,7 @@ def test_unknown_model_is_a_server_error(server):
 
 def test_other_4xx_fails_the_item_without_retrying(server):
     server.respond = lambda body, attempt: error(400, "this passage exceeds the context length")
-    with pytest.raises(ReplyError, match="HTTP 400: .*context length"):
+    with pytest.raises(ReplyError, match="HTTP 400 Bad Request: .*context length"):
         ask(client_for(server))
     assert len(server.requests) == 1
 

@@ -1,6 +1,6 @@
 """Dense retrieval: cosine similarity of sentence embeddings.
 
-Chunks and questions are encoded by one :mod:`receval.embeddings` encoder into unit
+Chunks and questions are encoded by one :mod:`receval.encoders` encoder into unit
 vectors, so ``score`` is a single matrix product ``Q @ C.T`` (cosines in [-1, 1]).
 Every chunk is a candidate (``floor = None``): a cosine can be negative and still
 rank. Chunk vectors go through the on-disk cache (a sweep or a second run encodes
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.embeddings import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, embed
+from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, embed
 from receval.errors import ConfigError, RecevalError
 
 BACKENDS = ("local", "http")
