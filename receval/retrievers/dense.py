@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, embed
+from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
 from receval.errors import ConfigError, RecevalError
 
-BACKENDS = ("local", "http")
+BACKENDS = ("local", "http", "onnx")
 
 
 class Dense:
@@ -45,7 +45,7 @@ class Dense:
     def from_config(cls, cfg, cache_dir: str | Path | None) -> Dense:
         """The dense retriever a ``retriever`` config describes.
 
-        ``cfg``: ``model``, ``backend`` (local | http), ``base_url``, ``api_key_env``,
+        ``cfg``: ``model``, ``backend`` (local | http | onnx), ``base_url``, ``api_key_env``,
         ``batch_size``. ``cache_dir``: the run's ``cache_dir`` (relative paths are
         relative to the working directory); embeddings go to ``<cache_dir>/embeddings``.
         ``None`` disables the cache. Raises ``ConfigError`` for a bad model, backend or
@@ -60,6 +60,8 @@ class Dense:
             encoder = HttpEncoder(
                 getattr(cfg, "base_url", None), cfg.model, getattr(cfg, "api_key_env", None), batch_size=batch_size
             )
+        elif backend == "onnx":
+            encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
         else:
             raise ConfigError(f"retriever.backend={backend!r} is not known; use one of: {', '.join(BACKENDS)}")
         cache = None if cache_dir is None else EmbeddingCache(Path(cache_dir), encoder.identity, encoder.label)
@@ -85,7 +87,7 @@ class Dense:
         needs it for the questions and its load time must not count as search latency.
         """
         self.load()
-        if isinstance(self.encoder, LocalEncoder):  # first-call set-up, not a question's cost
+        if isinstance(self.encoder, (LocalEncoder, OnnxEncoder)):  # first-call set-up, not a question's cost
             self.encoder.encode(["warm-up"])
         self._last: tuple[tuple[str, ...], np.ndarray] | None = None
         result = embed(list(texts), self.encoder, self.cache, self.progress)
