@@ -23,9 +23,11 @@ The cache lives under ``<cache_dir>/embeddings/``, one folder per model identity
 Why packs and not :class:`receval.cache.IndexCache` (one content-addressed file per
 whole entry, as chunk sets are): vectors are reused *per text*, across entries. Every
 job of a sweep encodes the same questions; chunk sets of different ``max_words``
-share their short sections' texts; an interrupted encode keeps each saved group. A
-whole-entry key would re-encode all of these, and encoding is the cost that
-matters (a chunk set loads in milliseconds, encoding it takes minutes).
+share their short sections' texts (measured on the built-in library: 72 of the 99
+chunks at 120 words are also chunks at 80 words, 84 of the 94 at 200 words are chunks
+at 120); an interrupted encode keeps each saved group. A whole-entry key would
+re-encode all of these, and encoding is the cost that matters (a chunk set loads in
+milliseconds, encoding it takes minutes on a large corpus).
 """
 
 from __future__ import annotations
