@@ -1,7 +1,8 @@
 """Datasets: the labelled unit is the *section*; questions label sections, never chunks.
 
 ``load_dataset(cfg)`` reads the configured format into a :class:`Dataset`, validating
-everything before any result is written.
+everything before any result is written; ``load_sections(cfg)`` reads its sections
+alone (no questions needed: what ``receval.synth`` writes questions about).
 """
 
 from __future__ import annotations
@@ -109,3 +110,27 @@ def load_dataset(cfg) -> Dataset:
             f"dataset.format={cfg.format!r} is not known; use one of: {', '.join(formats)}"
         )
     return loader(cfg)
+
+
+def load_sections(cfg) -> list[Section]:
+    """The sections of the dataset a ``dataset`` config names, without its questions."""
+    from receval.datasets import beir, folder
+
+    formats = {"folder": folder.load_sections, "beir": beir.load_sections}
+    loader = formats.get(cfg.format)
+    if loader is None:
+        raise DatasetError(
+            f"dataset.format={cfg.format!r} is not known; use one of: {', '.join(formats)}"
+        )
+    return loader(cfg)
+
+
+def questions_path(cfg) -> Path | None:
+    """The questions file the dataset itself reads (None when its config names none)."""
+    if cfg.questions:
+        return Path(cfg.questions).expanduser()
+    if cfg.format == "folder":
+        return (Path(cfg.path).expanduser() if cfg.path else LIBRARY) / "questions.jsonl"
+    if cfg.format == "beir" and cfg.path:
+        return Path(cfg.path).expanduser() / "queries.jsonl"
+    return None

@@ -145,8 +145,8 @@ def read_pages(pages_dir: Path, texts: dict[str, str] | None = None) -> tuple[li
     return sections, files
 
 
-def load(cfg) -> Dataset:
-    """Load a folder dataset; ``cfg.path`` null means the built-in library."""
+def _pages_dir(cfg) -> tuple[Path, Path]:
+    """The dataset folder and its pages/ folder; ``cfg.path`` null means the built-in library."""
     root = Path(cfg.path).expanduser() if cfg.path else LIBRARY
     if not root.is_dir():
         raise DatasetError(
@@ -156,6 +156,17 @@ def load(cfg) -> Dataset:
     pages_dir = root / "pages"
     if not pages_dir.is_dir():
         raise DatasetError(f"{root}: no pages/ folder; put the Markdown pages in {pages_dir}")
+    return root, pages_dir
+
+
+def load_sections(cfg) -> list[Section]:
+    """The sections alone: a folder needs no questions file to be given questions."""
+    return read_pages(_pages_dir(cfg)[1])[0]
+
+
+def load(cfg) -> Dataset:
+    """Load a folder dataset; ``cfg.path`` null means the built-in library."""
+    root, pages_dir = _pages_dir(cfg)
     questions_file = Path(cfg.questions).expanduser() if cfg.questions else root / "questions.jsonl"
     pages: dict[str, str] = {}
     sections, page_files = read_pages(pages_dir, pages)
