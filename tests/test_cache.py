@@ -56,6 +56,7 @@ def test_cached_and_uncached_runs_rank_identically(make_config, tmp_path):
         assert ranked(tmp_path / f"{name}-cached") == ranked(tmp_path / f"{name}-plain")
 
 
+@pytest.mark.slow
 def test_a_sweep_builds_each_chunking_once(tmp_path):
     done = run_cli(
         "retriever=bm25,tfidf,rrf", "chunking.max_words=20,40,120", f"cache_dir={tmp_path}/cache",
@@ -84,6 +85,7 @@ def test_a_damaged_entry_is_rebuilt(tmp_path):
     assert IndexCache(tmp_path).chunks("k", lambda: []) == chunks  # rewritten whole
 
 
+@pytest.mark.slow
 def test_parallel_writers_leave_a_valid_entry(tmp_path):
     script = (
         "import sys; from receval.cache import IndexCache; from receval.chunking import Chunk\n"

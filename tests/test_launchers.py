@@ -43,6 +43,7 @@ def _compose_hydra(launcher: str, tmp_path: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _importable("hydra_plugins.hydra_submitit_launcher"), reason="needs hydra-submitit-launcher")
 def test_slurm_config_composes(tmp_path):
     out = _compose_hydra("receval_slurm", tmp_path)
