@@ -105,3 +105,21 @@ def test_keys_depend_on_every_part():
     keys = {key_of(**base), key_of(**{**base, "max_words": 40}), key_of(**{**base, "headings": False}),
             key_of(**{**base, "dataset": "e" * 64}), key_of(**{**base, "overlap": 5})}
     assert len(keys) == 5
+
+
+@pytest.mark.slow
+def test_a_cached_chunk_set_loads_without_importing_pyarrow_dataset(tmp_path):
+    """A sweep job's cache hit stays cheap: no pyarrow.dataset import (about 0.2 s of CPU)."""
+    code = f"""
+import sys
+from receval import cache
+from receval.chunking import Chunk
+chunks = [Chunk("a#b", 0, "one two"), Chunk("a#b", 1, "three"), Chunk("c#d", 0, "four")]
+store = cache.IndexCache({str(tmp_path)!r})
+assert store.chunks("k", lambda: chunks) == chunks and store.events["chunks"] == "built"
+cache._MEMORY.clear()
+assert store.chunks("k", lambda: 1 / 0) == chunks and store.events["chunks"] == "hit"
+assert "pyarrow.dataset" not in sys.modules
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
