@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from receval import outputs
 from receval import runs as runs_mod
 from receval import tables
 from receval.bootstrap import Interval
@@ -793,6 +794,7 @@ def build_parser() -> runs_mod.ArgumentParser:
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     parser.add_argument("--plot", metavar="FILE.png", help="plot each run's --metric with its interval")
+    outputs.add_force(parser)
     runs_mod.add_bootstrap_args(parser)
     return parser
 
@@ -810,6 +812,9 @@ def parse_thresholds(text: str) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
+        inputs = [*args.runs, *([args.qrels] if args.qrels else [])]
+        for flag in ("out", "plot"):
+            outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=inputs, flag=f"--{flag}")
         report = build_report(
             args.runs,
             metrics=parse_metrics(args.metrics),
