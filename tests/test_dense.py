@@ -25,6 +25,8 @@ from receval.retrievers.bm25 import BM25
 from receval.retrievers.dense import Dense
 from receval.text import Tokenizer
 
+pytestmark = pytest.mark.dense  # the real model, module-wide
+
 LOAN = (
     "Loan periods. Most books can be kept for 3 weeks. The loan period starts on the day "
     "you borrow the item, and the due date is printed on your receipt."

@@ -59,6 +59,7 @@ def test_beir_tsv_qrels_and_errors(tmp_path):
         read_labels(tmp_path / "none.tsv")
 
 
+@pytest.mark.slow
 def test_a_run_file_without_qrels_is_a_clear_error(stored, tmp_path):
     run_file, _ = export(stored, tmp_path / "run.trec")
     done = run_cli(str(stored), str(run_file), cwd=tmp_path, module="receval.report")

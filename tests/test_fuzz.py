@@ -2,13 +2,13 @@
 
 Random bytes, random JSON values, question-shaped records and mutated valid lines go to
 the questions reader, the page parser and reader, the stored-run reader (random bytes,
-truncations and byte flips of a real ``results.parquet``), and the BEIR and TREC readers
-when they are there. A loader either returns or raises a ``RecevalError`` (one message
+truncations and byte flips of a real ``results.parquet``), and the BEIR and TREC readers. A loader either returns or raises a ``RecevalError`` (one message
 per problem); ``parse_page`` never raises at all.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -193,14 +193,12 @@ def test_read_run_raises_only_receval_errors(stored, scratch, data):
     only_receval_errors(load_run, run_dir)
 
 
-# ----------------------------------------------------------------- BEIR and TREC files (when there)
+# ----------------------------------------------------------------- BEIR and TREC files
 
 
 def _module(name: str):
-    try:
-        return __import__(name, fromlist=["_"])
-    except ImportError:
-        pytest.skip(f"{name} is not there")
+    """receval's own module: an import error fails the test (never a skip)."""
+    return importlib.import_module(name)
 
 
 beir_lines = st.one_of(

@@ -71,6 +71,7 @@ def test_corrected_intervals_agree_with_verdicts_and_levels():
 # ----------------------------------------------------------------- the pinned choice
 
 
+@pytest.mark.slow
 def test_grid_choice_is_pinned(grid, capsys):
     got = as_json(capsys, grid, "--split", "dev", "--prefer", "chunks")
     labels = [r["label"] for r in got["runs"]]
@@ -86,11 +87,13 @@ def test_grid_choice_is_pinned(grid, capsys):
     assert "Holm (1979)" in got["correction"] and "5 comparisons" in got["correction"]
 
 
+@pytest.mark.slow
 def test_a_margin_readmits_a_run_barely_worse(grid, capsys):
     got = as_json(capsys, grid, "--prefer", "chunks", "--margin", "0.05")
     assert all(r["contender"] for r in got["runs"])
 
 
+@pytest.mark.slow
 def test_table_marks_the_choice_and_says_holm(grid, capsys):
     assert main([str(grid), "--prefer", "chunks"]) == 0
     text = capsys.readouterr().out
@@ -100,6 +103,7 @@ def test_table_marks_the_choice_and_says_holm(grid, capsys):
     assert "cheapest of 5 contenders by chunks (99)" in text
 
 
+@pytest.mark.slow
 def test_best_yaml_reruns_to_identical_results(grid, tmp_path):
     out = tmp_path / "conf" / "best.yaml"
     assert main([str(grid), "--prefer", "chunks", "--out", str(out)]) == 0
@@ -116,6 +120,7 @@ def test_best_yaml_reruns_to_identical_results(grid, tmp_path):
     assert hashes[0] == hashes[1]
 
 
+@pytest.mark.slow
 def test_report_on_test_scores_the_held_out_questions_once(grid):
     selection, best = select([str(grid)], prefer="chunks", report_on="test")
     table = pq.read_table(grid / "2" / "results.parquet").to_pydict()
@@ -129,6 +134,7 @@ def test_report_on_test_scores_the_held_out_questions_once(grid):
     assert "dev overstated it by" in selection.to_text()
 
 
+@pytest.mark.slow
 def test_plot_and_pareto_front(grid, tmp_path):
     assert chosen.pareto_front([1, 2, 3, 3, 4], [0.5, 0.4, 0.7, 0.6, 0.7]) == [0, 2]
     selection, _ = select([str(grid)], prefer="chunks")
@@ -140,6 +146,7 @@ def test_plot_and_pareto_front(grid, tmp_path):
 # ----------------------------------------------------------------- costs
 
 
+@pytest.mark.slow
 def test_money_without_costs_falls_back_to_latency_and_says_so(grid):
     selection, _ = select([str(grid)], prefer="money")
     assert selection.cost_by == "p50_ms"
@@ -165,6 +172,7 @@ def test_money_from_cost_columns():
 # ----------------------------------------------------------------- bad input
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra, says",
     [
@@ -182,6 +190,7 @@ def test_bad_input_is_one_line_and_exit_2(grid, capsys, tmp_path, monkeypatch, e
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
+@pytest.mark.slow
 def test_runs_return_their_dev_objective(grid):
     from omegaconf import OmegaConf
 
@@ -228,6 +237,7 @@ def test_optuna_search_of_20_trials_is_read_by_select(tmp_path_factory, capsys):
     assert math.isfinite(got["runs"][got["chosen"]]["mean"])
 
 
+@pytest.mark.slow
 def test_a_sweeper_without_the_objective_split_is_told_what_to_set(grid):
     from omegaconf import OmegaConf
 
@@ -256,6 +266,7 @@ def test_optuna_without_its_extra_is_one_message(monkeypatch, capsys):
     assert "pip install 'receval[optuna]'" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_one_run_is_its_own_choice(grid):
     selection, best = select([str(grid / "4")], prefer="chunks")
     assert selection.chosen == selection.leader == 0 and selection.why == "the only run"
