@@ -100,7 +100,7 @@ def _marker_guard(item):
     if not item.get_closest_marker("slow"):
         patch.setattr(subprocess.Popen, "__init__", _refuse(item, "starts a subprocess", "slow"))
     if not item.get_closest_marker("dense"):
-        patch.setattr("receval.embeddings.load_sentence_transformer", _refuse(item, "loads the real model", "dense"))
+        patch.setattr("receval.encoders.local.load_sentence_transformer", _refuse(item, "loads the real model", "dense"))
     return _undone(patch)
 
 

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from conftest import _spawns, run_cli  # noqa: F401  (run_cli: named by the helpers below)
 
-import receval.embeddings
+import receval.encoders.local
 
 
 def _runs_the_cli(tmp_path):
@@ -46,7 +46,7 @@ def test_a_subprocess_without_the_slow_marker_fails_the_test():
 
 def test_the_real_model_without_the_dense_marker_fails_the_test():
     with pytest.raises(pytest.fail.Exception, match="loads the real model without @pytest.mark.dense"):
-        receval.embeddings.load_sentence_transformer(None)
+        receval.encoders.local.load_sentence_transformer(None)
 
 
 @pytest.mark.slow
