@@ -26,6 +26,7 @@ from typing import Optional
 import numpy as np
 
 from receval.components import Context, component
+from receval.encoders import limits
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
 from receval.errors import RecevalError
 
@@ -80,6 +81,7 @@ class Dense:
         self.encoded = 0
         self.cache_hits = 0
         self.questions_encoded = 0
+        self.truncated: int | None = None  # chunks longer than the model's limit (None: unknown)
 
     @classmethod
     def from_config(cls, cfg, cache_dir: str | Path | None) -> Dense:
@@ -128,6 +130,8 @@ class Dense:
         self.chunk_vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
         self.encoded += result.encoded
         self.cache_hits += result.cache_hits
+        info = getattr(self.encoder, "model_info", None)  # a local model: count what it cuts
+        self.truncated = limits.truncated(info.path if info else None, list(texts))
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) float32 cosines of each question with each fitted chunk."""
