@@ -214,9 +214,10 @@ def test_search_spaces_name_real_config_keys(make_config):
     from receval.config import config_dir
 
     pytest.importorskip("hydra_plugins.hydra_optuna_sweeper")
-    for space in ("bm25", "full"):
+    full = ["retriever=hybrid", "retriever/fusion=weighted", "rerank=dense"]  # as its comment says
+    for space, extra in (("bm25", []), ("full", full)):
         with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
-            cfg = compose("config", overrides=["hydra/sweeper=optuna", f"+search={space}"],
+            cfg = compose("config", overrides=[*extra, "hydra/sweeper=optuna", f"+search={space}"],
                           return_hydra_config=True)
         params = cfg.hydra.sweeper.params
         assert cfg.hydra.sweeper.direction == "maximize"

@@ -28,7 +28,7 @@ import numpy as np
 from receval.components import Context, component
 from receval.encoders import limits
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
-from receval.errors import RecevalError
+from receval.errors import ConfigError, RecevalError
 
 
 class Backend(StrEnum):
@@ -94,9 +94,14 @@ class Dense:
         here: the model loads in ``fit`` (or ``load``), once per process.
         """
         batch_size = int(cfg.batch_size)
-        if cfg.backend == Backend.local:
+        try:
+            backend = Backend(str(cfg.backend))
+        except ValueError:
+            known = ", ".join(b.value for b in Backend)
+            raise ConfigError(f"retriever.backend={str(cfg.backend)!r} is not known; use one of: {known}") from None
+        if backend == Backend.local:
             encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
-        elif cfg.backend == Backend.onnx:
+        elif backend == Backend.onnx:
             encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
         else:
             encoder = HttpEncoder(cfg.base_url, cfg.model, cfg.api_key_env, batch_size=batch_size)
