@@ -34,7 +34,6 @@ Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples`
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -44,12 +43,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from receval import runs as runs_mod
 from receval import tables
 from receval.bootstrap import Interval
-from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_output
 from receval.errors import RecevalError, exit_on_error
-from receval.runs import BootSettings, Run, format_value, measure_label
+from receval.results import cli, configs, selection
+from receval.results.configs import format_value
+from receval.results.discovery import load_runs
+from receval.results.pairing import BootSettings, Pair, bootstrap_settings, grouped_intervals, mask_key, paired
+from receval.results.selection import measure_label
+from receval.results.stored import Run
 from receval.overlap import overlap_bucket
 from receval.store import LATENCY, OVERLAP, atomic_write
 
@@ -467,13 +469,6 @@ def _labels(runs: list[Run], keys: list[str]) -> list[str]:
     return [f"{label} #{i}" if counts[label] > 1 else label for i, label in enumerate(labels)]
 
 
-def _mask_key(run: Run, mask: np.ndarray) -> bytes:
-    digest = hashlib.blake2b(run.ids_digest, digest_size=16)
-    digest.update(np.packbits(mask).tobytes())
-    digest.update(str(len(mask)).encode())
-    return digest.digest()
-
-
 def _question_counts(runs: list[Run], metric: str) -> dict:
     first = runs[0]
     scored = ~np.isnan(first.values(metric))
@@ -527,7 +522,7 @@ def _check_floors(floors: dict[str, str], runs: list[Run]) -> dict[str, float]:
             raise RecevalError(
                 f"--fail-under {name}={text}: floors are means between 0 and 1 (0.70, not 70)"
             )
-        out[runs_mod.canonical_measure(name, runs, option="--fail-under")] = value
+        out[selection.canonical_measure(name, runs, option="--fail-under")] = value
     return out
 
 
@@ -553,26 +548,26 @@ def build_report(
     """Read the runs under ``paths`` and compute everything the report shows.
 
     With ``qrels``, a path that is a file is an external TREC run, scored beside the
-    stored runs by the same measures (:mod:`receval.external`)."""
+    stored runs by the same measures (:mod:`receval.results.external`)."""
     where = list(where or [])
     loaded = [
         with_overlap(run, overlap_measure, overlap_thresholds)
-        for run in runs_mod.load_runs(paths, qrels=qrels)
+        for run in load_runs(paths, qrels=qrels)
     ]
     base_index = None
     if baseline is not None:
-        base_index, base_run = runs_mod.select_one(loaded, baseline)
+        base_index, base_run = selection.select_one(loaded, baseline)
         if base_index is None:  # a run directory outside RUNS: show it first
             loaded.insert(0, base_run)
             base_index = 0
-    loaded = runs_mod.filter_questions(loaded, where)
+    loaded = selection.filter_questions(loaded, where)
 
     # measures: explicit ones must exist; missing defaults are dropped
-    metric = runs_mod.canonical_measure(metric, loaded, option="--metric")
+    metric = selection.canonical_measure(metric, loaded, option="--metric")
     if metrics is None:
         names = [m for m in DEFAULT_METRICS if all(m in r.table.column_names for r in loaded)]
     else:
-        names = [runs_mod.canonical_measure(m, loaded, option="--metrics") for m in metrics]
+        names = [selection.canonical_measure(m, loaded, option="--metrics") for m in metrics]
     checked_floors = _check_floors(floors or {}, loaded)
     for extra in [metric, *checked_floors]:
         if extra not in names:
@@ -585,11 +580,11 @@ def build_report(
                     f"--by {by}: no column {by!r} in {run.run_dir}; use kind, split or "
                     "another string column"
                 )
-        by_metric = runs_mod.canonical_measure(by_metric, loaded, option="--by-metric")
+        by_metric = selection.canonical_measure(by_metric, loaded, option="--by-metric")
 
-    boot = runs_mod.bootstrap_settings(loaded, n_resamples, seed, level, method)
-    keys = runs_mod.differing_params([r.flat for r in loaded], [r.overrides for r in loaded])
-    names_of = runs_mod.short_names(keys)
+    boot = bootstrap_settings(loaded, n_resamples, seed, level, method)
+    keys = configs.differing_params([r.flat for r in loaded], [r.overrides for r in loaded])
+    names_of = configs.short_names(keys)
     labels = _labels(loaded, keys)
 
     # every run x measure interval: one bootstrap call per question set
@@ -600,7 +595,7 @@ def build_report(
             scored = ~np.isnan(values)
             if not scored.any():
                 raise RecevalError(f"{run.run_dir}: no question has a {name} value (all unanswerable?)")
-            items.append((_mask_key(run, scored), values[scored]))
+            items.append((mask_key(run, scored), values[scored]))
     intervals = iter(grouped_intervals(items, boot))
 
     summaries = []
@@ -702,7 +697,7 @@ def _by_table(runs: list[Run], column: str, metric: str, boot: BootSettings) -> 
                 counts[j] = int(mask.sum())
             if mask.any():
                 where_item[(r, j)] = len(items)
-                items.append((_mask_key(run, mask), scores[mask]))
+                items.append((mask_key(run, mask), scores[mask]))
     intervals = grouped_intervals(items, boot)
     keep = [j for j in range(len(values)) if any((r, j) in where_item for r in range(len(runs)))]
     cells = [
@@ -746,8 +741,8 @@ def _per_question(runs: list[Run]) -> list[QuestionRow]:
 # ----------------------------------------------------------------- command line
 
 
-def build_parser() -> runs_mod.ArgumentParser:
-    parser = runs_mod.ArgumentParser(
+def build_parser() -> cli.ArgumentParser:
+    parser = cli.ArgumentParser(
         prog="python -m receval.report",
         description="Report stored runs side by side, with bootstrap intervals.",
     )
@@ -785,15 +780,15 @@ def build_parser() -> runs_mod.ArgumentParser:
         "--intersect", action="store_true",
         help="pair runs over different question sets on the questions they share",
     )
-    runs_mod.add_question_filters(parser)
+    cli.add_question_filters(parser)
     parser.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=FLOOR",
         help="exit status 1 if a run's mean is below FLOOR, e.g. hit@3=0.70 (repeatable)",
     )
-    parser.add_argument("--format", choices=FORMATS, default="table")
+    parser.add_argument("--format", choices=cli.FORMATS, default="table")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     parser.add_argument("--plot", metavar="FILE.png", help="plot each run's --metric with its interval")
-    runs_mod.add_bootstrap_args(parser)
+    cli.add_bootstrap_args(parser)
     return parser
 
 
@@ -818,7 +813,7 @@ def main(argv: list[str] | None = None) -> int:
             by_metric=args.by_metric,
             per_question=args.per_question,
             baseline=args.baseline,
-            where=runs_mod.question_filters(args),
+            where=cli.question_filters(args),
             floors=parse_floors(args.fail_under),
             n_resamples=args.n_resamples,
             seed=args.seed,
@@ -834,7 +829,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.format == "table" and args.out is None:
             tables.print_rich(report.header_lines(), report.tables())
         else:
-            write_output(report.render(args.format), args.out)
+            cli.write_output(report.render(args.format), args.out)
         if args.plot:
             print(f"receval: wrote {args.plot}", file=sys.stderr)
         failures = report.failures()

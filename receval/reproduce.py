@@ -53,9 +53,12 @@ from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval import pipeline
-from receval import runs as runs_mod
 from receval.errors import RecevalError, RunError, exit_on_error
-from receval.store import RESULTS, is_timing, read_run
+from receval.results.cli import ArgumentParser
+from receval.results.configs import CONFIG_YAML, HYDRA_DIR
+from receval.results.discovery import find_runs
+from receval.results.stored import read_info, read_run
+from receval.store import RESULTS, is_timing
 
 IGNORED = "latency_ms and latency_ms.<stage>"
 
@@ -148,13 +151,13 @@ def saved_config(run_dir: Path):
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    hydra_dir = (run_dir / runs_mod.HYDRA_DIR).resolve()
+    hydra_dir = (run_dir / HYDRA_DIR).resolve()
     try:
-        if (hydra_dir / runs_mod.CONFIG_YAML).is_file():
+        if (hydra_dir / CONFIG_YAML).is_file():
             with initialize_config_dir(config_dir=str(hydra_dir), version_base="1.3", job_name="reproduce"):
                 cfg = compose(config_name="config")
         else:
-            info = runs_mod.read_info(run_dir)
+            info = read_info(run_dir)
             if not isinstance(info.get("config"), dict):
                 raise RunError(
                     f"{run_dir}: no saved config (.hydra/config.yaml, or run.json's config); "
@@ -169,7 +172,7 @@ def saved_config(run_dir: Path):
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
         raise RunError(
-            f"{hydra_dir / runs_mod.CONFIG_YAML}: not a readable YAML config ({problem}{where}); "
+            f"{hydra_dir / CONFIG_YAML}: not a readable YAML config ({problem}{where}); "
             "fix it, or delete it to re-run from the config saved in run.json"
         ) from None
     except (HydraException, OmegaConfBaseException) as error:
@@ -270,12 +273,12 @@ def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reprodu
             raise RunError(
                 f"--out {target}: cannot create it ({error.strerror}); choose a folder you can write to"
             ) from None
-    saved = run_dir / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML
-    (target / runs_mod.HYDRA_DIR).mkdir(parents=True, exist_ok=True)
+    saved = run_dir / HYDRA_DIR / CONFIG_YAML
+    (target / HYDRA_DIR).mkdir(parents=True, exist_ok=True)
     if saved.is_file():
-        shutil.copyfile(saved, target / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML)
+        shutil.copyfile(saved, target / HYDRA_DIR / CONFIG_YAML)
     else:
-        OmegaConf.save(cfg, target / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML)
+        OmegaConf.save(cfg, target / HYDRA_DIR / CONFIG_YAML)
     try:
         pipeline.run(cfg, target)
         new = read_run(target)
@@ -310,7 +313,7 @@ def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reprodu
 
 
 def reproduce_all(paths: list[str | Path], out: str | Path | None = None) -> list[Reproduction]:
-    found = runs_mod.find_runs(paths)
+    found = find_runs(paths)
     results = []
     for i, run_dir in enumerate(found):
         target = None
@@ -320,8 +323,8 @@ def reproduce_all(paths: list[str | Path], out: str | Path | None = None) -> lis
     return results
 
 
-def build_parser() -> runs_mod.ArgumentParser:
-    parser = runs_mod.ArgumentParser(
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
         prog="python -m receval.reproduce",
         description="Re-run stored runs from their saved configs; check the results are identical.",
     )

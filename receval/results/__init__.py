@@ -1,0 +1,14 @@
+"""Stored runs: the one home of the results format as read back.
+
+Modules: :mod:`.stored` (the :class:`Run` type, reading and schema checks),
+:mod:`.discovery` (run / sweep / folder-of-sweeps paths -> runs), :mod:`.configs`
+(saved configs, differing keys), :mod:`.selection` (questions, measures,
+``key=value`` run selectors), :mod:`.pairing` (paired differences and bootstrap
+intervals), :mod:`.external` (TREC runs imported as runs), :mod:`.cli` (what the
+command-line shells share).
+"""
+
+from receval.results.discovery import find_runs, load_one, load_runs
+from receval.results.stored import Run, load_run, read_run
+
+__all__ = ["Run", "find_runs", "load_one", "load_run", "load_runs", "read_run"]

@@ -1,0 +1,174 @@
+"""A run's saved config read back as plain data, and how configs differ.
+
+- :func:`load_config`: ``.hydra/config.yaml`` (run.json's copy when missing).
+- :func:`differing_params`: the flattened keys whose values differ between runs
+  (``retriever.name``, ``chunking.max_words``), shown by :func:`short_names`
+  (``retriever``, ``max_words``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import OmegaConf
+
+from receval import config as config_schema
+from receval.errors import RunError
+
+HYDRA_DIR = ".hydra"
+CONFIG_YAML = "config.yaml"
+OVERRIDES_YAML = "overrides.yaml"
+
+
+class ConfigLoader(yaml.SafeLoader):
+    """YAML as OmegaConf reads it: ``1e-3`` is a float (YAML 1.1 says a string) and
+    dates stay strings, so a saved config parses the same without building a
+    DictConfig (half the time, which counts over hundreds of runs)."""
+
+
+ConfigLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+ConfigLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+
+
+def _load_yaml_config(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+        if "${" not in text:  # nothing to resolve: plain YAML
+            data = yaml.load(text, Loader=ConfigLoader)  # noqa: S506 - a SafeLoader subclass
+            if isinstance(data, dict):
+                data.pop("hydra", None)
+                return data
+        conf = OmegaConf.create(text)
+    except Exception as error:  # noqa: BLE001 - any parse problem is the user's file
+        raise RunError(f"{path}: cannot be read as a config ({error})") from None
+    try:
+        data = OmegaConf.to_container(conf, resolve=True)
+    except Exception:  # noqa: BLE001 - e.g. ${hydra:...} outside Hydra: keep as written
+        data = OmegaConf.to_container(conf, resolve=False)
+    if not isinstance(data, dict):
+        raise RunError(f"{path}: not a config mapping")
+    data.pop("hydra", None)
+    return data
+
+
+def load_config(run_dir: Path, info: dict | None = None) -> dict:
+    """The run's saved config as plain data: ``.hydra/config.yaml``, else run.json's."""
+    path = Path(run_dir) / HYDRA_DIR / CONFIG_YAML
+    if path.is_file():
+        return _load_yaml_config(path)
+    config = (info or {}).get("config")
+    return dict(config) if isinstance(config, dict) else {}
+
+
+def load_overrides(run_dir: Path) -> list[str]:
+    path = Path(run_dir) / HYDRA_DIR / OVERRIDES_YAML
+    if not path.is_file():
+        return []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return []
+    return [str(item) for item in data] if isinstance(data, list) else []
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}, "c": [1, 2]}`` -> ``{"a.b": 1, "c": (1, 2)}`` (lists as tuples)."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out
+    if isinstance(data, list):
+        return {prefix[:-1]: tuple(data)}
+    return {prefix[:-1]: data}
+
+
+def format_value(value: Any) -> str:
+    """A config value as people type it: null, true, 120, [1, 3]."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    return str(value)
+
+
+_MISSING = object()
+_DEFAULTS: dict[str, Any] | None = None
+
+
+def schema_defaults() -> dict[str, Any]:
+    """Flattened defaults of receval's config schema (``???`` for required values)."""
+    global _DEFAULTS
+    if _DEFAULTS is None:
+        schema = OmegaConf.structured(config_schema.RecevalConfig)
+        _DEFAULTS = flatten(OmegaConf.to_container(schema, resolve=False))
+    return dict(_DEFAULTS)
+
+
+def _override_key(override: str) -> str:
+    key = override.split("=", 1)[0].lstrip("+~")
+    return key.split("@", 1)[0]
+
+
+def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | None = None) -> list[str]:
+    """Dotted keys whose values differ between the runs.
+
+    Ordered as the command line named them (``retriever=bm25,tfidf
+    chunking.max_words=20,40`` -> retriever first), then in config order.
+    """
+    keys: list[str] = []
+    for flat in flats:
+        keys.extend(k for k in flat if k not in keys)
+    differ = [
+        k for k in keys if len({repr(flat.get(k, _MISSING)) for flat in flats}) > 1
+    ]
+    named: list[str] = []
+    for run_overrides in overrides or []:
+        for override in run_overrides:
+            key = _override_key(override)
+            if key not in named:
+                named.append(key)
+
+    def rank(key: str) -> tuple[int, int]:
+        for i, name in enumerate(named):
+            if key == name or key.startswith(name + "."):
+                return (i, keys.index(key))
+        return (len(named), keys.index(key))
+
+    return sorted(differ, key=rank)
+
+
+def short_name(key: str) -> str:
+    parts = key.split(".")
+    if len(parts) > 1 and parts[-1] == "name":
+        return parts[-2]
+    return parts[-1]
+
+
+def short_names(keys: list[str]) -> dict[str, str]:
+    """Display names: ``retriever.name`` -> ``retriever``, ``chunking.max_words`` ->
+    ``max_words``; the dotted key wherever two short names would collide."""
+    shorts = [short_name(k) for k in keys]
+    return {k: (s if shorts.count(s) == 1 else k) for k, s in zip(keys, shorts)}
+
+
