@@ -13,7 +13,7 @@ import pytest
 from conftest import one_error_line
 from conftest import exit_code as command_exit_code
 
-from receval import report as report_mod
+from receval.results.report import Report
 from receval.results import configs, find_runs, load_runs, selection
 from receval.errors import RecevalError
 from receval.report import build_report, main
@@ -381,7 +381,7 @@ def test_report_object_renders_without_the_command_line(sweep):
     report = build_report([sweep], by="kind", per_question=True, baseline="retriever=tfidf,max_words=20")
     text = report.to_text()
     assert "hit@3 by kind" in text and "Rank of the first relevant section" in text
-    assert isinstance(report, report_mod.Report)
+    assert isinstance(report, Report)
     assert json.loads(report.to_json()) == report.to_dict()
 
 

@@ -5,10 +5,15 @@ Modules: :mod:`.stored` (the :class:`Run` type, reading and schema checks),
 (saved configs, differing keys), :mod:`.selection` (questions, measures,
 ``key=value`` run selectors), :mod:`.pairing` (paired differences and bootstrap
 intervals), :mod:`.external` (TREC runs imported as runs), :mod:`.cli` (what the
-command-line shells share).
+command-line shells share), :mod:`.report` and :mod:`.breakdown` (what the
+report computes), :mod:`.api` (the Python API re-exported here: :func:`load`,
+:func:`summary`, :func:`pairs`, :func:`floor`).
 """
 
 from receval.results.discovery import find_runs, load_one, load_runs
 from receval.results.stored import Run, load_run, read_run
+from receval.results.api import floor, load, pairs, summary  # noqa: E402 - after the readers
 
-__all__ = ["Run", "find_runs", "load_one", "load_run", "load_runs", "read_run"]
+__all__ = [
+    "Run", "find_runs", "floor", "load", "load_one", "load_run", "load_runs", "pairs", "read_run", "summary",
+]
