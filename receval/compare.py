@@ -19,121 +19,12 @@ Exit status 0, or 2 with one line for a user error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 from receval import tables
 from receval.errors import exit_on_error
-from receval.results import cli, configs, selection
-from receval.results.discovery import load_one, warn
-from receval.results.pairing import BootSettings, Pair, bootstrap_settings, paired
+from receval.results import cli
+from receval.results.comparison import Comparison, compare
 
-
-# ----------------------------------------------------------------- comparison
-
-
-@dataclass(frozen=True)
-class Comparison(tables.Rendered):
-    pair: Pair
-    params: dict[str, list[str]]  # differing config values: short name -> [A, B]
-    boot: BootSettings
-    where: list[tuple[str, str]]
-
-    def to_dict(self) -> dict:
-        p = self.pair
-        return {
-            "a": p.a,
-            "b": p.b,
-            "params": self.params,
-            "mean_a": p.mean_a,
-            "mean_b": p.mean_b,
-            **p.to_dict(),
-            "where": {c: v for c, v in self.where},
-            "bootstrap": self.boot.kwargs(),
-        }
-
-    def header_lines(self) -> list[str]:
-        p = self.pair
-        fv = configs.format_value
-        params = "; ".join(f"{k}: {fv(a)} -> {fv(b)}" for k, (a, b) in self.params.items())
-        lines = [
-            f"A {p.a}",
-            f"B {p.b}",
-            f"config: {params}" if params else "config: identical",
-            f"{p.n_questions} questions scored in both"
-            + (f" (where {', '.join(f'{c}={v}' for c, v in self.where)})" if self.where else "")
-            + (f"; {p.only_a} only in A and {p.only_b} only in B left out" if p.only_a or p.only_b else "")
-            + f"; {self.boot.describe()}",
-        ]
-        return lines
-
-    def tables(self) -> list[tables.Table]:
-        p = self.pair
-        level = f"{self.boot.level:.0%} CI"
-        label = selection.measure_label(p.metric)
-        main = tables.Table(
-            columns=["metric", "A", "B", "B - A", level, "up", "down", "same"],
-            rows=[[
-                label, tables.fmt(p.mean_a), tables.fmt(p.mean_b), tables.fmt_signed(p.diff.mean),
-                tables.fmt_ci(p.diff.lo, p.diff.hi, signed=True), str(p.up), str(p.down), str(p.same),
-            ]],
-        )
-        ids = tables.Table(
-            columns=["", "n", "question ids"],
-            rows=[
-                ["fixed", str(len(p.fixed)), " ".join(p.fixed) or "-"],
-                ["broken", str(len(p.broken)), " ".join(p.broken) or "-"],
-            ],
-            align=["l", "r", "l"],
-            note="fixed: a relevant section first in B, not in A; broken: the reverse",
-            wrap={2},
-        )
-        return [main, ids]
-
-    def to_csv(self) -> str:
-        p = self.pair
-        return tables.to_csv(
-            ["a", "b", "metric", "n_questions", "mean_a", "mean_b", "diff", "ci_lo", "ci_hi",
-             "up", "down", "same", "fixed", "broken"],
-            [[p.a, p.b, p.metric, p.n_questions, p.mean_a, p.mean_b, p.diff.mean, p.diff.lo,
-              p.diff.hi, p.up, p.down, p.same, " ".join(p.fixed), " ".join(p.broken)]],
-        )
-
-
-
-
-def compare(
-    a: str | Path,
-    b: str | Path,
-    metric: str = "rr",
-    intersect: bool = False,
-    where: list[tuple[str, str]] | None = None,
-    n_resamples: int | None = None,
-    seed: int | None = None,
-    level: float | None = None,
-    method: str | None = None,
-) -> Comparison:
-    """Pair run B against run A by question id (see the module docstring)."""
-    run_a = load_one(a, what="A")
-    run_b = load_one(b, what="B")
-    both = selection.filter_questions([run_a, run_b], list(where or []))
-    metric = selection.canonical_measure(metric, both, option="--metric")
-    fa = run_a.metadata.get("dataset_fingerprint")
-    fb = run_b.metadata.get("dataset_fingerprint")
-    if fa and fb and fa != fb:
-        warn("A and B were run on different dataset files (fingerprints differ)")
-    boot = bootstrap_settings(both, n_resamples, seed, level, method)
-    (pair,) = paired(both[0], [both[1]], metric, boot, intersect)
-    keys = configs.differing_params([r.flat for r in both], [r.overrides for r in both])
-    names = configs.short_names(keys)
-    params = {
-        names[k]: [_jsonable(r.flat.get(k)) for r in both] for k in keys
-    }
-    return Comparison(pair=pair, params=params, boot=boot, where=list(where or []))
-
-
-def _jsonable(value):
-    return list(value) if isinstance(value, tuple) else value
+__all__ = ["Comparison", "compare", "main"]
 
 
 def build_parser() -> cli.ArgumentParser:

@@ -1,6 +1,8 @@
-"""A run's saved config read back as plain data, and how configs differ.
+"""A run's saved config and facts read back, and how configs differ.
 
-- :func:`load_config`: ``.hydra/config.yaml`` (run.json's copy when missing).
+- :func:`read_info`: ``run.json`` (the facts written last).
+- :func:`load_config`: ``.hydra/config.yaml`` as plain data (run.json's copy when missing).
+- :func:`saved_config`: the same composed by Hydra onto receval's schema, to re-run it.
 - :func:`differing_params`: the flattened keys whose values differ between runs
   (``retriever.name``, ``chunking.max_words``), shown by :func:`short_names`
   (``retriever``, ``max_words``).
@@ -8,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval.errors import RunError
+from receval.store import RESULTS, RUN_JSON
 
 HYDRA_DIR = ".hydra"
 CONFIG_YAML = "config.yaml"
@@ -66,6 +70,25 @@ def _load_yaml_config(path: Path) -> dict:
     if not isinstance(data, dict):
         raise RunError(f"{path}: not a config mapping")
     data.pop("hydra", None)
+    return data
+
+
+def read_info(run_dir: Path) -> dict:
+    """``run.json`` as a dict ({} when absent); a damaged one is a RunError."""
+    path = Path(run_dir) / RUN_JSON
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as error:
+        data, why = None, str(error)
+    else:
+        why = f"a JSON {type(data).__name__}, not an object"
+    if not isinstance(data, dict):  # written last and atomically: this job did not end cleanly
+        raise RunError(
+            f"{path}: not a run's facts ({why}); re-run the job (the same command resumes "
+            f"it), or delete {RUN_JSON} to read {RESULTS} alone"
+        )
     return data
 
 
@@ -158,6 +181,11 @@ def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | N
     return sorted(differ, key=rank)
 
 
+def jsonable(value: Any) -> Any:
+    """A flattened config value as JSON has it (tuples back to lists)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
 def short_name(key: str) -> str:
     parts = key.split(".")
     if len(parts) > 1 and parts[-1] == "name":
@@ -170,5 +198,42 @@ def short_names(keys: list[str]) -> dict[str, str]:
     ``max_words``; the dotted key wherever two short names would collide."""
     shorts = [short_name(k) for k in keys]
     return {k: (s if shorts.count(s) == 1 else k) for k, s in zip(keys, shorts)}
+
+
+def saved_config(run_dir: Path):
+    """Compose the run's saved config and merge it onto receval's schema."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    hydra_dir = (run_dir / HYDRA_DIR).resolve()
+    try:
+        if (hydra_dir / CONFIG_YAML).is_file():
+            with initialize_config_dir(config_dir=str(hydra_dir), version_base="1.3", job_name="reproduce"):
+                cfg = compose(config_name="config")
+        else:
+            info = read_info(run_dir)
+            if not isinstance(info.get("config"), dict):
+                raise RunError(
+                    f"{run_dir}: no saved config (.hydra/config.yaml, or run.json's config); "
+                    "cannot re-run it"
+                )
+            cfg = OmegaConf.create(info["config"])
+        schema = OmegaConf.structured(config_schema.RecevalConfig)
+        with_hydra = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+        return OmegaConf.merge(schema, with_hydra)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
+        raise RunError(
+            f"{hydra_dir / CONFIG_YAML}: not a readable YAML config ({problem}{where}); "
+            "fix it, or delete it to re-run from the config saved in run.json"
+        ) from None
+    except (HydraException, OmegaConfBaseException) as error:
+        message = str(error).splitlines()[0]
+        raise RunError(
+            f"{run_dir}: its saved config does not fit this receval ({message})"
+        ) from None
 
 

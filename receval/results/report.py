@@ -43,7 +43,7 @@ class RunSummary:
         return {
             "run_dir": self.run_dir,
             "label": self.label,
-            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "params": {k: configs.jsonable(v) for k, v in self.params.items()},
             "n_chunks": self.n_chunks,
             "n_questions": self.n_questions,
             "n_unanswerable": self.n_unanswerable,
@@ -119,13 +119,6 @@ class Report(ReportTables):
                         f"fail-under: #{i} {run.label}: {metric} {mean:.3f} < {floor:g} ({run.run_dir})"
                     )
         return lines
-
-
-def _jsonable(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
-# ----------------------------------------------------------------- computing
 
 
 def _labels(runs: list[Run], keys: list[str]) -> list[str]:

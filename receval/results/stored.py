@@ -23,8 +23,8 @@ import pyarrow.parquet as pq
 
 from receval import __version__
 from receval.errors import RunError
-from receval.results.configs import flatten, load_config, load_overrides, schema_defaults
-from receval.store import FIXED_COLUMNS, FIXED_NAMES, LATENCY, META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION, measure_columns
+from receval.results.configs import flatten, load_config, load_overrides, read_info, schema_defaults
+from receval.store import FIXED_COLUMNS, FIXED_NAMES, LATENCY, META_KEY, RESULTS, SCHEMA_VERSION, measure_columns
 
 #: Columns the report and compare never read: the bulk of a results file.
 UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores"})
@@ -127,25 +127,6 @@ def read_run(run_dir: str | Path, skip: frozenset[str] = frozenset()) -> Run:
     if missing:
         raise RunError(f"{path}: not complete results (no column {', '.join(missing)}); re-run this job")
     return Run(run_dir, table, metadata)
-
-
-def read_info(run_dir: Path) -> dict:
-    """``run.json`` as a dict ({} when absent); a damaged one is a RunError."""
-    path = Path(run_dir) / RUN_JSON
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as error:
-        data, why = None, str(error)
-    else:
-        why = f"a JSON {type(data).__name__}, not an object"
-    if not isinstance(data, dict):  # written last and atomically: this job did not end cleanly
-        raise RunError(
-            f"{path}: not a run's facts ({why}); re-run the job (the same command resumes "
-            f"it), or delete {RUN_JSON} to read {RESULTS} alone"
-        )
-    return data
 
 
 def load_run(run_dir: str | Path, skip: frozenset[str] = UNUSED_COLUMNS) -> Run:
