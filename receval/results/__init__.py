@@ -12,7 +12,19 @@ report computes), :mod:`.api` (the Python API re-exported here: :func:`load`,
 
 from receval.results.discovery import find_runs, load_one, load_runs
 from receval.results.stored import Run, load_run, read_run
-from receval.results.api import floor, load, pairs, summary  # noqa: E402 - after the readers
+
+_API = ("floor", "load", "pairs", "summary")
+
+
+def __getattr__(name: str):
+    """The API functions, imported on first use: the rendering modules import the
+    readers above, and the API imports the rendering, so importing it here would
+    make a cycle."""
+    if name in _API:
+        from receval.results import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'receval.results' has no attribute {name!r}")
 
 __all__ = [
     "Run", "find_runs", "floor", "load", "load_one", "load_run", "load_runs", "pairs", "read_run", "summary",
