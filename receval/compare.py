@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from receval import tables
 from receval.errors import exit_on_error
-from receval.results import cli
+from receval.results import options
 from receval.results.comparison import Comparison, compare
 
 __all__ = ["Comparison", "compare", "main"]
 
 
-def build_parser() -> cli.ArgumentParser:
-    parser = cli.ArgumentParser(
+def build_parser() -> options.ArgumentParser:
+    parser = options.ArgumentParser(
         prog="python -m receval.compare",
         description="Pair two stored runs by question id: mean(B - A), its paired "
         "bootstrap interval, questions fixed and broken.",
@@ -40,10 +40,10 @@ def build_parser() -> cli.ArgumentParser:
         "--intersect", action="store_true",
         help="pair only the questions both runs have (default: refuse different question sets)",
     )
-    parser.add_argument("--format", choices=cli.FORMATS, default="table")
+    parser.add_argument("--format", choices=options.FORMATS, default="table")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
-    cli.add_question_filters(parser)
-    cli.add_bootstrap_args(parser)
+    options.add_question_filters(parser)
+    options.add_bootstrap_args(parser)
     return parser
 
 
@@ -52,13 +52,13 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         comparison = compare(
             args.a, args.b, metric=args.metric, intersect=args.intersect,
-            where=cli.question_filters(args), n_resamples=args.n_resamples,
+            where=options.question_filters(args), n_resamples=args.n_resamples,
             seed=args.seed, level=args.level, method=args.method,
         )
         if args.format == "table" and args.out is None:
             tables.print_rich(comparison.header_lines(), comparison.tables())
         else:
-            cli.write_output(comparison.render(args.format), args.out)
+            options.write_output(comparison.render(args.format), args.out)
     return 0
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from receval import trec
 from receval.errors import exit_on_error
-from receval.results.cli import ArgumentParser
+from receval.results.options import ArgumentParser
 from receval.results.stored import Run, read_run
 
 

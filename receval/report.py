@@ -2,7 +2,7 @@
 
 ::
 
-    python -m receval.report runs/2026-11-29/10-00-00            # a sweep, run dirs, or several
+    python -m receval.report runs/2026-11-29/10-00-00            # a sweep, run dirs, a folder of sweeps
     python -m receval.report RUNS... --by kind --per-question --baseline retriever=tfidf
     python -m receval.report RUNS... --split test --fail-under hit@3=0.70 --format markdown
 
@@ -38,7 +38,7 @@ import sys
 
 from receval import tables
 from receval.errors import RecevalError, exit_on_error
-from receval.results import cli
+from receval.results import options
 from receval.results.report import build_report
 from receval.store import OVERLAP
 
@@ -72,8 +72,8 @@ def parse_floors(items: list[str]) -> dict[str, str]:
 # ----------------------------------------------------------------- command line
 
 
-def build_parser() -> cli.ArgumentParser:
-    parser = cli.ArgumentParser(
+def build_parser() -> options.ArgumentParser:
+    parser = options.ArgumentParser(
         prog="python -m receval.report",
         description="Report stored runs side by side, with bootstrap intervals.",
     )
@@ -111,15 +111,15 @@ def build_parser() -> cli.ArgumentParser:
         "--intersect", action="store_true",
         help="pair runs over different question sets on the questions they share",
     )
-    cli.add_question_filters(parser)
+    options.add_question_filters(parser)
     parser.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=FLOOR",
         help="exit status 1 if a run's mean is below FLOOR, e.g. hit@3=0.70 (repeatable)",
     )
-    parser.add_argument("--format", choices=cli.FORMATS, default="table")
+    parser.add_argument("--format", choices=options.FORMATS, default="table")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     parser.add_argument("--plot", metavar="FILE.png", help="plot each run's --metric with its interval")
-    cli.add_bootstrap_args(parser)
+    options.add_bootstrap_args(parser)
     return parser
 
 
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             by_metric=args.by_metric,
             per_question=args.per_question,
             baseline=args.baseline,
-            where=cli.question_filters(args),
+            where=options.question_filters(args),
             floors=parse_floors(args.fail_under),
             n_resamples=args.n_resamples,
             seed=args.seed,
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.format == "table" and args.out is None:
             tables.print_rich(report.header_lines(), report.tables())
         else:
-            cli.write_output(report.render(args.format), args.out)
+            options.write_output(report.render(args.format), args.out)
         if args.plot:
             print(f"receval: wrote {args.plot}", file=sys.stderr)
         failures = report.failures()

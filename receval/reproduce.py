@@ -50,7 +50,7 @@ from omegaconf import OmegaConf
 from receval import config as config_schema
 from receval import pipeline
 from receval.errors import RecevalError, RunError, exit_on_error
-from receval.results.cli import ArgumentParser
+from receval.results.options import ArgumentParser
 from receval.results.configs import CONFIG_YAML, HYDRA_DIR, saved_config
 from receval.results.discovery import find_runs
 from receval.results.reproduction import Reproduction, compare_tables

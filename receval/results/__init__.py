@@ -4,7 +4,7 @@ Modules: :mod:`.stored` (the :class:`Run` type, reading and schema checks),
 :mod:`.discovery` (run / sweep / folder-of-sweeps paths -> runs), :mod:`.configs`
 (saved configs, differing keys), :mod:`.selection` (questions, measures,
 ``key=value`` run selectors), :mod:`.pairing` (paired differences and bootstrap
-intervals), :mod:`.external` (TREC runs imported as runs), :mod:`.cli` (what the
+intervals), :mod:`.external` (TREC runs imported as runs), :mod:`.options` (what the
 command-line shells share), :mod:`.report` and :mod:`.breakdown` (what the
 report computes), :mod:`.api` (the Python API re-exported here: :func:`load`,
 :func:`summary`, :func:`pairs`, :func:`floor`).
