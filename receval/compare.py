@@ -19,7 +19,7 @@ Exit status 0, or 2 with one line for a user error.
 
 from __future__ import annotations
 
-from receval import tables
+from receval import outputs, tables
 from receval.errors import exit_on_error
 from receval.results import options
 from receval.results.comparison import Comparison, compare
@@ -42,6 +42,7 @@ def build_parser() -> options.ArgumentParser:
     )
     parser.add_argument("--format", choices=options.FORMATS, default="table")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    outputs.add_force(parser)
     options.add_question_filters(parser)
     options.add_bootstrap_args(parser)
     return parser
@@ -50,6 +51,7 @@ def build_parser() -> options.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
+        outputs.check_output(args.out, force=args.force, protected_dirs=[args.a, args.b])
         comparison = compare(
             args.a, args.b, metric=args.metric, intersect=args.intersect,
             where=options.question_filters(args), n_resamples=args.n_resamples,

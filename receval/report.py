@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import sys
 
-from receval import tables
+from receval import outputs, tables
 from receval.errors import RecevalError, exit_on_error
 from receval.results import options
 from receval.results.report import build_report
@@ -119,6 +119,7 @@ def build_parser() -> options.ArgumentParser:
     parser.add_argument("--format", choices=options.FORMATS, default="table")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     parser.add_argument("--plot", metavar="FILE.png", help="plot each run's --metric with its interval")
+    outputs.add_force(parser)
     options.add_bootstrap_args(parser)
     return parser
 
@@ -136,6 +137,9 @@ def parse_thresholds(text: str) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
+        inputs = [*args.runs, *([args.qrels] if args.qrels else [])]
+        for flag in ("out", "plot"):
+            outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=inputs, flag=f"--{flag}")
         report = build_report(
             args.runs,
             metrics=parse_metrics(args.metrics),

@@ -7,9 +7,10 @@
     python -m receval.reproduce RUN --out /tmp/rerun               # keep the new run there
 
 Each run is re-run from ``RUN/.hydra/config.yaml``, which Hydra saved with every
-value (so it works after ``conf/`` has changed): that file is composed with Hydra's
-compose API, merged onto receval's config schema (a key this receval no longer
-knows is an error), and passed to :func:`receval.pipeline.run`. The new
+value (so it works after ``conf/`` has changed): that file is read as data (see
+:mod:`receval.trust`: no interpolation is evaluated, a config that sends requests or
+names code is refused without ``--allow-remote`` / ``--allow-code``), merged onto
+receval's config schema (a key this receval no longer knows is an error), and passed to :func:`receval.pipeline.run`. The new
 ``results.parquet`` is compared with the stored one question by question: ids,
 retrieved sections and scores, first relevant rank and every measure -- all
 columns but the timings (``latency_ms``, ``latency_ms.<stage>``), exactly. Exit status 0 when every run is identical;
@@ -26,15 +27,8 @@ A saved ``dataset.path`` (or ``dataset.questions``) may be null -- the built-in
 pages -- or relative: a relative path is resolved against the current directory,
 as the original run did; run reproduce from the directory the run was made in.
 
-The same re-run with plain Hydra (nothing compared; the saved config has no
-defaults list and no ``hydra`` node, so name the output directory)::
-
-    python -m receval -cp /ABSOLUTE/PATH/TO/RUN/.hydra -cn config hydra.run.dir=/tmp/rerun
-
-``-cp`` (``--config-path``) must be absolute and name the primary config's folder.
-Do not use ``--config-dir`` (``-cd``) for this: it only adds a search path, so
-receval's own ``conf/config.yaml`` is still the primary config and the run
-silently uses the defaults instead of the saved values.
+There is deliberately no plain-Hydra recipe (``-cp RUN/.hydra -cn config``): Hydra
+would obey whatever ``hydra:`` node (callbacks, launchers) an edited config holds.
 """
 
 from __future__ import annotations
@@ -48,7 +42,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import pipeline
+from receval import outputs, pipeline
 from receval.errors import RecevalError, RunError, exit_on_error
 from receval.results.options import ArgumentParser
 from receval.results.configs import CONFIG_YAML, HYDRA_DIR, saved_config
@@ -82,13 +76,15 @@ def _check_dataset_paths(cfg, run_dir: Path) -> None:
 # ----------------------------------------------------------------- re-running
 
 
-def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reproduction:
+def reproduce(
+    run_dir: str | Path, out_dir: str | Path | None = None, *, allow_remote: bool = False, allow_code: bool = False
+) -> Reproduction:
     """Re-run one stored run from its saved config and compare the results."""
     run_dir = Path(run_dir)
     if not run_dir.exists():
         raise RunError(f"{run_dir}: no such directory")
     stored = read_run(run_dir)  # refuses a missing, partial or newer-schema run
-    cfg = saved_config(run_dir)
+    cfg = saved_config(run_dir, allow_remote=allow_remote, allow_code=allow_code)
     try:
         config_schema.check(cfg)
     except RecevalError as error:
@@ -104,18 +100,15 @@ def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reprodu
         target = Path(out_dir)
         if (target / RESULTS).exists():
             raise RunError(f"--out {target}: already holds a run; choose a new directory")
+        outputs.check_output(target / RESULTS, protected_dirs=[run_dir], flag="--out")  # never into a run
         try:
             target.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise RunError(
                 f"--out {target}: cannot create it ({error.strerror}); choose a folder you can write to"
             ) from None
-    saved = run_dir / HYDRA_DIR / CONFIG_YAML
     (target / HYDRA_DIR).mkdir(parents=True, exist_ok=True)
-    if saved.is_file():
-        shutil.copyfile(saved, target / HYDRA_DIR / CONFIG_YAML)
-    else:
-        OmegaConf.save(cfg, target / HYDRA_DIR / CONFIG_YAML)
+    OmegaConf.save(cfg, target / HYDRA_DIR / CONFIG_YAML)  # the values used, as data
     try:
         pipeline.run(cfg, target)
         new = read_run(target)
@@ -149,14 +142,14 @@ def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reprodu
     return result
 
 
-def reproduce_all(paths: list[str | Path], out: str | Path | None = None) -> list[Reproduction]:
+def reproduce_all(paths: list[str | Path], out: str | Path | None = None, **allow) -> list[Reproduction]:
     found = find_runs(paths)
     results = []
     for i, run_dir in enumerate(found):
         target = None
         if out is not None:
             target = Path(out) if len(found) == 1 else Path(out) / str(i)
-        results.append(reproduce(run_dir, target))
+        results.append(reproduce(run_dir, target, **allow))
     return results
 
 
@@ -171,13 +164,22 @@ def build_parser() -> ArgumentParser:
         help="keep the re-run(s) here (default: a temporary directory, deleted when identical)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--allow-remote", action="store_true",
+        help="re-run a run whose config sends requests (an http backend, a base_url): trust it",
+    )
+    parser.add_argument(
+        "--allow-code", action="store_true", help="re-run a run whose config names code to import (target)",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
-        results = reproduce_all(args.runs, args.out)
+        results = reproduce_all(
+            args.runs, args.out, allow_remote=args.allow_remote, allow_code=args.allow_code
+        )
         if args.format == "json":
             data = {
                 "identical": all(r.identical for r in results),

@@ -19,6 +19,7 @@ import yaml
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
+from receval import trust
 from receval.errors import RunError
 from receval.store import RESULTS, RUN_JSON
 
@@ -63,10 +64,7 @@ def _load_yaml_config(path: Path) -> dict:
         conf = OmegaConf.create(text)
     except Exception as error:  # noqa: BLE001 - any parse problem is the user's file
         raise RunError(f"{path}: cannot be read as a config ({error})") from None
-    try:
-        data = OmegaConf.to_container(conf, resolve=True)
-    except Exception:  # noqa: BLE001 - e.g. ${hydra:...} outside Hydra: keep as written
-        data = OmegaConf.to_container(conf, resolve=False)
+    data = OmegaConf.to_container(conf, resolve=False)  # a stored run is data: never evaluated
     if not isinstance(data, dict):
         raise RunError(f"{path}: not a config mapping")
     data.pop("hydra", None)
@@ -95,8 +93,8 @@ def read_info(run_dir: Path) -> dict:
 def load_config(run_dir: Path, info: dict | None = None) -> dict:
     """The run's saved config as plain data: ``.hydra/config.yaml``, else run.json's."""
     path = Path(run_dir) / HYDRA_DIR / CONFIG_YAML
-    if path.is_file():
-        return _load_yaml_config(path)
+    if path.is_file():  # interpolations: the values run.json saved (receval.trust)
+        return trust.fill_interpolations(_load_yaml_config(path), (info or {}).get("config"), path, strict=False)
     config = (info or {}).get("config")
     return dict(config) if isinstance(config, dict) else {}
 
@@ -200,40 +198,27 @@ def short_names(keys: list[str]) -> dict[str, str]:
     return {k: (s if shorts.count(s) == 1 else k) for k, s in zip(keys, shorts)}
 
 
-def saved_config(run_dir: Path):
-    """Compose the run's saved config and merge it onto receval's schema."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
+def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool = False):
+    """The run's saved config as data (nothing resolved, see :mod:`receval.trust`),
+    checked for network and code use, merged onto receval's schema."""
     from omegaconf.errors import OmegaConfBaseException
 
-    hydra_dir = (run_dir / HYDRA_DIR).resolve()
+    config_file = (run_dir / HYDRA_DIR / CONFIG_YAML).resolve()
     try:
-        if (hydra_dir / CONFIG_YAML).is_file():
-            with initialize_config_dir(config_dir=str(hydra_dir), version_base="1.3", job_name="reproduce"):
-                cfg = compose(config_name="config")
-        else:
-            info = read_info(run_dir)
-            if not isinstance(info.get("config"), dict):
-                raise RunError(
-                    f"{run_dir}: no saved config (.hydra/config.yaml, or run.json's config); "
-                    "cannot re-run it"
-                )
-            cfg = OmegaConf.create(info["config"])
-        schema = OmegaConf.structured(config_schema.RecevalConfig)
-        with_hydra = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
-        return OmegaConf.merge(schema, with_hydra)
+        data = trust.load_saved_config(run_dir, config_file, read_info(run_dir))
+        trust.check_reach(data, config_file if config_file.is_file() else run_dir / RUN_JSON,
+                          allow_remote=allow_remote, allow_code=allow_code)
+        return OmegaConf.merge(OmegaConf.structured(config_schema.RecevalConfig), OmegaConf.create(data))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
         raise RunError(
-            f"{hydra_dir / CONFIG_YAML}: not a readable YAML config ({problem}{where}); "
+            f"{config_file}: not a readable YAML config ({problem}{where}); "
             "fix it, or delete it to re-run from the config saved in run.json"
         ) from None
-    except (HydraException, OmegaConfBaseException) as error:
+    except OmegaConfBaseException as error:
         message = str(error).splitlines()[0]
         raise RunError(
             f"{run_dir}: its saved config does not fit this receval ({message})"
         ) from None
-
-
