@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 
 from receval import choice, chosen, tables
-from receval.results import selection
+from receval.results.selection import canonical_measure, filter_questions, parse_where
 from receval.results.discovery import load_runs
 from receval.results.options import FORMATS, ArgumentParser, write_output
 from receval.results.pairing import bootstrap_settings
@@ -44,8 +44,8 @@ def select(
         )
     runs = load_runs(paths)
     filters = ([("split", split)] if split else []) + list(where or [])
-    scored = selection.filter_questions(runs, filters)
-    metric = selection.canonical_measure(metric, scored, option="--metric")
+    scored = filter_questions(runs, filters)
+    metric = canonical_measure(metric, scored, option="--metric")
     boot = bootstrap_settings(scored, n_resamples, seed, level)
     selection = choice.choose(scored, metric, prefer, margin, boot, split=split)
     best = runs[selection.chosen]
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         selection, best = select(
             args.paths, metric=args.metric, split=args.split or None, prefer=args.prefer,
-            margin=args.margin, report_on=args.report_on, where=selection.parse_where(args.where),
+            margin=args.margin, report_on=args.report_on, where=parse_where(args.where),
             n_resamples=args.n_resamples, seed=args.seed, level=args.level,
         )
         if args.out:

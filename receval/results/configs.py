@@ -186,7 +186,7 @@ def jsonable(value: Any) -> Any:
 
 def short_name(key: str) -> str:
     parts = key.split(".")
-    if len(parts) > 1 and parts[-1] == "name":
+    if len(parts) > 1 and parts[-1] in ("name", "kind"):  # a group's choice: by its group
         return parts[-2]
     return parts[-1]
 

@@ -124,5 +124,6 @@ def import_trec_run(path: str | Path, qrels: str | Path, stored: list[Run]) -> R
     # shown as the first stored run's config under another retriever name: the same
     # questions and depth; receval knows nothing else about the system
     config = copy.deepcopy(stored[0].config) if stored else {}
-    config.setdefault("retriever", {})["name"] = f"{tag} (TREC run)"
+    retriever = config.setdefault("retriever", {})
+    retriever["kind" if "kind" in retriever else "name"] = f"{tag} (TREC run)"
     return Run(run_dir=Path(path), table=table, metadata={"external_run": str(path)}, config=config)

@@ -107,8 +107,9 @@ def _resolve_key(name: str, runs: list[Run], differ: list[str]) -> str:
         keys.extend(k for k in run.flat if k not in keys)
     if name in keys:
         return name
-    if f"{name}.name" in keys:
-        return f"{name}.name"
+    for choice in (f"{name}.name", f"{name}.kind"):  # retriever=tfidf: the group's choice
+        if choice in keys:
+            return choice
     matches = [k for k in keys if short_name(k) == name or k.endswith("." + name)]
     if len(matches) > 1:
         narrowed = [k for k in matches if k in differ]

@@ -48,7 +48,11 @@ class Run:
         setting existed) takes the schema's default, so it is no difference."""
         if not self.config:
             return {}
-        return {**schema_defaults(), **flatten(self.config)}
+        saved = flatten(self.config)
+        nodes = {key[:i] for key in saved for i, ch in enumerate(key) if ch == "."}
+        # a schema default that is a whole node (``retriever: ???``) the saved config fills is no key
+        defaults = {k: v for k, v in schema_defaults().items() if k not in nodes}
+        return {**defaults, **saved}
 
     @cached_property
     def ids(self) -> np.ndarray:
