@@ -87,7 +87,7 @@ def test_means_are_the_stored_per_question_columns(sweep, capsys):
             assert value["mean"] == answerable_mean(run["run_dir"], name)  # exactly
             lo, hi = value["ci"]
             assert lo <= value["mean"] <= hi
-        assert run["params"]["retriever"] == info["config"]["retriever"]["name"]
+        assert run["params"]["retriever"] == info["config"]["retriever"]["kind"]
         assert run["params"]["max_words"] == info["config"]["chunking"]["max_words"]
 
 
@@ -347,13 +347,13 @@ def test_differing_params_are_ordered_as_the_command_line_named_them():
 def test_selectors_match_typed_values(sweep):
     runs = load_runs([sweep])
     assert selection.select(runs, "max_words=120") == [2, 5]
-    assert selection.select(runs, "chunking.max_words=120,retriever.name=bm25") == [2]
+    assert selection.select(runs, "chunking.max_words=120,retriever.kind=bm25") == [2]
     assert selection.select(runs, "headings=true") == [0, 1, 2, 3, 4, 5]
     assert selection.select(runs, "dataset.path=null") == [0, 1, 2, 3, 4, 5]
     assert selection.select(runs, "ks=[1, 3, 5, 10]") == [0, 1, 2, 3, 4, 5]
-    assert selection.select(runs, "name=bm25") == [0, 1, 2]  # the name that differs
-    with pytest.raises(RecevalError, match="ambiguous: fusion.method, bootstrap.method"):
-        selection.select(runs, "method=none")
+    assert selection.select(runs, "kind=bm25") == [0, 1, 2]  # the kind that differs
+    with pytest.raises(RecevalError, match="ambiguous: dataset.split, objective.split"):
+        selection.select(runs, "split=dev")
     with pytest.raises(RecevalError, match="use KEY=VALUE"):
         selection.select(runs, "bm25")
 

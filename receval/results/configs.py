@@ -133,7 +133,6 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-_MISSING = object()
 _DEFAULTS: dict[str, Any] | None = None
 
 
@@ -160,9 +159,9 @@ def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | N
     keys: list[str] = []
     for flat in flats:
         keys.extend(k for k in flat if k not in keys)
-    differ = [
-        k for k in keys if len({repr(flat.get(k, _MISSING)) for flat in flats}) > 1
-    ]
+    # a key only some runs have (k1 of bm25 beside tfidf) applies to those alone: it
+    # differs when they hold different values, not because the others lack it
+    differ = [k for k in keys if len({repr(flat[k]) for flat in flats if k in flat}) > 1]
     named: list[str] = []
     for run_overrides in overrides or []:
         for override in run_overrides:
