@@ -25,7 +25,7 @@ from receval.export import export
 from receval.metrics import parse_measure
 from receval.pipeline import run
 from receval.ranking import select_top, tie_ranks
-from receval.store import read_run
+from receval.results import read_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ranx = pytest.importorskip("ranx")

@@ -22,8 +22,9 @@ from conftest import FIXTURES, run_cli
 from receval.datasets.folder import read_pages
 from receval.datasets.questions import read_questions
 from receval.errors import RecevalError
-from receval.runs import load_run
-from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION, read_run
+from receval.results import load_run
+from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION
+from receval.results import read_run
 
 SITE = FIXTURES / "site"
 GOOD_QUESTION = '{"id": "a", "question": "How much is a day pass?", "relevant": ["bikes#prices"]}'
@@ -522,7 +523,7 @@ def test_beir_line_that_json_cannot_convert(tmp_path, line):
 
 
 def test_external_qrels_not_utf8(tmp_path):
-    from receval import external
+    from receval.results import external
     path = tmp_path / "test.tsv"
     path.write_bytes(b"query-id\tcorpus-id\tscore\nq1\td\xff\t1\n")
     with pytest.raises(RecevalError):

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, run_cli
 
-from receval.store import RESULTS, RUN_JSON, read_run
+from receval.store import RESULTS, RUN_JSON
+from receval.results import read_run
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from conftest import run_cli, run_of
 from receval import trec
 from receval.errors import RecevalError
 from receval.export import export, main
-from receval.store import read_run
+from receval.results import read_run
 
 # --------------------------------------------------------------------------- scores
 

@@ -1,4 +1,4 @@
-"""receval.report (and the run discovery in receval.runs) on one real 6-run sweep."""
+"""receval.report (and the run discovery in receval.results) on one real 6-run sweep."""
 
 import csv
 import io
@@ -13,8 +13,8 @@ import pytest
 from conftest import one_error_line
 from conftest import exit_code as command_exit_code
 
-from receval import report as report_mod
-from receval import runs as runs_mod
+from receval.results.report import Report
+from receval.results import configs, find_runs, load_runs, selection
 from receval.errors import RecevalError
 from receval.report import build_report, main
 
@@ -89,7 +89,7 @@ def test_means_are_the_stored_per_question_columns(sweep, capsys):
             assert value["mean"] == answerable_mean(run["run_dir"], name)  # exactly
             lo, hi = value["ci"]
             assert lo <= value["mean"] <= hi
-        assert run["params"]["retriever"] == info["config"]["retriever"]["name"]
+        assert run["params"]["retriever"] == info["config"]["retriever"]["kind"]
         assert run["params"]["max_words"] == info["config"]["chunking"]["max_words"]
 
 
@@ -320,10 +320,10 @@ def test_sweep_jobs_are_found_in_job_number_order(sweep, tmp_path):
         (tmp_path / str(job)).mkdir()
         shutil.copy(sweep / "0" / "results.parquet", tmp_path / str(job))
     (tmp_path / "multirun.yaml").write_text("{}\n")
-    found = runs_mod.find_runs([tmp_path])
+    found = find_runs([tmp_path])
     assert [p.name for p in found] == [str(i) for i in range(12)]
     # several paths: in the order given, each run once
-    again = runs_mod.find_runs([tmp_path / "10", tmp_path, tmp_path / "3"])
+    again = find_runs([tmp_path / "10", tmp_path, tmp_path / "3"])
     assert [p.name for p in again][:3] == ["10", "0", "1"] and len(again) == 12
 
 
@@ -350,13 +350,13 @@ def test_differing_params_are_ordered_as_the_command_line_named_them():
         {"chunking.max_words": 40, "chunking.headings": False, "retriever.name": "tfidf", "depth": 10},
     ]
     overrides = [["retriever=bm25", "chunking.headings=true"], ["retriever=tfidf", "chunking.headings=false"]]
-    assert runs_mod.differing_params(flats, overrides) == [
+    assert configs.differing_params(flats, overrides) == [
         "retriever.name", "chunking.headings", "chunking.max_words",
     ]
-    assert runs_mod.differing_params(flats) == [
+    assert configs.differing_params(flats) == [
         "chunking.max_words", "chunking.headings", "retriever.name",
     ]
-    assert runs_mod.short_names(["retriever.name", "chunking.max_words", "a.seed", "b.seed"]) == {
+    assert configs.short_names(["retriever.name", "chunking.max_words", "a.seed", "b.seed"]) == {
         "retriever.name": "retriever", "chunking.max_words": "max_words",
         "a.seed": "a.seed", "b.seed": "b.seed",
     }
@@ -364,17 +364,17 @@ def test_differing_params_are_ordered_as_the_command_line_named_them():
 
 @pytest.mark.slow
 def test_selectors_match_typed_values(sweep):
-    runs = runs_mod.load_runs([sweep])
-    assert runs_mod.select(runs, "max_words=120") == [2, 5]
-    assert runs_mod.select(runs, "chunking.max_words=120,retriever.name=bm25") == [2]
-    assert runs_mod.select(runs, "headings=true") == [0, 1, 2, 3, 4, 5]
-    assert runs_mod.select(runs, "dataset.path=null") == [0, 1, 2, 3, 4, 5]
-    assert runs_mod.select(runs, "ks=[1, 3, 5, 10]") == [0, 1, 2, 3, 4, 5]
-    assert runs_mod.select(runs, "name=bm25") == [0, 1, 2]  # the name that differs
-    with pytest.raises(RecevalError, match="ambiguous: fusion.method, bootstrap.method"):
-        runs_mod.select(runs, "method=none")
+    runs = load_runs([sweep])
+    assert selection.select(runs, "max_words=120") == [2, 5]
+    assert selection.select(runs, "chunking.max_words=120,retriever.kind=bm25") == [2]
+    assert selection.select(runs, "headings=true") == [0, 1, 2, 3, 4, 5]
+    assert selection.select(runs, "dataset.path=null") == [0, 1, 2, 3, 4, 5]
+    assert selection.select(runs, "ks=[1, 3, 5, 10]") == [0, 1, 2, 3, 4, 5]
+    assert selection.select(runs, "kind=bm25") == [0, 1, 2]  # the kind that differs
+    with pytest.raises(RecevalError, match="ambiguous: dataset.split, objective.split"):
+        selection.select(runs, "split=dev")
     with pytest.raises(RecevalError, match="use KEY=VALUE"):
-        runs_mod.select(runs, "bm25")
+        selection.select(runs, "bm25")
 
 
 # ----------------------------------------------------------------- plot
@@ -403,7 +403,7 @@ def test_report_object_renders_without_the_command_line(sweep):
     report = build_report([sweep], by="kind", per_question=True, baseline="retriever=tfidf,max_words=20")
     text = report.to_text()
     assert "hit@3 by kind" in text and "Rank of the first relevant section" in text
-    assert isinstance(report, report_mod.Report)
+    assert isinstance(report, Report)
     assert json.loads(report.to_json()) == report.to_dict()
 
 

@@ -14,7 +14,8 @@ from conftest import FIXTURES, one_error_line, run_cli, sweep_of
 from conftest import exit_code as command_exit_code
 
 from receval.reproduce import compare_tables, main, reproduce
-from receval.store import META_KEY, read_run
+from receval.store import META_KEY
+from receval.results import read_run
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ from conftest import exit_code, one_error_line, run_cli, sweep_of
 from receval import choice, chosen
 from receval.holm import holm
 from receval.reproduce import compare_tables
-from receval.runs import BootSettings, Run, load_runs
+from receval.results import Run, load_runs
+from receval.results.pairing import BootSettings
 from receval.select import main, select
 
 # retriever x chunk size with headings off: only then is a tiny chunk clearly worse on the
