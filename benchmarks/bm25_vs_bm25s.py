@@ -67,9 +67,9 @@ def timed(repeat: int, index, search):
 
 def receval_side(doc_tokens, query_tokens, doc_ids):
     def index():
-        retriever = BM25(Pretokenized(), k1=K1, b=B)
-        retriever.fit(doc_tokens)
-        return retriever, tie_ranks(doc_ids)
+        retriever, tie_rank = BM25(Pretokenized(), k1=K1, b=B), tie_ranks(doc_ids)
+        retriever.fit(doc_tokens, tie_rank)
+        return retriever, tie_rank
 
     def run(model):
         retriever, tie_rank = model

@@ -62,6 +62,23 @@ def select_top(
     return idx, top
 
 
+def top_candidates(
+    items: np.ndarray, values: np.ndarray, k: int, tie_rank: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Best ``k`` of one question's candidates (distinct ``items`` with ``values``), by the tie rule.
+
+    The sparse counterpart of :func:`select_top` for retrievers that score only the
+    items a question touches: partition finds the k-th best value, then every
+    candidate at or above it (all ties included) is sorted by the tie rule.
+    """
+    if items.size > k:
+        kth = np.partition(values, items.size - k)[items.size - k]
+        keep = values >= kth
+        items, values = items[keep], values[keep]
+    order = np.lexsort((tie_rank[items], -values))[:k]
+    return items[order], values[order]
+
+
 def sort_candidates(idx: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Re-order each row's candidates ``idx`` (Q, n; -1 padded) by new ``scores``, by the tie rule.
 

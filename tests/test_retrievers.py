@@ -215,9 +215,9 @@ def test_unknown_words_score_zero_and_retrieve_nothing(make):
 def test_search_applies_tie_rule_and_batching_does_not_matter():
     docs = ["apple pie", "apple tart", "apple cake", "pear", "apple pie"]
     bm25 = BM25(Tokenizer())
-    bm25.fit(docs)
     ids = [("s3", 0), ("s1", 1), ("s1", 0), ("s0", 0), ("s2", 0)]
     tie_rank = tie_ranks(ids)
+    bm25.fit(docs, tie_rank)
     questions = ["apple", "pie", "pear apple", "nothing"] * 5
     one = search(bm25, questions, depth=5, tie_rank=tie_rank, batch_size=1)
     many = search(bm25, questions, depth=5, tie_rank=tie_rank, batch_size=256)

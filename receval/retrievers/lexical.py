@@ -12,6 +12,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
+from receval.ranking import top_candidates
 from receval.text import Tokenizer
 
 
@@ -36,9 +37,9 @@ class Vocabulary:
         for start in range(0, len(texts), cls.BATCH):
             tokenized = tokenizer.many(texts[start : start + cls.BATCH])
             lengths.append(np.fromiter(map(len, tokenized), np.int64, len(tokenized)))
-            parts.append(
-                np.fromiter((ids.setdefault(t, len(ids)) for t in chain.from_iterable(tokenized)), np.int32)
-            )
+            for token in dict.fromkeys(chain.from_iterable(tokenized)):  # new tokens, first-seen order
+                ids.setdefault(token, len(ids))
+            parts.append(np.fromiter(map(ids.__getitem__, chain.from_iterable(tokenized)), np.int32))
         vocabulary = cls([], _concat(parts, np.int32), _concat(lengths, np.int64))
         vocabulary.ids = ids
         return vocabulary
@@ -102,8 +103,10 @@ class LexicalRetriever:
         self.vocabularies = vocabularies  # shared source of token counts (the index cache)
         self.vocabulary: Vocabulary | None = None
         self.weights_t: sp.csr_matrix | None = None  # (V, D): a question sums its terms' rows
+        self.tie_rank: np.ndarray | None = None
 
     def fit(self, texts: list[str], tie_rank=None) -> None:
+        self.tie_rank = np.arange(len(texts)) if tie_rank is None else np.asarray(tie_rank)
         if self.vocabularies is not None:
             self.vocabulary = self.vocabularies(texts, self.tokenizer)
         else:
@@ -114,6 +117,33 @@ class LexicalRetriever:
         """(B, D) scores: one sparse product of question weights and chunk weights."""
         counts = self.vocabulary.query_counts(self.tokenizer.many(questions))
         return (self.question_weights(counts) @ self.weights_t).toarray()
+
+    def rank(self, questions: list[str], depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each question's top ``depth`` chunks and scores, as ``select_top(score(...))`` gives.
+
+        No (B, D) block: each question adds its terms' weight rows into one reused
+        score buffer (as bm25s does), takes the chunks it touched, and keeps the best
+        by the tie rule (:func:`~receval.ranking.top_candidates`). Cost follows the
+        postings a question touches plus one O(D) scan, with O(D) memory.
+        """
+        weights = self.question_weights(self.vocabulary.query_counts(self.tokenizer.many(questions)))
+        table = self.weights_t
+        scores = np.zeros(table.shape[1], dtype=np.float64)
+        idx = np.full((len(questions), depth), -1, dtype=np.int32)
+        top = np.full((len(questions), depth), np.nan, dtype=np.float64)
+        for row in range(len(questions)):
+            span = slice(weights.indptr[row], weights.indptr[row + 1])
+            for term, weight in zip(weights.indices[span].tolist(), weights.data[span].tolist()):
+                start, end = table.indptr[term], table.indptr[term + 1]
+                postings = table.data[start:end]
+                np.add.at(scores, table.indices[start:end], postings if weight == 1.0 else weight * postings)
+            items = np.flatnonzero(scores)
+            values = scores[items]
+            scores[items] = 0.0  # the buffer is clean again for the next question
+            above = values > self.floor
+            items, values = top_candidates(items[above], values[above], depth, self.tie_rank)
+            idx[row, : items.size], top[row, : items.size] = items, values
+        return idx, top
 
     def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         raise NotImplementedError
