@@ -7,21 +7,39 @@ passage, which is its relevant document), then runs the real pipeline on it
 wall time, the run's own step timings, and the child's peak memory (max RSS).
 Goal: peak memory within 8 GiB.
 
-    python benchmarks/scale.py [--passages 1000000] [--questions 10000]
+``--compare bm25s`` instead puts receval's BM25 beside bm25s on the same generated
+corpus, each side in its own child process (one thread): both get the same token
+lists (receval's tokenizer, run once, not timed), k1 1.2, b 0.75, Lucene idf, top 10;
+receval indexes (``BM25.fit`` plus the tie ranks) and runs ``retrievers.search``,
+bm25s runs ``index`` and ``retrieve(n_threads=0)`` with its numpy backend. Prints
+index, search, index + search and peak memory (max RSS, and above the shared token
+lists) for both, the ratios (goals: search <= 1.0, index + search <= 0.6, memory <=
+1.5) and how many questions get the same top 10 (bm25s breaks ties arbitrarily and
+scores in float32, so lists that differ only in the order of equal scores are
+counted apart).
+
+    python benchmarks/scale.py [--passages 1000000] [--questions 10000] [--compare bm25s]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import resource
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
+import os
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+K1, B, TOP = 1.2, 0.75, 10
 
 
 def generate(root: Path, n_passages: int, n_questions: int, vocab_size: int = 200_000, seed: int = 0) -> None:
@@ -46,16 +64,116 @@ def generate(root: Path, n_passages: int, n_questions: int, vocab_size: int = 20
             qrels.write(f"q{q}\td{doc}\t1\n")
 
 
+class Pretokenized:
+    """Hands receval's retriever token lists that were made once, outside the timing."""
+
+    def many(self, items):
+        return items
+
+
+def max_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def side(name: str, collection: Path, out: Path) -> None:
+    """One side of ``--compare``, in its own process: tokenise (not timed), index, search;
+    writes timings, memory and the top 10 (chunk indices, scores) to ``out``."""
+    from receval.text import Tokenizer
+
+    tokenizer, shared = Tokenizer(), {}
+    intern = shared.setdefault  # one str object per distinct token, as a real vocabulary keeps
+
+    def tokens(path: Path, field: str) -> tuple[list[str], list[list[str]]]:
+        ids, lists = [], []
+        with open(path) as lines:
+            for line in lines:
+                item = json.loads(line)
+                ids.append(item["_id"])
+                lists.append([intern(t, t) for t in tokenizer(item[field])])
+        return ids, lists
+
+    doc_ids, docs = tokens(collection / "corpus.jsonl", "text")
+    _, questions = tokens(collection / "queries.jsonl", "text")
+    base_gib = max_rss_gib()
+    began = time.perf_counter()
+    if name == "receval":
+        from receval.ranking import tie_ranks
+        from receval.retrievers import search
+        from receval.retrievers.bm25 import BM25
+
+        retriever, tie_rank = BM25(Pretokenized(), k1=K1, b=B), tie_ranks(doc_ids)
+        retriever.fit(docs, tie_rank)
+        indexed = time.perf_counter()
+        hits = search(retriever, questions, TOP, tie_rank, batch_size=256)
+        idx, scores = hits.chunk_idx, hits.scores
+    else:
+        import bm25s
+
+        model = bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy")
+        model.index(docs, show_progress=False)
+        indexed = time.perf_counter()
+        idx, scores = model.retrieve(questions, k=TOP, n_threads=0, show_progress=False)
+        idx = np.where(scores > 0, idx, -1)
+        scores = np.where(scores > 0, scores * (K1 + 1), np.nan)  # bm25s leaves out the (k1 + 1) factor
+    done = time.perf_counter()
+    np.savez(out, idx=idx, scores=scores)
+    info = {"index": indexed - began, "search": done - indexed, "peak": max_rss_gib(), "base": base_gib}
+    out.with_suffix(".json").write_text(json.dumps(info))
+
+
+def agreement(ours: dict, theirs: dict) -> tuple[int, int]:
+    """Questions with the identical top 10, and with the same top 10 up to the order of
+    equal scores (same score at every rank, within float32 rounding)."""
+    same = (ours["idx"] == theirs["idx"]).all(axis=1)
+    a, b = np.nan_to_num(ours["scores"], nan=-1.0), np.nan_to_num(theirs["scores"], nan=-1.0)
+    close = np.isclose(a, b, rtol=1e-5, atol=0).all(axis=1)
+    return int(same.sum()), int((same | close).sum())
+
+
+def compare(collection: Path, tmp: Path, n_questions: int) -> None:
+    results = {}
+    for name in ("receval", "bm25s"):
+        out = tmp / f"{name}.npz"
+        script = [sys.executable, __file__, "--side", name, "--collection", str(collection), "--out", str(out)]
+        subprocess.run(script, check=True)
+        results[name] = (json.loads(out.with_suffix(".json").read_text()), dict(np.load(out)))
+    (ours, ours_top), (theirs, theirs_top) = results["receval"], results["bm25s"]
+    for info in (ours, theirs):
+        info["index + search"] = info["index"] + info["search"]
+        info["memory"] = info["peak"] - info["base"]
+    print(f"{'':<26}{'receval':>10}{'bm25s':>10}{'ratio':>8}{'goal':>8}")
+    goals = {"search": "<= 1.0", "index + search": "<= 0.6", "peak": "", "memory": "<= 1.5"}
+    for key in ("index", "search", "index + search", "peak", "memory"):
+        unit = "s" if key in ("index", "search", "index + search") else "G"
+        label = {"peak": "peak memory (max RSS)", "memory": "memory above token lists"}.get(key, key)
+        print(f"{label:<26}{ours[key]:>9.2f}{unit}{theirs[key]:>9.2f}{unit}"
+              f"{ours[key] / theirs[key]:>8.2f}{goals.get(key, ''):>8}")
+    same, tied = agreement(ours_top, theirs_top)
+    print(f"top {TOP}: identical for {same:,}/{n_questions:,} questions; "
+          f"identical up to the order of equal scores for {tied:,}/{n_questions:,}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=1_000_000)
     parser.add_argument("--questions", type=int, default=10_000)
+    parser.add_argument("--compare", choices=["bm25s"], help="receval's BM25 beside bm25s instead of the pipeline")
+    parser.add_argument("--side", choices=["receval", "bm25s"], help=argparse.SUPPRESS)
+    parser.add_argument("--collection", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.side:
+        side(args.side, args.collection, args.out)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         began = time.perf_counter()
         generate(tmp / "collection", args.passages, args.questions)
         print(f"generated {args.passages:,} passages, {args.questions:,} questions in {time.perf_counter() - began:.1f} s")
+        if args.compare:
+            compare(tmp / "collection", tmp, args.questions)
+            return
         began = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "receval", "dataset=beir", f"dataset.path={tmp / 'collection'}",
