@@ -49,9 +49,10 @@ def select_top(
     else:
         work = scores
     kth = np.partition(work, n_items - take, axis=1)[:, n_items - take]
-    keep = work >= kth[:, None]
-    keep &= np.isfinite(work) if floor is None else work > floor
-    rows, cols = np.nonzero(keep)
+    # at or above the k-th best and above the floor, in one pass: x > f is x >= nextafter(f, inf)
+    lowest = np.maximum(kth, np.nextafter(-np.inf if floor is None else floor, np.inf))
+    keep = work >= lowest[:, None]
+    rows, cols = np.divmod(np.flatnonzero(keep), n_items)  # cheaper than a 2-d nonzero
     values = work[rows, cols]
     order = np.lexsort((tie_rank[cols], -values, rows))
     rows, cols, values = rows[order], cols[order], values[order]

@@ -47,11 +47,14 @@ def brute_top(scores: np.ndarray, k: int, tie_rank: np.ndarray) -> list[list[int
     ]
 
 
+# SPARSE 0: rank only the touched chunks; 10**9: select over the whole score buffer
+@pytest.mark.parametrize("sparse", [0, 10**9], ids=["touched", "buffer"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("depth", [1, 10, 400])
-def test_bm25_search_is_brute_force_with_the_tie_rule(seed, depth):
+def test_bm25_search_is_brute_force_with_the_tie_rule(seed, depth, sparse):
     docs, questions, tie_rank = tied_corpus(seed)
     bm25 = BM25(Tokenizer())
+    bm25.SPARSE = sparse
     bm25.fit(docs, tie_rank)
     hits = search(bm25, questions, depth, tie_rank, batch_size=7)
     brute = brute_bm25(docs, questions)
@@ -69,10 +72,12 @@ def test_bm25_search_is_brute_force_with_the_tie_rule(seed, depth):
     assert depth == 400 or cut_ties > 0
 
 
+@pytest.mark.parametrize("sparse", [0, 10**9], ids=["touched", "buffer"])
 @pytest.mark.parametrize("make", [lambda: BM25(Tokenizer(), k1=0.9, b=0.3), lambda: TfIdf(Tokenizer())])
-def test_rank_gives_what_the_dense_block_gives(make):
+def test_rank_gives_what_the_dense_block_gives(make, sparse):
     docs, questions, tie_rank = tied_corpus(3)
     retriever = make()
+    retriever.SPARSE = sparse
     retriever.fit(docs, tie_rank)
     idx, scores = retriever.rank(questions, 10)
     want_idx, want_scores = select_top(retriever.score(questions), 10, tie_rank, floor=retriever.floor)

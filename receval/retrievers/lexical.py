@@ -12,7 +12,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
-from receval.ranking import top_candidates
+from receval.ranking import select_top, top_candidates
 from receval.text import Tokenizer
 
 
@@ -32,16 +32,14 @@ class Vocabulary:
 
     @classmethod
     def from_texts(cls, texts: list[str], tokenizer: Tokenizer) -> Vocabulary:
-        ids: dict[str, int] = {}
+        ids = _Numbering()
         parts, lengths = [], []
         for start in range(0, len(texts), cls.BATCH):
             tokenized = tokenizer.many(texts[start : start + cls.BATCH])
             lengths.append(np.fromiter(map(len, tokenized), np.int64, len(tokenized)))
-            for token in dict.fromkeys(chain.from_iterable(tokenized)):  # new tokens, first-seen order
-                ids.setdefault(token, len(ids))
             parts.append(np.fromiter(map(ids.__getitem__, chain.from_iterable(tokenized)), np.int32))
         vocabulary = cls([], _concat(parts, np.int32), _concat(lengths, np.int64))
-        vocabulary.ids = ids
+        vocabulary.ids = dict(ids)  # a plain dict: looking up an unknown token must not add it
         return vocabulary
 
     def save(self, path) -> None:
@@ -76,6 +74,14 @@ class Vocabulary:
         return count_matrix(np.asarray(rows, np.int64), np.asarray(cols, np.int64), (len(tokenized), len(self)))
 
 
+class _Numbering(dict):
+    """Token -> id, numbering a token the first time it is looked up (in C for known ones)."""
+
+    def __missing__(self, token: str) -> int:
+        self[token] = number = len(self)
+        return number
+
+
 def _concat(parts: list[np.ndarray], dtype) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
@@ -97,6 +103,7 @@ class LexicalRetriever:
     """Shared fit/score: subclasses turn counts into chunk weights and question weights."""
 
     floor: float | None = 0.0
+    SPARSE = 16  # rank only the touched chunks when they are fewer than 1 in SPARSE
 
     def __init__(self, tokenizer: Tokenizer, vocabularies=None):
         self.tokenizer = tokenizer
@@ -128,21 +135,28 @@ class LexicalRetriever:
         """
         weights = self.question_weights(self.vocabulary.query_counts(self.tokenizer.many(questions)))
         table = self.weights_t
-        scores = np.zeros(table.shape[1], dtype=np.float64)
+        n_docs = table.shape[1]
+        scores = np.zeros(n_docs, dtype=np.float64)
         idx = np.full((len(questions), depth), -1, dtype=np.int32)
         top = np.full((len(questions), depth), np.nan, dtype=np.float64)
         for row in range(len(questions)):
             span = slice(weights.indptr[row], weights.indptr[row + 1])
+            touched = []
             for term, weight in zip(weights.indices[span].tolist(), weights.data[span].tolist()):
                 start, end = table.indptr[term], table.indptr[term + 1]
                 postings = table.data[start:end]
-                np.add.at(scores, table.indices[start:end], postings if weight == 1.0 else weight * postings)
-            items = np.flatnonzero(scores)
-            values = scores[items]
-            scores[items] = 0.0  # the buffer is clean again for the next question
-            above = values > self.floor
-            items, values = top_candidates(items[above], values[above], depth, self.tie_rank)
-            idx[row, : items.size], top[row, : items.size] = items, values
+                touched.append(table.indices[start:end])
+                np.add.at(scores, touched[-1], postings if weight == 1.0 else weight * postings)
+            if sum(map(len, touched)) * self.SPARSE < n_docs:  # few chunks touched: rank just those
+                items = np.unique(np.concatenate(touched or [np.zeros(0, np.int32)]))
+                values = scores[items]
+                scores[items] = 0.0  # the buffer is clean again for the next question
+                above = values > self.floor
+                found, found_scores = top_candidates(items[above], values[above], depth, self.tie_rank)
+                idx[row, : found.size], top[row, : found.size] = found, found_scores
+            else:  # most chunks touched: select on the whole buffer, as for a dense block
+                idx[row], top[row] = select_top(scores[None, :], depth, self.tie_rank, self.floor)
+                scores.fill(0.0)
         return idx, top
 
     def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
