@@ -12,7 +12,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
-from receval.ranking import select_top, top_candidates
+from receval.ranking import top_candidates
 from receval.text import Tokenizer
 
 
@@ -129,9 +129,11 @@ class LexicalRetriever:
         """Each question's top ``depth`` chunks and scores, as ``select_top(score(...))`` gives.
 
         No (B, D) block: each question adds its terms' weight rows into one reused
-        score buffer (as bm25s does), takes the chunks it touched, and keeps the best
-        by the tie rule (:func:`~receval.ranking.top_candidates`). Cost follows the
-        postings a question touches plus one O(D) scan, with O(D) memory.
+        score buffer (as bm25s does), takes the chunks that can make its top (those it
+        touched, or when it touched many, those scoring at least a bound found on its
+        rarest terms) and keeps the best by the tie rule
+        (:func:`~receval.ranking.top_candidates`). Cost follows the postings a question
+        touches plus at most one O(D) scan, with O(D) memory.
         """
         weights = self.question_weights(self.vocabulary.query_counts(self.tokenizer.many(questions)))
         table = self.weights_t
@@ -148,16 +150,31 @@ class LexicalRetriever:
                 touched.append(table.indices[start:end])
                 np.add.at(scores, touched[-1], postings if weight == 1.0 else weight * postings)
             if sum(map(len, touched)) * self.SPARSE < n_docs:  # few chunks touched: rank just those
-                items = np.unique(np.concatenate(touched or [np.zeros(0, np.int32)]))
+                items = np.sort(np.concatenate(touched or [np.zeros(0, np.int32)]))
+                items = items[np.flatnonzero(np.diff(items, prepend=-1))]  # each chunk once
                 values = scores[items]
                 scores[items] = 0.0  # the buffer is clean again for the next question
-                above = values > self.floor
-                found, found_scores = top_candidates(items[above], values[above], depth, self.tie_rank)
-                idx[row, : found.size], top[row, : found.size] = found, found_scores
-            else:  # most chunks touched: select on the whole buffer, as for a dense block
-                idx[row], top[row] = select_top(scores[None, :], depth, self.tie_rank, self.floor)
+            else:  # most chunks touched: one scan of the buffer for those that can make the top
+                items = np.flatnonzero(scores >= self._lowest_top_score(scores, touched, depth))
+                values = scores[items]
                 scores.fill(0.0)
+            above = values > self.floor
+            found, found_scores = top_candidates(items[above], values[above], depth, self.tie_rank)
+            idx[row, : found.size], top[row, : found.size] = found, found_scores
         return idx, top
+
+    def _lowest_top_score(self, scores: np.ndarray, touched: list[np.ndarray], depth: int) -> float:
+        """A lower bound on a question's ``depth``-th best score: the ``depth``-th best
+        among the chunks of its rarest term held by at least ``depth`` chunks (a heavy
+        term, so the bound is tight and few chunks reach it). Every chunk of the true
+        top ``depth``, and every chunk tied with its last, scores at or above it; the
+        tie rule then picks among them."""
+        sizes = [postings.size for postings in touched]
+        enough = [size for size in sizes if size >= depth]
+        if not enough:  # no bound: every chunk above the floor is a candidate
+            return np.nextafter(self.floor, np.inf)
+        chunks = touched[sizes.index(min(enough))]
+        return np.partition(scores[chunks], chunks.size - depth)[chunks.size - depth]
 
     def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         raise NotImplementedError
