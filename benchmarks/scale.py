@@ -95,7 +95,7 @@ def side(name: str, collection: Path, out: Path) -> None:
     doc_ids, docs = tokens(collection / "corpus.jsonl", "text")
     _, questions = tokens(collection / "queries.jsonl", "text")
     base_gib = max_rss_gib()
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), time.process_time()
     if name == "receval":
         from receval.ranking import tie_ranks
         from receval.retrievers import search
@@ -103,7 +103,7 @@ def side(name: str, collection: Path, out: Path) -> None:
 
         retriever, tie_rank = BM25(Pretokenized(), k1=K1, b=B), tie_ranks(doc_ids)
         retriever.fit(docs, tie_rank)
-        indexed = time.perf_counter()
+        indexed, cpu_indexed = time.perf_counter(), time.process_time()
         hits = search(retriever, questions, TOP, tie_rank, batch_size=256)
         idx, scores = hits.chunk_idx, hits.scores
     else:
@@ -111,13 +111,14 @@ def side(name: str, collection: Path, out: Path) -> None:
 
         model = bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy")
         model.index(docs, show_progress=False)
-        indexed = time.perf_counter()
+        indexed, cpu_indexed = time.perf_counter(), time.process_time()
         idx, scores = model.retrieve(questions, k=TOP, n_threads=0, show_progress=False)
         idx = np.where(scores > 0, idx, -1)
         scores = np.where(scores > 0, scores * (K1 + 1), np.nan)  # bm25s leaves out the (k1 + 1) factor
-    done = time.perf_counter()
+    done, cpu_done = time.perf_counter(), time.process_time()
     np.savez(out, idx=idx, scores=scores)
-    info = {"index": indexed - began, "search": done - indexed, "peak": max_rss_gib(), "base": base_gib}
+    info = {"index": indexed - began, "search": done - indexed, "peak": max_rss_gib(), "base": base_gib,
+            "index cpu": cpu_indexed - cpu_began, "search cpu": cpu_done - cpu_indexed}
     out.with_suffix(".json").write_text(json.dumps(info))
 
 
@@ -140,11 +141,14 @@ def compare(collection: Path, tmp: Path, n_questions: int) -> None:
     (ours, ours_top), (theirs, theirs_top) = results["receval"], results["bm25s"]
     for info in (ours, theirs):
         info["index + search"] = info["index"] + info["search"]
+        info["index + search cpu"] = info["index cpu"] + info["search cpu"]
         info["memory"] = info["peak"] - info["base"]
     print(f"{'':<26}{'receval':>10}{'bm25s':>10}{'ratio':>8}{'goal':>8}")
-    goals = {"search": "<= 1.0", "index + search": "<= 0.6", "peak": "", "memory": "<= 1.5"}
-    for key in ("index", "search", "index + search", "peak", "memory"):
-        unit = "s" if key in ("index", "search", "index + search") else "G"
+    goals = {"search": "<= 1.0", "index + search": "<= 0.6", "memory": "<= 1.5"}
+    goals.update({"search cpu": goals["search"], "index + search cpu": goals["index + search"]})
+    keys = ("index", "search", "index + search", "index cpu", "search cpu", "index + search cpu", "peak", "memory")
+    for key in keys:  # wall and CPU (user + sys) seconds: on a loaded machine CPU is the steadier
+        unit = "G" if key in ("peak", "memory") else "s"
         label = {"peak": "peak memory (max RSS)", "memory": "memory above token lists"}.get(key, key)
         print(f"{label:<26}{ours[key]:>9.2f}{unit}{theirs[key]:>9.2f}{unit}"
               f"{ours[key] / theirs[key]:>8.2f}{goals.get(key, ''):>8}")

@@ -84,3 +84,34 @@ def test_rank_gives_what_the_dense_block_gives(make, sparse):
     np.testing.assert_array_equal(idx, want_idx)
     np.testing.assert_allclose(scores, want_scores, rtol=1e-12)
     assert idx.dtype == np.int32 and scores.dtype == np.float64
+
+
+def test_rank_with_nothing_to_rank():
+    bm25 = BM25(Tokenizer())
+    bm25.fit(["a b", "b c"], np.array([1, 0]))
+    idx, scores = bm25.rank(["b", "zzz"], 0)
+    assert idx.shape == scores.shape == (2, 0)
+    idx, scores = bm25.rank(["b", "zzz", ""], 3)
+    np.testing.assert_array_equal(idx, [[1, 0, -1], [-1, -1, -1], [-1, -1, -1]])  # tied: id order
+
+
+@pytest.mark.parametrize("make", [lambda: BM25(Tokenizer()), lambda: TfIdf(Tokenizer())], ids=["bm25", "tfidf"])
+def test_pruned_search_on_zipf_words_is_exact(make, monkeypatch):
+    """Zipf words, as in real text: rare question words usually settle the top alone
+    (the pruned path), common ones only add; results must not change either way."""
+    rng = np.random.default_rng(5)
+    words = np.array([f"w{i}" for i in range(400)])
+    docs = [" ".join(words[(rng.zipf(1.3, size=rng.integers(3, 30)) - 1) % 400]) for _ in range(2000)]
+    docs += docs[:300]  # exact copies: ties at the cut
+    questions = [" ".join(rng.choice(d.split(), size=3)) for d in rng.choice(docs, size=150)]
+    tie_rank = rng.permutation(len(docs))
+    retriever = make()
+    retriever.SPARSE = 2  # rare terms may cover half the chunks (a small corpus)
+    retriever.fit(docs, tie_rank)
+    pruned, method = [], type(retriever)._pruned
+    monkeypatch.setattr(type(retriever), "_pruned", lambda *a: pruned.append(method(*a)) or pruned[-1])
+    idx, scores = retriever.rank(questions, 10)
+    want_idx, want_scores = select_top(retriever.score(questions), 10, tie_rank, floor=retriever.floor)
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_array_equal(scores, want_scores)  # the same floating-point sums, bit for bit
+    assert sum(p is not None for p in pruned) > 50  # the pruned path did most of the work

@@ -74,6 +74,22 @@ class Vocabulary:
         return count_matrix(np.asarray(rows, np.int64), np.asarray(cols, np.int64), (len(tokenized), len(self)))
 
 
+def _distinct(arrays: list[np.ndarray]) -> np.ndarray:
+    """The sorted distinct values of int arrays (sort-based: no hashing)."""
+    items = np.sort(np.concatenate(arrays or [np.zeros(0, np.int32)]))
+    return items[np.flatnonzero(np.diff(items, prepend=-1))]
+
+
+def _sum_looked_up(items: np.ndarray, lists: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Scores of the chunks ``items``: each term's addition (found by binary search in its
+    sorted chunk list; 0 where absent) summed in the order of ``lists``."""
+    total = np.zeros(items.size, dtype=np.float64)
+    for chunks, adds in lists:
+        where = np.minimum(np.searchsorted(chunks, items), chunks.size - 1)
+        total += np.where(chunks[where] == items, adds[where], 0.0) if chunks.size else 0.0
+    return total
+
+
 class _Numbering(dict):
     """Token -> id, numbering a token the first time it is looked up (in C for known ones)."""
 
@@ -119,6 +135,10 @@ class LexicalRetriever:
         else:
             self.vocabulary = Vocabulary.from_texts(texts, self.tokenizer)
         self.weights_t = self.chunk_weights(self.vocabulary.doc_counts()).T.tocsr()
+        table, self.term_max = self.weights_t, np.zeros(self.weights_t.shape[0])
+        held = np.flatnonzero(np.diff(table.indptr))
+        if held.size:  # each term's heaviest chunk weight: what the term can add to any score
+            self.term_max[held] = np.maximum.reduceat(table.data, table.indptr[held])
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) scores: one sparse product of question weights and chunk weights."""
@@ -141,27 +161,74 @@ class LexicalRetriever:
         scores = np.zeros(n_docs, dtype=np.float64)
         idx = np.full((len(questions), depth), -1, dtype=np.int32)
         top = np.full((len(questions), depth), np.nan, dtype=np.float64)
-        for row in range(len(questions)):
+        for row in range(len(questions) if depth and n_docs else 0):
             span = slice(weights.indptr[row], weights.indptr[row + 1])
-            touched = []
-            for term, weight in zip(weights.indices[span].tolist(), weights.data[span].tolist()):
-                start, end = table.indptr[term], table.indptr[term + 1]
-                postings = table.data[start:end]
-                touched.append(table.indices[start:end])
-                np.add.at(scores, touched[-1], postings if weight == 1.0 else weight * postings)
-            if sum(map(len, touched)) * self.SPARSE < n_docs:  # few chunks touched: rank just those
-                items = np.sort(np.concatenate(touched or [np.zeros(0, np.int32)]))
-                items = items[np.flatnonzero(np.diff(items, prepend=-1))]  # each chunk once
-                values = scores[items]
-                scores[items] = 0.0  # the buffer is clean again for the next question
-            else:  # most chunks touched: one scan of the buffer for those that can make the top
-                items = np.flatnonzero(scores >= self._lowest_top_score(scores, touched, depth))
-                values = scores[items]
-                scores.fill(0.0)
+            terms = weights.indices[span].tolist()
+            factors = weights.data[span].tolist()
+            found = self._pruned(scores, terms, factors, depth)
+            if found is None:
+                found = self._exhaustive(scores, terms, factors, depth)
+            items, values = found
             above = values > self.floor
-            found, found_scores = top_candidates(items[above], values[above], depth, self.tie_rank)
-            idx[row, : found.size], top[row, : found.size] = found, found_scores
+            items, values = top_candidates(items[above], values[above], depth, self.tie_rank)
+            idx[row, : items.size], top[row, : items.size] = items, values
         return idx, top
+
+    def _postings(self, term: int, factor: float) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks holding ``term`` and what it adds to their scores (times ``factor``)."""
+        table = self.weights_t
+        start, end = table.indptr[term], table.indptr[term + 1]
+        data = table.data[start:end]
+        return table.indices[start:end], data if factor == 1.0 else factor * data
+
+    def _exhaustive(self, scores, terms, factors, depth):
+        """Every term's postings summed into the buffer; the chunks that can make the top."""
+        touched = []
+        for term, factor in zip(terms, factors):  # in term order, as the sparse product sums
+            chunks, adds = self._postings(term, factor)
+            np.add.at(scores, chunks, adds)
+            touched.append(chunks)
+        if sum(map(len, touched)) * self.SPARSE < scores.size:  # few chunks touched: just those
+            items = _distinct(touched)
+            values = scores[items]
+            scores[items] = 0.0  # the buffer is clean again for the next question
+        else:  # most chunks touched: one scan of the buffer for those that can make the top
+            items = np.flatnonzero(scores >= self._lowest_top_score(scores, touched, depth))
+            values = scores[items]
+            scores.fill(0.0)
+        return items, values
+
+    def _pruned(self, scores, terms, factors, depth):
+        """The top candidates from the question's rare terms alone, when its common terms
+        cannot lift any other chunk into the top (MaxScore, Turtle & Flood 1995); None
+        when they could. Rare terms, rarest first, go into the buffer until the
+        ``depth``-th best partial score (a lower bound on the final ``depth``-th) beats
+        all that the remaining terms can add; then only chunks holding a rare term can
+        make the top, and their exact scores are summed term by term in term order
+        (the same floating-point sums as the buffer), common terms looked up by search."""
+        lists = [self._postings(term, factor) for term, factor in zip(terms, factors)]
+        order = sorted(range(len(lists)), key=lambda i: lists[i][0].size)
+        can_add = [self.term_max[term] * factor for term, factor in zip(terms, factors)]
+        rest = np.cumsum([can_add[i] for i in order][::-1])[::-1].tolist() + [0.0]
+        budget, rare = scores.size // max(self.SPARSE, 1), []
+        for j, i in enumerate(order[:-1]):
+            budget -= lists[i][0].size
+            if budget < 0:
+                break
+            np.add.at(scores, *lists[i])
+            rare.append(lists[i][0])
+            items = _distinct(rare)
+            if items.size < depth:
+                continue
+            partial = scores[items]
+            bound = np.partition(partial, items.size - depth)[items.size - depth] * (1 - 1e-9)
+            if rest[j + 1] * (1 + 1e-9) < bound:  # a chunk holding no rare term scores below
+                scores[items] = 0.0
+                items = items[partial + rest[j + 1] * (1 + 1e-9) >= bound]
+                return items, _sum_looked_up(items, lists)
+        for chunks in rare:
+            scores[chunks] = 0.0
+        return None
 
     def _lowest_top_score(self, scores: np.ndarray, touched: list[np.ndarray], depth: int) -> float:
         """A lower bound on a question's ``depth``-th best score: the ``depth``-th best
