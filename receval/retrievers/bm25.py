@@ -6,8 +6,9 @@
 
 N chunks, n(t) chunks holding t, |d| the chunk's length in tokens, avgdl the mean
 length. The per-(chunk, term) part is precomputed once into a sparse matrix (as
-bm25s does), so scoring a batch of questions is one sparse product. This idf (the
-Lucene form) is always positive, so every chunk sharing a token scores above zero.
+bm25s does); a search sums each question's term rows of it into one reused buffer
+(:meth:`LexicalRetriever.rank`). This idf (the Lucene form) is always positive, so
+every chunk sharing a token scores above zero.
 """
 
 from __future__ import annotations
@@ -52,16 +53,21 @@ class BM25(LexicalRetriever):
         self.k1, self.b = float(k1), float(b)
 
     def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
+        """The term part of every (chunk, term) pair, written over ``counts`` (made for
+        this): two posting-sized temporaries at most, not one per operation."""
         n_docs = counts.shape[0]
         lengths = np.asarray(counts.sum(axis=1)).ravel()
         avgdl = lengths.mean() if n_docs and lengths.mean() > 0 else 1.0
         idf = bm25_idf(n_docs, document_frequency(counts))
-        rows = np.repeat(np.arange(n_docs), np.diff(counts.indptr))
         tf = counts.data
-        norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / avgdl)
-        weights = counts.copy()
-        weights.data = idf[counts.indices] * tf * (self.k1 + 1.0) / (tf + norm)
-        return weights
+        norm = np.repeat(self.k1 * (1.0 - self.b + self.b * lengths / avgdl), np.diff(counts.indptr))
+        norm += tf  # tf + k1 * (1 - b + b * |d| / avgdl)
+        weights = idf[counts.indices]
+        weights *= tf
+        weights *= self.k1 + 1.0
+        weights /= norm
+        counts.data = weights
+        return counts
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         return counts

@@ -134,7 +134,11 @@ class LexicalRetriever:
             self.vocabulary = self.vocabularies(texts, self.tokenizer)
         else:
             self.vocabulary = Vocabulary.from_texts(texts, self.tokenizer)
-        self.weights_t = self.chunk_weights(self.vocabulary.doc_counts()).T.tocsr()
+        counts = self.vocabulary.doc_counts()
+        if self.vocabularies is None:  # a private vocabulary: its token ids now live in counts
+            self.vocabulary.doc_term_ids = None
+        self.weights_t = self.chunk_weights(counts).T.tocsr()
+        del counts
         table, self.term_max = self.weights_t, np.zeros(self.weights_t.shape[0])
         held = np.flatnonzero(np.diff(table.indptr))
         if held.size:  # each term's heaviest chunk weight: what the term can add to any score
