@@ -47,14 +47,14 @@ def brute_top(scores: np.ndarray, k: int, tie_rank: np.ndarray) -> list[list[int
     ]
 
 
-# SPARSE 0: rank only the touched chunks; 10**9: select over the whole score buffer
-@pytest.mark.parametrize("sparse", [0, 10**9], ids=["touched", "buffer"])
+# SPARSE 0: rank only the touched chunks; 10**9: select over the whole score buffer; None: one block
+@pytest.mark.parametrize("sparse", [0, 10**9, None], ids=["touched", "buffer", "block"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("depth", [1, 10, 400])
 def test_bm25_search_is_brute_force_with_the_tie_rule(seed, depth, sparse):
     docs, questions, tie_rank = tied_corpus(seed)
     bm25 = BM25(Tokenizer())
-    bm25.SPARSE = sparse
+    bm25.SPARSE, bm25.BLOCK_BELOW = sparse, 0 if sparse is not None else 10**9
     bm25.fit(docs, tie_rank)
     hits = search(bm25, questions, depth, tie_rank, batch_size=7)
     brute = brute_bm25(docs, questions)
@@ -77,7 +77,7 @@ def test_bm25_search_is_brute_force_with_the_tie_rule(seed, depth, sparse):
 def test_rank_gives_what_the_dense_block_gives(make, sparse):
     docs, questions, tie_rank = tied_corpus(3)
     retriever = make()
-    retriever.SPARSE = sparse
+    retriever.SPARSE, retriever.BLOCK_BELOW = sparse, 0  # per question, small as the corpus is
     retriever.fit(docs, tie_rank)
     idx, scores = retriever.rank(questions, 10)
     want_idx, want_scores = select_top(retriever.score(questions), 10, tie_rank, floor=retriever.floor)
@@ -88,6 +88,7 @@ def test_rank_gives_what_the_dense_block_gives(make, sparse):
 
 def test_rank_with_nothing_to_rank():
     bm25 = BM25(Tokenizer())
+    bm25.BLOCK_BELOW = 0
     bm25.fit(["a b", "b c"], np.array([1, 0]))
     idx, scores = bm25.rank(["b", "zzz"], 0)
     assert idx.shape == scores.shape == (2, 0)
@@ -106,7 +107,7 @@ def test_pruned_search_on_zipf_words_is_exact(make, monkeypatch):
     questions = [" ".join(rng.choice(d.split(), size=3)) for d in rng.choice(docs, size=150)]
     tie_rank = rng.permutation(len(docs))
     retriever = make()
-    retriever.SPARSE = 2  # rare terms may cover half the chunks (a small corpus)
+    retriever.SPARSE, retriever.BLOCK_BELOW = 2, 0  # per question; rare terms may cover half the chunks
     retriever.fit(docs, tie_rank)
     pruned, method = [], type(retriever)._pruned
     monkeypatch.setattr(type(retriever), "_pruned", lambda *a: pruned.append(method(*a)) or pruned[-1])

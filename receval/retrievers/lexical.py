@@ -12,7 +12,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
-from receval.ranking import top_candidates
+from receval.ranking import select_top, top_candidates
 from receval.text import Tokenizer
 
 
@@ -120,6 +120,7 @@ class LexicalRetriever:
 
     floor: float | None = 0.0
     SPARSE = 16  # rank only the touched chunks when they are fewer than 1 in SPARSE
+    BLOCK_BELOW = 20_000  # fewer chunks: one score block per batch is faster than per question
 
     def __init__(self, tokenizer: Tokenizer, vocabularies=None):
         self.tokenizer = tokenizer
@@ -159,9 +160,11 @@ class LexicalRetriever:
         (:func:`~receval.ranking.top_candidates`). Cost follows the postings a question
         touches plus at most one O(D) scan, with O(D) memory.
         """
-        weights = self.question_weights(self.vocabulary.query_counts(self.tokenizer.many(questions)))
         table = self.weights_t
         n_docs = table.shape[1]
+        if n_docs < self.BLOCK_BELOW:  # a small block: Python per question would cost more
+            return select_top(self.score(questions), depth, self.tie_rank, floor=self.floor)
+        weights = self.question_weights(self.vocabulary.query_counts(self.tokenizer.many(questions)))
         scores = np.zeros(n_docs, dtype=np.float64)
         idx = np.full((len(questions), depth), -1, dtype=np.int32)
         top = np.full((len(questions), depth), np.nan, dtype=np.float64)
