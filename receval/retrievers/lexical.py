@@ -128,6 +128,7 @@ class LexicalRetriever:
         self.vocabulary: Vocabulary | None = None
         self.weights_t: sp.csr_matrix | None = None  # (V, D): a question sums its terms' rows
         self.tie_rank: np.ndarray | None = None
+        self.term_max: np.ndarray | None = None  # (V,) the most each term adds to any score
 
     def fit(self, texts: list[str], tie_rank=None) -> None:
         self.tie_rank = np.arange(len(texts)) if tie_rank is None else np.asarray(tie_rank)
@@ -153,12 +154,13 @@ class LexicalRetriever:
     def rank(self, questions: list[str], depth: int) -> tuple[np.ndarray, np.ndarray]:
         """Each question's top ``depth`` chunks and scores, as ``select_top(score(...))`` gives.
 
-        No (B, D) block: each question adds its terms' weight rows into one reused
-        score buffer (as bm25s does), takes the chunks that can make its top (those it
-        touched, or when it touched many, those scoring at least a bound found on its
-        rarest terms) and keeps the best by the tie rule
+        No (B, D) block (except below ``BLOCK_BELOW`` chunks, where one is cheaper): each
+        question adds its terms' weight rows into one reused score buffer (as bm25s
+        does), or only its rare terms' when they settle the top (``_pruned``); takes the
+        chunks that can make its top and keeps the best by the tie rule
         (:func:`~receval.ranking.top_candidates`). Cost follows the postings a question
-        touches plus at most one O(D) scan, with O(D) memory.
+        touches plus at most one O(D) scan, with O(D) memory. Needs positive weights
+        (BM25's Lucene idf and TF-IDF's are), so partial sums only grow.
         """
         table = self.weights_t
         n_docs = table.shape[1]
