@@ -19,6 +19,7 @@ from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval import objective, pipeline, trust
+from receval.datasets import load_dataset
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.resume import finished
 
@@ -72,10 +73,12 @@ def run_one(cfg) -> float | None:
     """One job of ``python -m receval``: skip it if its results are there, else run it.
     Returns the run's objective (``objective.metric`` on ``objective.split``)."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
-    if finished(run_dir, pipeline.config_hash_of(cfg)):
-        print(f"skipped: {run_dir} already holds the results of this config", flush=True)
+    config_schema.check(cfg)
+    dataset = load_dataset(cfg.dataset)  # its fingerprint is part of what resume compares
+    if finished(run_dir, pipeline.config_hash_of(cfg), dataset.fingerprint):
+        print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
     else:
-        result = pipeline.run(cfg, run_dir)
+        result = pipeline.run(cfg, run_dir, dataset)
         print(pipeline.summary_line(cfg, result), flush=True)
     return objective.value(cfg, run_dir, required=objective.sweeper_uses_it())
 

@@ -20,11 +20,12 @@ from receval import config as config_schema
 from receval.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
+from receval.identity import identity_hash
 from receval.metrics import measures_for
 from receval.overlap import overlap_columns
 from receval.ranking import tie_ranks
 from receval.spans import judge_spans, token_columns
-from receval.store import config_hash, stage_column, write_results, write_run_json
+from receval.store import stage_column, write_results, write_run_json
 from receval.text import Tokenizer
 
 
@@ -69,16 +70,17 @@ def resolved(cfg) -> dict:
 
 
 def config_hash_of(cfg) -> str:
-    """The hash stored with a run of ``cfg`` (resume compares it)."""
-    return config_hash(resolved(cfg))
+    """The identity hash stored with a run of ``cfg`` (resume compares it)."""
+    return identity_hash(resolved(cfg))
 
 
-def run(cfg, run_dir: Path) -> RunResult:
-    """Evaluate one configuration and store its per-question results in ``run_dir``."""
+def run(cfg, run_dir: Path, dataset=None) -> RunResult:
+    """Evaluate one configuration and store its per-question results in ``run_dir``
+    (``dataset``: already loaded from ``cfg.dataset``, e.g. to check resume)."""
     config_schema.check(cfg)
     timer = _Timer()
     with timer("load"):
-        dataset = load_dataset(cfg.dataset)
+        dataset = dataset or load_dataset(cfg.dataset)
     cache = IndexCache(cfg.cache_dir)
     chunk_key = key_of(
         dataset=dataset.fingerprint,
@@ -128,7 +130,7 @@ def run(cfg, run_dir: Path) -> RunResult:
             columns[stage_column(stage)] = values.astype(float).tolist()
     config = resolved(cfg)
     info = {
-        "config_hash": config_hash(config),
+        "config_hash": identity_hash(config),
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(chunks),
         "n_questions": len(questions),

@@ -50,6 +50,7 @@ from receval import tables
 from receval.bootstrap import Interval
 from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_output
 from receval.errors import RecevalError, exit_on_error
+from receval.identity import mixed_datasets
 from receval.metrics import lower_is_better
 from receval.runs import BootSettings, Run, format_value, measure_label
 from receval.overlap import overlap_bucket
@@ -571,6 +572,8 @@ def build_report(
         with_overlap(run, overlap_measure, overlap_thresholds)
         for run in runs_mod.load_runs(paths, qrels=qrels)
     ]
+    if mixed := mixed_datasets(loaded):
+        runs_mod.warn(mixed)
     base_index = None
     if baseline is not None:
         base_index, base_run = runs_mod.select_one(loaded, baseline)

@@ -40,6 +40,7 @@ from receval import config as config_schema
 from receval import metrics as measures
 from receval import trust
 from receval.errors import RecevalError, RunError
+from receval.identity import is_result_key
 from receval.metrics import measures_for
 from receval.store import (
     FIXED_COLUMNS,
@@ -220,7 +221,8 @@ def _override_key(override: str) -> str:
 
 
 def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | None = None) -> list[str]:
-    """Dotted keys whose values differ between the runs.
+    """Dotted keys whose values differ between the runs, settings that do not change
+    results (:data:`receval.identity.NON_RESULT_KEYS`) left out.
 
     Ordered as the command line named them (``retriever=bm25,tfidf
     chunking.max_words=20,40`` -> retriever first), then in config order.
@@ -229,7 +231,8 @@ def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | N
     for flat in flats:
         keys.extend(k for k in flat if k not in keys)
     differ = [
-        k for k in keys if len({repr(flat.get(k, _MISSING)) for flat in flats}) > 1
+        k for k in keys
+        if is_result_key(k) and len({repr(flat.get(k, _MISSING)) for flat in flats}) > 1
     ]
     named: list[str] = []
     for run_overrides in overrides or []:
