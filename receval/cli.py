@@ -21,12 +21,16 @@ from receval import config as config_schema
 from receval import objective, pipeline, trust
 from receval.datasets import load_dataset
 from receval.errors import EXIT_USER_ERROR, exit_on_error
+from receval.preflight import check_sweep
 from receval.resume import finished
 
 
-def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
+def hydra_command(
+    config_name: str, task: Callable[[object], object], check: Callable[[object], None] | None = None
+) -> Callable[[], None]:
     """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
-    (what it returns goes to the sweeper: Optuna maximises it)."""
+    (what it returns goes to the sweeper: Optuna maximises it); with ``check``, a
+    multirun's every job is checked before the first runs."""
     started = False
 
     @hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
@@ -43,6 +47,9 @@ def hydra_command(config_name: str, task: Callable[[object], object]) -> Callabl
         if missing:
             sys.stderr.write(f"receval: error: {missing}\n")
             raise SystemExit(EXIT_USER_ERROR)
+        if check is not None:
+            with exit_on_error():
+                check_sweep(config_schema.config_dir(), config_name, sys.argv[1:], check)
         try:
             job()
         except SystemExit as stop:
@@ -85,4 +92,4 @@ def run_one(cfg) -> float | None:
 
 OmegaConf.register_new_resolver("receval_groups", group_options, replace=True)
 config_schema.register()
-main = hydra_command("config", run_one)
+main = hydra_command("config", run_one, check=pipeline.check_config)

@@ -74,6 +74,14 @@ def config_hash_of(cfg) -> str:
     return identity_hash(resolved(cfg))
 
 
+def check_config(cfg) -> None:
+    """Every check a config gets before any data is read: the schema's checks (ranges,
+    each component's own), then building the retriever stages (light: models load in fit)."""
+    config_schema.check(cfg)
+    tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
+    retrievers.stages(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
+
+
 def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     """Evaluate one configuration and store its per-question results in ``run_dir``
     (``dataset``: already loaded from ``cfg.dataset``, e.g. to check resume)."""

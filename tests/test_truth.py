@@ -95,3 +95,53 @@ def test_item6_non_result_settings_are_no_differing_parameter():
         {"retriever.name": "tfidf", "cache_dir": "b", "search_batch": 8, "bootstrap.seed": 1},
     ]
     assert runs_mod.differing_params(flats) == ["retriever.name"]
+
+
+# ------------------------------------------------- 8: duplicate cutoffs, sweeps checked up front
+
+
+def test_item8_repeated_cutoff_is_a_config_error(make_config):
+    from receval.config import check
+    from receval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"metrics.ks=\[1, 1, 3\] repeats a cutoff"):
+        check(make_config("metrics.ks=[1,1,3]"))
+
+
+def test_item8_repeated_cutoff_on_the_command_line(tmp_path):
+    done = run_cli("metrics.ks=[1,1,3]", f"hydra.run.dir={tmp_path / 'r'}", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "repeats a cutoff" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "r" / RESULTS).exists()
+
+
+def test_item8_every_sweep_value_is_checked_before_job_0(tmp_path):
+    sweep = tmp_path / "s"
+    done = run_cli("chunking.max_words=20,0,40", f"hydra.sweep.dir={sweep}", "-m", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "chunking.max_words=0" in lines[0] and "sweep job 1" in lines[0], lines
+    assert not sweep.exists()  # job 0 did not run
+
+
+def test_item8_preflight_calls_the_given_check_on_each_job():
+    from receval.config import config_dir
+    from receval.errors import ConfigError
+    from receval.preflight import check_sweep
+
+    seen = []
+
+    def check(cfg):
+        seen.append((cfg.retriever.name, cfg.depth))
+        if cfg.depth == 7:
+            raise ConfigError("depth=7: not liked")
+
+    argv = ["retriever=bm25,tfidf", "depth=5,7", "-m"]
+    with pytest.raises(ConfigError) as raised:
+        check_sweep(config_dir(), "config", argv, check)
+    assert seen == [("bm25", 5), ("bm25", 7), ("tfidf", 5), ("tfidf", 7)]
+    (problem,) = raised.value.problems
+    assert "sweep job 1 (retriever=bm25 depth=7), 3 (retriever=tfidf depth=7)" in problem
+    seen.clear()
+    check_sweep(config_dir(), "config", ["depth=7"], check)  # not a multirun: Hydra's job checks
+    assert seen == []
