@@ -21,7 +21,7 @@ from receval import config as config_schema
 from receval import objective, pipeline, trust
 from receval.datasets import load_dataset
 from receval.errors import EXIT_USER_ERROR, exit_on_error
-from receval.preflight import check_sweep
+from receval.preflight import check_command
 from receval.resume import finished
 
 
@@ -47,9 +47,8 @@ def hydra_command(
         if missing:
             sys.stderr.write(f"receval: error: {missing}\n")
             raise SystemExit(EXIT_USER_ERROR)
-        if check is not None:
-            with exit_on_error():
-                check_sweep(config_schema.config_dir(), config_name, sys.argv[1:], check)
+        with exit_on_error():
+            check_command(config_schema.config_dir(), config_name, sys.argv[1:], check)
         try:
             job()
         except SystemExit as stop:

@@ -25,7 +25,7 @@ from receval.metrics import measures_for
 from receval.overlap import overlap_columns
 from receval.ranking import tie_ranks
 from receval.spans import judge_spans, token_columns
-from receval.store import stage_column, write_results, write_run_json
+from receval.store import RESULTS, WriteError, stage_column, write_results, write_run_json
 from receval.text import Tokenizer
 
 
@@ -154,7 +154,11 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names
     }
-    write_run_json(run_dir, {**info, "timings": timer.seconds, "config": config, "means": means})
+    try:
+        write_run_json(run_dir, {**info, "timings": timer.seconds, "config": config, "means": means})
+    except WriteError:  # results without their run.json would be a half-written run
+        (Path(run_dir) / RESULTS).unlink(missing_ok=True)
+        raise
     return RunResult(
         run_dir=Path(run_dir),
         n_chunks=len(chunks),

@@ -7,26 +7,43 @@ sweep is expanded the way Hydra's basic sweeper does it (its override parser and
 entry point's check function, and every bad value is refused at once (exit 2)
 before anything runs or is written.
 
+The output folder (``hydra.run.dir``, or ``hydra.sweep.dir`` of a multirun) is
+checked the same way: a path that is a file, or under one, or in a folder that
+cannot be written, is one message, where Hydra would print a traceback.
+
 Anything this preflight cannot expand or compose (another sweeper's syntax, a
 misspelt key, a custom config path) is left to Hydra, which reports it itself.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from receval.errors import ConfigError
 
 
-def _command_line(argv: Sequence[str]):
-    """Hydra's own reading of ``argv``, or None when this is not a plain multirun."""
+def check_command(
+    config_dir: str, config_name: str, argv: Sequence[str], check: Callable[[object], None] | None = None
+) -> None:
+    """Everything checked before Hydra starts: the output folder, then (with
+    ``check``) every job of a multirun."""
+    check_output_dir(config_dir, config_name, argv)
+    if check is not None:
+        check_sweep(config_dir, config_name, argv, check)
+
+
+def _command_line(argv: Sequence[str], multirun: bool = True):
+    """Hydra's own reading of ``argv``, or None when this is not a plain multirun
+    (with ``multirun=False``: a plain run or multirun)."""
     from hydra._internal.utils import get_args_parser
 
     try:
         args, _ = get_args_parser().parse_known_args(list(argv))
     except SystemExit:  # a usage error: Hydra reports it
         return None
-    if not args.multirun or args.help or args.hydra_help or args.cfg or args.info:
+    if (multirun and not args.multirun) or args.help or args.hydra_help or args.cfg or args.info:
         return None
     if args.shell_completion or args.run or args.config_path or args.config_name or args.config_dir:
         return None
@@ -81,4 +98,47 @@ def check_sweep(
     if problems:
         raise ConfigError(
             f"{problem} [sweep job {', '.join(where)}]; nothing was run" for problem, where in problems.items()
+        )
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why runs cannot be written into ``folder`` (None when they can): the first
+    existing path on the way is a file, or a folder this user cannot write."""
+    for path in (folder, *folder.parents):
+        if not path.exists():
+            continue
+        if not path.is_dir():
+            return f"{path} is a file, not a folder"
+        if not os.access(path, os.W_OK | os.X_OK):
+            return f"{path} is not writable"
+        return None
+    return None
+
+
+def check_output_dir(config_dir: str, config_name: str, argv: Sequence[str]) -> None:
+    """A ``ConfigError`` naming ``hydra.run.dir`` (``hydra.sweep.dir`` for a
+    multirun) when runs cannot be written there."""
+    args = _command_line(argv, multirun=False)
+    if args is None:
+        return
+    overrides = list(args.overrides)
+    if args.multirun:
+        jobs = job_overrides(config_dir, overrides)
+        if not jobs:
+            return
+        overrides = jobs[0]
+    key = "sweep" if args.multirun else "run"
+    from hydra import compose, initialize_config_dir
+
+    try:
+        with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
+            cfg = compose(config_name, overrides=overrides, return_hydra_config=True)
+            folder = str(cfg.hydra[key].dir)
+    except Exception:  # noqa: BLE001 -- Hydra reports what it cannot compose
+        return
+    why = unwritable(Path(folder))
+    if why:
+        raise ConfigError(
+            f"hydra.{key}.dir={folder}: cannot write the {key} there ({why}); "
+            f"choose another folder with hydra.{key}.dir=..."
         )

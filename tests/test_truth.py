@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 
 from receval import runs as runs_mod
 from receval.pipeline import config_hash_of, run
@@ -200,3 +200,91 @@ def test_item9_edited_cache_entry_is_rebuilt_with_a_warning(site, make_config, t
     cache_module._MEMORY.clear()
     run(cfg, tmp_path / "again")  # the rebuilt entry is trusted again, silently
     assert capsys.readouterr().err == ""
+
+
+# ------------------------------------------------- 11: tracebacks turned into messages
+
+
+def test_item11_grade_above_int32_is_refused_at_load_naming_the_line(tmp_path):
+    from receval.datasets.folder import read_pages
+    from receval.datasets.questions import read_questions
+    from receval.errors import RecevalError
+
+    sections, _ = read_pages(FIXTURES / "site" / "pages")
+    path = tmp_path / "questions.jsonl"
+    good = {"id": "a", "question": "day pass?", "relevant": {"bikes#prices": 1000}}
+    bad = {"id": "b", "question": "day pass?", "relevant": {"bikes#prices": 2**31}}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(RecevalError) as raised:
+        read_questions(path, sections)
+    assert raised.value.problems == [
+        f"{path}:2: grade of 'bikes#prices' is 2147483648; use an integer from 1 to 1000"
+    ]
+    path.write_text(json.dumps(good) + "\n", encoding="utf-8")
+    (question,) = read_questions(path, sections)
+    assert question.relevant == {"bikes#prices": 1000}
+
+
+def test_item11_qrels_grade_above_int32_is_refused(tmp_path):
+    from receval.errors import RecevalError
+    from receval.trec import read_qrels
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1\nq1 0 d2 99999999999\n", encoding="utf-8")
+    with pytest.raises(RecevalError, match=r"qrels.txt:2: grade of 'd2' is 99999999999; use an integer from 1 to 1000"):
+        read_qrels(path)
+
+
+@pytest.mark.parametrize("args", [
+    ["hydra.run.dir={file}"],
+    ["hydra.run.dir={file}/run"],
+    ["hydra.sweep.dir={file}/sweep", "retriever=bm25,tfidf", "-m"],
+])
+def test_item11_output_folder_occupied_by_a_file(tmp_path, args):
+    occupied = tmp_path / "occupied"
+    occupied.write_text("not a folder")
+    done = run_cli(*(a.format(file=occupied) for a in args), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    key = "sweep" if "-m" in args else "run"
+    assert done.stderr.splitlines() == [
+        f"receval: error: hydra.{key}.dir={args[0].split('=', 1)[1].format(file=occupied)}: cannot "
+        f"write the {key} there ({occupied} is a file, not a folder); choose another folder with "
+        f"hydra.{key}.dir=..."
+    ]
+    assert occupied.read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("errno_name", ["ENOSPC", "EFBIG"])
+@pytest.mark.parametrize("which", ["results", "run.json"])
+def test_item11_full_disk_names_the_path_and_leaves_no_half_files(
+    make_config, tmp_path, monkeypatch, capsys, errno_name, which
+):
+    import errno
+    import os
+
+    from receval import store
+    from receval.errors import exit_on_error
+
+    name = RESULTS if which == "results" else RUN_JSON
+
+    def failing(write):
+        def full(self_or_table, where, *args, **kwargs):
+            path = where if which == "results" else self_or_table
+            if Path(path).name.startswith(f".{name}."):  # the writer of this file only
+                Path(path).write_bytes(b"half")
+                code = getattr(errno, errno_name)
+                raise OSError(code, os.strerror(code))
+            return write(self_or_table, where, *args, **kwargs)
+        return full
+
+    if which == "results":
+        monkeypatch.setattr(store.pq, "write_table", failing(store.pq.write_table))
+    else:
+        monkeypatch.setattr(Path, "write_text", failing(Path.write_text))
+    target = tmp_path / "run"
+    with pytest.raises(SystemExit) as stop, exit_on_error():
+        run(make_config(), target)
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"receval: error: {target / name}: cannot write it, ")
+    assert sorted(p.name for p in target.iterdir()) == []  # no results without run.json, no temp files
