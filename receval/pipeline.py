@@ -7,6 +7,7 @@ supplies the config and the output directory.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,6 +75,20 @@ def config_hash_of(cfg) -> str:
     return identity_hash(resolved(cfg))
 
 
+def capped_depth(depth: int, n_chunks: int, ks: list[int]) -> int:
+    """``depth`` capped at the number of chunks (a question cannot keep more; never
+    below the largest cutoff, so measures see the usual padding): ``depth=100000000``
+    would otherwise allocate for ranks that cannot exist. A note says so when the
+    depth asked for is far beyond the data."""
+    capped = min(depth, max(n_chunks, *ks, 1))
+    if capped < depth and depth > 1000:
+        print(
+            f"receval: note: depth={depth} is more than the {n_chunks} chunks; each question "
+            f"keeps at most {capped}", file=sys.stderr, flush=True,
+        )
+    return capped
+
+
 def check_config(cfg) -> None:
     """Every check a config gets before any data is read: the schema's checks (ranges,
     each component's own), then building the retriever stages (light: models load in fit)."""
@@ -113,7 +128,8 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     questions = dataset.questions
     with timer("search"):
         hits = retrievers.search(
-            retriever, [q.text for q in questions], cfg.depth, tie_rank, cfg.search_batch
+            retriever, [q.text for q in questions], capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks)), tie_rank,
+            cfg.search_batch,
         )
     measures = measures_for(list(cfg.metrics.ks))
     with timer("evaluate"):

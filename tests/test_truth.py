@@ -288,3 +288,31 @@ def test_item11_full_disk_names_the_path_and_leaves_no_half_files(
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"receval: error: {target / name}: cannot write it, ")
     assert sorted(p.name for p in target.iterdir()) == []  # no results without run.json, no temp files
+
+
+def test_item11_huge_depth_is_capped_at_the_chunks_with_a_note(site, make_config, tmp_path, capsys):
+    base = ["dataset=folder", f"dataset.path={site}"]
+    usual, deep = tmp_path / "usual", tmp_path / "deep"
+    run(make_config(*base, "depth=10"), usual)  # 8 chunks: 10 already keeps every one
+    capsys.readouterr()
+    run(make_config(*base, "depth=100000000"), deep)
+    assert capsys.readouterr().err.splitlines() == [
+        "receval: note: depth=100000000 is more than the 8 chunks; each question keeps at most 10"
+    ]
+    assert _results_without_timings(deep) == _results_without_timings(usual)
+
+
+def test_item11_huge_n_resamples_is_one_message(site, make_config, tmp_path, capsys):
+    from receval.report import main
+
+    run(make_config("dataset=folder", f"dataset.path={site}"), tmp_path / "r")
+    capsys.readouterr()
+    try:
+        code = main([str(tmp_path / "r"), "--n-resamples", "100000000000"])
+    except SystemExit as stop:
+        code = stop.code
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "receval: error: bootstrap n_resamples=100000000000: use at most 1,000,000 (2000 to 10000 "
+        "is usual; every resample is held in memory)"
+    ]
