@@ -316,3 +316,26 @@ def test_item11_huge_n_resamples_is_one_message(site, make_config, tmp_path, cap
         "receval: error: bootstrap n_resamples=100000000000: use at most 1,000,000 (2000 to 10000 "
         "is usual; every resample is held in memory)"
     ]
+
+
+def test_item11_unset_env_variable_in_a_saved_dataset_path_under_reproduce(
+    site, make_config, tmp_path, capsys, monkeypatch
+):
+    from receval.reproduce import main
+
+    run_dir = tmp_path / "r"
+    run(make_config("dataset=folder", f"dataset.path={site}"), run_dir)
+    info = json.loads((run_dir / RUN_JSON).read_text())  # no .hydra: run.json's config is used
+    assert info["config"]["dataset"]["path"] == str(site)
+    info["config"]["dataset"]["path"] = "${oc.env:RECEVAL_TEST_UNSET}/site"
+    (run_dir / RUN_JSON).write_text(json.dumps(info))
+    monkeypatch.delenv("RECEVAL_TEST_UNSET", raising=False)
+    capsys.readouterr()
+    try:
+        code = main([str(run_dir)])
+    except SystemExit as stop:
+        code = stop.code
+    assert code == 2
+    (line,) = capsys.readouterr().err.splitlines()  # trust's rule: a stored run is data
+    assert line.startswith("receval: error: ") and "dataset.path" in line
+    assert "${oc.env:RECEVAL_TEST_UNSET}/site" in line
