@@ -128,8 +128,8 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     questions = dataset.questions
     with timer("search"):
         hits = retrievers.search(
-            retriever, [q.text for q in questions], capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks)), tie_rank,
-            cfg.search_batch,
+            retriever, [q.text for q in questions],
+            capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks)), tie_rank, cfg.search_batch,
         )
     measures = measures_for(list(cfg.metrics.ks))
     with timer("evaluate"):
