@@ -76,6 +76,8 @@ def check_sweep(
     args = _command_line(argv)
     if args is None:
         return
+    if any(o.split("=", 1)[0].lstrip("+~") == "hydra/sweeper" for o in args.overrides):
+        return  # another sweeper (Optuna) picks its own trials: not a product of lists
     jobs = job_overrides(config_dir, args.overrides)
     if not jobs or len(jobs) < 2:
         return  # one job: Hydra's own run of it checks it before any work

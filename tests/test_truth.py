@@ -147,6 +147,8 @@ def test_item8_preflight_calls_the_given_check_on_each_job():
     seen.clear()
     check_sweep(config_dir(), "config", ["depth=7"], check)  # not a multirun: Hydra's job checks
     assert seen == []
+    check_sweep(config_dir(), "config", ["hydra/sweeper=optuna", "depth=5,7", "-m"], check)
+    assert seen == []  # Optuna picks its own trials
 
 
 # ------------------------------------------------- 9: cache entries carry a checksum
