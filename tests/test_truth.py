@@ -129,19 +129,21 @@ def test_item8_every_sweep_value_is_checked_before_job_0(tmp_path):
 def test_item8_preflight_calls_the_given_check_on_each_job():
     from receval.config import config_dir
     from receval.errors import ConfigError
+    from omegaconf import OmegaConf
+
     from receval.preflight import check_sweep
 
     seen = []
 
     def check(cfg):
-        seen.append((cfg.retriever.name, cfg.depth))
+        seen.append((OmegaConf.get_type(cfg.retriever).__name__, cfg.depth))
         if cfg.depth == 7:
             raise ConfigError("depth=7: not liked")
 
     argv = ["retriever=bm25,tfidf", "depth=5,7", "-m"]
     with pytest.raises(ConfigError) as raised:
         check_sweep(config_dir(), "config", argv, check)
-    assert seen == [("bm25", 5), ("bm25", 7), ("tfidf", 5), ("tfidf", 7)]
+    assert seen == [("BM25Config", 5), ("BM25Config", 7), ("TfIdfConfig", 5), ("TfIdfConfig", 7)]
     (problem,) = raised.value.problems
     assert "sweep job 1 (retriever=bm25 depth=7), 3 (retriever=tfidf depth=7)" in problem
     seen.clear()
