@@ -85,7 +85,8 @@ def test_item5_report_warns_once_naming_runs_over_different_datasets(site, make_
 def test_item6_identity_ignores_non_result_settings(make_config):
     plain = make_config()
     for override in ("cache_dir=/elsewhere", "search_batch=8", "bootstrap.n_resamples=100",
-                     "bootstrap.level=0.9", "bootstrap.method=bca", "bootstrap.seed=5"):
+                     "bootstrap.level=0.9", "bootstrap.method=bca", "bootstrap.seed=5",
+                     "objective.metric=hit@3", "objective.split=null"):
         assert config_hash_of(make_config(override)) == config_hash_of(plain), override
     assert config_hash_of(make_config("chunking.max_words=40")) != config_hash_of(plain)
     assert config_hash_of(make_config("depth=20")) != config_hash_of(plain)
