@@ -7,6 +7,7 @@ supplies the config and the output directory.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,11 +21,12 @@ from receval import config as config_schema
 from receval.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
+from receval.identity import identity_hash
 from receval.metrics import measures_for
 from receval.overlap import overlap_columns
 from receval.ranking import tie_ranks
 from receval.spans import judge_spans, token_columns
-from receval.store import config_hash, stage_column, write_results, write_run_json
+from receval.store import RESULTS, WriteError, stage_column, write_results, write_run_json
 from receval.text import Tokenizer
 
 
@@ -69,16 +71,39 @@ def resolved(cfg) -> dict:
 
 
 def config_hash_of(cfg) -> str:
-    """The hash stored with a run of ``cfg`` (resume compares it)."""
-    return config_hash(resolved(cfg))
+    """The identity hash stored with a run of ``cfg`` (resume compares it)."""
+    return identity_hash(resolved(cfg))
 
 
-def run(cfg, run_dir: Path) -> RunResult:
-    """Evaluate one configuration and store its per-question results in ``run_dir``."""
+def capped_depth(depth: int, n_chunks: int, ks: list[int]) -> int:
+    """``depth`` capped at the number of chunks (a question cannot keep more; never
+    below the largest cutoff, so measures see the usual padding): ``depth=100000000``
+    would otherwise allocate for ranks that cannot exist. A note says so when the
+    depth asked for is far beyond the data."""
+    capped = min(depth, max(n_chunks, *ks, 1))
+    if capped < depth and depth > 1000:
+        print(
+            f"receval: note: depth={depth} is more than the {n_chunks} chunks; each question "
+            f"keeps at most {capped}", file=sys.stderr, flush=True,
+        )
+    return capped
+
+
+def check_config(cfg) -> None:
+    """Every check a config gets before any data is read: the schema's checks (ranges,
+    each component's own), then building the retriever stages (light: models load in fit)."""
+    config_schema.check(cfg)
+    tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
+    retrievers.stages(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
+
+
+def run(cfg, run_dir: Path, dataset=None) -> RunResult:
+    """Evaluate one configuration and store its per-question results in ``run_dir``
+    (``dataset``: already loaded from ``cfg.dataset``, e.g. to check resume)."""
     config_schema.check(cfg)
     timer = _Timer()
     with timer("load"):
-        dataset = load_dataset(cfg.dataset)
+        dataset = dataset or load_dataset(cfg.dataset)
     cache = IndexCache(cfg.cache_dir)
     chunk_key = key_of(
         dataset=dataset.fingerprint,
@@ -103,7 +128,8 @@ def run(cfg, run_dir: Path) -> RunResult:
     questions = dataset.questions
     with timer("search"):
         hits = retrievers.search(
-            retriever, [q.text for q in questions], cfg.depth, tie_rank, cfg.search_batch
+            retriever, [q.text for q in questions],
+            capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks)), tie_rank, cfg.search_batch,
         )
     measures = measures_for(list(cfg.metrics.ks))
     with timer("evaluate"):
@@ -128,7 +154,7 @@ def run(cfg, run_dir: Path) -> RunResult:
             columns[stage_column(stage)] = values.astype(float).tolist()
     config = resolved(cfg)
     info = {
-        "config_hash": config_hash(config),
+        "config_hash": identity_hash(config),
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(chunks),
         "n_questions": len(questions),
@@ -145,7 +171,11 @@ def run(cfg, run_dir: Path) -> RunResult:
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names
     }
-    write_run_json(run_dir, {**info, "timings": timer.seconds, "config": config, "means": means})
+    try:
+        write_run_json(run_dir, {**info, "timings": timer.seconds, "config": config, "means": means})
+    except WriteError:  # results without their run.json would be a half-written run
+        (Path(run_dir) / RESULTS).unlink(missing_ok=True)
+        raise
     return RunResult(
         run_dir=Path(run_dir),
         n_chunks=len(chunks),

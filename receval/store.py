@@ -25,6 +25,7 @@ a half-written file. Reading them back (with the schema checks) is
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -104,8 +105,14 @@ class WriteError(RecevalError, OSError):
     go on without writing (the embeddings cache)."""
 
 
+FULL = frozenset(
+    code for code in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", None)) if code is not None
+)  # a full disk, a file too large, a quota: the user's to fix, not a bug
+
+
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over."""
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over;
+    a full disk is a ``WriteError`` naming ``path``, the temporary file removed."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,6 +126,14 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     try:
         write(Path(tmp))
         os.replace(tmp, path)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        if error.errno in FULL or any(os.strerror(code) in str(error) for code in FULL):  # pyarrow
+            raise WriteError(
+                f"{path}: cannot write it, {error.strerror or 'no space left'}; free some space "
+                "or choose another folder (nothing was left half-written)"
+            ) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -21,6 +21,7 @@ from omegaconf import OmegaConf
 from receval import config as config_schema
 from receval import trust
 from receval.errors import RunError
+from receval.identity import is_result_key
 from receval.store import RESULTS, RUN_JSON
 
 HYDRA_DIR = ".hydra"
@@ -151,7 +152,8 @@ def _override_key(override: str) -> str:
 
 
 def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | None = None) -> list[str]:
-    """Dotted keys whose values differ between the runs.
+    """Dotted keys whose values differ between the runs, settings that do not change
+    results (:data:`receval.identity.NON_RESULT_KEYS`) left out.
 
     Ordered as the command line named them (``retriever=bm25,tfidf
     chunking.max_words=20,40`` -> retriever first), then in config order.
@@ -161,7 +163,10 @@ def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | N
         keys.extend(k for k in flat if k not in keys)
     # a key only some runs have (k1 of bm25 beside tfidf) applies to those alone: it
     # differs when they hold different values, not because the others lack it
-    differ = [k for k in keys if len({repr(flat[k]) for flat in flats if k in flat}) > 1]
+    differ = [
+        k for k in keys
+        if is_result_key(k) and len({repr(flat[k]) for flat in flats if k in flat}) > 1
+    ]
     named: list[str] = []
     for run_overrides in overrides or []:
         for override in run_overrides:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval import config as config_schema
-from receval.bootstrap import Interval, confidence_intervals
+from receval.bootstrap import MAX_RESAMPLES, Interval, confidence_intervals
 from receval.errors import RecevalError, RunError
 from receval.results.discovery import warn
 from receval.results.stored import Run
@@ -73,6 +73,11 @@ def bootstrap_settings(
     problems = []
     if not isinstance(values["n_resamples"], int) or values["n_resamples"] < 1:
         problems.append(f"n_resamples={values['n_resamples']}: use an integer >= 1")
+    elif values["n_resamples"] > MAX_RESAMPLES:
+        problems.append(
+            f"n_resamples={values['n_resamples']}: use at most {MAX_RESAMPLES:,} (2000 to 10000 "
+            "is usual; every resample is held in memory)"
+        )
     if not isinstance(values["seed"], int) or values["seed"] < 0:
         problems.append(f"seed={values['seed']}: use an integer >= 0")
     if not isinstance(values["level"], int | float) or not 0 < values["level"] < 1:

@@ -14,10 +14,11 @@ import numpy as np
 
 from receval.bootstrap import Interval
 from receval.errors import RecevalError
+from receval.identity import mixed_datasets
 from receval.results import configs, selection
 from receval.results.breakdown import ByTable, QuestionRow, by_table, ranks_per_question, stage_latency, with_overlap
 from receval.results.configs import format_value
-from receval.results.discovery import load_runs
+from receval.results.discovery import load_runs, warn
 from receval.results.pairing import BootSettings, Pair, bootstrap_settings, grouped_intervals, mask_key, paired
 from receval.results.stored import Run
 from receval.tables.report import ReportTables
@@ -201,6 +202,8 @@ def build_report(
     where = list(where or [])
     given = list(paths) if paths and all(isinstance(p, Run) for p in paths) else load_runs(paths, qrels=qrels)
     loaded = [with_overlap(run, overlap_measure, overlap_thresholds) for run in given]
+    if mixed := mixed_datasets(loaded):
+        warn(mixed)
     base_index = None
     if baseline is not None:
         base_index, base_run = selection.select_one(loaded, baseline)
