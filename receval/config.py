@@ -120,10 +120,6 @@ def check(cfg) -> None:
     ks = list(cfg.metrics.ks)
     if not ks or any(k < 1 for k in ks):
         problems.append(f"metrics.ks={ks}: list cutoffs >= 1, e.g. [1,3,5,10]")
-    elif len(set(ks)) < len(ks):
-        problems.append(
-            f"metrics.ks={ks} repeats a cutoff: list each once, e.g. {sorted(set(ks))}"
-        )
     elif cfg.depth >= 1 and max(ks) > cfg.depth:
         problems.append(
             f"metrics.ks={ks} has {max(ks)} > depth={cfg.depth}: a cutoff beyond the depth "

@@ -110,15 +110,16 @@ def test_item8_repeated_cutoff_is_a_config_error(make_config):
     from receval.config import check
     from receval.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=r"metrics.ks=\[1, 1, 3\] repeats a cutoff"):
+    with pytest.raises(ConfigError, match=r"metrics.ks=\[1, 1, 3\] names a cutoff twice") as error:
         check(make_config("metrics.ks=[1,1,3]"))
+    assert sum("cutoff" in p for p in error.value.problems) == 1  # one rule, one message
 
 
 @pytest.mark.slow
 def test_item8_repeated_cutoff_on_the_command_line(tmp_path):
     done = run_cli("metrics.ks=[1,1,3]", f"hydra.run.dir={tmp_path / 'r'}", cwd=tmp_path)
     assert done.returncode == 2
-    assert "repeats a cutoff" in done.stderr and "Traceback" not in done.stderr
+    assert "names a cutoff twice" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "r" / RESULTS).exists()
 
 
