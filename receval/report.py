@@ -35,6 +35,7 @@ Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples`
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -45,7 +46,10 @@ import numpy as np
 import pyarrow as pa
 
 from receval import runs as runs_mod
-from receval import tables
+from receval import derived, selection, tables
+from receval import gate as gate_mod
+from receval import show as show_mod
+from receval import html, plots
 from receval.bootstrap import Interval
 from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_output
 from receval.errors import RecevalError, exit_on_error
@@ -156,6 +160,9 @@ class Report(tables.Rendered):
     by: ByTable | None = None
     per_question: list[QuestionRow] | None = None
     floors: dict[str, float] = field(default_factory=dict)  # --fail-under
+    by_more: list[ByTable] = field(default_factory=list)  # --by over further --metrics
+    shown: list | None = None  # --show: receval.show.QuestionView per question
+    gate: Any = None  # --gate: receval.gate.Gate
 
     # ------------------------------------------------------------- dict / json
 
@@ -287,10 +294,10 @@ class Report(tables.Rendered):
             wrap={len(columns) - 2, len(columns) - 1},
         )
 
-    def by_table(self) -> tables.Table | None:
-        if self.by is None:
+    def by_table(self, by: ByTable | None = None) -> tables.Table | None:
+        by = by or self.by
+        if by is None:
             return None
-        by = self.by
         level = f"{self.boot.level:.0%} CI"
         columns = ["#", *self.params] + [f"{v} (n={n})" for v, n in zip(by.values, by.counts)]
         rows = []
@@ -308,7 +315,7 @@ class Report(tables.Rendered):
     def question_table(self) -> tables.Table | None:
         if self.per_question is None:
             return None
-        columns = ["", "id", "kind", *(f"#{i}" for i in range(len(self.runs))), "question"]
+        columns = ["", "id", "kind", *(run.label for run in self.runs), "question"]
         rows, flagged = [], set()
         for r, q in enumerate(self.per_question):
             ranks = [
@@ -352,7 +359,8 @@ class Report(tables.Rendered):
         return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
 
     def tables(self) -> list[tables.Table]:
-        found = [self.main_table(), self.stage_table(), self.pairs_table(), self.by_table(), self.question_table()]
+        found = [self.main_table(), self.stage_table(), self.pairs_table(), self.by_table(),
+                 *(self.by_table(b) for b in self.by_more), self.question_table()]
         return [t for t in found if t is not None]
 
     # ------------------------------------------------------------- csv
@@ -362,7 +370,7 @@ class Report(tables.Rendered):
         with per-question data: one row per question instead."""
         if self.per_question is not None:
             columns = ["question_id", "kind", "split", "missed_by_all"]
-            columns += [f"rank_{i}" for i in range(len(self.runs))] + ["question"]
+            columns += [run.label for run in self.runs] + ["question"]
             rows = [
                 [q.question_id, q.kind, q.split, int(q.missed_by_all),
                  *(("" if i in q.absent else r) for i, r in enumerate(q.ranks)), q.question]
@@ -536,7 +544,7 @@ def build_report(
     metrics: list[str] | None = None,
     metric: str = "rr",
     by: str | None = None,
-    by_metric: str = "hit@3",
+    by_metric: str | None = None,
     per_question: bool = False,
     baseline: str | None = None,
     where: list[tuple[str, str]] | None = None,
@@ -549,6 +557,11 @@ def build_report(
     overlap_thresholds: tuple[float, float] = OVERLAP_THRESHOLDS,
     overlap_measure: str = "rouge1_p",
     qrels: str | Path | None = None,
+    select_runs: str | None = None,
+    show: list[str] | str | None = None,
+    top: int = 5,
+    gate: str | None = None,
+    margin: float = 0.0,
 ) -> Report:
     """Read the runs under ``paths`` and compute everything the report shows.
 
@@ -559,6 +572,11 @@ def build_report(
         with_overlap(run, overlap_measure, overlap_thresholds)
         for run in runs_mod.load_runs(paths, qrels=qrels)
     ]
+    if select_runs is not None:
+        loaded = selection.pick(loaded, select_runs)
+    gate_run = None
+    if gate is not None:
+        loaded, gate_run = gate_mod.split_baseline(loaded, gate)
     base_index = None
     if baseline is not None:
         base_index, base_run = runs_mod.select_one(loaded, baseline)
@@ -566,6 +584,10 @@ def build_report(
             loaded.insert(0, base_run)
             base_index = 0
     loaded = runs_mod.filter_questions(loaded, where)
+    by_names = [by_metric] if by_metric is not None else list(metrics or [])
+    loaded = derived.with_derived(loaded, [*(metrics or []), metric, *(floors or {}), *by_names])
+    if gate_run is not None:
+        gate_run = derived.with_derived(runs_mod.filter_questions([gate_run], where), [metric])[0]
 
     # measures: explicit ones must exist; missing defaults are dropped
     metric = runs_mod.canonical_measure(metric, loaded, option="--metric")
@@ -585,7 +607,7 @@ def build_report(
                     f"--by {by}: no column {by!r} in {run.run_dir}; use kind, split or "
                     "another string column"
                 )
-        by_metric = runs_mod.canonical_measure(by_metric, loaded, option="--by-metric")
+        by_names = [runs_mod.canonical_measure(m, loaded, option="--by-metric") for m in by_names or ["hit@3"]]
 
     boot = runs_mod.bootstrap_settings(loaded, n_resamples, seed, level, method)
     keys = runs_mod.differing_params([r.flat for r in loaded], [r.overrides for r in loaded])
@@ -645,9 +667,13 @@ def build_report(
         floors=checked_floors,
     )
     if by is not None:
-        report.by = _by_table(loaded, by, by_metric, boot)
+        report.by, *report.by_more = [_by_table(loaded, by, m, boot) for m in by_names]
     if per_question:
         report.per_question = _per_question(loaded)
+    if show is not None:
+        report.shown = show_mod.show(loaded, labels, show, top)
+    if gate_run is not None:
+        report.gate = gate_mod.gate_runs(loaded[0], gate_run, metric, boot, margin, intersect)
     return report
 
 
@@ -767,7 +793,9 @@ def build_parser() -> runs_mod.ArgumentParser:
         help="measure with the CI column, baseline differences and plot (default rr = MRR)",
     )
     parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, ...)")
-    parser.add_argument("--by-metric", default="hit@3", help="the measure of --by (default hit@3)")
+    parser.add_argument(
+        "--by-metric", help="the measure of --by (default: each of --metrics if given, else hit@3)"
+    )
     parser.add_argument(
         "--overlap-thresholds", default="0.3,0.6", metavar="LOW,HIGH",
         help="bucket edges of the derived 'overlap' column (--by overlap): low < LOW <= medium < HIGH <= high",
@@ -785,14 +813,36 @@ def build_parser() -> runs_mod.ArgumentParser:
         "--intersect", action="store_true",
         help="pair runs over different question sets on the questions they share",
     )
+    parser.add_argument(
+        "--runs", dest="select_runs", metavar="KEY=VALUE[,KEY=VALUE]",
+        help="keep the RUNS whose saved config matches, across sweeps (e.g. retriever=bm25,"
+        "max_words=120); --where selects questions, --runs selects runs",
+    )
+    parser.add_argument(
+        "--show", metavar="IDS|misses|changed",
+        help="what came back: each run's top sections for these questions (q18,q19), the "
+        "questions every run misses, or those whose first relevant rank changed",
+    )
+    parser.add_argument("--top", type=int, default=5, help="sections shown per run by --show (default 5)")
+    parser.add_argument(
+        "--gate", metavar="BASELINE_RUN",
+        help="exit 1 when the paired interval of RUN - BASELINE_RUN (a run dir or KEY=VALUE) "
+        "lies entirely below -MARGIN; one line either way",
+    )
+    parser.add_argument("--margin", type=float, default=0.0, help="--gate's tolerated drop (default 0)")
     runs_mod.add_question_filters(parser)
     parser.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=FLOOR",
         help="exit status 1 if a run's mean is below FLOOR, e.g. hit@3=0.70 (repeatable)",
     )
-    parser.add_argument("--format", choices=FORMATS, default="table")
+    parser.add_argument("--format", choices=(*FORMATS, "html"), default="table",
+                        help="html: one self-contained page (tables, plots, per-question view)")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
-    parser.add_argument("--plot", metavar="FILE.png", help="plot each run's --metric with its interval")
+    parser.add_argument(
+        "--plot", metavar="FILE.png|FILE.svg",
+        help="--metric per run with intervals (a panel per swept axis); --by as grouped "
+        "bars; --baseline as a forest plot of paired differences",
+    )
     runs_mod.add_bootstrap_args(parser)
     return parser
 
@@ -828,10 +878,25 @@ def main(argv: list[str] | None = None) -> int:
             overlap_thresholds=parse_thresholds(args.overlap_thresholds),
             overlap_measure=args.overlap_measure,
             qrels=args.qrels,
+            select_runs=args.select_runs,
+            show=show_mod.parse_show(args.show) if args.show is not None
+            else ("all" if args.format == "html" else None),
+            top=args.top,
+            gate=args.gate,
+            margin=gate_mod.check_margin(args.margin),
         )
+        if report.gate is not None:  # one line either way, exit 1 on a regression
+            print(report.gate.line)
+            return report.gate.exit_code
         if args.plot:
-            report.plot(args.plot)
-        if args.format == "table" and args.out is None:
+            plots.plot_report(report, args.plot)
+        if args.format == "html":
+            write_output(html.render(report), args.out)
+        elif report.shown is not None:
+            text = (json.dumps([v.to_dict() for v in report.shown], indent=2) + "\n"
+                    if args.format == "json" else show_mod.to_text(report.shown, args.show))
+            write_output(text, args.out)
+        elif args.format == "table" and args.out is None:
             tables.print_rich(report.header_lines(), report.tables())
         else:
             write_output(report.render(args.format), args.out)

@@ -110,6 +110,13 @@ def find_runs(paths: list[str | Path]) -> list[Path]:
         if _looks_like_job(path):
             warn(f"{path}: no {RESULTS} (incomplete job?); skipped")
             continue
+        from receval.selection import runs_under
+
+        nested = runs_under(path)
+        if nested:  # a folder of sweeps (runs/): every run below it, in path order
+            for run_dir in nested:
+                add(run_dir)
+            continue
         raise RunError(
             f"{path}: not a run directory (no {RESULTS}) nor a sweep directory "
             "(no numbered job folders)"
@@ -462,7 +469,13 @@ def filter_questions(runs: list[Run], where: list[tuple[str, str]]) -> list[Run]
 
 
 def canonical_measure(name: str, runs: list[Run], option: str = "--metrics") -> str:
-    """``MRR`` -> ``rr``; an unknown measure or one not stored in a run is an error."""
+    """``MRR`` -> ``rr``; an unknown measure or one not stored in a run is an error.
+    ``rr@k`` and numeric columns such as ``rouge1_p`` are taken too (:mod:`receval.derived`)."""
+    from receval.derived import column_for
+
+    column = column_for(name, runs)
+    if column is not None:
+        return column
     try:
         canonical = measures.parse_measure(name).name
     except ValueError as error:
@@ -480,6 +493,8 @@ def canonical_measure(name: str, runs: list[Run], option: str = "--metrics") -> 
 def measure_label(name: str) -> str:
     if name == "rr":
         return "MRR"
+    if name.startswith("rr@"):
+        return "MRR@" + name[3:]
     if name.startswith("ndcg@"):
         return "nDCG@" + name[5:]
     return name
