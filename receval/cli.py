@@ -20,6 +20,7 @@ from receval import config as config_schema
 from receval import pipeline
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.resume import finished
+from receval.swept import swept_suffix
 
 
 def hydra_command(config_name: str, task: Callable[[object], None]) -> Callable[[], None]:
@@ -55,7 +56,8 @@ def run_one(cfg) -> None:
         print(f"skipped: {run_dir} already holds the results of this config", flush=True)
         return
     result = pipeline.run(cfg, run_dir)
-    print(pipeline.summary_line(cfg, result), flush=True)
+    overrides = list(HydraConfig.get().overrides.task)
+    print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
 
 
 config_schema.register()
