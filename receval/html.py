@@ -18,7 +18,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.5em 0}
 th,td{border-bottom:1px solid #ddd;padding:3px 8px;vertical-align:top}
-th{background:#f3f3f3;text-align:left}td.r{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f3f3f3;text-align:left}td.r{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.b{font-weight:bold}tr.x td{background:#fff0f0}
 .note,.head{color:#555}.rel{color:#0a6b2b;font-weight:bold}.snip{color:#666;font-size:.9em}
 details{margin:.2em 0}summary{cursor:pointer}svg text{font:12px system-ui,sans-serif}
@@ -125,10 +125,10 @@ def render(report) -> str:
             [labels[p.b] for p in report.pairs], [p.diff for p in report.pairs],
             f"{label} difference vs baseline ({level})", zero=True,
         ))
-    if report.per_question is not None:
-        body.append(table_html(report.question_table()))
     if report.shown:
         body.append(questions_html(report.shown))
+    if report.per_question is not None:
+        body.append(table_html(report.question_table()))
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"

@@ -93,7 +93,7 @@ def open_page(path: Path, width: int = 1280, height: int = 1800, screenshot: boo
         while not any(e.get("method") == "Page.loadEventFired" and e.get("sessionId") == session for e in events):
             send("Runtime.evaluate", {"expression": "1"}, session=session)
         if expand:
-            send("Runtime.evaluate", {"expression": "document.querySelectorAll('details').forEach((d, i) => { if (i < 2) d.open = true })"}, session=session)
+            send("Runtime.evaluate", {"expression": "document.querySelectorAll('details').forEach((d, i) => { if (i < 1) d.open = true })"}, session=session)
         values = [
             send("Runtime.evaluate", {"expression": e, "returnByValue": True}, session=session)["result"].get("value")
             for e in ("document.body.innerText", *evaluate)
