@@ -12,6 +12,7 @@ from __future__ import annotations
 from html import escape
 
 from receval.runs import measure_label
+from receval.show import MAX_ALL
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
@@ -74,9 +75,11 @@ def intervals_svg(labels: list[str], cells: list, title: str, zero: bool = False
     return "\n".join(parts)
 
 
-def questions_html(views) -> str:
+def questions_html(views, total: int) -> str:
     """Each question a ``<details>``: each run's top sections, relevant marked."""
     out = ["<h2>Per question: what came back</h2>"]
+    if len(views) == MAX_ALL and total > MAX_ALL:  # the whole set was asked for, and cut
+        out.append(f"<p class='note'>the first {len(views)} of {total} questions</p>")
     for view in views:
         ranks = " ".join(
             f"{escape(run.label)}: {run.first_relevant_rank or '-'}" for run in view.runs
@@ -126,7 +129,7 @@ def render(report) -> str:
             f"{label} difference vs baseline ({level})", zero=True,
         ))
     if report.shown:
-        body.append(questions_html(report.shown))
+        body.append(questions_html(report.shown, report.questions["n_questions"]))
     if report.per_question is not None:
         body.append(table_html(report.question_table()))
     return (

@@ -55,7 +55,7 @@ from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_outp
 from receval.errors import RecevalError, exit_on_error
 from receval.runs import BootSettings, Run, format_value, measure_label
 from receval.overlap import overlap_bucket
-from receval.store import LATENCY, OVERLAP, atomic_write
+from receval.store import LATENCY, OVERLAP
 
 OVERLAP_THRESHOLDS = (0.3, 0.6)  # low < 0.3 <= medium < 0.6 <= high
 
@@ -424,29 +424,9 @@ class Report(tables.Rendered):
                     )
         return lines
 
-    def plot(self, path: str | Path, metric: str | None = None) -> None:
-        """Each run's mean with its interval as error bars (needs matplotlib)."""
-        metric = metric or self.metric
-        try:
-            from matplotlib.figure import Figure
-        except ImportError:
-            raise RecevalError(
-                "--plot needs matplotlib: install receval[plot] (pip install 'receval[plot]')"
-            ) from None
-        path = Path(path)
-        labels = [f"#{i} {run.label}" for i, run in enumerate(self.runs)]
-        means = np.array([run.metrics[metric].mean for run in self.runs])
-        lo = np.array([run.metrics[metric].lo for run in self.runs])
-        hi = np.array([run.metrics[metric].hi for run in self.runs])
-        figure = Figure(figsize=(max(4.0, 0.8 * len(self.runs) + 2), 3.5), layout="constrained")
-        axes = figure.add_subplot()
-        x = np.arange(len(self.runs))
-        axes.errorbar(x, means, yerr=[means - lo, hi - means], fmt="o", capsize=4)
-        axes.set_xticks(x, labels, rotation=30 if len(self.runs) > 4 else 0, ha="right" if len(self.runs) > 4 else "center")
-        axes.set_ylabel(f"{measure_label(metric)} ({self.boot.level:.0%} CI)")
-        axes.grid(axis="y", alpha=0.3)
-        fmt = path.suffix.lstrip(".").lower() or "png"
-        atomic_write(path, lambda tmp: figure.savefig(tmp, format=fmt, dpi=150))
+    def plot(self, path: str | Path) -> None:
+        """The plot ``--plot`` writes (:func:`receval.plots.plot_report`)."""
+        plots.plot_report(self, path)
 
 
 def _ids_cell(ids: list[str]) -> str:

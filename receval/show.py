@@ -25,6 +25,7 @@ from receval.errors import RecevalError
 from receval.store import RESULTS
 
 SNIPPET_WORDS = 24
+MAX_ALL = 500  # questions the HTML page expands (a BEIR set has thousands)
 _WORD = re.compile(r"\w+")
 
 
@@ -113,8 +114,8 @@ def snippet(text: str, question: str, words: int = SNIPPET_WORDS) -> str:
 def choose(runs: list, which: list[str] | str) -> list[str]:
     """Question ids to show: the given ones (checked), or misses / changed."""
     first = runs[0]
-    if which == "all":
-        return [str(q) for q in first.ids]
+    if which == "all":  # the HTML page's per-question view
+        return [str(q) for q in first.ids[:MAX_ALL]]
     if isinstance(which, list):
         known = set().union(*(set(r.ids) for r in runs))
         unknown = [q for q in which if q not in known]
