@@ -112,10 +112,13 @@ def find_runs(paths: list[str | Path]) -> list[Path]:
             continue
         from receval.selection import runs_under
 
-        nested = runs_under(path)
+        nested = runs_under(path, incomplete=True)
         if nested:  # a folder of sweeps (runs/): every run below it, in path order
             for run_dir in nested:
-                add(run_dir)
+                if (run_dir / RESULTS).is_file():
+                    add(run_dir)
+                else:
+                    warn(f"{run_dir}: no {RESULTS} (incomplete job?); skipped")
             continue
         raise RunError(
             f"{path}: not a run directory (no {RESULTS}) nor a sweep directory "

@@ -165,6 +165,11 @@ def test_list_prints_every_run_with_what_differs(runs_root, capsys):
     assert first["params"]["retriever"] == "bm25" and first["params"]["max_words"] == 120
     assert first["mrr"] == pytest.approx(np.mean([r["rr"] for r in table(runs_root / "a" / "0") if r["rr"] is not None]))
     assert (first["n_questions"], first["n_scored"]) == (49, 47)
+    # the report over the folder skips the unfinished job, saying so
+    assert exit_code(report.main, [runs_root, "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert len(json.loads(out)["runs"]) == 6
+    assert f"{runs_root / 'b' / '7'}: no results.parquet (incomplete job?); skipped" in err
     (runs_root / "b" / "7" / "run.json").unlink()
     (runs_root / "b" / "7").rmdir()
 
