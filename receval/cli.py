@@ -15,26 +15,34 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import pipeline
+from receval import objective, pipeline, trust
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.resume import finished
 from receval.swept import swept_suffix
 
 
-def hydra_command(config_name: str, task: Callable[[object], None]) -> Callable[[], None]:
-    """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job."""
+def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
+    """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
+    (what it returns goes to the sweeper: Optuna maximises it)."""
     started = False
 
     @hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
-    def job(cfg) -> None:
+    def job(cfg):
         nonlocal started
         started = True
         with exit_on_error():
-            task(cfg)
+            return task(cfg)
 
     def main() -> None:
+        with exit_on_error():  # before Hydra saves the overrides anywhere
+            trust.check_argv(sys.argv[1:])
+        missing = objective.missing_extra(sys.argv[1:])
+        if missing:
+            sys.stderr.write(f"receval: error: {missing}\n")
+            raise SystemExit(EXIT_USER_ERROR)
         try:
             job()
         except SystemExit as stop:
@@ -49,16 +57,31 @@ def hydra_command(config_name: str, task: Callable[[object], None]) -> Callable[
     return main
 
 
-def run_one(cfg) -> None:
-    """One job of ``python -m receval``: skip it if its results are there, else run it."""
+def group_options(*groups: str) -> str:
+    """``--help``'s list of config groups and their options, read from ``conf/``."""
+    root = Path(config_schema.config_dir())
+    lines = []
+    for group in groups:
+        options = sorted(path.stem for path in (root / group).glob("*.yaml"))
+        if group == "hydra/launcher":
+            options = ["basic", "joblib", *options]
+        lines.append(f"{group}: {', '.join(options)}")
+    return "\n".join(lines)
+
+
+def run_one(cfg) -> float | None:
+    """One job of ``python -m receval``: skip it if its results are there, else run it.
+    Returns the run's objective (``objective.metric`` on ``objective.split``)."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     if finished(run_dir, pipeline.config_hash_of(cfg)):
         print(f"skipped: {run_dir} already holds the results of this config", flush=True)
-        return
-    result = pipeline.run(cfg, run_dir)
-    overrides = list(HydraConfig.get().overrides.task)
-    print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
+    else:
+        result = pipeline.run(cfg, run_dir)
+        overrides = list(HydraConfig.get().overrides.task)
+        print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
+    return objective.value(cfg, run_dir, required=objective.sweeper_uses_it())
 
 
+OmegaConf.register_new_resolver("receval_groups", group_options, replace=True)
 config_schema.register()
 main = hydra_command("config", run_one)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from receval import outputs
 from receval import runs as runs_mod
 from receval import tables
 from receval.bootstrap import Interval, confidence_intervals
@@ -329,6 +330,7 @@ def build_parser() -> runs_mod.ArgumentParser:
     )
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    outputs.add_force(parser)
     runs_mod.add_question_filters(parser)
     runs_mod.add_bootstrap_args(parser)
     return parser
@@ -337,6 +339,7 @@ def build_parser() -> runs_mod.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
+        outputs.check_output(args.out, force=args.force, protected_dirs=[args.a, args.b])
         comparison = compare(
             args.a, args.b, metric=args.metric, intersect=args.intersect,
             where=runs_mod.question_filters(args), n_resamples=args.n_resamples,

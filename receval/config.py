@@ -9,18 +9,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from enum import StrEnum
+from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
+from receval import components
 from receval.errors import ConfigError
+
+
+class DatasetFormat(StrEnum):
+    folder = "folder"  # pages/*.md + questions.jsonl
+    beir = "beir"  # corpus.jsonl, queries.jsonl, qrels/<split>.tsv
+
+
+class BootstrapMethod(StrEnum):
+    percentile = "percentile"
+    bca = "bca"
 
 
 @dataclass
 class DatasetConfig:
     name: str = "library"
-    format: str = "folder"  # folder: pages/*.md + questions.jsonl
+    format: DatasetFormat = DatasetFormat.folder
     path: Optional[str] = MISSING  # null: the built-in library
     questions: Optional[str] = None  # null: <path>/questions.jsonl
     split: Optional[str] = None  # beir: qrels/<split>.tsv
@@ -41,35 +53,11 @@ class TokenizerConfig:
 
 
 @dataclass
-class RetrieverConfig:
-    name: str = "bm25"  # bm25 | tfidf | dense, or a fused retriever naming members
-    k1: float = 1.2  # bm25
-    b: float = 0.75  # bm25
-    members: list[str] = field(default_factory=list)  # fused: member retrievers, fused per chunk
-    model: str = "all-MiniLM-L6-v2"  # dense: the bundled model, a local folder, or an API model
-    backend: str = "local"  # dense: local (sentence-transformers) | http (OpenAI-compatible)
-    base_url: Optional[str] = None  # dense, http backend
-    api_key_env: Optional[str] = None  # dense, http backend: NAME of the variable holding the key
-    batch_size: int = 64  # dense: texts encoded per batch
-    rerank: Optional[str] = None  # rescore the first stage's top first_size chunks: dense
-    first_size: int = 50
-
-
-@dataclass
-class FusionConfig:
-    method: str = "rrf"  # rrf | weighted: how a fused retriever combines its members
-    k: float = 60.0  # rrf: score = sum of 1 / (k + rank)
-    normalize: str = "minmax"  # weighted: minmax | zscore, per question and member
-    weights: list[float] = field(default_factory=list)  # weighted: one per member; [] = equal
-    candidates: int = 100  # chunks each member contributes before fusing
-
-
-@dataclass
 class BootstrapConfig:
     n_resamples: int = 2000
     level: float = 0.95
     seed: int = 0
-    method: str = "percentile"
+    method: BootstrapMethod = BootstrapMethod.percentile
 
 
 @dataclass
@@ -78,21 +66,35 @@ class MetricsConfig:
 
 
 @dataclass
+class ObjectiveConfig:
+    metric: str = "rr"  # what a run returns to a Hydra sweeper (Optuna): this measure's mean
+    split: Optional[str] = "dev"  # over this split's questions; null: all (receval/objective.py)
+
+
+@dataclass
 class RecevalConfig:
+    """One run. ``retriever`` and ``rerank`` are component nodes: each option of their
+    groups brings its own schema (``base_<kind>``, see :mod:`receval.components`)."""
+
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
-    retriever: RetrieverConfig = field(default_factory=RetrieverConfig)
-    fusion: FusionConfig = field(default_factory=FusionConfig)
+    retriever: Any = MISSING
+    rerank: Any = None  # null: the first stage's ranking is final
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     depth: int = 10  # chunks kept per question before collapsing to sections
     search_batch: int = 1  # questions scored together; above 1, latency is amortised
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
 
 
 def register() -> None:
+    """The run schema and every component schema (``retriever/base_bm25``, ...) in Hydra's store."""
+    from receval import components
+
     ConfigStore.instance().store(name="receval_schema", node=RecevalConfig)
+    components.register_schemas()
 
 
 def config_dir() -> str:
@@ -129,23 +131,11 @@ def check(cfg) -> None:
         problems.append(f"bootstrap.n_resamples={boot.n_resamples}: use an integer >= 1")
     if not 0 < boot.level < 1:
         problems.append(f"bootstrap.level={boot.level}: use a value between 0 and 1, e.g. 0.95")
-    if boot.method not in ("percentile", "bca"):
-        problems.append(f"bootstrap.method={boot.method!r}: use percentile or bca")
-    fusion = cfg.fusion
-    if fusion.method not in ("rrf", "weighted"):
-        problems.append(f"fusion.method={fusion.method!r}: use rrf or weighted")
-    if fusion.k < 0:
-        problems.append(f"fusion.k={fusion.k}: use a value >= 0 (60 is usual)")
-    if fusion.normalize not in ("minmax", "zscore"):
-        problems.append(f"fusion.normalize={fusion.normalize!r}: use minmax or zscore")
-    if fusion.candidates < 1:
-        problems.append(f"fusion.candidates={fusion.candidates}: use an integer >= 1")
-    members = list(cfg.retriever.members)
-    if fusion.weights and members and len(fusion.weights) != len(members):
-        problems.append(
-            f"fusion.weights has {len(fusion.weights)} values for {len(members)} members "
-            f"{members}: give one weight per member, or [] for equal weights"
-        )
+    if len(set(ks)) != len(ks):
+        problems.append(f"metrics.ks={ks} names a cutoff twice: list each once, e.g. {sorted(set(ks))}")
+    problems += components.tree_problems("retriever", cfg.retriever, "retriever")
+    if cfg.get("rerank") is not None:
+        problems += components.tree_problems("rerank", cfg.rerank, "rerank")
     if problems:
         raise ConfigError(problems)
 
@@ -153,13 +143,24 @@ def check(cfg) -> None:
 # ------------------------------------------------- synthetic questions (python -m receval.synth)
 
 
+class SynthStyle(StrEnum):
+    direct = "direct"  # the passage's own words
+    paraphrase = "paraphrase"  # other words than the passage's
+    multi = "multi"  # needs two passages
+
+
+class SynthUnit(StrEnum):
+    section = "section"
+    chunk = "chunk"  # chunks cut by the chunking group
+
+
 @dataclass
 class SynthConfig:
     base_url: Optional[str] = MISSING  # API root before /chat/completions, e.g. http://localhost:11434/v1
     model: str = MISSING
     api_key_env: Optional[str] = "OPENAI_API_KEY"  # NAME of the variable holding the key
-    style: str = "direct"  # direct | paraphrase | multi
-    unit: str = "section"  # section | chunk: what one question is generated from
+    style: SynthStyle = SynthStyle.direct
+    unit: SynthUnit = SynthUnit.section  # what one question is generated from
     per_section: int = 1  # questions per section (or chunk)
     limit: Optional[int] = None  # at most this many sections (a seeded sample); null: all
     temperature: float = 0.0
@@ -170,7 +171,7 @@ class SynthConfig:
     backoff: float = 1.0  # first retry delay in seconds, doubled each time
     max_backoff: float = 30.0  # cap on one delay (Retry-After included)
     max_failures: int = 10  # stop after this many sections fail in a row; 0: never
-    max_words: int = 800  # passage words put in a prompt
+    passage_words: int = 800  # words of each passage put in a prompt (not chunking.max_words)
     dev_fraction: float = 0.5  # share of questions in split dev (the rest: test), by id hash
     out: str = "questions.synthetic.jsonl"  # appended to, resumable
 

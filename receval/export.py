@@ -17,7 +17,8 @@
 - ``--tag NAME``: the run's tag (default ``receval-`` and the first 8 characters
   of the run's config hash).
 
-Only stored results are read; files are written atomically. Exit status 2 for a
+Only stored results are read; files are written atomically, an existing one only
+with ``--force``, never inside the run or a dataset folder (:mod:`receval.outputs`). Exit status 2 for a
 user error (one line).
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from receval import outputs
 from receval import runs as runs_mod
 from receval import trec
 from receval.errors import exit_on_error
@@ -57,13 +59,13 @@ def default_tag(stored: StoredRun) -> str:
 
 
 def export(
-    run_dir: str | Path,
+    run_dir: str | Path | StoredRun,
     trec_path: str | Path,
     qrels_path: str | Path | None = None,
     tag: str | None = None,
 ) -> tuple[Path, Path | None]:
     """Write a stored run (and its labels) as TREC files; returns the paths written."""
-    stored = read_run(run_dir)
+    stored = run_dir if isinstance(run_dir, StoredRun) else read_run(run_dir)
     run_file = trec.write_run(trec_path, ranking(stored), tag or default_tag(stored))
     qrels_file = trec.write_qrels(qrels_path, qrels(stored)) if qrels_path else None
     return run_file, qrels_file
@@ -78,13 +80,19 @@ def build_parser() -> runs_mod.ArgumentParser:
     parser.add_argument("--trec", required=True, metavar="FILE", help="the TREC run file to write")
     parser.add_argument("--qrels", metavar="FILE", help="also write the labels as TREC qrels")
     parser.add_argument("--tag", help="the run tag (default receval-<config hash>)")
+    outputs.add_force(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
-        written = export(args.run_dir, args.trec, args.qrels, args.tag)
+        stored = read_run(args.run_dir)
+        for flag in ("trec", "qrels"):
+            outputs.check_output(
+                getattr(args, flag), force=args.force, protected_dirs=[args.run_dir], flag=f"--{flag}"
+            )
+        written = export(stored, args.trec, args.qrels, args.tag)
         for path in written:
             if path is not None:
                 print(f"receval: wrote {path}", file=sys.stderr)

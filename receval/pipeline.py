@@ -24,6 +24,7 @@ from receval.evaluate import collapse_to_sections, question_rows
 from receval.metrics import measures_for
 from receval.overlap import overlap_columns
 from receval.ranking import tie_ranks
+from receval.text import Tokenizer
 from receval.store import config_hash, stage_column, write_results, write_run_json
 
 
@@ -62,7 +63,7 @@ def stage_facts(stages: list[str], after_index: dict, after_search: dict) -> dic
 
 def resolved(cfg) -> dict:
     """The run config as plain data, interpolations resolved, Hydra's node left out."""
-    data = OmegaConf.to_container(cfg, resolve=True)
+    data = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     data.pop("hydra", None)
     return data
 
@@ -85,7 +86,12 @@ def run(cfg, run_dir: Path) -> RunResult:
         headings=chunking.headings,
     )
     # built before anything is cached: a bad retriever setting leaves nothing behind
-    retriever = retrievers.build(cfg, vocabularies=cache.vocabularies(chunk_key))
+    context = retrievers.Context(
+        cache_dir=cfg.cache_dir,
+        vocabularies=cache.vocabularies(chunk_key),
+        tokenizer=Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem),
+    )
+    retriever = retrievers.stages(cfg, context)
     with timer("chunk"):
         chunks = cache.chunks(
             chunk_key,
@@ -159,6 +165,6 @@ def summary_line(cfg, result: RunResult) -> str:
     if where.startswith(".."):
         where = str(result.run_dir)
     return (
-        f"{cfg.retriever.name:<6} {words:<28} {result.n_chunks:>6} chunks  {scores}"
+        f"{retrievers.describe(cfg):<6} {words:<28} {result.n_chunks:>6} chunks  {scores}"
         f"  [{result.n_questions - result.n_unanswerable} questions] -> {where}"
     )

@@ -77,6 +77,16 @@ def _sort_key(value) -> tuple:
     return (0, value, "") if isinstance(value, int | float) and not isinstance(value, bool) else (1, 0, format_value(value))
 
 
+def axes_of(report) -> list[str]:
+    """The swept parameters: those with two or more set values. A parameter set for
+    some runs only (bm25's k1 beside tfidf) follows another one and gets no panel."""
+    swept = [
+        p for p in report.params
+        if len({repr(run.params.get(p)) for run in report.runs if run.params.get(p) is not None}) > 1
+    ]
+    return swept or report.params
+
+
 def panels(report, figure) -> None:
     """The metric per run: a panel per swept parameter (its values on x, one line per
     combination of the others); a single panel of run labels when nothing differs."""
@@ -91,9 +101,10 @@ def panels(report, figure) -> None:
         axes.set_ylabel(ylabel)
         axes.grid(axis="y", alpha=0.3)
         return
-    grid = figure.subplots(1, len(report.params), sharey=True, squeeze=False)[0]
-    for axes, param in zip(grid, report.params):
-        others = [p for p in report.params if p != param]
+    swept = axes_of(report)
+    grid = figure.subplots(1, len(swept), sharey=True, squeeze=False)[0]
+    for axes, param in zip(grid, swept):
+        others = [p for p in swept if p != param]
         xs = sorted({run.params.get(param) for run in report.runs}, key=_sort_key)
         lines: dict[tuple, list] = {}
         for run in report.runs:
@@ -124,6 +135,6 @@ def plot_report(report, path: str | Path) -> None:
         figure = _figure(max(5.0, 1.0 + 0.3 * n * len(report.by.values)), 4.0)
         grouped_bars(report, figure)
     else:
-        figure = _figure(max(4.5, 3.8 * max(len(report.params), 1)), 3.6)
+        figure = _figure(max(4.5, 3.8 * max(len(axes_of(report)), 1)), 3.6)
         panels(report, figure)
     _save(figure, path)

@@ -60,3 +60,16 @@ def select_top(
     idx[rows[keep], position[keep]] = cols[keep]
     top[rows[keep], position[keep]] = values[keep]
     return idx, top
+
+
+def sort_candidates(idx: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Re-order each row's candidates ``idx`` (Q, n; -1 padded) by new ``scores``, by the tie rule.
+
+    Candidates without a score (NaN, or -1 padding) go last. Used by re-rankers, which
+    order a shortlist rather than every item.
+    """
+    valid = (idx >= 0) & np.isfinite(scores)
+    keys = np.where(valid, tie_rank[np.maximum(idx, 0)], np.iinfo(np.int64).max)
+    order = np.lexsort((keys, np.where(valid, -scores, np.inf)), axis=1)
+    rows = np.arange(idx.shape[0])[:, None]
+    return idx[rows, order], np.where(valid, scores, np.nan)[rows, order]

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from receval import outputs
 from receval import runs as runs_mod
 from receval import derived, selection, tables
 from receval import gate as gate_mod
@@ -823,6 +824,7 @@ def build_parser() -> runs_mod.ArgumentParser:
         help="--metric per run with intervals (a panel per swept axis); --by as grouped "
         "bars; --baseline as a forest plot of paired differences",
     )
+    outputs.add_force(parser)
     runs_mod.add_bootstrap_args(parser)
     return parser
 
@@ -840,6 +842,9 @@ def parse_thresholds(text: str) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
+        inputs = [*args.runs, *([args.qrels] if args.qrels else [])]
+        for flag in ("out", "plot"):
+            outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=inputs, flag=f"--{flag}")
         report = build_report(
             args.runs,
             metrics=parse_metrics(args.metrics),

@@ -7,9 +7,10 @@
     python -m receval.reproduce RUN --out /tmp/rerun               # keep the new run there
 
 Each run is re-run from ``RUN/.hydra/config.yaml``, which Hydra saved with every
-value (so it works after ``conf/`` has changed): that file is composed with Hydra's
-compose API, merged onto receval's config schema (a key this receval no longer
-knows is an error), and passed to :func:`receval.pipeline.run`. The new
+value (so it works after ``conf/`` has changed): that file is read as data (see
+:mod:`receval.trust`: no interpolation is evaluated, a config that sends requests or
+names code is refused without ``--allow-remote`` / ``--allow-code``), merged onto
+receval's config schema (a key this receval no longer knows is an error), and passed to :func:`receval.pipeline.run`. The new
 ``results.parquet`` is compared with the stored one question by question: ids,
 retrieved sections and scores, first relevant rank and every measure -- all
 columns but the timings (``latency_ms``, ``latency_ms.<stage>``), exactly. Exit status 0 when every run is identical;
@@ -26,15 +27,8 @@ A saved ``dataset.path`` (or ``dataset.questions``) may be null -- the built-in
 pages -- or relative: a relative path is resolved against the current directory,
 as the original run did; run reproduce from the directory the run was made in.
 
-The same re-run with plain Hydra (nothing compared; the saved config has no
-defaults list and no ``hydra`` node, so name the output directory)::
-
-    python -m receval -cp /ABSOLUTE/PATH/TO/RUN/.hydra -cn config hydra.run.dir=/tmp/rerun
-
-``-cp`` (``--config-path``) must be absolute and name the primary config's folder.
-Do not use ``--config-dir`` (``-cd``) for this: it only adds a search path, so
-receval's own ``conf/config.yaml`` is still the primary config and the run
-silently uses the defaults instead of the saved values.
+There is deliberately no plain-Hydra recipe (``-cp RUN/.hydra -cn config``): Hydra
+would obey whatever ``hydra:`` node (callbacks, launchers) an edited config holds.
 """
 
 from __future__ import annotations
@@ -52,8 +46,9 @@ import yaml
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import pipeline
+from receval import outputs, pipeline
 from receval import runs as runs_mod
+from receval import trust
 from receval.errors import RecevalError, RunError, exit_on_error
 from receval.store import RESULTS, is_timing, read_run
 
@@ -142,37 +137,26 @@ def _some(ids: list[str], n: int = 20) -> str:
 # ----------------------------------------------------------------- config
 
 
-def saved_config(run_dir: Path):
-    """Compose the run's saved config and merge it onto receval's schema."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
+def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool = False):
+    """The run's saved config as data (nothing resolved, see :mod:`receval.trust`),
+    checked for network and code use, merged onto receval's schema."""
     from omegaconf.errors import OmegaConfBaseException
 
-    hydra_dir = (run_dir / runs_mod.HYDRA_DIR).resolve()
+    config_file = (run_dir / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML).resolve()
     try:
-        if (hydra_dir / runs_mod.CONFIG_YAML).is_file():
-            with initialize_config_dir(config_dir=str(hydra_dir), version_base="1.3", job_name="reproduce"):
-                cfg = compose(config_name="config")
-        else:
-            info = runs_mod.read_info(run_dir)
-            if not isinstance(info.get("config"), dict):
-                raise RunError(
-                    f"{run_dir}: no saved config (.hydra/config.yaml, or run.json's config); "
-                    "cannot re-run it"
-                )
-            cfg = OmegaConf.create(info["config"])
-        schema = OmegaConf.structured(config_schema.RecevalConfig)
-        with_hydra = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
-        return OmegaConf.merge(schema, with_hydra)
+        data = trust.load_saved_config(run_dir, config_file, runs_mod.read_info(run_dir))
+        trust.check_reach(data, config_file if config_file.is_file() else run_dir / runs_mod.RUN_JSON,
+                          allow_remote=allow_remote, allow_code=allow_code)
+        return OmegaConf.merge(OmegaConf.structured(config_schema.RecevalConfig), OmegaConf.create(data))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
         raise RunError(
-            f"{hydra_dir / runs_mod.CONFIG_YAML}: not a readable YAML config ({problem}{where}); "
+            f"{config_file}: not a readable YAML config ({problem}{where}); "
             "fix it, or delete it to re-run from the config saved in run.json"
         ) from None
-    except (HydraException, OmegaConfBaseException) as error:
+    except OmegaConfBaseException as error:
         message = str(error).splitlines()[0]
         raise RunError(
             f"{run_dir}: its saved config does not fit this receval ({message})"
@@ -242,13 +226,15 @@ def compare_tables(stored: pa.Table, new: pa.Table) -> dict:
 # ----------------------------------------------------------------- re-running
 
 
-def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reproduction:
+def reproduce(
+    run_dir: str | Path, out_dir: str | Path | None = None, *, allow_remote: bool = False, allow_code: bool = False
+) -> Reproduction:
     """Re-run one stored run from its saved config and compare the results."""
     run_dir = Path(run_dir)
     if not run_dir.exists():
         raise RunError(f"{run_dir}: no such directory")
     stored = read_run(run_dir)  # refuses a missing, partial or newer-schema run
-    cfg = saved_config(run_dir)
+    cfg = saved_config(run_dir, allow_remote=allow_remote, allow_code=allow_code)
     try:
         config_schema.check(cfg)
     except RecevalError as error:
@@ -264,18 +250,15 @@ def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reprodu
         target = Path(out_dir)
         if (target / RESULTS).exists():
             raise RunError(f"--out {target}: already holds a run; choose a new directory")
+        outputs.check_output(target / RESULTS, protected_dirs=[run_dir], flag="--out")  # never into a run
         try:
             target.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise RunError(
                 f"--out {target}: cannot create it ({error.strerror}); choose a folder you can write to"
             ) from None
-    saved = run_dir / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML
     (target / runs_mod.HYDRA_DIR).mkdir(parents=True, exist_ok=True)
-    if saved.is_file():
-        shutil.copyfile(saved, target / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML)
-    else:
-        OmegaConf.save(cfg, target / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML)
+    OmegaConf.save(cfg, target / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML)  # the values used, as data
     try:
         pipeline.run(cfg, target)
         new = read_run(target)
@@ -309,14 +292,14 @@ def reproduce(run_dir: str | Path, out_dir: str | Path | None = None) -> Reprodu
     return result
 
 
-def reproduce_all(paths: list[str | Path], out: str | Path | None = None) -> list[Reproduction]:
+def reproduce_all(paths: list[str | Path], out: str | Path | None = None, **allow) -> list[Reproduction]:
     found = runs_mod.find_runs(paths)
     results = []
     for i, run_dir in enumerate(found):
         target = None
         if out is not None:
             target = Path(out) if len(found) == 1 else Path(out) / str(i)
-        results.append(reproduce(run_dir, target))
+        results.append(reproduce(run_dir, target, **allow))
     return results
 
 
@@ -331,13 +314,22 @@ def build_parser() -> runs_mod.ArgumentParser:
         help="keep the re-run(s) here (default: a temporary directory, deleted when identical)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--allow-remote", action="store_true",
+        help="re-run a run whose config sends requests (an http backend, a base_url): trust it",
+    )
+    parser.add_argument(
+        "--allow-code", action="store_true", help="re-run a run whose config names code to import (target)",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         args = build_parser().parse_args(argv)
-        results = reproduce_all(args.runs, args.out)
+        results = reproduce_all(
+            args.runs, args.out, allow_remote=args.allow_remote, allow_code=args.allow_code
+        )
         if args.format == "json":
             data = {
                 "identical": all(r.identical for r in results),

@@ -38,6 +38,7 @@ from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval import metrics as measures
+from receval import trust
 from receval.errors import RecevalError, RunError
 from receval.metrics import measures_for
 from receval.store import (
@@ -160,10 +161,7 @@ def _load_yaml_config(path: Path) -> dict:
         conf = OmegaConf.create(text)
     except Exception as error:  # noqa: BLE001 - any parse problem is the user's file
         raise RunError(f"{path}: cannot be read as a config ({error})") from None
-    try:
-        data = OmegaConf.to_container(conf, resolve=True)
-    except Exception:  # noqa: BLE001 - e.g. ${hydra:...} outside Hydra: keep as written
-        data = OmegaConf.to_container(conf, resolve=False)
+    data = OmegaConf.to_container(conf, resolve=False)  # a stored run is data: never evaluated
     if not isinstance(data, dict):
         raise RunError(f"{path}: not a config mapping")
     data.pop("hydra", None)
@@ -173,8 +171,8 @@ def _load_yaml_config(path: Path) -> dict:
 def load_config(run_dir: Path, info: dict | None = None) -> dict:
     """The run's saved config as plain data: ``.hydra/config.yaml``, else run.json's."""
     path = Path(run_dir) / HYDRA_DIR / CONFIG_YAML
-    if path.is_file():
-        return _load_yaml_config(path)
+    if path.is_file():  # interpolations: the values run.json saved (receval.trust)
+        return trust.fill_interpolations(_load_yaml_config(path), (info or {}).get("config"), path, strict=False)
     config = (info or {}).get("config")
     return dict(config) if isinstance(config, dict) else {}
 

@@ -70,12 +70,11 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
+from receval import outputs
 from receval.datasets import LIBRARY, Section
 from receval.errors import ConfigError, DatasetError, RecevalError
 from receval.llm import ChatClient, ReplyError, check_key_env, endpoint
 
-STYLES = ("direct", "paraphrase", "multi")
-UNITS = ("section", "chunk")
 
 QA_SCHEMA = {
     "title": "question_answer",
@@ -392,12 +391,8 @@ def check_config(cfg) -> None:
             break
     if not str(syn.model).strip():
         problems.append("synth.model is empty: name the chat model (e.g. synth.model=llama3.1)")
-    if syn.style not in STYLES:
-        problems.append(f"synth.style={syn.style!r}: use one of {', '.join(STYLES)}")
-    if syn.unit not in UNITS:
-        problems.append(f"synth.unit={syn.unit!r}: use section or chunk")
     at_least = {
-        "per_section": 1, "concurrency": 1, "max_retries": 0, "max_failures": 0, "max_words": 1,
+        "per_section": 1, "concurrency": 1, "max_retries": 0, "max_failures": 0, "passage_words": 1,
     }
     for key, low in at_least.items():
         if syn[key] < low:
@@ -494,6 +489,8 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
             f"synth.out={str(syn.out)!r} is the dataset's own questions file; write synthetic "
             "questions to a file of their own and pass it as dataset.questions"
         )
+    reads = [LIBRARY if cfg.dataset.path is None else Path(cfg.dataset.path).expanduser()]
+    outputs.check_output(out, protected_dirs=reads, flag="synth.out", existing_ok=True)  # appended to
     sections = load_sections(cfg.dataset)
     all_units = make_units(sections, syn.unit, cfg.chunking)
     if not all_units:
@@ -527,7 +524,7 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
                 continue
             if stop.is_set():
                 return written, None
-            messages = build_messages(syn.style, task.units, earlier, int(syn.max_words))
+            messages = build_messages(syn.style, task.units, earlier, int(syn.passage_words))
             try:
                 reply = client.complete_json(
                     messages, QA_SCHEMA, validate_reply, temperature=float(syn.temperature), seed=int(syn.seed)

@@ -148,14 +148,33 @@ CONFIG_CASES = {
     "negative-depth": (["depth=-1"], ["depth=-1", "use an integer >= 1"]),
     "overlap": (["chunking.overlap=120"], ["chunking.overlap=120", "smaller than chunking.max_words=120"]),
     "retriever-group": (["retriever=bm26"], ["retriever/bm26", "Available options", "bm25"]),
-    "retriever-name": (["retriever.name=bm26"], ["retriever.name", "'bm26' is not a retriever", "bm25, tfidf"]),
-    "member": (["retriever=rrf", "retriever.members=[bm25,bm27]"], ["retriever.members", "'bm27'"]),
+    "retriever-kind": (["retriever.kind=bm26"], ["retriever.kind='bm26' is not a retriever kind", "bm25", "tfidf"]),
+    "k1-for-tfidf": (["retriever=tfidf", "retriever.k1=2"], ["retriever.k1", "fix the override"]),
+    "member": (["retriever=fused", "retriever.members=[bm25,bm27]"], ["retriever.members[1].kind='bm27'"]),
     "fusion-weights": (
-        ["retriever=rrf", "fusion=weighted", "fusion.weights=[1,2,3]"],
+        ["retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[1,2,3]"],
         ["fusion.weights has 3 values for 2 members", "one weight per member"],
     ),
+    "weights-for-rrf": (["retriever=fused", "retriever.fusion.weights=[1,2]"], ["retriever.fusion.weights"]),
+    "k1-inf": (["retriever.k1=inf"], ["retriever.k1=inf", "use a value >= 0"]),
+    "fusion-k-nan": (["retriever=fused", "retriever.fusion.k=nan"], ["retriever.fusion.k=nan"]),
+    "fusion-k-inf": (["retriever=fused", "retriever.fusion.k=inf"], ["retriever.fusion.k=inf"]),
+    "weights-nan": (
+        ["retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[nan,1]"],
+        ["retriever.fusion.weights[0]=nan"],
+    ),
+    "weights-zero": (
+        ["retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[0,0]"],
+        ["all zero"],
+    ),
+    "weights-negative": (
+        ["retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[-1,1]"],
+        ["retriever.fusion.weights[0]=-1.0", "use a value >= 0"],
+    ),
+    "first-size": (["rerank=dense", "rerank.first_size=0"], ["rerank.first_size=0"]),
+    "ks-duplicate": (["metrics.ks=[1,1,3]"], ["metrics.ks=[1, 1, 3]", "names a cutoff twice"]),
     "cutoff": (["metrics.ks=[1,20]"], ["metrics.ks", "raise depth or drop that cutoff"]),
-    "format": (["dataset.format=csv"], ["dataset.format='csv'", "folder, beir"]),
+    "format": (["dataset.format=csv"], ["dataset.format", "csv", "folder", "beir"]),
 }
 
 

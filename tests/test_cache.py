@@ -49,7 +49,7 @@ def test_vocabulary_round_trips_through_npz(tmp_path):
 
 def test_cached_and_uncached_runs_rank_identically(make_config, tmp_path):
     cache = tmp_path / "cache"
-    for name in ("bm25", "tfidf", "rrf"):
+    for name in ("bm25", "tfidf", "fused"):
         run(make_config(f"retriever={name}", f"cache_dir={cache}"), tmp_path / f"{name}-cached")
         cache_module._MEMORY.clear()
         run(make_config(f"retriever={name}", "cache_dir=null"), tmp_path / f"{name}-plain")
@@ -58,7 +58,7 @@ def test_cached_and_uncached_runs_rank_identically(make_config, tmp_path):
 
 def test_a_sweep_builds_each_chunking_once(tmp_path):
     done = run_cli(
-        "retriever=bm25,tfidf,rrf", "chunking.max_words=20,40,120", f"cache_dir={tmp_path}/cache",
+        "retriever=bm25,tfidf,fused", "chunking.max_words=20,40,120", f"cache_dir={tmp_path}/cache",
         f"hydra.sweep.dir={tmp_path}/s", "-m", cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr

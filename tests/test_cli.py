@@ -56,7 +56,7 @@ def test_stored_metrics_match_their_own_retrieved_lists(sweep):
 
 def test_each_run_prints_one_line_and_records_its_facts(sweep):
     info = json.loads((sweep / "2" / RUN_JSON).read_text())
-    assert info["config"]["retriever"]["name"] == "bm25"
+    assert info["config"]["retriever"] == {"kind": "bm25", "k1": 1.2, "b": 0.75}
     assert info["config"]["chunking"]["max_words"] == 120
     assert set(info["timings"]) == {"load_s", "chunk_s", "index_s", "search_s", "evaluate_s", "write_s"}
     assert info["n_questions"] == 49 and info["n_unanswerable"] == 2

@@ -10,7 +10,7 @@ import pytest
 
 from receval.pipeline import run
 from receval.retrievers.fusion import Fused, fuse, normalised
-from receval.retrievers.rerank import Reranked
+from receval.rerankers import Reranked
 from receval.store import RESULTS, RUN_JSON, read_run
 
 
@@ -72,28 +72,51 @@ class Fixed:
         return np.repeat(self.scores[None, :], len(questions), axis=0)
 
 
-def test_rerank_reorders_only_the_first_stage_list():
+class FixedReranker:
+    """A stand-in re-ranker scoring chunk i with ``scores[i]``."""
+
+    name = "rerank"
+
+    def __init__(self, scores, retriever=None):
+        self.scores, self.retriever, self.fits = np.asarray(scores, float), retriever, 0
+
+    def fit(self, texts, tie_rank):
+        self.fits += 1
+
+    def rescore(self, questions, idx):
+        return np.where(idx >= 0, self.scores[np.maximum(idx, 0)], np.nan)
+
+
+def test_rerank_reorders_the_shortlist_and_keeps_the_rest_after_it():
     first = Fixed("bm25", [5, 4, 3, 2, 1])
-    second = Fixed("dense", [0.1, 0.2, 0.9, 0.8, 0.7])
-    stage = Reranked("bm25", first, second, first_size=3)
+    stage = Reranked(first, FixedReranker([0.1, 0.2, 0.9, 0.8, 0.7]), first_size=3)
     stage.fit(["t"] * 5, np.arange(5))
-    out = stage.score(["q"])
-    assert np.argsort(-out[0])[:3].tolist() == [2, 1, 0]  # the dense order of bm25's top 3
-    assert np.isneginf(out[0, 3:]).all()  # chunks the first stage did not keep
+    idx, scores = stage.rank(["q"], 5)
+    assert idx[0].tolist() == [2, 1, 0, 3, 4]  # re-ranked top 3, then bm25's order below it
+    assert scores[0].tolist() == [0.9, 0.2, 0.1, 2.0, 1.0]
     assert set(stage.stage_seconds) == {"bm25", "rerank"}
+
+
+def test_rerank_ties_follow_the_tie_rule():
+    first = Fixed("bm25", [1, 2, 3, 4])
+    stage = Reranked(first, FixedReranker([0.5, 0.5, 0.5, 0.5]), first_size=4)
+    stage.fit(["t"] * 4, np.array([3, 2, 1, 0]))  # chunk 3 has the smallest id
+    idx, _ = stage.rank(["q"], 4)
+    assert idx[0].tolist() == [3, 2, 1, 0]
 
 
 def test_a_member_that_also_reranks_is_fitted_once():
     bm25, dense = Fixed("bm25", [1, 2]), Fixed("dense", [2, 1])
-    stage = Reranked("hybrid", Fused("hybrid", [bm25, dense]), dense, first_size=2)
+    reranker = FixedReranker([2, 1], retriever=dense)
+    stage = Reranked(Fused("hybrid", [bm25, dense]), reranker, first_size=2)
     stage.fit(["a", "b"], np.arange(2))
-    assert (bm25.fits, dense.fits) == (1, 1)
-    stage.score(["q"])
+    assert (bm25.fits, dense.fits, reranker.fits) == (1, 1, 0)
+    stage.rank(["q"], 2)
     assert set(stage.stage_seconds) == {"bm25", "dense", "fusion", "rerank"}
 
 
 def test_rrf_run_records_its_stages(make_config, tmp_path):
-    run(make_config("retriever=rrf"), tmp_path)
+    run(make_config("retriever=fused"), tmp_path)
     stored = read_run(tmp_path)
     assert stored.stages == ["tfidf", "bm25", "fusion", "select"]
     rows = pq.read_table(tmp_path / RESULTS).to_pylist()
@@ -112,12 +135,13 @@ def test_fused_ranking_equals_rrf_of_the_members_chunk_lists(make_config, tmp_pa
     from receval.chunking import chunk_sections
     from receval.datasets import load_dataset
     from receval.ranking import select_top, tie_ranks
+    from receval.text import Tokenizer
 
-    cfg = make_config("retriever=rrf", "fusion.candidates=10")
+    cfg = make_config("retriever=fused", "retriever.fusion.candidates=10")
     data = load_dataset(cfg.dataset)
     chunks = chunk_sections(data.sections, 120, 0, True)
     ties = tie_ranks([(c.section_id, c.ordinal) for c in chunks])
-    fused = retrievers.build(cfg)
+    fused = retrievers.build(cfg.retriever, retrievers.Context(tokenizer=Tokenizer()))
     fused.fit([c.text for c in chunks], ties)
     questions = [q.text for q in data.questions[:5]]
     got, _ = select_top(fused.score(questions), 5, ties, floor=None)
@@ -135,8 +159,19 @@ def test_bad_fusion_settings_are_config_errors(make_config, tmp_path):
     from receval.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"fusion.weights has 1 values for 2 members"):
-        run(make_config("retriever=rrf", "fusion=weighted", "fusion.weights=[1.0]"), tmp_path)
-    with pytest.raises(ConfigError, match=r"retriever.members: 'bm26' is not a retriever"):
-        run(make_config("retriever=rrf", "retriever.members=[bm25,bm26]"), tmp_path)
-    with pytest.raises(ConfigError, match=r"retriever.name: 'rrf' is not a retriever; .* retriever.members"):
-        run(make_config("retriever=rrf", "retriever.members=[]"), tmp_path)
+        run(make_config("retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[1.0]"), tmp_path)
+    with pytest.raises(ConfigError, match=r"retriever.members\[1\].kind='bm26' is not a retriever kind"):
+        run(make_config("retriever=fused", "retriever.members=[bm25,bm26]"), tmp_path)
+    with pytest.raises(ConfigError, match=r"retriever.members=\[\]: fuse two or more retrievers"):
+        run(make_config("retriever=fused", "retriever.members=[]"), tmp_path)
+    with pytest.raises(ConfigError, match=r"names one retriever twice"):
+        run(make_config("retriever=fused", "retriever.members=[bm25,bm25]"), tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_members_can_be_full_nodes(make_config, tmp_path):
+    """A member given as a node carries its own settings (here BM25's k1)."""
+    run(make_config("retriever=fused", "retriever.members=[tfidf,{kind: bm25, k1: 0.5}]"), tmp_path / "a")
+    run(make_config("retriever=fused", "retriever.members=[tfidf,bm25]"), tmp_path / "b")
+    a, b = (pq.read_table(tmp_path / d / RESULTS).column("rr").to_pylist() for d in "ab")
+    assert a != b

@@ -17,7 +17,7 @@ from receval.store import RESULTS, RUN_JSON
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     where = tmp_path_factory.mktemp("stages")
-    done = run_cli("retriever=bm25,rrf", f"hydra.sweep.dir={where}/s", "-m", cwd=where)
+    done = run_cli("retriever=bm25,fused", f"hydra.sweep.dir={where}/s", "-m", cwd=where)
     assert done.returncode == 0, done.stderr
     return where / "s"
 

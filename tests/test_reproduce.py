@@ -1,6 +1,7 @@
 """receval.reproduce: re-run stored runs from their saved configs, compare exactly."""
 
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -70,7 +71,10 @@ def test_out_keeps_a_complete_run(sweep, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["identical"] is True
     assert data["runs"][0]["out_dir"] == str(out)
-    assert (out / ".hydra" / "config.yaml").read_text() == (sweep / "3" / ".hydra" / "config.yaml").read_text()
+    kept = yaml.safe_load((out / ".hydra" / "config.yaml").read_text())  # the values used, as data
+    stored = yaml.safe_load((sweep / "3" / ".hydra" / "config.yaml").read_text())
+    assert "${" not in json.dumps(kept) and kept.pop("cache_dir") == os.environ["RECEVAL_CACHE_DIR"]
+    assert kept == {k: v for k, v in stored.items() if k != "cache_dir"}
     found = compare_tables(read_run(sweep / "3").table, read_run(out).table)
     assert found["differences"] == {} and found["only_stored"] == found["only_reproduced"] == []
     assert main([str(out)]) == 0  # a reproduction reproduces too

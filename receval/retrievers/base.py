@@ -67,9 +67,13 @@ def search(
     for start in range(0, len(questions), step):
         batch = questions[start : start + step]
         began = time.perf_counter()
-        block = retriever.score(batch)
-        scored = time.perf_counter()
-        top_idx, top_scores = select_top(block, depth, tie_rank, floor=retriever.floor)
+        if hasattr(retriever, "rank"):  # a multi-stage retriever that orders its own shortlist
+            top_idx, top_scores = retriever.rank(batch, depth)
+            scored = time.perf_counter()
+        else:
+            block = retriever.score(batch)
+            scored = time.perf_counter()
+            top_idx, top_scores = select_top(block, depth, tie_rank, floor=retriever.floor)
         elapsed = time.perf_counter() - began
         rows = slice(start, start + len(batch))
         idx[rows], scores[rows] = top_idx, top_scores

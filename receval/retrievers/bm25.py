@@ -15,9 +15,26 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from dataclasses import dataclass
+
+from receval.components import Context, component, finite
 from receval.errors import ConfigError
 from receval.retrievers.lexical import LexicalRetriever, document_frequency
 from receval.text import Tokenizer
+
+
+@dataclass
+class BM25Config:
+    kind: str = "bm25"
+    k1: float = 1.2  # term-frequency saturation
+    b: float = 0.75  # length normalisation (0: none, 1: full)
+
+    def problems(self) -> list[str]:
+        return finite("k1", self.k1, 0, hint=" (1.2 is usual)") + finite("b", self.b, 0, 1, hint=" (0.75 is usual)")
+
+    @staticmethod
+    def describe(node) -> str:
+        return "bm25"
 
 
 def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
@@ -28,10 +45,9 @@ class BM25(LexicalRetriever):
     name = "bm25"
 
     def __init__(self, tokenizer: Tokenizer, k1: float = 1.2, b: float = 0.75, vocabularies=None):
-        if not k1 >= 0:
-            raise ConfigError(f"retriever.k1={k1}: use a value >= 0 (1.2 is usual)")
-        if not 0 <= b <= 1:
-            raise ConfigError(f"retriever.b={b}: use a value from 0 to 1 (0.75 is usual)")
+        problems = BM25Config(k1=k1, b=b).problems()
+        if problems:
+            raise ConfigError([f"retriever.{problem}" for problem in problems])
         super().__init__(tokenizer, vocabularies)
         self.k1, self.b = float(k1), float(b)
 
@@ -49,3 +65,10 @@ class BM25(LexicalRetriever):
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         return counts
+
+
+@component("retriever", "bm25", BM25Config)
+def build_bm25(node, context: Context) -> BM25:
+    return context.once(
+        ("bm25", node.k1, node.b), lambda: BM25(context.tokenizer, node.k1, node.b, context.vocabularies)
+    )

@@ -18,14 +18,53 @@ distinct chunk texts encoded and found in the cache by ``fit``;
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
+from receval.components import Context, component
 from receval.embeddings import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, embed
-from receval.errors import ConfigError, RecevalError
+from receval.errors import RecevalError
 
-BACKENDS = ("local", "http")
+
+class Backend(StrEnum):
+    local = "local"  # sentence-transformers in this process
+    http = "http"  # an OpenAI-compatible /embeddings endpoint
+
+
+@dataclass
+class EncoderFields:
+    """What picks an encoder: shared by the dense retriever and the dense re-ranker."""
+
+    model: str = "all-MiniLM-L6-v2"  # the bundled model, a local model folder, or an API model
+    backend: Backend = Backend.local
+    base_url: Optional[str] = None  # http: e.g. http://localhost:11434/v1
+    api_key_env: Optional[str] = None  # http: NAME of the variable holding the key
+    batch_size: int = 64  # texts encoded per batch (per request over http)
+
+    def problems(self) -> list[str]:
+        return [] if self.batch_size >= 1 else [f"batch_size={self.batch_size}: use an integer >= 1"]
+
+
+@dataclass
+class DenseConfig(EncoderFields):
+    kind: str = "dense"
+
+    @staticmethod
+    def describe(node) -> str:
+        return "dense" if node.backend == Backend.local else f"dense ({node.backend})"
+
+
+def encoder_key(node) -> tuple:
+    return (str(node.model), str(node.backend), node.base_url, node.api_key_env, int(node.batch_size))
+
+
+def shared_dense(node, context: Context) -> "Dense":
+    """The one Dense retriever of this run for these encoder fields (retriever or re-ranker)."""
+    return context.once(("dense",) + encoder_key(node), lambda: Dense.from_config(node, context.cache_dir))
 
 
 class Dense:
@@ -45,23 +84,17 @@ class Dense:
     def from_config(cls, cfg, cache_dir: str | Path | None) -> Dense:
         """The dense retriever a ``retriever`` config describes.
 
-        ``cfg``: ``model``, ``backend`` (local | http), ``base_url``, ``api_key_env``,
-        ``batch_size``. ``cache_dir``: the run's ``cache_dir`` (relative paths are
+        ``cfg``: a node with :class:`EncoderFields`. ``cache_dir``: the run's ``cache_dir`` (relative paths are
         relative to the working directory); embeddings go to ``<cache_dir>/embeddings``.
         ``None`` disables the cache. Raises ``ConfigError`` for a bad model, backend or
         URL, or when the ``dense`` extra is missing. Nothing heavy is loaded or imported
         here: the model loads in ``fit`` (or ``load``), once per process.
         """
-        backend = getattr(cfg, "backend", "local")
-        batch_size = int(getattr(cfg, "batch_size", 64))
-        if backend == "local":
+        batch_size = int(cfg.batch_size)
+        if cfg.backend == Backend.local:
             encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
-        elif backend == "http":
-            encoder = HttpEncoder(
-                getattr(cfg, "base_url", None), cfg.model, getattr(cfg, "api_key_env", None), batch_size=batch_size
-            )
         else:
-            raise ConfigError(f"retriever.backend={backend!r} is not known; use one of: {', '.join(BACKENDS)}")
+            encoder = HttpEncoder(cfg.base_url, cfg.model, cfg.api_key_env, batch_size=batch_size)
         cache = None if cache_dir is None else EmbeddingCache(Path(cache_dir), encoder.identity, encoder.label)
         return cls(encoder, cache)
 
@@ -112,3 +145,8 @@ class Dense:
         scores = (vectors @ self.chunk_vectors.T).astype(np.float32, copy=False)
         self._last = (key, scores)
         return scores
+
+
+@component("retriever", "dense", DenseConfig)
+def build_dense(node, context: Context) -> Dense:
+    return shared_dense(node, context)

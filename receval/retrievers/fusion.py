@@ -20,10 +20,88 @@ A chunk that no member holds gets -inf, so it is never retrieved (``floor = None
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
+from receval import components
+from receval.components import Context, component, finite
+from receval.errors import ConfigError
 from receval.ranking import select_top
+
+
+class Normalize(StrEnum):
+    minmax = "minmax"
+    zscore = "zscore"
+
+
+@dataclass
+class RRFConfig:
+    """Reciprocal rank fusion (``retriever/fusion=rrf``)."""
+
+    kind: str = "rrf"
+    k: float = 60.0  # score = sum of 1 / (k + rank)
+    candidates: int = 100  # chunks each member contributes (its top 100)
+
+    def problems(self) -> list[str]:
+        return finite("k", self.k, 0, hint=" (60 is usual)") + _candidates(self.candidates)
+
+
+@dataclass
+class WeightedConfig:
+    """Weighted score fusion (``retriever/fusion=weighted``)."""
+
+    kind: str = "weighted"
+    normalize: Normalize = Normalize.minmax  # over each member's candidates for a question
+    weights: list[float] = field(default_factory=list)  # one per member; [] = equal
+    candidates: int = 100
+
+    def problems(self) -> list[str]:
+        problems = _candidates(self.candidates)
+        for i, weight in enumerate(self.weights):
+            problems += finite(f"weights[{i}]", weight, 0, hint=": weights are shares, not signs")
+        if self.weights and not problems and sum(self.weights) <= 0:
+            problems.append(f"weights={list(self.weights)}: all zero; give at least one member a positive weight")
+        return problems
+
+
+def _candidates(n: int) -> list[str]:
+    return [] if n >= 1 else [f"candidates={n}: use an integer >= 1"]
+
+
+@dataclass
+class FusedConfig:
+    """Members (kinds like ``bm25``, or full nodes like ``{kind: dense, model: ...}``),
+    fused per chunk by the ``fusion`` node."""
+
+    kind: str = "fused"
+    members: list[Any] = field(default_factory=lambda: ["tfidf", "bm25"])
+    fusion: Any = field(default_factory=lambda: {"kind": "rrf"})
+
+    def problems(self) -> list[str]:
+        problems = [] if len(self.members) >= 2 else [
+            f"members={list(self.members)}: fuse two or more retrievers"
+        ]
+        fusion = self.fusion
+        weights = list((fusion.get("weights") if isinstance(fusion, dict) else getattr(fusion, "weights", None)) or [])
+        if weights and len(weights) != len(self.members):
+            problems.append(
+                f"fusion.weights has {len(weights)} values for {len(self.members)} members: "
+                "give one weight per member, or [] for equal weights"
+            )
+        return problems
+
+    @staticmethod
+    def parts(node, key: str) -> list[tuple[str, Any, str]]:
+        members = [("retriever", m, f"{key}.members[{i}]") for i, m in enumerate(node.members)]
+        return members + [("retriever/fusion", node.fusion, f"{key}.fusion")]
+
+    @staticmethod
+    def describe(node) -> str:
+        names = "+".join(components.label("retriever", m) for m in node.members)
+        return f"{node.fusion.kind}({names})"
 
 
 def candidates(scores: np.ndarray, size: int, tie_rank: np.ndarray, floor) -> tuple[np.ndarray, np.ndarray]:
@@ -81,6 +159,8 @@ class Fused:
     floor = None
 
     def __init__(self, name: str, members: list, method="rrf", k=60.0, normalize="minmax", weights=None, size=100):
+        if len({member.name for member in members}) < len(members):
+            raise ConfigError(f"retriever.members: {[m.name for m in members]} names one retriever twice")
         self.name, self.members = name, members
         self.method, self.k, self.normalize, self.weights, self.size = method, k, normalize, weights, size
         self.stage_seconds: dict[str, float] = {}
@@ -104,3 +184,26 @@ class Fused:
         )
         self.stage_seconds["fusion"] = time.perf_counter() - began
         return fused
+
+
+@component("retriever/fusion", "rrf", RRFConfig)
+def build_rrf(node, context: Context) -> dict:
+    return {"method": "rrf", "k": float(node.k), "size": int(node.candidates)}
+
+
+@component("retriever/fusion", "weighted", WeightedConfig)
+def build_weighted(node, context: Context) -> dict:
+    return {
+        "method": "weighted", "normalize": str(node.normalize),
+        "weights": [float(w) for w in node.weights], "size": int(node.candidates),
+    }
+
+
+@component("retriever", "fused", FusedConfig)
+def build_fused(node, context: Context) -> Fused:
+    members = [
+        components.build("retriever", member, context, f"retriever.members[{i}]")
+        for i, member in enumerate(node.members)
+    ]
+    fusion = components.build("retriever/fusion", node.fusion, context, "retriever.fusion")
+    return Fused(FusedConfig.describe(node), members, **fusion)

@@ -10,10 +10,18 @@ Chunk and question vectors are L2-normalised, so their dot product is the cosine
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
+from receval.components import Context, component
 from receval.retrievers.lexical import LexicalRetriever, document_frequency
+
+
+@dataclass
+class TfIdfConfig:
+    kind: str = "tfidf"
 
 
 def weighted_unit_rows(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
@@ -36,3 +44,8 @@ class TfIdf(LexicalRetriever):
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         return weighted_unit_rows(counts, self.idf)
+
+
+@component("retriever", "tfidf", TfIdfConfig)
+def build_tfidf(node, context: Context) -> TfIdf:
+    return context.once(("tfidf",), lambda: TfIdf(context.tokenizer, vocabularies=context.vocabularies))

@@ -1,0 +1,188 @@
+"""The component registry: a config group's ``kind`` -> the class that builds it, and its schema.
+
+A component (a retriever, a re-ranker, a chunker) is one module that decorates its
+builder with :func:`component` plus one YAML file in its config group::
+
+    @dataclass
+    class BM25Config:
+        kind: str = "bm25"
+        k1: float = 1.2
+
+    @component("retriever", "bm25", BM25Config)
+    def build_bm25(node, context): ...
+
+Nothing central switches on names: :func:`discover` imports every module of the
+component packages, so the decorators run, and :func:`register_schemas` stores each
+schema in Hydra's ConfigStore as ``<group>/base_<kind>`` (Hydra's structured-config
+pattern), so a YAML option starting ``defaults: [base_bm25]`` is typed: a misspelt
+key or a wrong type is an error naming the key. A component is built from its own
+config node (``build("retriever", cfg.retriever, context)``), so what a run saves and
+what identifies it is only what applies to it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from receval.errors import ConfigError
+
+# Packages whose modules register components (imported by ``discover``).
+PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    group: str
+    kind: str
+    schema: type
+    builder: Callable[[Any, "Context"], Any]
+
+
+_REGISTRY: dict[tuple[str, str], Entry] = {}
+_discovered: set[str] = set()
+
+
+def component(group: str, kind: str, schema: type) -> Callable:
+    """Register ``builder(node, context)`` as the maker of ``group`` components of ``kind``."""
+    if not is_dataclass(schema) or "kind" not in {f.name for f in fields(schema)}:
+        raise TypeError(f"{schema.__name__}: a component schema is a dataclass with a 'kind' field")
+
+    def register(builder: Callable) -> Callable:
+        _REGISTRY[(group, kind)] = Entry(group, kind, schema, builder)
+        return builder
+
+    return register
+
+
+def discover(group: str | None = None) -> None:
+    """Import every module of the component packages (once), registering their components."""
+    for package in PACKAGES.values():  # a package may register several groups (retriever/fusion)
+        if package in _discovered:
+            continue
+        _discovered.add(package)
+        module = importlib.import_module(package)
+        for info in pkgutil.iter_modules(module.__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{package}.{info.name}")
+
+
+def kinds(group: str) -> list[str]:
+    discover(group)
+    return sorted(kind for g, kind in _REGISTRY if g == group)
+
+
+def entry(group: str, kind: str, key: str) -> Entry:
+    discover(group)
+    found = _REGISTRY.get((group, kind))
+    if found is None:
+        raise ConfigError(f"{key}={kind!r} is not a {group} kind; use one of: {', '.join(kinds(group))}")
+    return found
+
+
+def register_schemas() -> None:
+    """Store every component schema in Hydra's ConfigStore as ``<group>/base_<kind>``."""
+    from hydra.core.config_store import ConfigStore
+
+    discover()
+    store = ConfigStore.instance()
+    for (group, kind), found in _REGISTRY.items():
+        store.store(group=group, name=f"base_{kind}", node=found.schema)
+
+
+@dataclass
+class Context:
+    """What components share within one run: the cache folder, the lexical index cache,
+    and components already built (two nodes with equal config share one object, so a
+    hybrid's dense member and a dense re-ranker load and encode once)."""
+
+    cache_dir: str | None = None
+    vocabularies: Any = None
+    tokenizer: Any = None
+    shared: dict[tuple, Any] = field(default_factory=dict)
+
+    def once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        if key not in self.shared:
+            self.shared[key] = make()
+        return self.shared[key]
+
+
+def typed(group: str, node: Any, key: str) -> DictConfig:
+    """``node`` (a kind name, a dict or a config node) checked against its kind's schema."""
+    if isinstance(node, str):
+        node = {"kind": node}
+    if node is None or "kind" not in node:
+        raise ConfigError(f"{key}: name a {group} kind ({key}.kind=...); kinds: {', '.join(kinds(group))}")
+    found = entry(group, str(node["kind"]), f"{key}.kind")
+    base = OmegaConf.structured(found.schema)
+    try:
+        merged = OmegaConf.merge(base, node)
+    except Exception as error:  # omegaconf's validation errors name the field
+        raise ConfigError(f"{key}: {_reason(error)}") from None
+    return merged
+
+
+def build(group: str, node: Any, context: Context, key: str | None = None) -> Any:
+    """The component ``node`` describes, built by its kind's registered builder."""
+    key = key or group
+    checked = typed(group, node, key)
+    found = entry(group, str(checked.kind), f"{key}.kind")
+    problems = problems_of(checked, key)
+    if problems:
+        raise ConfigError(problems)
+    return found.builder(checked, context)
+
+
+def problems_of(node: DictConfig, key: str) -> list[str]:
+    """Range problems a component's schema reports through its optional ``problems`` method."""
+    schema = OmegaConf.to_object(node)
+    check = getattr(schema, "problems", None)
+    return [f"{key}.{problem}" for problem in check()] if check else []
+
+
+def tree_problems(group: str, node: Any, key: str) -> list[str]:
+    """Every problem of ``node`` and of the components it holds (a fused retriever's members),
+    without building anything: the checks a sweep runs before its first job."""
+    try:
+        checked = typed(group, node, key)
+    except ConfigError as error:
+        return list(error.problems)
+    problems = problems_of(checked, key)
+    parts = getattr(entry(group, str(checked.kind), key).schema, "parts", None)
+    for child_group, child, child_key in parts(checked, key) if parts else ():
+        problems += tree_problems(child_group, child, child_key)
+    return problems
+
+
+def finite(name: str, value: float, low: float | None = None, high: float | None = None, hint: str = "") -> list[str]:
+    """A problem when ``value`` is NaN, infinite or outside [low, high] (a ``< low`` test lets NaN through)."""
+    value = float(value)
+    bad = not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high)
+    if not bad:
+        return []
+    where = "a finite value" if low is None and high is None else (
+        f"a value >= {low}" if high is None else f"a value from {low} to {high}"
+    )
+    return [f"{name}={value}: use {where}{hint}"]
+
+
+def label(group: str, node: Any) -> str:
+    """A short human name for a component node: its schema's ``describe`` or its kind."""
+    if node is None:
+        return "none"
+    if isinstance(node, str):
+        return node
+    kind = str(node.get("kind", "?"))
+    describe = getattr(entry(group, kind, f"{group}.kind").schema, "describe", None)
+    return describe(node) if describe else kind
+
+
+def _reason(error: Exception) -> str:
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return message

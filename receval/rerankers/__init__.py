@@ -1,0 +1,84 @@
+"""Re-ranking: a second stage re-scores the first stage's top ``first_size`` chunks.
+
+The first stage (any retriever, fused or not) ranks every chunk by the tie rule; a
+re-ranker (a component of the ``rerank`` group: :mod:`receval.rerankers.dense`, ...)
+scores just its shortlist, and those scores re-order it. A re-ranker never adds a
+chunk: the shortlist comes first in its new order, then the first stage's chunks
+below the shortlist keep their order after it (their stored scores are the first
+stage's). Ties among re-ranker scores follow the one tie rule (:mod:`receval.ranking`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from receval.ranking import select_top, sort_candidates
+
+
+class Reranker(Protocol):
+    name: str
+
+    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None: ...
+
+    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
+        """(B, n) scores of each question with its shortlisted chunks ``idx`` (-1: none)."""
+        ...
+
+
+@dataclass
+class RerankFields:
+    """Fields every re-ranker has."""
+
+    first_size: int = 30  # chunks of the first stage's ranking re-scored per question
+
+    def problems(self) -> list[str]:
+        return [] if self.first_size >= 1 else [f"first_size={self.first_size}: use an integer >= 1"]
+
+
+class Reranked:
+    """A first stage followed by a re-ranker; ranks directly (``rank``), not by one score block."""
+
+    floor = None
+
+    def __init__(self, first, reranker: Reranker, first_size: int):
+        self.first, self.reranker, self.first_size = first, reranker, first_size
+        self.name = first.name
+        self.members = [first]
+        self.stage_seconds: dict[str, float] = {}
+
+    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
+        self.tie_rank = tie_rank
+        self.first.fit(texts, tie_rank)
+        fitted = getattr(self.reranker, "retriever", None)
+        if fitted is None or not _holds(self.first, fitted):
+            self.reranker.fit(texts, tie_rank)
+
+    def rank(self, questions: list[str], depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each question's top ``depth`` chunk indices and scores after re-ranking."""
+        began = time.perf_counter()
+        block = self.first.score(questions)
+        stages = dict(getattr(self.first, "stage_seconds", None) or {})
+        if not stages:
+            stages = {self.first.name: time.perf_counter() - began}
+        began = time.perf_counter()
+        idx, scores = select_top(block, max(depth, self.first_size), self.tie_rank, floor=self.first.floor)
+        short = idx[:, : self.first_size]
+        new = np.asarray(self.reranker.rescore(questions, short), dtype=np.float64)
+        short, new = sort_candidates(short, np.where(short >= 0, new, np.nan), self.tie_rank)
+        idx = np.concatenate([short, idx[:, self.first_size :]], axis=1)[:, :depth]
+        scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
+        stages["rerank"] = time.perf_counter() - began
+        self.stage_seconds = stages
+        return idx, scores
+
+
+def _holds(first, retriever) -> bool:
+    """True when ``retriever`` is the first stage or one of its members (already fitted)."""
+    if first is retriever:
+        return True
+    return any(_holds(member, retriever) for member in getattr(first, "members", ()))
+

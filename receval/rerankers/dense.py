@@ -1,0 +1,50 @@
+"""Dense re-ranking: the shortlist re-scored by cosine of sentence embeddings.
+
+It shares the run's dense encoder (same model fields: one load, one set of chunk
+vectors) with a dense first stage or fused member.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from receval.components import Context, component
+from receval.rerankers import RerankFields
+from receval.retrievers.dense import EncoderFields, shared_dense
+
+
+@dataclass
+class DenseRerankConfig(EncoderFields, RerankFields):
+    kind: str = "dense"
+
+    def problems(self) -> list[str]:
+        return EncoderFields.problems(self) + RerankFields.problems(self)
+
+    @staticmethod
+    def describe(node) -> str:
+        return f"dense@{node.first_size}"
+
+
+class DenseReranker:
+    name = "rerank"
+
+    def __init__(self, retriever):
+        self.retriever = retriever
+
+    @property
+    def api_calls(self) -> int:
+        return self.retriever.api_calls
+
+    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
+        self.retriever.fit(texts, tie_rank)
+
+    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
+        cosines = self.retriever.score(questions)
+        return np.where(idx >= 0, cosines[np.arange(len(questions))[:, None], np.maximum(idx, 0)], np.nan)
+
+
+@component("rerank", "dense", DenseRerankConfig)
+def build_dense_rerank(node, context: Context) -> DenseReranker:
+    return DenseReranker(shared_dense(node, context))

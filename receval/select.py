@@ -1,0 +1,114 @@
+"""Choose a configuration from a sweep: ``python -m receval.select SWEEP``.
+
+::
+
+    python -m receval.select runs/SWEEP --split dev --metric rr --prefer p50_ms --out best.yaml
+    python -m receval.select runs/SWEEP --split dev --prefer chunks --margin 0.02 \\
+        --out best.yaml --report-on test --plot choice.png
+
+The leader is the best mean on ``--split``; every run whose paired interval of
+``run - leader`` (Holm-corrected for the number of comparisons) reaches ``-margin``
+is a contender; the cheapest contender by ``--prefer`` is chosen (ties: fewer
+stages, then the smaller index) and its complete config written to ``--out``
+(re-run it with ``python -m receval -cp "$(pwd)" -cn best``). ``--report-on test``
+then scores that one config on the held-out questions and says how far the
+selection split overstated it. The computation is :mod:`receval.choice`; the
+files written, :mod:`receval.chosen`. Exit status 0, or 2 with one line for a
+user error.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from receval import choice, chosen, tables
+from receval import runs as runs_mod
+from receval.compare import FORMATS, write_output
+from receval.errors import RecevalError, exit_on_error
+
+
+def select(
+    paths: list[str], metric: str = "rr", split: str | None = "dev", prefer: str = "p50_ms",
+    margin: float = 0.0, report_on: str | None = None, where: list[tuple[str, str]] | None = None,
+    n_resamples: int | None = None, seed: int | None = None, level: float | None = None,
+) -> tuple[choice.Selection, runs_mod.Run]:
+    """Load the runs, choose among them on ``split``; returns the selection and the
+    chosen run (unfiltered, for ``best.yaml`` and the held-out score)."""
+    if report_on is not None and report_on == split:
+        raise RecevalError(
+            f"--report-on {report_on}: the same split as --split; report on questions the "
+            "choice never saw (e.g. --split dev --report-on test)"
+        )
+    runs = runs_mod.load_runs(paths)
+    filters = ([("split", split)] if split else []) + list(where or [])
+    scored = runs_mod.filter_questions(runs, filters)
+    metric = runs_mod.canonical_measure(metric, scored, option="--metric")
+    boot = runs_mod.bootstrap_settings(scored, n_resamples, seed, level)
+    selection = choice.choose(scored, metric, prefer, margin, boot, split=split)
+    best = runs[selection.chosen]
+    if report_on is not None:
+        selection.held_out = choice.held_out(
+            best, report_on, metric, boot, selection.candidates[selection.chosen].mean.mean
+        )
+    return selection, best
+
+
+def build_parser() -> runs_mod.ArgumentParser:
+    parser = runs_mod.ArgumentParser(
+        prog="python -m receval.select",
+        description="Choose the cheapest configuration not shown worse than the best one "
+        "(paired bootstrap, Holm-corrected) and write its config.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="RUNS", help="sweep or run directories")
+    parser.add_argument("--split", default="dev", help="questions the choice is made on (default dev)")
+    parser.add_argument("--metric", default="rr", help="per-question measure (default rr = MRR)")
+    parser.add_argument("--prefer", choices=choice.PREFERENCES, default="p50_ms",
+                        help="cost to minimise among contenders (default p50_ms)")
+    parser.add_argument("--margin", type=float, default=0.0,
+                        help="a run stays a contender unless shown worse than the leader by more "
+                        "than this (default 0)")
+    parser.add_argument("--out", metavar="FILE.yaml", help="write the chosen run's complete config here")
+    parser.add_argument("--report-on", metavar="SPLIT",
+                        help="score the chosen config once on this held-out split, e.g. test")
+    parser.add_argument("--plot", metavar="FILE", help="quality-vs-cost plot (png, svg, pdf)")
+    parser.add_argument("--format", choices=FORMATS, default="table")
+    parser.add_argument(
+        "--where", action="append", default=[], metavar="COLUMN=VALUE",
+        help="also keep only the questions whose COLUMN equals VALUE (repeatable)",
+    )
+    group = parser.add_argument_group("bootstrap (default: the runs' saved bootstrap config)")
+    group.add_argument("--n-resamples", type=int, help="bootstrap resamples, e.g. 2000")
+    group.add_argument("--seed", type=int, help="bootstrap seed (same seed, same intervals)")
+    group.add_argument("--level", type=float, help="family-wise confidence level, e.g. 0.95")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    with exit_on_error():
+        args = build_parser().parse_args(argv)
+        selection, best = select(
+            args.paths, metric=args.metric, split=args.split or None, prefer=args.prefer,
+            margin=args.margin, report_on=args.report_on, where=runs_mod.parse_where(args.where),
+            n_resamples=args.n_resamples, seed=args.seed, level=args.level,
+        )
+        if args.out:
+            chosen.check_out(args.out)  # before anything is written
+        if args.plot:
+            chosen.plot(selection, args.plot)
+        written = chosen.write_best(best, args.out, selection.why) if args.out else None
+        if args.format == "table":
+            tables.print_rich(selection.header_lines(), selection.tables())
+        else:
+            write_output(selection.render(args.format), None)
+        if written:
+            print(
+                f"receval: wrote {written}; re-run it from its folder with: "
+                f'python -m receval -cp "$(pwd)" -cn {written.stem}', file=sys.stderr,
+            )
+        if args.plot:
+            print(f"receval: wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
