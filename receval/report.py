@@ -186,6 +186,8 @@ class Report(tables.Rendered):
             }
         if self.by is not None:
             out["by"] = self.by.to_dict(self.runs)
+        if self.by_more:  # --by over each further --metrics measure
+            out["by_more"] = [b.to_dict(self.runs) for b in self.by_more]
         if self.per_question is not None:
             out["per_question"] = [row.to_dict() for row in self.per_question]
         return out

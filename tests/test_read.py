@@ -110,7 +110,7 @@ def test_numeric_columns_average_by_kind(runs_root, capsys):
     run = runs_root / "a" / "0"
     out = report_json(capsys, run, "--metrics", "rouge1_p,rougeL_p", "--by", "kind")
     rows = table(run)
-    for column, by in zip(["rouge1_p"], [out["by"]]):
+    for column, by in zip(["rouge1_p", "rougeL_p"], [out["by"], *out["by_more"]], strict=True):
         assert by["metric"] == column
         for kind in ("direct", "paraphrase"):
             values = [r[column] for r in rows if r["kind"] == kind and r[column] is not None]
