@@ -189,3 +189,21 @@ def test_sweep_line_names_swept_values():
     job = ["retriever=bm25", "retriever.k1=1.5", "retriever.b=0.75", "chunking.max_words=40"]
     assert swept_suffix(job, argv) == "  [k1=1.5 b=0.75]"
     assert swept_suffix(["retriever=bm25"], ["retriever=bm25"]) == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--show", "q19", "--top", "0"], "--top 0: use an integer >= 1"),
+        (["--show", " , "], "--show: give question ids"),
+        (["--gate", "a/2", "--margin", "-0.1"], "--margin -0.1: use a difference >= 0"),
+        (["--runs", "bm25"], "selector 'bm25': use KEY=VALUE"),
+        (["--metrics", "rr@0"], "rr@0: the cutoff must be >= 1"),
+        (["--plot", "mrr.gif"], "name a .png or .svg file"),
+    ],
+)
+def test_bad_reading_options_exit_2_with_one_line(runs_root, capsys, tmp_path, args, words):
+    args = [str(runs_root / a) if a == "a/2" else str(tmp_path / a) if a.endswith(".gif") else a for a in args]
+    assert exit_code(report.main, [runs_root / "a" / "3", *args]) == 2
+    assert words in one_error_line(capsys)
+    assert not (tmp_path / "mrr.gif").exists()
