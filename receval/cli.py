@@ -21,6 +21,7 @@ from receval import config as config_schema
 from receval import objective, pipeline, trust
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.resume import finished
+from receval.swept import swept_suffix
 
 
 def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
@@ -81,7 +82,8 @@ def run_one(cfg) -> float | None:
         print(f"skipped: {run_dir} already holds the results of this config", flush=True)
     else:
         result = pipeline.run(cfg, run_dir)
-        print(pipeline.summary_line(cfg, result), flush=True)
+        overrides = list(HydraConfig.get().overrides.task)
+        print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
     return objective.value(cfg, run_dir, required=objective.sweeper_uses_it())
 
 
