@@ -23,6 +23,7 @@ from receval.datasets import load_dataset
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.preflight import check_command
 from receval.resume import finished
+from receval.swept import swept_suffix
 
 
 def hydra_command(
@@ -90,7 +91,8 @@ def run_one(cfg) -> float | None:
         print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
     else:
         result = pipeline.run(cfg, run_dir, dataset)
-        print(pipeline.summary_line(cfg, result), flush=True)
+        overrides = list(HydraConfig.get().overrides.task)
+        print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
     return objective.value(cfg, run_dir, required=objective.sweeper_uses_it())
 
 

@@ -422,7 +422,7 @@ def test_reproduce_of_a_missing_dir(cli):
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["--metric", "mrr@7"], ["--metric", "rr takes no cutoff"]),
+        (["--metric", "mrr@70"], ["--metric", "rr@70 is beyond", "depth 10"]),
         (["--metrics", "hit@1,bogus"], ["--metrics", "unknown measure 'bogus'", "hit@k"]),
         (["--fail-under", "hit@3"], ["--fail-under 'hit@3'", "METRIC=FLOOR", "hit@3=0.70"]),
         (["--fail-under", "hit@3=70"], ["--fail-under hit@3=70", "between 0 and 1"]),

@@ -16,8 +16,11 @@ from receval.bootstrap import Interval
 from receval.errors import RecevalError
 from receval.identity import mixed_datasets
 from receval.results import configs, selection
+from receval.results import gate as gate_mod
+from receval.results import show as show_mod
 from receval.results.breakdown import ByTable, QuestionRow, by_table, ranks_per_question, stage_latency, with_overlap
 from receval.results.configs import format_value
+from receval.results.derived import with_derived
 from receval.results.discovery import load_runs, warn
 from receval.results.pairing import BootSettings, Pair, bootstrap_settings, grouped_intervals, mask_key, paired
 from receval.results.stored import Run
@@ -74,6 +77,9 @@ class Report(ReportTables):
     by: ByTable | None = None
     per_question: list[QuestionRow] | None = None
     floors: dict[str, float] = field(default_factory=dict)  # --fail-under
+    by_more: list[ByTable] = field(default_factory=list)  # --by over further --metrics
+    shown: list | None = None  # --show: receval.results.show.QuestionView per question
+    gate: Any = None  # --gate: receval.results.gate.Gate
 
     # ------------------------------------------------------------- dict / json
 
@@ -96,6 +102,8 @@ class Report(ReportTables):
             }
         if self.by is not None:
             out["by"] = self.by.to_dict(self.runs)
+        if self.by_more:  # --by over each further --metrics measure
+            out["by_more"] = [b.to_dict(self.runs) for b in self.by_more]
         if self.per_question is not None:
             out["per_question"] = [row.to_dict() for row in self.per_question]
         return out
@@ -180,7 +188,7 @@ def build_report(
     metrics: list[str] | None = None,
     metric: str = "rr",
     by: str | None = None,
-    by_metric: str = "hit@3",
+    by_metric: str | None = None,
     per_question: bool = False,
     baseline: str | None = None,
     where: list[tuple[str, str]] | None = None,
@@ -193,15 +201,31 @@ def build_report(
     overlap_thresholds: tuple[float, float] = OVERLAP_THRESHOLDS,
     overlap_measure: str = "rouge1_p",
     qrels: str | Path | None = None,
+    select_runs: str | None = None,
+    show: list[str] | str | None = None,
+    top: int = 5,
+    gate: str | None = None,
+    margin: float = 0.0,
 ) -> Report:
     """Read the runs under ``paths`` (or take runs already loaded) and compute
     everything the report shows.
 
     With ``qrels``, a path that is a file is an external TREC run, scored beside the
-    stored runs by the same measures (:mod:`receval.results.external`)."""
+    stored runs by the same measures (:mod:`receval.results.external`).
+
+    ``select_runs`` keeps the runs a ``key=value`` selector matches (``--runs``);
+    ``show`` (ids, ``misses``, ``changed`` or ``all``) fills :attr:`Report.shown`
+    with each run's ``top`` sections; ``gate`` names the baseline the one other run
+    is gated against (:mod:`receval.results.gate`), tolerating a drop of ``margin``.
+    ``by_metric`` None: ``--by`` over each of ``metrics`` (hit@3 without them)."""
     where = list(where or [])
     given = list(paths) if paths and all(isinstance(p, Run) for p in paths) else load_runs(paths, qrels=qrels)
     loaded = [with_overlap(run, overlap_measure, overlap_thresholds) for run in given]
+    if select_runs is not None:
+        loaded = selection.pick(loaded, select_runs)
+    gate_run = None
+    if gate is not None:
+        loaded, gate_run = gate_mod.split_baseline(loaded, gate)
     if mixed := mixed_datasets(loaded):
         warn(mixed)
     base_index = None
@@ -211,6 +235,10 @@ def build_report(
             loaded.insert(0, base_run)
             base_index = 0
     loaded = selection.filter_questions(loaded, where)
+    by_names = [by_metric] if by_metric is not None else list(metrics or [])
+    loaded = with_derived(loaded, [*(metrics or []), metric, *(floors or {}), *by_names])
+    if gate_run is not None:
+        gate_run = with_derived(selection.filter_questions([gate_run], where), [metric])[0]
 
     # measures: explicit ones must exist; missing defaults are dropped
     metric = selection.canonical_measure(metric, loaded, option="--metric")
@@ -230,7 +258,7 @@ def build_report(
                     f"--by {by}: no column {by!r} in {run.run_dir}; use kind, split or "
                     "another string column"
                 )
-        by_metric = selection.canonical_measure(by_metric, loaded, option="--by-metric")
+        by_names = [selection.canonical_measure(m, loaded, option="--by-metric") for m in by_names or ["hit@3"]]
 
     boot = bootstrap_settings(loaded, n_resamples, seed, level, method)
     keys = configs.differing_params([r.flat for r in loaded], [r.overrides for r in loaded])
@@ -291,7 +319,11 @@ def build_report(
         floors=checked_floors,
     )
     if by is not None:
-        report.by = by_table(loaded, by, by_metric, boot)
+        report.by, *report.by_more = [by_table(loaded, by, m, boot) for m in by_names]
     if per_question:
         report.per_question = ranks_per_question(loaded)
+    if show is not None:
+        report.shown = show_mod.show(loaded, labels, show, top)
+    if gate_run is not None:
+        report.gate = gate_mod.gate_runs(loaded[0], gate_run, metric, boot, margin, intersect)
     return report
