@@ -78,7 +78,8 @@ class Reranked:
         self.question_counts = {PAIRS: (short >= 0).sum(axis=1).astype(np.float64)}
         for name, values in (getattr(self.reranker, "usage", None) or {}).items():
             self.question_counts[f"{name}.rerank"] = np.asarray(values, dtype=np.float64)
-        short, new = sort_candidates(short, np.where(short >= 0, new, np.nan), self.tie_rank)
+        keep = bool(getattr(self.reranker, "ties_keep_order", False))  # coarse grades: first-stage order
+        short, new = sort_candidates(short, np.where(short >= 0, new, np.nan), self.tie_rank, keep)
         idx = np.concatenate([short, idx[:, self.first_size :]], axis=1)[:, :depth]
         scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
         stages["rerank"] = time.perf_counter() - began
