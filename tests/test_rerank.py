@@ -38,7 +38,7 @@ def tiny_cross_encoder(folder):
     torch.manual_seed(0)
     config = BertConfig(
         vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=512, num_labels=1, initializer_range=0.5,
+        intermediate_size=64, max_position_embeddings=128, num_labels=1, initializer_range=0.5,
     )
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

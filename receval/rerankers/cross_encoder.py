@@ -38,7 +38,7 @@ class CrossEncoderConfig(RerankFields):
     kind: str = "cross_encoder"
     model: Optional[str] = None  # a local folder holding a cross-encoder (config.json)
     batch_size: int = 32  # pairs scored per forward pass
-    max_length: Optional[int] = 512  # tokens per pair (question + chunk); null: the model's own
+    max_length: Optional[int] = 512  # tokens per pair (question + chunk), at most the model's; null: the model's
 
     def problems(self) -> list[str]:
         problems = RerankFields.problems(self)
@@ -71,6 +71,16 @@ def model_folder(name: str) -> Path:
     return path.resolve()
 
 
+def token_limit(model, wanted: int | None) -> int:
+    """``max_length`` capped by what the model can read (its position table and tokenizer):
+    a longer pair is truncated rather than failing inside the model."""
+    limits = [getattr(model.config, "max_position_embeddings", None), getattr(model.tokenizer, "model_max_length", None)]
+    limits = [int(limit) for limit in limits if isinstance(limit, int) and 0 < limit < 1_000_000]
+    if wanted is not None:
+        limits.append(int(wanted))
+    return min(limits) if limits else 512
+
+
 class CrossEncoderReranker:
     name = "rerank"
     api_calls = 0
@@ -91,11 +101,11 @@ class CrossEncoderReranker:
             from sentence_transformers import CrossEncoder
 
             try:
-                self.model = CrossEncoder(
-                    str(self.folder), device="cpu", local_files_only=True, max_length=self.max_length
-                )
+                model = CrossEncoder(str(self.folder), device="cpu", local_files_only=True)
             except (OSError, ValueError) as error:
                 raise ConfigError(f"rerank.model: cannot load a cross-encoder from {self.folder}: {error}") from None
+            model.max_seq_length = token_limit(model, self.max_length)
+            self.model = model
         return self.model
 
     def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
