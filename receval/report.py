@@ -47,6 +47,7 @@ import pyarrow as pa
 from receval import outputs
 from receval import runs as runs_mod
 from receval import tables
+from receval import stage_costs
 from receval.bootstrap import Interval
 from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_output
 from receval.errors import RecevalError, exit_on_error
@@ -73,6 +74,7 @@ class RunSummary:
     latency_p50: float | None
     latency_p95: float | None
     stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
+    costs: dict = field(default_factory=dict)  # pairs, $ per 1,000 questions, index $ (receval.stage_costs)
 
     def to_dict(self) -> dict:
         return {
@@ -85,6 +87,7 @@ class RunSummary:
             "metrics": {name: iv.as_dict() for name, iv in self.metrics.items()},
             "latency_ms": {"p50": self.latency_p50, "p95": self.latency_p95},
             "stages": self.stages,
+            "costs": self.costs,
         }
 
 
@@ -353,7 +356,8 @@ class Report(tables.Rendered):
         return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
 
     def tables(self) -> list[tables.Table]:
-        found = [self.main_table(), self.stage_table(), self.pairs_table(), self.by_table(), self.question_table()]
+        found = [self.main_table(), stage_costs.with_costs(self.stage_table(), self.runs), self.pairs_table(),
+                 self.by_table(), self.question_table()]
         return [t for t in found if t is not None]
 
     # ------------------------------------------------------------- csv
@@ -625,6 +629,7 @@ def build_report(
                 latency_p50=p50,
                 latency_p95=p95,
                 stages=stage_latency(run),
+                costs=stage_costs.cost_facts(run),
             )
         )
 
