@@ -10,7 +10,8 @@ question sets are refused (naming how many ids differ) unless ``--intersect``.
 Reported: mean of A, mean of B, ``diff`` = mean(B - A) over the questions both
 score (unanswerable ones left out), its paired bootstrap interval (the questions
 are resampled once, so how hard a question is cancels out), the ids of questions
-``fixed`` (a relevant section first in B, not in A) and ``broken`` (the reverse),
+``fixed@k`` and ``broken@k`` (the metric at cutoff k from 0 to above 0 and the reverse;
+for rr, first relevant at rank 1 or not: :func:`receval.chain.fixed_broken`),
 and how many questions went up, down or stayed the same on the metric.
 
 The pairing here (:func:`paired`) is also what ``receval.report --baseline`` uses.
@@ -27,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from receval import outputs
+from receval.chain import cutoff, fixed_broken, fixed_note
 from receval import runs as runs_mod
 from receval import tables
 from receval.bootstrap import Interval, confidence_intervals
@@ -86,8 +88,8 @@ class Pair:
     mean_a: float
     mean_b: float
     diff: Interval  # mean(B - A) and its paired bootstrap interval
-    fixed: list[str]  # first relevant section at rank 1 in B, not in A
-    broken: list[str]  # at rank 1 in A, not in B
+    fixed: list[str]  # fixed@k going from A to B (receval.chain.fixed_broken)
+    broken: list[str]  # broken@k
     up: int
     down: int
     same: int
@@ -102,6 +104,7 @@ class Pair:
             "ci": [self.diff.lo, self.diff.hi],
             "fixed": list(self.fixed),
             "broken": list(self.broken),
+            "fixed_at": cutoff(self.metric),  # the k of fixed@k and broken@k
             "up": self.up,
             "down": self.down,
             "same": self.same,
@@ -158,7 +161,7 @@ def paired(
         a, b = a[scored], b[scored]
         rank_a = rank_a_all[rows_a][scored]
         rank_b = run.values("first_relevant_rank")[rows_b][scored]
-        top_a, top_b = rank_a == 1, rank_b == 1
+        fixed, broken = fixed_broken(metric, a, b, rank_a, rank_b)
         pending.append(
             dict(
                 key=rows_key(baseline, rows_a[scored]),
@@ -167,8 +170,8 @@ def paired(
                 n=int(scored.sum()),
                 mean_a=float(np.mean(a)),
                 mean_b=float(np.mean(b)),
-                fixed=[str(q) for q in ids[top_b & ~top_a]],
-                broken=[str(q) for q in ids[top_a & ~top_b]],
+                fixed=[str(q) for q in ids[fixed]],
+                broken=[str(q) for q in ids[broken]],
                 up=int((b > a).sum()),
                 down=int((b < a).sum()),
                 same=int((b == a).sum()),
@@ -250,11 +253,11 @@ class Comparison(tables.Rendered):
         ids = tables.Table(
             columns=["", "n", "question ids"],
             rows=[
-                ["fixed", str(len(p.fixed)), " ".join(p.fixed) or "-"],
-                ["broken", str(len(p.broken)), " ".join(p.broken) or "-"],
+                [f"fixed@{cutoff(p.metric)}", str(len(p.fixed)), " ".join(p.fixed) or "-"],
+                [f"broken@{cutoff(p.metric)}", str(len(p.broken)), " ".join(p.broken) or "-"],
             ],
             align=["l", "r", "l"],
-            note="fixed: a relevant section first in B, not in A; broken: the reverse",
+            note=f"fixed@{cutoff(p.metric)}: {fixed_note(p.metric)} (A -> B); broken: the reverse",
             wrap={2},
         )
         return [main, ids]

@@ -47,7 +47,7 @@ import pyarrow as pa
 from receval import outputs
 from receval import runs as runs_mod
 from receval import tables
-from receval import stage_costs
+from receval import chain, stage_costs
 from receval.bootstrap import Interval
 from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_output
 from receval.errors import RecevalError, exit_on_error
@@ -160,6 +160,7 @@ class Report(tables.Rendered):
     by: ByTable | None = None
     per_question: list[QuestionRow] | None = None
     floors: dict[str, float] = field(default_factory=dict)  # --fail-under
+    chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.chain)
 
     # ------------------------------------------------------------- dict / json
 
@@ -180,6 +181,8 @@ class Report(tables.Rendered):
                 "floors": self.floors,
                 "failures": self.failures(),
             }
+        if self.chain:
+            out["chain"] = [self._pair_dict(p) for p in self.chain]
         if self.by is not None:
             out["by"] = self.by.to_dict(self.runs)
         if self.per_question is not None:
@@ -270,7 +273,8 @@ class Report(tables.Rendered):
         label = measure_label(self.metric)
         level = f"{self.boot.level:.0%} CI"
         index = {run.run_dir: i for i, run in enumerate(self.runs)}
-        columns = ["#", *self.params, label, f"diff {label}", level, "up", "down", "same", "fixed", "broken"]
+        k = chain.cutoff(self.metric)
+        columns = ["#", *self.params, label, f"diff {label}", level, "up", "down", "same", f"fixed@{k}", f"broken@{k}"]
         rows = []
         for pair in self.pairs:
             i = index[pair.b]
@@ -287,7 +291,7 @@ class Report(tables.Rendered):
             title=f"Paired differences vs baseline #{self.baseline} {base.label} "
             f"({label} {base.metrics[self.metric].mean:.3f})" if self.metric in base.metrics else
             f"Paired differences vs baseline #{self.baseline} {base.label}",
-            note="fixed: a relevant section first in the run, not in the baseline; broken: the reverse",
+            note=f"fixed@{k}: {chain.fixed_note(self.metric)} (baseline -> run); broken@{k}: the reverse",
             wrap={len(columns) - 2, len(columns) - 1},
         )
 
@@ -357,6 +361,7 @@ class Report(tables.Rendered):
 
     def tables(self) -> list[tables.Table]:
         found = [self.main_table(), stage_costs.with_costs(self.stage_table(), self.runs), self.pairs_table(),
+                 chain.chain_table(self),
                  self.by_table(), self.question_table()]
         return [t for t in found if t is not None]
 
@@ -554,6 +559,7 @@ def build_report(
     overlap_thresholds: tuple[float, float] = OVERLAP_THRESHOLDS,
     overlap_measure: str = "rouge1_p",
     qrels: str | Path | None = None,
+    chain_steps: bool = False,
 ) -> Report:
     """Read the runs under ``paths`` and compute everything the report shows.
 
@@ -650,6 +656,8 @@ def build_report(
         pairs=pairs,
         floors=checked_floors,
     )
+    if chain_steps and len(loaded) > 1:
+        report.chain = chain.chain_pairs(loaded, metric, boot, intersect)
     if by is not None:
         report.by = _by_table(loaded, by, by_metric, boot)
     if per_question:
@@ -788,6 +796,10 @@ def build_parser() -> runs_mod.ArgumentParser:
         help="a run dir, or KEY=VALUE[,KEY=VALUE] naming one run: paired differences against it",
     )
     parser.add_argument(
+        "--chain", action="store_true",
+        help="pair each run with the one before it, in the order given: a paired difference per step",
+    )
+    parser.add_argument(
         "--intersect", action="store_true",
         help="pair runs over different question sets on the questions they share",
     )
@@ -838,6 +850,7 @@ def main(argv: list[str] | None = None) -> int:
             overlap_thresholds=parse_thresholds(args.overlap_thresholds),
             overlap_measure=args.overlap_measure,
             qrels=args.qrels,
+            chain_steps=args.chain,
         )
         if args.plot:
             report.plot(args.plot)

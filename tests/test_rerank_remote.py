@@ -16,7 +16,7 @@ from receval.components import Context
 from receval.errors import RecevalError
 from receval.rerankers import PAIRS, Reranked
 from receval.store import RESULTS, RUN_JSON
-from tests.conftest import run_cli
+from conftest import run_cli
 
 TEXTS = ["alpha page", "beta page", "gamma page", "delta page"]
 KEY = "sk-test-7f3a9c1e5b"
