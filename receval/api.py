@@ -5,17 +5,19 @@ the API key, redaction and backoff.
   fragment (a key belongs in an environment variable, not a URL).
 - The key is read from the environment variable *named* by the config, at each
   request; it is never stored, and any text that could echo it is redacted.
+- Text from a server (status line, error body, a bad answer) reaches a message only
+  through :func:`clip`: redacted first, then cut, so a key straddling the cut
+  cannot leak its first characters.
 - Retries wait ``base * 2**(attempt - 1)`` seconds, or a longer ``Retry-After`` (in
-  seconds), at most ``cap``.
+  seconds), at most ``cap``. The HTTP client that applies these rules is
+  :mod:`receval.remote`.
 """
 
 from __future__ import annotations
 
-import http.client
 import ipaddress
 import os
 import re
-import urllib.error
 import urllib.parse
 
 from receval.errors import ConfigError
@@ -38,8 +40,9 @@ def is_local(host: str | None) -> bool:
 def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> str:
     """``{base_url}{suffix}`` after checking the URL; a ConfigError naming ``option``."""
     if not base_url or not str(base_url).strip():
+        before = f" before {suffix}" if suffix else ""
         raise ConfigError(
-            f"{option} is required: the API root before {suffix} "
+            f"{option} is required: the API root{before} "
             f"(e.g. {option}=http://localhost:11434/v1 for Ollama)"
         )
     parts = urllib.parse.urlsplit(str(base_url).strip())
@@ -51,7 +54,7 @@ def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> 
             f"an environment variable and name it in {key_option}"
         )
     path = parts.path.rstrip("/")
-    if path.endswith(suffix):
+    if suffix and path.endswith(suffix):
         path = path[: -len(suffix)]
     return urllib.parse.urlunsplit(parts._replace(path=path + suffix))
 
@@ -90,8 +93,18 @@ def headers(api_key_env: str | None) -> dict[str, str]:
 
 
 def redact(text: str, api_key_env: str | None) -> str:
+    """``text`` with the key named by ``api_key_env`` replaced by ``***``."""
     key = api_key(api_key_env)
     return text.replace(key, "***") if key else text
+
+
+def clip(text: str | bytes, limit: int, api_key_env: str | None) -> str:
+    """Server text fit for a message: redacted, THEN put on one line and cut to ``limit``
+    characters (cutting first could leave the start of a key that straddles the cut)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    text = " ".join(redact(text, api_key_env).split())
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
 
 def backoff_delay(attempt: int, retry_after: str | None, base: float, cap: float) -> float:
@@ -103,12 +116,3 @@ def backoff_delay(attempt: int, retry_after: str | None, base: float, cap: float
         except ValueError:
             pass  # an HTTP date: keep the backoff
     return max(0.0, min(delay, cap))
-
-
-def error_body(error: urllib.error.HTTPError, limit: int, api_key_env: str | None) -> str:
-    """The start of an HTTP error's body, on one line, key redacted ("" if unreadable)."""
-    try:
-        text = error.read(limit).decode("utf-8", "replace")
-    except (OSError, http.client.HTTPException):
-        return ""
-    return redact(" ".join(text.split()), api_key_env)

@@ -1,7 +1,7 @@
 """The thin Hydra shells: compose a config, call a plain function.
 
 ``python -m receval`` composes ``conf/config.yaml`` and calls :func:`run_one`;
-``python -m receval.synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth_cli`).
+``python -m receval.synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth.__main__`).
 Exit status 2 for every user error: a ``RecevalError`` raised by the task, and a
 config Hydra cannot compose (a misspelt key, a wrong type), which Hydra itself
 reports in one message and would exit 1 for.

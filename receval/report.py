@@ -51,6 +51,7 @@ from receval import chain, stage_costs
 from receval.bootstrap import Interval
 from receval.compare import FORMATS, Pair, grouped_intervals, paired, write_output
 from receval.errors import RecevalError, exit_on_error
+from receval.metrics import lower_is_better
 from receval.runs import BootSettings, Run, format_value, measure_label
 from receval.overlap import overlap_bucket
 from receval.store import LATENCY, OVERLAP, atomic_write
@@ -255,7 +256,8 @@ class Report(tables.Rendered):
         bold = set()
         if len(self.runs) > 1:
             for name, col in metric_cols.items():
-                best = max(round(run.metrics[name].mean, 3) for run in self.runs)
+                pick = min if lower_is_better(name) else max
+                best = pick(round(run.metrics[name].mean, 3) for run in self.runs)
                 bold |= {(r, col) for r, run in enumerate(self.runs) if round(run.metrics[name].mean, 3) == best}
         n_left = len(self.params) + (1 if show_dir else 0)
         align = ["r"] + ["l"] * n_left + ["r"] * (len(columns) - 1 - n_left)
@@ -520,6 +522,10 @@ def parse_floors(items: list[str]) -> dict[str, str]:
                 raise RecevalError(
                     f"--fail-under {item!r}: use METRIC=FLOOR[,METRIC=FLOOR], e.g. hit@3=0.70"
                 )
+            if name.strip() in floors:
+                raise RecevalError(
+                    f"--fail-under {name.strip()} is given twice; give each metric one floor"
+                )
             floors[name.strip()] = value.strip()
     return floors
 
@@ -537,7 +543,12 @@ def _check_floors(floors: dict[str, str], runs: list[Run]) -> dict[str, float]:
             raise RecevalError(
                 f"--fail-under {name}={text}: floors are means between 0 and 1 (0.70, not 70)"
             )
-        out[runs_mod.canonical_measure(name, runs, option="--fail-under")] = value
+        canonical = runs_mod.canonical_measure(name, runs, option="--fail-under")
+        if canonical in out:
+            raise RecevalError(
+                f"--fail-under {name}={text}: {canonical} is given twice; give each metric one floor"
+            )
+        out[canonical] = value
     return out
 
 

@@ -361,6 +361,9 @@ def load_run(run_dir: str | Path) -> Run:
     stored: StoredRun = read_results(run_dir)
     run_dir = Path(run_dir)
     info = read_info(run_dir)
+    ids = stored.table.column("question_id").to_pylist()
+    if len(set(ids)) != len(ids):  # report and compare both pair rows by id
+        raise RunError(f"{run_dir}: question ids repeat; cannot pair questions by id")
     return Run(
         run_dir=run_dir,
         table=stored.table,
@@ -464,7 +467,11 @@ def canonical_measure(name: str, runs: list[Run], option: str = "--metrics") -> 
     try:
         canonical = measures.parse_measure(name).name
     except ValueError as error:
-        raise RecevalError(f"{option}: {error}") from None
+        canonical = name.strip().lower()
+        if not measures.is_token_measure(canonical):
+            raise RecevalError(
+                f"{option}: {error}; or token_recall@k, token_precision@k, token_iou@k, context_tokens@k"
+            ) from None
     for run in runs:
         if canonical not in run.table.column_names:
             stored = ", ".join(run.measure_names)

@@ -3,12 +3,14 @@
 Schema version 1, columns in order:
 
 ``question_id``, ``kind``, ``split``, ``question`` (string); ``relevant`` (list<string>,
-labelled section ids) and ``grades`` (list<int32>, their grades); ``retrieved``
-(list<string>, section ids best first, at most ``depth``) and ``scores``
+labelled section ids, then evidence items as ``page:start-end``) and ``grades``
+(list<int32>, their grades); ``retrieved`` (list<string>, section ids best first, at
+most ``depth``; chunk ids for questions labelled with evidence) and ``scores``
 (list<float64>, each one's best chunk score, as ranked); ``first_relevant_rank`` (int32, null
 when no relevant section is retrieved); ``rr`` and one float64 column per measure
 (``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable
-questions); ``rouge1_p``, ``rouge2_p``, ``rougeL_p`` (float64, ROUGE precision of
+questions), then ``token_recall@k``, ``token_precision@k``, ``token_iou@k`` and
+``context_tokens@k`` per cutoff (float64, :mod:`receval.spans`; absent in older runs); ``rouge1_p``, ``rouge2_p``, ``rougeL_p`` (float64, ROUGE precision of
 the question against its relevant sections, see :mod:`receval.overlap`; null for
 unanswerable questions); ``latency_ms`` (float64, the whole search per question) and one
 ``latency_ms.<stage>`` column per stage (``latency_ms.bm25``, ``latency_ms.fusion``,

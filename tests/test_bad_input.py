@@ -142,7 +142,7 @@ def damaged(runs, tmp_path, how: str) -> Path:
 # ----------------------------------------------------------------- config values (command line)
 
 CONFIG_CASES = {
-    "unknown-key": (["chunking.max_word=40"], ["max_word", "ChunkingConfig", "fix the override"]),
+    "unknown-key": (["chunking.max_word=40"], ["max_word", "WordsConfig", "fix the override"]),
     "wrong-type": (["depth=abc"], ["depth", "could not be converted to Integer"]),
     "k1": (["retriever.k1=-1"], ["retriever.k1=-1.0", "use a value >= 0"]),
     "negative-depth": (["depth=-1"], ["depth=-1", "use an integer >= 1"]),

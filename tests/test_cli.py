@@ -81,7 +81,7 @@ def test_a_single_run_from_any_directory(tmp_path):
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("chunking.max_word=40", "Key 'max_word' not in 'ChunkingConfig'"),
+        ("chunking.max_word=40", "Key 'max_word' not in 'WordsConfig'"),
         ("depth=abc", "could not be converted to Integer"),
         ("depth=-1", "depth=-1: use an integer >= 1"),
         ("retriever.k1=-1", "retriever.k1=-1.0: use a value >= 0"),

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from receval.chunking import chunk_sections
-from receval.embeddings import BUNDLED, LocalEncoder
+from receval.encoders import BUNDLED, LocalEncoder
 from receval.evaluate import collapse_to_sections, judge
 from receval.metrics import Measure
 from receval.ranking import tie_ranks

@@ -1,6 +1,6 @@
 """Dense retrieval: cosine similarity of sentence embeddings.
 
-Chunks and questions are encoded by one :mod:`receval.embeddings` encoder into unit
+Chunks and questions are encoded by one :mod:`receval.encoders` encoder into unit
 vectors, so ``score`` is a single matrix product ``Q @ C.T`` (cosines in [-1, 1]).
 Every chunk is a candidate (``floor = None``): a cosine can be negative and still
 rank. Chunk vectors go through the on-disk cache (a sweep or a second run encodes
@@ -26,13 +26,14 @@ from typing import Optional
 import numpy as np
 
 from receval.components import Context, component
-from receval.embeddings import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, embed
+from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
 from receval.errors import RecevalError
 
 
 class Backend(StrEnum):
     local = "local"  # sentence-transformers in this process
     http = "http"  # an OpenAI-compatible /embeddings endpoint
+    onnx = "onnx"  # the local model exported to ONNX, int8, on onnxruntime (the onnx extra)
 
 
 @dataclass
@@ -93,6 +94,8 @@ class Dense:
         batch_size = int(cfg.batch_size)
         if cfg.backend == Backend.local:
             encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
+        elif cfg.backend == Backend.onnx:
+            encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
         else:
             encoder = HttpEncoder(cfg.base_url, cfg.model, cfg.api_key_env, batch_size=batch_size)
         cache = None if cache_dir is None else EmbeddingCache(Path(cache_dir), encoder.identity, encoder.label)
@@ -118,7 +121,7 @@ class Dense:
         needs it for the questions and its load time must not count as search latency.
         """
         self.load()
-        if isinstance(self.encoder, LocalEncoder):  # first-call set-up, not a question's cost
+        if isinstance(self.encoder, (LocalEncoder, OnnxEncoder)):  # first-call set-up, not a question's cost
             self.encoder.encode(["warm-up"])
         self._last: tuple[tuple[str, ...], np.ndarray] | None = None
         result = embed(list(texts), self.encoder, self.cache, self.progress)
