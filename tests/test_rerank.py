@@ -122,3 +122,12 @@ def test_cost_prices_are_checked(make_config):
         "cost.rerank.per_1k_request: not a price; use per_1k_requests, per_1m_input_tokens, per_1m_output_tokens",
         "cost.dense.per_1m_input_tokens=-1: use a number of US dollars >= 0",
     ]
+
+
+def test_a_hybrid_run_is_labelled_from_its_members_defaults(make_config):
+    """A member node naming only some fields (hybrid's {kind: dense, model: ...}) is labelled
+    with its schema's defaults filled in, not refused for a missing ``backend``."""
+    from receval import retrievers
+
+    cfg = make_config("retriever=hybrid", "rerank=cross_encoder", "rerank.model=/models/ms-marco-MiniLM-L-6-v2")
+    assert retrievers.describe(cfg) == "rrf(bm25+dense) > ms-marco-MiniLM-L-6-v2@30"
