@@ -42,7 +42,7 @@ def chain_pairs(loaded: list, metric: str, boot, intersect: bool = False) -> lis
 
 
 def chain_table(report) -> tables.Table | None:
-    """One row per step: the two runs, their means, the difference with its interval,
+    """One row per step: the two runs (rows of the main table), their means, the difference with its interval,
     up / down, and the fixed and broken question ids."""
     steps = getattr(report, "chain", None)
     if not steps:
@@ -58,16 +58,16 @@ def chain_table(report) -> tables.Table | None:
     for step in steps:
         a, b = index[step.a], index[step.b]
         rows.append([
-            f"{a} -> {b}", report.runs[b].label, tables.fmt(step.mean_a), tables.fmt(step.mean_b),
+            f"#{a} -> #{b}", tables.fmt(step.mean_a), tables.fmt(step.mean_b),
             tables.fmt_signed(step.diff.mean), tables.fmt_ci(step.diff.lo, step.diff.hi, signed=True),
             str(step.up), str(step.down), _ids_cell(step.fixed), _ids_cell(step.broken),
         ])
     return tables.Table(
-        columns=["step", "to", f"{label} before", f"{label} after", "diff", level, "up", "down",
+        columns=["step", f"{label} before", f"{label} after", "diff", level, "up", "down",
                  f"fixed@{k}", f"broken@{k}"],
         rows=rows,
-        align=["l", "l", "r", "r", "r", "r", "r", "r", "l", "l"],
-        wrap={8, 9},
+        align=["l", "r", "r", "r", "r", "r", "r", "l", "l"],
+        wrap={7, 8},
         title=f"Stage by stage: each run against the one before it ({label}, paired)",
         note=f"fixed@{k}: {fixed_note(report.metric)}; broken@{k}: the reverse",
     )

@@ -47,4 +47,4 @@ def test_chain_table_names_fixed_at_k(three, capsys):
     assert exit_code(main, [*three, "--chain", "--metric", "hit@3"]) == 0
     out = capsys.readouterr().out
     assert "Stage by stage" in out and "fixed@3" in out and "broken@3" in out
-    assert "0 -> 1" in out and "1 -> 2" in out
+    assert "#0 -> #1" in out and "#1 -> #2" in out

@@ -131,3 +131,37 @@ def test_a_hybrid_run_is_labelled_from_its_members_defaults(make_config):
 
     cfg = make_config("retriever=hybrid", "rerank=cross_encoder", "rerank.model=/models/ms-marco-MiniLM-L-6-v2")
     assert retrievers.describe(cfg) == "rrf(bm25+dense) > ms-marco-MiniLM-L-6-v2@30"
+
+
+def test_question_costs_and_index_cost_worked():
+    from receval.cost import index_cost, question_costs
+
+    prices = {"rerank": {"per_1k_requests": 2.0, "per_1m_input_tokens": 50.0, "per_1m_output_tokens": 100.0},
+              "dense": {"per_1k_requests": 1.0}}
+    counts = {"requests.rerank": np.array([1.0, 0.0]), "input_tokens.rerank": np.array([1000.0, 0.0]),
+              "output_tokens.rerank": np.array([10.0, 0.0])}
+    stages = {"dense": {"search_api_calls": 4}}  # no per-question counts: spread over the questions
+    out = question_costs(prices, counts, stages, 2)
+    assert out["cost_usd.rerank"] == pytest.approx([0.002 + 0.05 + 0.001, 0.0])
+    assert out["cost_usd.dense"] == pytest.approx([0.002, 0.002])
+    assert out["cost_usd"] == pytest.approx([0.055, 0.002])
+    assert question_costs({}, counts, stages, 2) == {}
+
+    class Remote:
+        url, batch_size = "http://x/v1/embeddings", 2
+
+    class Member:
+        name, encoder = "dense", Remote()
+
+    class Local:
+        name, encoder = "bm25", None
+
+    class Fused:
+        name, members = "hybrid", [Local(), Member()]
+
+    texts = ["one two three", "four, five", "six"]  # 3 + 3 + 1 tokens, 2 requests of 2
+    cost = index_cost({"dense": {"per_1k_requests": 1.0, "per_1m_input_tokens": 1000.0}}, Fused(), texts)
+    assert cost["stages"]["dense"] == {"requests": 2, "input_tokens": 7, "tokens_estimated": True,
+                                       "usd": pytest.approx(0.002 + 0.007)}
+    assert cost["usd"] == pytest.approx(0.009)
+    assert index_cost({}, Fused(), texts) == {}
