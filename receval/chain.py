@@ -36,7 +36,7 @@ def fixed_broken(metric: str, a: np.ndarray, b: np.ndarray, rank_a: np.ndarray, 
 
 def chain_pairs(loaded: list, metric: str, boot, intersect: bool = False) -> list:
     """Each run against the one before it (``compare.paired`` per step)."""
-    from receval.compare import paired
+    from receval.results.pairing import paired
 
     return [paired(earlier, [later], metric, boot, intersect)[0] for earlier, later in zip(loaded, loaded[1:])]
 
@@ -47,8 +47,8 @@ def chain_table(report) -> tables.Table | None:
     steps = getattr(report, "chain", None)
     if not steps:
         return None
-    from receval.report import _ids_cell
-    from receval.runs import measure_label
+    from receval.results.selection import measure_label
+    from receval.tables.report import _ids_cell
 
     label = measure_label(report.metric)
     k = cutoff(report.metric)
@@ -73,7 +73,8 @@ def chain_table(report) -> tables.Table | None:
     )
 
 
-def fixed_note(metric: str) -> str:
+def fixed_note(metric: str, earlier: str = "the run before", later: str = "the step's run") -> str:
+    """What fixed@k means for ``metric``, going from ``earlier`` to ``later``."""
     if parse_measure(metric).k is None:
-        return "a relevant section first after the step, not before"
-    return f"{metric} 0 before the step, above 0 after"
+        return f"a relevant section first in {later}, not in {earlier}"
+    return f"{metric} 0 in {earlier}, above 0 in {later}"

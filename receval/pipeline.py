@@ -146,6 +146,7 @@ def run(cfg, run_dir: Path) -> RunResult:
         },
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
+        "truncated": retrievers.truncated(retriever),  # chunks a dense model cut at its token limit
     }
     names = [m.name for m in measures]
     with timer("write"):

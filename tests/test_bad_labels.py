@@ -15,7 +15,7 @@ from receval.datasets import Question, Section, folder
 from receval.datasets.questions import read_questions
 from receval.errors import DatasetError, RecevalError, RunError
 from receval.report import parse_floors
-from receval.runs import load_run
+from receval.results.stored import load_run
 from tests.conftest import run_of
 
 

@@ -92,6 +92,7 @@ def test_keys_and_enum_values_are_typed_by_the_component_schema(overrides, words
         compose_with(*overrides)
 
 
+@pytest.mark.slow
 def test_help_lists_only_what_each_command_uses(tmp_path):
     from conftest import run_cli
 

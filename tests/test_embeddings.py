@@ -196,6 +196,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_processes_writing_and_reading_one_cache_at_once(tmp_path):
     import time
 
@@ -277,6 +278,7 @@ def test_bad_dense_configs(tmp_path, monkeypatch, overrides, match):
     assert "sk-live-1234" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_importing_receval_and_running_bm25_never_imports_torch(tmp_path):
     code = textwrap.dedent(
         """

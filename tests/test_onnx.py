@@ -24,6 +24,7 @@ def exported(tmp_path_factory):
     return cache, encoder
 
 
+@pytest.mark.dense
 def test_int8_onnx_agrees_with_torch_on_the_builtin_sections(exported):
     from types import SimpleNamespace
 

@@ -129,6 +129,7 @@ def test_http_rerank_malformed_answer_is_one_error(server):
         stage.rank(["q"], 2)
 
 
+@pytest.mark.slow
 def test_http_rerank_run_prices_it_and_never_writes_the_key(server, tmp_path):
     where = tmp_path / "work"
     where.mkdir()

@@ -193,6 +193,7 @@ def test_generated_file_runs_through_the_pipeline_at_k_3_10_25(synth_config, ser
     assert result.means["hit@25"] > 0.9  # the questions copy their passages' words
 
 
+@pytest.mark.slow
 def test_cli_sends_the_key_only_in_the_authorization_header(server, tmp_path):
     out = tmp_path / "q.jsonl"
     done = run_cli(
@@ -218,6 +219,7 @@ def test_cli_sends_the_key_only_in_the_authorization_header(server, tmp_path):
     assert pq.read_table(tmp_path / "eval" / "results.parquet").num_rows == 8
 
 
+@pytest.mark.slow
 def test_a_refused_key_is_one_redacted_message_and_exit_2(server, tmp_path):
     server.respond = lambda body, attempt: error(401, f"Incorrect API key provided: {KEY}")
     done = run_cli(
@@ -230,6 +232,7 @@ def test_a_refused_key_is_one_redacted_message_and_exit_2(server, tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_unreachable_server_is_one_message_and_exit_2(tmp_path):
     import socket
 

@@ -12,7 +12,6 @@ model folder's ``tokenizer.json``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -21,6 +20,7 @@ import numpy as np
 
 from receval.chunking import Chunk, chunks_of, describe_common
 from receval.components import component
+from receval.encoders.limits import limit_of, tokenizer_of
 from receval.errors import ConfigError
 
 BUNDLED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
@@ -43,13 +43,6 @@ def model_folder(name: str) -> Path:
             "all-MiniLM-L6-v2 or a model folder holding tokenizer.json"
         )
     return path
-
-
-def model_limit(folder: Path) -> int | None:
-    config = folder / "sentence_bert_config.json"
-    if config.is_file():
-        return json.loads(config.read_text()).get("max_seq_length")
-    return None
 
 
 @dataclass
@@ -76,13 +69,9 @@ class TokensConfig:
 
 class Tokens:
     def __init__(self, node):
-        from tokenizers import Tokenizer
-
         folder = model_folder(node.model)
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.no_truncation()
-        self.tokenizer.no_padding()
-        self.limit = node.max_tokens or model_limit(folder) or 512
+        self.tokenizer = tokenizer_of(str(folder))
+        self.limit = node.max_tokens or limit_of(folder) or 512
         self.overlap, self.headings = int(node.overlap), bool(node.headings)
         self.specials = len(self.tokenizer.encode("", add_special_tokens=True).ids)
 

@@ -26,8 +26,9 @@ from typing import Optional
 import numpy as np
 
 from receval.components import Context, component
+from receval.encoders import limits
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
-from receval.errors import RecevalError
+from receval.errors import ConfigError, RecevalError
 
 
 class Backend(StrEnum):
@@ -80,6 +81,7 @@ class Dense:
         self.encoded = 0
         self.cache_hits = 0
         self.questions_encoded = 0
+        self.truncated: int | None = None  # chunks longer than the model's limit (None: unknown)
 
     @classmethod
     def from_config(cls, cfg, cache_dir: str | Path | None) -> Dense:
@@ -92,9 +94,14 @@ class Dense:
         here: the model loads in ``fit`` (or ``load``), once per process.
         """
         batch_size = int(cfg.batch_size)
-        if cfg.backend == Backend.local:
+        try:
+            backend = Backend(str(cfg.backend))
+        except ValueError:
+            known = ", ".join(b.value for b in Backend)
+            raise ConfigError(f"retriever.backend={str(cfg.backend)!r} is not known; use one of: {known}") from None
+        if backend == Backend.local:
             encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
-        elif cfg.backend == Backend.onnx:
+        elif backend == Backend.onnx:
             encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
         else:
             encoder = HttpEncoder(cfg.base_url, cfg.model, cfg.api_key_env, batch_size=batch_size)
@@ -128,6 +135,8 @@ class Dense:
         self.chunk_vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
         self.encoded += result.encoded
         self.cache_hits += result.cache_hits
+        info = getattr(self.encoder, "model_info", None)  # a local model: count what it cuts
+        self.truncated = limits.truncated(info.path if info else None, list(texts))
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) float32 cosines of each question with each fitted chunk."""
