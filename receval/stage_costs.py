@@ -24,10 +24,11 @@ def cost_facts(run) -> dict:
     if PAIRS in names:
         values = run.values(PAIRS)
         facts["pairs_per_question"] = float(np.nanmean(values)) if values.size else None
-    if COLUMN in names:
-        from receval.choice import money  # the one place dollars per 1,000 questions are computed
+    from receval.choice import money  # the one place dollars per 1,000 questions are computed
 
-        facts["usd_per_1000"] = money(run)
+    facts["usd_per_1000"] = money(run)  # 0 for a run whose stages call no API; None: paid, unpriced
+    if COLUMN in names:
+        facts["priced"] = True
         facts["usd_per_1000_by_stage"] = {
             name[len(COLUMN) + 1:]: float(np.mean(np.nan_to_num(run.values(name))) * 1000)
             for name in names if name.startswith(COLUMN + ".")
@@ -52,7 +53,11 @@ def with_costs(table: tables.Table | None, runs: list) -> tables.Table | None:
         ("$ / 1k q", "usd_per_1000", _usd),
         ("index $", "index_usd", _usd),
     ]
-    added = [column for column in added if any(f.get(column[1]) is not None for f in facts)]
+    priced = any(f.get("priced") for f in facts)  # $ columns only when some run was priced
+    added = [
+        column for column in added
+        if any(f.get(column[1]) is not None for f in facts) and (column[1] != "usd_per_1000" or priced)
+    ]
     if not added:
         return table
     estimated = any(f.get("tokens_estimated") for f in facts)
@@ -73,4 +78,6 @@ def with_costs(table: tables.Table | None, runs: list) -> tables.Table | None:
 
 
 def _usd(value: float) -> str:
+    if value == 0:
+        return "0"
     return f"{value:.4f}" if value < 1 else f"{value:.2f}"
