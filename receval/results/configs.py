@@ -221,3 +221,12 @@ def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool 
         raise RunError(
             f"{run_dir}: its saved config does not fit this receval ({message})"
         ) from None
+
+
+COMPONENT_GROUPS = ("chunking", "retriever", "rerank")
+
+
+def component_settings(config: dict) -> dict[str, Any]:
+    """The saved settings of a run's components, dotted (``retriever.fusion.k``); a group
+    the run does not use (``rerank: null``) has none."""
+    return flatten({group: config[group] for group in COMPONENT_GROUPS if config.get(group)})

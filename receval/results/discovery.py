@@ -9,17 +9,13 @@ Several paths are taken in the order given. A job folder without
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from receval.errors import RunError
+from receval.progress import warn
 from receval.results.configs import HYDRA_DIR
 from receval.results.stored import Run, load_run
 from receval.store import RESULTS, RUN_JSON
-
-
-def warn(message: str) -> None:
-    print(f"receval: warning: {message}", file=sys.stderr, flush=True)
 
 
 def job_dirs(path: Path) -> list[Path]:

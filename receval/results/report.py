@@ -40,12 +40,16 @@ class RunSummary:
     latency_p95: float | None
     stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
     costs: dict = field(default_factory=dict)  # pairs, $ per 1,000 questions, index $ (receval.stage_costs)
+    settings: dict[str, Any] = field(default_factory=dict)  # its components' own keys, dotted
 
     def to_dict(self) -> dict:
+        """``params``: the table's columns (short names) and every setting of the run's
+        components (``retriever.k1``, ``rerank.first_size``, ...): only what applies to it."""
+        params = {**self.settings, **self.params}
         return {
             "run_dir": self.run_dir,
             "label": self.label,
-            "params": {k: configs.jsonable(v) for k, v in self.params.items()},
+            "params": {k: configs.jsonable(v) for k, v in params.items()},
             "n_chunks": self.n_chunks,
             "n_questions": self.n_questions,
             "n_unanswerable": self.n_unanswerable,
@@ -262,6 +266,7 @@ def build_report(
                 run_dir=str(run.run_dir),
                 label=label,
                 params={names_of[k]: run.flat.get(k) for k in keys},
+                settings=configs.component_settings(run.config),
                 n_chunks=run.n_chunks,
                 n_questions=int(scored.sum()),
                 n_unanswerable=int((~scored).sum()),
