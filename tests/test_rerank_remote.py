@@ -224,3 +224,45 @@ def test_llm_rerank_estimates_tokens_without_usage_and_refuses_a_non_grade(chat)
     stage.fit(["alpha page", "eps page"], np.arange(2))
     with pytest.raises(RecevalError, match=r"did not answer a grade 0-3"):
         stage.rank(["q"], 2)
+
+
+def embeddings_answer(body: dict) -> bytes:
+    """Deterministic 8-dimensional vectors from each text's letters (an /embeddings stand-in)."""
+    rows = []
+    for i, text in enumerate(body["input"]):
+        counts = [0.0] * 8
+        for ch in text.lower():
+            counts[ord(ch) % 8] += 1.0
+        rows.append({"index": i, "embedding": counts})
+    return json.dumps({"data": rows}).encode()
+
+
+def test_priced_remote_encoder_has_an_index_cost_and_per_question_money(make_config, tmp_path):
+    from math import ceil
+
+    from receval.chunking import chunk_sections
+    from receval.cost import estimate_tokens
+    from receval.datasets import load_dataset
+    from receval.pipeline import run
+
+    embeddings = Server(lambda path, body: (200, {}, embeddings_answer(body)))
+    try:
+        cfg = make_config(
+            "retriever=dense", "retriever.backend=http", f"retriever.base_url={embeddings.url}/v1",
+            "retriever.model=m", "retriever.batch_size=16", "cache_dir=null",
+            "+cost.dense.per_1k_requests=1", "+cost.dense.per_1m_input_tokens=100",
+        )
+        run(cfg, tmp_path)
+    finally:
+        embeddings.close()
+    texts = [c.text for c in chunk_sections(load_dataset(cfg.dataset).sections, 120, 0, True)]
+    info = json.loads((tmp_path / RUN_JSON).read_text())
+    tokens = int(estimate_tokens(texts).sum())
+    assert info["cost"]["index"]["stages"]["dense"] == {
+        "requests": ceil(len(texts) / 16), "input_tokens": tokens, "tokens_estimated": True,
+        "usd": pytest.approx(ceil(len(texts) / 16) / 1e3 + tokens * 100 / 1e6),
+    }
+    rows = pq.read_table(tmp_path / RESULTS).to_pylist()
+    calls = info["stages"]["dense"]["search_api_calls"]
+    assert calls == len(rows)  # one embeddings request per question (search_batch=1)
+    assert all(row["cost_usd.dense"] == pytest.approx(calls / len(rows) / 1e3) for row in rows)
