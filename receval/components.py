@@ -180,7 +180,7 @@ def label(group: str, node: Any) -> str:
         return node
     kind = str(node.get("kind", "?"))
     describe = getattr(entry(group, kind, f"{group}.kind").schema, "describe", None)
-    return describe(node) if describe else kind
+    return describe(typed(group, node, group)) if describe else kind  # typed: a member's defaults filled
 
 
 def _reason(error: Exception) -> str:

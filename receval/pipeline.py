@@ -18,6 +18,7 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers
 from receval import config as config_schema
+from receval import cost
 from receval.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
@@ -152,6 +153,11 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
+    stages = stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever))
+    prices = cost.prices_of(cfg.get("cost"))
+    extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
+    extra.update(cost.question_costs(prices, hits.counts, stages, len(questions)))
+    columns.update(extra)
     config = resolved(cfg)
     info = {
         "config_hash": identity_hash(config),
@@ -159,14 +165,20 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         "n_chunks": len(chunks),
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
-        "stages": stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever)),
+        "stages": stages,
+        "cost": {
+            "index": cost.index_cost(prices, retriever, [chunk.text for chunk in chunks]),
+            "tokens_estimated": sorted(getattr(retriever, "tokens_estimated", ())),
+        },
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
         "truncated": retrievers.truncated(retriever),  # chunks a dense model cut at its token limit
     }
     names = [m.name for m in measures]
     with timer("write"):
-        write_results(run_dir, columns, names + token_columns(list(cfg.metrics.ks)), info, list(hits.stage_ms))
+        write_results(
+            run_dir, columns, names + token_columns(list(cfg.metrics.ks)), info, list(hits.stage_ms), list(extra)
+        )
     means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names

@@ -124,6 +124,10 @@ def build_parser() -> options.ArgumentParser:
         help="a run dir, or KEY=VALUE[,KEY=VALUE] naming one run: paired differences against it",
     )
     parser.add_argument(
+        "--chain", action="store_true",
+        help="pair each run with the one before it, in the order given: a paired difference per step",
+    )
+    parser.add_argument(
         "--intersect", action="store_true",
         help="pair runs over different question sets on the questions they share",
     )
@@ -202,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             top=args.top,
             gate=args.gate,
             margin=check_margin(args.margin),
+            chain_steps=args.chain,
         )
         if report.gate is not None:  # one line either way, exit 1 on a regression
             print(report.gate.line)

@@ -14,7 +14,10 @@ questions), then ``token_recall@k``, ``token_precision@k``, ``token_iou@k`` and
 the question against its relevant sections, see :mod:`receval.overlap`; null for
 unanswerable questions); ``latency_ms`` (float64, the whole search per question) and one
 ``latency_ms.<stage>`` column per stage (``latency_ms.bm25``, ``latency_ms.fusion``,
-``latency_ms.rerank``, ``latency_ms.select``, ...).
+``latency_ms.rerank``, ``latency_ms.select``, ...); then, when the run has them,
+float64 count and money columns (:mod:`receval.cost`): ``pairs_scored`` (pairs a
+re-ranker scored), ``requests.<stage>``, ``input_tokens.<stage>``,
+``output_tokens.<stage>``, ``cost_usd.<stage>`` and ``cost_usd``.
 
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
 version, schema version, config hash, dataset fingerprint, number of chunks and
@@ -79,11 +82,14 @@ def measure_columns(names) -> list[str]:
     return [name for name in names if is_measure(name)]
 
 
-def results_schema(measure_names: list[str], metadata: dict, stages: list[str] = ()) -> pa.Schema:
+def results_schema(
+    measure_names: list[str], metadata: dict, stages: list[str] = (), extra: list[str] = ()
+) -> pa.Schema:
     fields = [*_FIXED, *(pa.field(name, pa.float64()) for name in measure_names)]
     fields.extend(pa.field(name, pa.float64()) for name in OVERLAP)
     fields.append(pa.field(LATENCY, pa.float64()))
     fields.extend(pa.field(stage_column(stage), pa.float64()) for stage in stages)
+    fields.extend(pa.field(name, pa.float64()) for name in extra)
     return pa.schema(fields, metadata={META_KEY: json.dumps(metadata, sort_keys=True).encode()})
 
 
@@ -140,13 +146,14 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
 
 
 def write_results(
-    run_dir: Path, columns: dict, measure_names: list[str], metadata: dict, stages: list[str] = ()
+    run_dir: Path, columns: dict, measure_names: list[str], metadata: dict, stages: list[str] = (),
+    extra: list[str] = (),
 ) -> Path:
     """Write the per-question table atomically; returns its path."""
     metadata = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **metadata}
     n_rows = len(columns["question_id"])
     columns = {**{name: [None] * n_rows for name in OVERLAP}, **columns}  # optional: null if not given
-    table = pa.table(columns, schema=results_schema(measure_names, metadata, stages))
+    table = pa.table(columns, schema=results_schema(measure_names, metadata, stages, extra))
     target = Path(run_dir) / RESULTS
     atomic_write(target, lambda tmp: pq.write_table(table, tmp))
     return target

@@ -36,6 +36,9 @@ def test_every_option_of_every_group_composes_and_checks(group, option):
         overrides.append("dataset.path=/some/where")
     if group == "retriever/fusion":
         overrides.insert(0, "retriever=fused")
+    if group == "rerank" and option in ("cross_encoder", "http", "llm"):  # a model is required
+        overrides.append("rerank.model=/models/x")
+        overrides += [] if option == "cross_encoder" else ["rerank.base_url=http://localhost:8080"]
     cfg = compose_with(*overrides)
     check(cfg)  # types and ranges of the run and of every component in it
     assert OmegaConf.to_yaml(cfg)
@@ -97,7 +100,7 @@ def test_help_lists_only_what_each_command_uses(tmp_path):
     synth = run_cli("--help", cwd=tmp_path, module="receval.synth")
     assert run.returncode == 0 and synth.returncode == 0, run.stderr + synth.stderr
     assert "retriever: bm25, dense, fused, hybrid, tfidf" in run.stdout
-    assert "rerank: dense, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout
+    assert "rerank: cross_encoder, dense, http, llm, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout
     groups = synth.stdout.split("== Config groups", 1)[1].split("== Config (", 1)[0]
     assert "dataset:" in groups and "chunking:" in groups
     assert not any(word in synth.stdout for word in ("retriever", "rerank", "bootstrap"))

@@ -244,7 +244,7 @@ def test_baseline_table_shows_the_paired_differences(sweep, capsys):
     assert main([str(sweep), "--baseline", "retriever=bm25,max_words=40"]) == 0
     out = capsys.readouterr().out
     assert "Paired differences vs baseline #1 bm25 40" in out
-    assert "fixed: a relevant section first in the run" in out
+    assert "fixed@1: a relevant section first in the run, not in the baseline" in out
 
 
 # ----------------------------------------------------------------- fail-under

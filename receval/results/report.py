@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from receval import chain, stage_costs
 from receval.bootstrap import Interval
 from receval.errors import RecevalError
 from receval.identity import mixed_datasets
@@ -42,6 +43,7 @@ class RunSummary:
     latency_p50: float | None
     latency_p95: float | None
     stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
+    costs: dict = field(default_factory=dict)  # pairs, $ per 1,000 questions, index $ (receval.stage_costs)
     settings: dict[str, Any] = field(default_factory=dict)  # its components' own keys, dotted
 
     def to_dict(self) -> dict:
@@ -58,6 +60,7 @@ class RunSummary:
             "metrics": {name: iv.as_dict() for name, iv in self.metrics.items()},
             "latency_ms": {"p50": self.latency_p50, "p95": self.latency_p95},
             "stages": self.stages,
+            "costs": self.costs,
         }
 
 
@@ -80,6 +83,7 @@ class Report(ReportTables):
     by_more: list[ByTable] = field(default_factory=list)  # --by over further --metrics
     shown: list | None = None  # --show: receval.results.show.QuestionView per question
     gate: Any = None  # --gate: receval.results.gate.Gate
+    chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.chain)
 
     # ------------------------------------------------------------- dict / json
 
@@ -100,6 +104,8 @@ class Report(ReportTables):
                 "floors": self.floors,
                 "failures": self.failures(),
             }
+        if self.chain:
+            out["chain"] = [self.pair_dict(p) for p in self.chain]
         if self.by is not None:
             out["by"] = self.by.to_dict(self.runs)
         if self.by_more:  # --by over each further --metrics measure
@@ -206,6 +212,7 @@ def build_report(
     top: int = 5,
     gate: str | None = None,
     margin: float = 0.0,
+    chain_steps: bool = False,
 ) -> Report:
     """Read the runs under ``paths`` (or take runs already loaded) and compute
     everything the report shows.
@@ -298,6 +305,7 @@ def build_report(
                 latency_p50=p50,
                 latency_p95=p95,
                 stages=stage_latency(run),
+                costs=stage_costs.cost_facts(run),
             )
         )
 
@@ -318,6 +326,8 @@ def build_report(
         pairs=pairs,
         floors=checked_floors,
     )
+    if chain_steps and len(loaded) > 1:
+        report.chain = chain.chain_pairs(loaded, metric, boot, intersect)
     if by is not None:
         report.by, *report.by_more = [by_table(loaded, by, m, boot) for m in by_names]
     if per_question:

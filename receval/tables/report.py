@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from receval import tables
+from receval import chain, stage_costs, tables
 from receval.metrics import lower_is_better
 from receval.results.configs import format_value
 from receval.results.selection import measure_label
@@ -91,7 +91,8 @@ class ReportTables(tables.Rendered):
         label = measure_label(self.metric)
         level = f"{self.boot.level:.0%} CI"
         index = {run.run_dir: i for i, run in enumerate(self.runs)}
-        columns = ["#", *self.params, label, f"diff {label}", level, "up", "down", "same", "fixed", "broken"]
+        k = chain.cutoff(self.metric)
+        columns = ["#", *self.params, label, f"diff {label}", level, "up", "down", "same", f"fixed@{k}", f"broken@{k}"]
         rows = []
         for pair in self.pairs:
             i = index[pair.b]
@@ -108,7 +109,7 @@ class ReportTables(tables.Rendered):
             title=f"Paired differences vs baseline #{self.baseline} {base.label} "
             f"({label} {base.metrics[self.metric].mean:.3f})" if self.metric in base.metrics else
             f"Paired differences vs baseline #{self.baseline} {base.label}",
-            note="fixed: a relevant section first in the run, not in the baseline; broken: the reverse",
+            note=f"fixed@{k}: {chain.fixed_note(self.metric, 'the baseline', 'the run')}; broken@{k}: the reverse",
             wrap={len(columns) - 2, len(columns) - 1},
         )
 
@@ -178,8 +179,9 @@ class ReportTables(tables.Rendered):
         return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
 
     def tables(self) -> list[tables.Table]:
-        found = [self.main_table(), self.stage_table(), self.pairs_table(), self.by_table(),
-                 *(self.by_table(b) for b in self.by_more), self.question_table()]
+        found = [self.main_table(), stage_costs.with_costs(self.stage_table(), self.runs), self.pairs_table(),
+                 chain.chain_table(self), self.by_table(), *(self.by_table(b) for b in self.by_more),
+                 self.question_table()]
         return [t for t in found if t is not None]
 
     # ------------------------------------------------------------- csv
