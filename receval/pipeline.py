@@ -97,6 +97,7 @@ def run(cfg, run_dir: Path) -> RunResult:
             chunk_key,
             lambda: chunk_sections(dataset.sections, chunking.max_words, chunking.overlap, chunking.headings),
         )
+    context.chunks, context.sections = chunks, dataset.sections
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
         retriever.fit([chunk.text for chunk in chunks], tie_rank)
