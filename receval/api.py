@@ -38,8 +38,9 @@ def is_local(host: str | None) -> bool:
 def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> str:
     """``{base_url}{suffix}`` after checking the URL; a ConfigError naming ``option``."""
     if not base_url or not str(base_url).strip():
+        before = f" before {suffix}" if suffix else ""
         raise ConfigError(
-            f"{option} is required: the API root before {suffix} "
+            f"{option} is required: the API root{before} "
             f"(e.g. {option}=http://localhost:11434/v1 for Ollama)"
         )
     parts = urllib.parse.urlsplit(str(base_url).strip())
@@ -51,7 +52,7 @@ def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> 
             f"an environment variable and name it in {key_option}"
         )
     path = parts.path.rstrip("/")
-    if path.endswith(suffix):
+    if suffix and path.endswith(suffix):
         path = path[: -len(suffix)]
     return urllib.parse.urlunsplit(parts._replace(path=path + suffix))
 
@@ -90,8 +91,18 @@ def headers(api_key_env: str | None) -> dict[str, str]:
 
 
 def redact(text: str, api_key_env: str | None) -> str:
+    """``text`` with the key named by ``api_key_env`` replaced by ``***``."""
     key = api_key(api_key_env)
     return text.replace(key, "***") if key else text
+
+
+def clip(text: str | bytes, limit: int, api_key_env: str | None) -> str:
+    """Server text fit for a message: redacted, THEN put on one line and cut to ``limit``
+    characters (cutting first could leave the start of a key that straddles the cut)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    text = " ".join(redact(text, api_key_env).split())
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
 
 def backoff_delay(attempt: int, retry_after: str | None, base: float, cap: float) -> float:

@@ -218,3 +218,165 @@ def test_a_python_retriever_is_a_fusion_member_and_a_first_stage(user_code, tmp_
         "retriever/fusion=weighted", "retriever.fusion.weights=[1,0]",
     ))
     assert [s["retrieved"][:3] for s in same] == [a["retrieved"][:3] for a in alone]
+
+
+# ----------------------------------------------------------------------- http
+
+
+def words(text):
+    import re
+
+    return set(re.findall(r"\w+", text.lower()))
+
+
+@pytest.fixture(scope="module")
+def library_sections():
+    from hydra import compose, initialize_config_dir
+
+    from receval.config import config_dir
+
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        cfg = compose("config")
+    return load_dataset(cfg.dataset).sections
+
+
+def jaccard_answer(question, sections, k):
+    q = words(question)
+    scored = [(s.id, len(q & words(s.text)) / len(q | words(s.text))) for s in sections]
+    return sorted([p for p in scored if p[1] > 0], key=lambda p: -p[1])[:k]
+
+
+@pytest.fixture
+def service(library_sections):
+    """A search endpoint on loopback: Jaccard over whole sections; ``script`` holds
+    replies to send first (status, body) before answering normally."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            httpd.seen.append((request, dict(self.headers)))
+            if httpd.script:
+                status, body = httpd.script.pop(0)
+            else:
+                status, body = 200, httpd.shape(request)
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+    def plain(request):
+        answer = jaccard_answer(request["query"], library_sections, request["k"])
+        return {"results": [{"id": sid, "score": score} for sid, score in answer]}
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.seen, httpd.script, httpd.shape = [], [], plain
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/search"
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def expected_http(question, sections, depth):
+    """The endpoint's answer ordered by the tie rule (a section id stands for its first chunk)."""
+    answer = sorted(jaccard_answer(question, sections, depth), key=lambda p: (-p[1], p[0]))
+    return [sid for sid, _ in answer], [score for _, score in answer]
+
+
+def test_http_rankings_equal_the_endpoints_answers_after_a_503(service, library_sections, tmp_path_factory):
+    service.script = [(503, {"error": "warming up"})]
+    run_dir = run_of(tmp_path_factory, "retriever=http", f"retriever.url={service.url}", "retriever.backoff=0")
+    rows = stored(run_dir)
+    assert len(rows) == len(service.seen) - 1  # one request per question, plus the retried one
+    assert service.seen[0][0] == service.seen[1][0] == {"query": rows[0]["question"], "k": 10}
+    for row in rows:
+        sections, scores = expected_http(row["question"], library_sections, 10)
+        assert row["retrieved"] == sections and row["scores"] == scores
+    calls = json.loads((run_dir / "run.json").read_text())["stages"]["http"]
+    assert calls == {"index_api_calls": 0, "search_api_calls": len(rows) + 1}
+
+
+def test_http_elasticsearch_shape_concurrency_and_headers_from_the_environment(
+    service, library_sections, tmp_path_factory, monkeypatch
+):
+    monkeypatch.setenv("ES_AUTH", "ApiKey c2VjcmV0")
+
+    def search(request):
+        hits = jaccard_answer(request["query"]["match"]["text"], library_sections, request["size"])
+        return {"took": 1, "hits": {"total": {"value": len(hits)}, "hits": [{"_id": s, "_score": v} for s, v in hits]}}
+
+    service.shape = search
+    run_dir = run_of(
+        tmp_path_factory, "retriever=http_elasticsearch", f"retriever.url={service.url}",
+        "retriever.headers={Authorization: ES_AUTH}", "retriever.concurrency=4", "search_batch=8",
+    )
+    request, headers = service.seen[0]
+    assert set(request) == {"query", "size", "_source"} and request["size"] == 10 and request["_source"] is False
+    assert headers["Authorization"] == "ApiKey c2VjcmV0"
+    for row in stored(run_dir):
+        sections, scores = expected_http(row["question"], library_sections, 10)
+        assert row["retrieved"] == sections and row["scores"] == scores
+    saved = (run_dir / "run.json").read_text()
+    assert "ES_AUTH" in saved and "c2VjcmV0" not in saved
+
+
+def test_a_header_value_where_a_variable_name_belongs_is_refused(make_config):
+    from receval.config import check
+
+    cfg = make_config("retriever=http", "retriever.url=http://127.0.0.1:9/s", "retriever.headers={Authorization: 'Bearer sk-abc'}")
+    with pytest.raises(RecevalError, match="headers.Authorization must be the NAME of an environment variable"):
+        check(cfg)
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ({"hits": []}, "malformed reply: no 'results' in it (it has ['hits'])"),
+        ({"results": [{"doc": "x"}]}, "malformed reply: a result without 'id' and 'score'"),
+        (b"<html>oops</html>", "the reply is not JSON"),
+    ],
+)
+def test_a_malformed_reply_is_one_clear_error(service, tmp_path_factory, reply, message):
+    service.script = [(200, reply)]
+    with pytest.raises(RecevalError) as caught:
+        run_of(tmp_path_factory, "retriever=http", f"retriever.url={service.url}")
+    assert message in str(caught.value)
+
+
+@pytest.mark.slow
+def test_a_malformed_reply_exits_2_and_writes_nothing(service, tmp_path):
+    service.script = [(200, {"hits": []})]
+    done = run_cli("retriever=http", f"retriever.url={service.url}", f"hydra.run.dir={tmp_path}/run", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "receval: error: retriever.url=" in done.stderr and "malformed reply" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "run" / "results.parquet").exists()
+
+
+def test_a_header_value_on_the_command_line_is_refused_before_anything_is_written():
+    from receval.trust import argv_problems
+
+    assert argv_problems(["retriever.headers={Authorization: ES_AUTH}", "retriever.headers.X-Key=MY_KEY"]) == []
+    for arg in ["retriever.headers={Authorization: 'ApiKey c2VjcmV0'}", "retriever.headers.Authorization=sk-live-1234"]:
+        (problem,) = argv_problems([arg])
+        assert "NAME of an environment variable" in problem and "c2VjcmV0" not in problem and "sk-live" not in problem
+
+
+def test_search_takes_each_questions_own_latency_when_a_retriever_measures_it():
+    from receval.retrievers.base import search
+
+    class Timed:
+        name, floor = "timed", None
+
+        def rank(self, questions, depth):
+            self.question_seconds = np.array([0.5, 0.25][: len(questions)])
+            return np.zeros((len(questions), depth), np.int32), np.ones((len(questions), depth))
+
+    hits = search(Timed(), ["a", "b"], 1, np.arange(3), batch_size=2)
+    assert hits.latency_ms.tolist() == [500.0, 250.0]
