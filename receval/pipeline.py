@@ -131,6 +131,7 @@ def run(cfg, run_dir: Path) -> RunResult:
         "stages": stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever)),
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
+        **retrievers.facts(retriever),
     }
     names = [m.name for m in measures]
     with timer("write"):

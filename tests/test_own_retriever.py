@@ -380,3 +380,14 @@ def test_search_takes_each_questions_own_latency_when_a_retriever_measures_it():
 
     hits = search(Timed(), ["a", "b"], 1, np.arange(3), batch_size=2)
     assert hits.latency_ms.tolist() == [500.0, 250.0]
+
+
+@pytest.mark.dense
+def test_a_python_retriever_is_the_first_stage_of_re_ranking(user_code, tmp_path_factory):
+    alone = stored(run_of(tmp_path_factory, "retriever=python", "retriever.target=jac:Jaccard"))
+    reranked = stored(run_of(
+        tmp_path_factory, "retriever=python", "retriever.target=jac:Jaccard", "rerank=dense", "rerank.first_size=10",
+    ))
+    # the shortlist is the first stage's top 10 chunks (= depth): re-ordered, never replaced
+    assert [set(r["retrieved"]) for r in reranked] == [set(a["retrieved"]) for a in alone]
+    assert any(r["retrieved"] != a["retrieved"] for r, a in zip(reranked, alone))

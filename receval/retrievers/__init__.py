@@ -43,6 +43,14 @@ def api_calls(retriever) -> dict[str, int]:
     return {retriever.name: getattr(retriever, "api_calls", 0)}
 
 
+def facts(retriever) -> dict:
+    """Facts a retriever measured over the run (lancedb's ``ann_recall@k``), its members' included."""
+    found = dict(retriever.facts()) if hasattr(retriever, "facts") else {}
+    for member in getattr(retriever, "members", ()):
+        found.update(facts(member))
+    return found
+
+
 def describe(cfg) -> str:
     """The run's retriever label: ``bm25``, ``rrf(tfidf+bm25)``, ``... > dense@30``."""
     first = components.label("retriever", cfg.retriever)
@@ -52,4 +60,4 @@ def describe(cfg) -> str:
     return f"{first} > {components.label('rerank', node)}"
 
 
-__all__ = ["Context", "Hits", "Retriever", "api_calls", "build", "describe", "search", "stages"]
+__all__ = ["Context", "Hits", "Retriever", "api_calls", "build", "describe", "facts", "search", "stages"]

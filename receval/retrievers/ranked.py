@@ -76,7 +76,7 @@ class Ids:
 
 
 def top_lists(
-    answers: list[list[tuple[str, float]]], ids: Ids, tie_rank: np.ndarray, depth: int, where: str
+    answers: list[list[tuple[str, float]]], ids: Ids | None, tie_rank: np.ndarray, depth: int, where: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Answers ((id, score) pairs per question) -> (idx (B, depth) int32 -1 padded,
     scores float64 NaN padded), ordered by the tie rule."""
@@ -84,9 +84,12 @@ def top_lists(
     counts = np.fromiter((len(a) for a in answers), np.int64, n_rows)
     rows = np.repeat(np.arange(n_rows), counts)
     flat = [pair for answer in answers for pair in answer]
-    lookup = ids.index
-    cols = np.fromiter((lookup.get(str(name), -1) for name, _ in flat), np.int64, len(flat))
-    if (cols < 0).any():
+    if ids is None:  # names are chunk positions already (a table's row number)
+        cols = np.fromiter((int(name) for name, _ in flat), np.int64, len(flat))
+    else:
+        lookup = ids.index
+        cols = np.fromiter((lookup.get(str(name), -1) for name, _ in flat), np.int64, len(flat))
+    if ids is not None and (cols < 0).any():
         raise ids.unknown(str(flat[int(np.argmax(cols < 0))][0]), where)
     try:
         values = np.array([score for _, score in flat], dtype=np.float64).reshape(-1)
