@@ -55,10 +55,13 @@ def test_exact_vector_search_ranks_exactly_as_dense_and_fts_and_hybrid_run(tmp_p
 @pytest.mark.dense
 def test_an_ivf_pq_index_reports_its_recall_against_exact_search(tmp_path_factory):
     pytest.importorskip("lancedb")
-    run_dir = run_of(tmp_path_factory, "retriever=lancedb", "retriever.index=ivf_pq", "retriever.partitions=4",
-                     "retriever.nprobes=1")
-    info = json.loads((run_dir / "run.json").read_text())
-    assert 0.0 < info["ann_recall@10"] < 1.0  # one partition of four: some exact neighbours missed
+    for index in ("ivf_pq", "ivf_hnsw_sq"):
+        run_dir = run_of(tmp_path_factory, "retriever=lancedb", f"retriever.index={index}", "retriever.nprobes=1")
+        info = json.loads((run_dir / "run.json").read_text())
+        # 99 chunks: one partition, 256 PQ centroids: (nearly) lossless; cranfield shows the loss
+        assert 0.9 <= info["ann_recall@10"] <= 1.0, (index, info["ann_recall@10"])
+    exact = json.loads((run_of(tmp_path_factory, "retriever=lancedb") / "run.json").read_text())
+    assert not any(key.startswith("ann_recall") for key in exact)  # exact search has no price to report
 
 
 @pytest.mark.slow

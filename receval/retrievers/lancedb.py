@@ -158,17 +158,19 @@ class LanceRetriever(RankOnly):
         self.table = lancedb.connect(str(where)).open_table(TABLE)
 
     def build_indexes(self, table) -> None:
+        from lancedb.index import FTS, IvfHnswSq, IvfPq
+
         node = self.node
-        table.create_fts_index("text", replace=True)
+        table.create_index("text", config=FTS())
         if str(node.index) == "none":
             return
-        options = {"metric": "dot", "index_type": str(node.index).upper()}
-        if node.partitions:
-            options["num_partitions"] = int(node.partitions)
-        if node.sub_vectors and str(node.index) == "ivf_pq":
-            options["num_sub_vectors"] = int(node.sub_vectors)
+        options = {"distance_type": "dot", "num_partitions": int(node.partitions) or None}
+        if str(node.index) == "ivf_pq":
+            config = IvfPq(**options, num_sub_vectors=int(node.sub_vectors) or None)
+        else:
+            config = IvfHnswSq(**options)
         try:
-            table.create_index(**options)
+            table.create_index("vector", config=config)
         except Exception as error:  # LanceDB's own message names the problem (e.g. too few rows)
             raise ConfigError(
                 f"retriever.index={node.index}: LanceDB could not build it: {str(error).splitlines()[0][:200]}"
