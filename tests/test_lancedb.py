@@ -34,7 +34,8 @@ def test_without_the_extra_one_message_names_the_pip_command(monkeypatch, make_c
     from receval import retrievers
 
     monkeypatch.setitem(sys.modules, "lancedb", None)
-    with pytest.raises(ConfigError, match=r"needs the lancedb package, which is not installed: pip install 'receval\[lancedb\]'"):
+    expected = r"needs the lancedb package, which is not installed: pip install 'receval\[lancedb\]'"
+    with pytest.raises(ConfigError, match=expected):
         retrievers.build(make_config("retriever=lancedb").retriever, retrievers.Context())
 
 

@@ -329,7 +329,9 @@ def test_http_elasticsearch_shape_concurrency_and_headers_from_the_environment(
 def test_a_header_value_where_a_variable_name_belongs_is_refused(make_config):
     from receval.config import check
 
-    cfg = make_config("retriever=http", "retriever.url=http://127.0.0.1:9/s", "retriever.headers={Authorization: 'Bearer sk-abc'}")
+    cfg = make_config(
+        "retriever=http", "retriever.url=http://127.0.0.1:9/s", "retriever.headers={Authorization: 'Bearer sk-abc'}"
+    )
     with pytest.raises(RecevalError, match="headers.Authorization must be the NAME of an environment variable"):
         check(cfg)
 

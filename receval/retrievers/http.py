@@ -162,7 +162,9 @@ class HttpRetriever(RankOnly):
         try:
             reply = self.client.post_json("", self.request(question, k))
         except remote.GaveUp as error:
-            raise RecevalError(f"{url}: no usable answer after {error.attempts} attempts; last: {error.last.problem}") from None
+            raise RecevalError(
+                f"{url}: no usable answer after {error.attempts} attempts; last: {error.last.problem}"
+            ) from None
         except remote.StatusError as error:
             raise RecevalError(f"{url}: {error.problem}") from None
         except remote.BadReply as error:
@@ -180,7 +182,9 @@ class HttpRetriever(RankOnly):
                 "set retriever.results_path to the path of the result list"
             ) from None
         if not isinstance(items, list):
-            raise RecevalError(f"{url}: malformed reply: {node.results_path!r} holds {type(items).__name__}, not a list")
+            raise RecevalError(
+                f"{url}: malformed reply: {node.results_path!r} holds {type(items).__name__}, not a list"
+            )
         pairs = []
         for item in items:
             try:

@@ -13,11 +13,12 @@ A stored run naming a ``target`` is re-run only with ``reproduce --allow-code``.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Protocol, runtime_checkable
 
 import numpy as np
@@ -82,7 +83,9 @@ def user_call(what: str, call, *args, **kwargs):
 def load_target(target: str | None, key: str = "retriever.target"):
     """The attribute ``module:attribute`` names, imported (the module's own errors are shown)."""
     if not target:
-        raise ConfigError(f"{key} is required: module:attribute of your retriever, e.g. {key}=my_rag.search:MyRetriever")
+        raise ConfigError(
+            f"{key} is required: module:attribute of your retriever, e.g. {key}=my_rag.search:MyRetriever"
+        )
     module_name, _, attribute = str(target).partition(":")
     if not module_name or not attribute:
         raise ConfigError(f"{key}={target!r}: write it as module:attribute, e.g. my_rag.search:MyRetriever")
@@ -100,8 +103,6 @@ def load_target(target: str | None, key: str = "retriever.target"):
     found = module
     for part in attribute.split("."):
         if not hasattr(found, part):
-            import difflib
-
             names = [n for n in dir(found) if not n.startswith("_")]
             close = difflib.get_close_matches(part, names, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
