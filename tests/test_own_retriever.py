@@ -395,3 +395,20 @@ def test_a_python_retriever_is_the_first_stage_of_re_ranking(user_code, tmp_path
     # the shortlist is the first stage's top 10 (= depth): re-ordered by dense, never replaced
     assert all(set(row["retrieved"]) == set(ids[:10]) for row in reranked)
     assert len({tuple(row["retrieved"]) for row in reranked}) > 1
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (None, "retriever.url is required: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"),
+        ("ftp://host/search", "retriever.url='ftp://host/search': give your search endpoint"),
+        ("http://user@host/search", "retriever.url must hold no user, password, query or fragment"),
+    ],
+)
+def test_a_bad_url_is_one_clear_error_before_any_request(make_config, url, message):
+    from receval import retrievers
+
+    cfg = make_config("retriever=http", *([f"retriever.url={url}"] if url else []))
+    with pytest.raises(RecevalError) as caught:
+        retrievers.build(cfg.retriever, retrievers.Context())
+    assert message in str(caught.value)

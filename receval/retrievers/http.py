@@ -104,7 +104,12 @@ class SearchClient(remote.Client):
     """The shared client, plus headers whose values come from environment variables."""
 
     def __init__(self, url: str, headers: dict[str, str], **options):
-        api.api_url(url, "", "retriever.url", "retriever.headers")  # messages name retriever.url
+        if not url or not str(url).startswith(("http://", "https://")):
+            given = f"={url!r}" if url else " is required"
+            raise ConfigError(
+                f"retriever.url{given}: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"
+            )
+        api.api_url(url, "", "retriever.url", "retriever.headers")  # no user, password, query, fragment
         super().__init__(url, None, option="retriever", **options)
         missing = [env for env in headers.values() if not os.environ.get(env)]
         if missing:
