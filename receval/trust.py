@@ -232,6 +232,9 @@ def reaches(data: dict) -> list[Reach]:
             env = None
             if parent is not None:
                 env = next((str(v) for k, v in parent.items() if str(k).endswith("api_key_env") and v), None)
+                headers = parent.get("headers")  # retriever=http: header name -> variable name
+                if env is None and isinstance(headers, dict) and headers:
+                    env = str(next(iter(headers.values())))
             found.append(Reach(dotted, value, "remote", env, id(parent)))
     with_url = {r.node for r in found if r.what == "remote" and isinstance(r.value, str) and URL.match(r.value)}
     return [r for r in found if not (r.what == "remote" and r.node in with_url and not URL.match(str(r.value)))]

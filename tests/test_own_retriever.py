@@ -412,3 +412,12 @@ def test_a_bad_url_is_one_clear_error_before_any_request(make_config, url, messa
     with pytest.raises(RecevalError) as caught:
         retrievers.build(cfg.retriever, retrievers.Context())
     assert message in str(caught.value)
+
+
+def test_a_stored_http_run_needs_allow_remote_and_names_the_header_variable(tmp_path, capsys):
+    config = {"retriever": {"kind": "http", "url": "http://search.example:9200/docs/_search",
+                            "headers": {"Authorization": "ES_AUTH"}}}
+    with pytest.raises(RecevalError, match="would send requests over the network"):
+        check_reach(config, tmp_path, allow_remote=False, allow_code=False)
+    check_reach(config, tmp_path, allow_remote=True, allow_code=False)
+    assert "sends requests to search.example:9200 with the key from $ES_AUTH" in capsys.readouterr().err
