@@ -1,11 +1,12 @@
 # Two entry points on a fresh clone (only python3 and make needed):
 #   make run    create .venv, install receval, run the default sweep on the built-in dataset
-#   make test   create .venv, install receval with its test extras, run the tests
+#   make test   create .venv, install receval with its test and ray extras, run every test
+#   make test-fast   the same without slow (subprocess, wheel, Ray) and dense (real model) tests
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test test-fast bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +16,7 @@ $(VENV)/.core: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,ray]'
 	touch $@ $(VENV)/.core
 
 SWEEP := runs/$(shell date +%Y-%m-%d/%H-%M-%S-%6N)
@@ -27,8 +28,11 @@ run: $(VENV)/.core
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -q
 
+test-fast: $(VENV)/.test
+	$(BIN)/python -m pytest -q -m "not slow and not dense"
+
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,bench]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,ray,bench]'
 	touch $@ $(VENV)/.test $(VENV)/.core
 
 # every benchmark, each printing both sides and its ratio (scale.py takes minutes)

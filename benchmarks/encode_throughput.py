@@ -72,7 +72,7 @@ def main() -> None:
 
     import numpy as np
 
-    from receval.embeddings import BUNDLED, EmbeddingCache, LocalEncoder
+    from receval.encoders import BUNDLED, EmbeddingCache, LocalEncoder
     from receval.retrievers.dense import Dense
 
     texts, source = corpus(args.texts)

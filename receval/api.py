@@ -5,17 +5,19 @@ the API key, redaction and backoff.
   fragment (a key belongs in an environment variable, not a URL).
 - The key is read from the environment variable *named* by the config, at each
   request; it is never stored, and any text that could echo it is redacted.
+- Text from a server (status line, error body, a bad answer) reaches a message only
+  through :func:`clip`: redacted first, then cut, so a key straddling the cut
+  cannot leak its first characters.
 - Retries wait ``base * 2**(attempt - 1)`` seconds, or a longer ``Retry-After`` (in
-  seconds), at most ``cap``.
+  seconds), at most ``cap``. The HTTP client that applies these rules is
+  :mod:`receval.remote`.
 """
 
 from __future__ import annotations
 
-import http.client
 import ipaddress
 import os
 import re
-import urllib.error
 import urllib.parse
 
 from receval.errors import ConfigError
@@ -114,12 +116,3 @@ def backoff_delay(attempt: int, retry_after: str | None, base: float, cap: float
         except ValueError:
             pass  # an HTTP date: keep the backoff
     return max(0.0, min(delay, cap))
-
-
-def error_body(error: urllib.error.HTTPError, limit: int, api_key_env: str | None) -> str:
-    """The start of an HTTP error's body, on one line, key redacted ("" if unreadable)."""
-    try:
-        text = error.read(limit).decode("utf-8", "replace")
-    except (OSError, http.client.HTTPException):
-        return ""
-    return redact(" ".join(text.split()), api_key_env)

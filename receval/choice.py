@@ -6,7 +6,7 @@
    bootstrap interval of one measure.
 2. The *leader* is the best mean (ties: the smaller index).
 3. Each other run is paired with the leader question by question
-   (:func:`receval.compare.align`); the ``m`` differences ``run - leader`` are
+   (:func:`receval.results.pairing.align`); the ``m`` differences ``run - leader`` are
    resampled together (:func:`receval.bootstrap.bootstrap_means`, the same question
    draws for all). A run is *out* when its interval lies entirely below ``-margin``,
    with the family-wise level held at ``1 - level`` by Holm's step-down correction
@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from receval import runs as runs_mod
 from receval import tables
 from receval.bootstrap import Interval, bootstrap_means, confidence_intervals
-from receval.compare import align, grouped_intervals, rows_key
 from receval.errors import RecevalError, RunError
 from receval.holm import holm
-from receval.runs import BootSettings, Run
+from receval.results import configs, selection
+from receval.results.pairing import BootSettings, align, grouped_intervals, rows_key
+from receval.results.stored import Run
 from receval.store import LATENCY
 
 PREFERENCES = ("p50_ms", "chunks", "money")
@@ -77,7 +77,7 @@ class Selection(tables.Rendered):
     # ------------------------------------------------------------ rendering
 
     def header_lines(self) -> list[str]:
-        label = runs_mod.measure_label(self.metric)
+        label = selection.measure_label(self.metric)
         m = len(self.candidates) - 1
         where = f"split {self.split}" if self.split else "all questions"
         lines = [
@@ -122,7 +122,7 @@ class Selection(tables.Rendered):
             ])
             if c.index == self.chosen:
                 flagged.add(len(rows) - 1)
-        label = runs_mod.measure_label(self.metric)
+        label = selection.measure_label(self.metric)
         return [tables.Table(
             columns=["#", "run", label, f"{self.boot.level:.0%} CI", "diff", "Holm CI", "level",
                      "", cost_title, "stages", ""],
@@ -222,12 +222,12 @@ def costs_of(run: Run) -> dict[str, float | None]:
 
 
 def _labels(runs: list[Run]) -> list[str]:
-    keys = runs_mod.differing_params([r.flat for r in runs], [r.overrides for r in runs])
-    names = runs_mod.short_names(keys)
+    keys = configs.differing_params([r.flat for r in runs], [r.overrides for r in runs])
+    names = configs.short_names(keys)
     if not keys:
         return [r.run_dir.name for r in runs]
     def shown(value) -> str:  # Optuna's k1=1.3232202558909871 as 1.323
-        return f"{value:.4g}" if isinstance(value, float) else runs_mod.format_value(value)
+        return f"{value:.4g}" if isinstance(value, float) else configs.format_value(value)
 
     return [" ".join(f"{names[k]}={shown(r.flat.get(k))}" for k in keys) for r in runs]
 
@@ -353,7 +353,7 @@ def _why(best: Candidate, contenders: list[Candidate], leader: int, cost_by: str
 def held_out(run: Run, split: str, metric: str, boot: BootSettings, selection_mean: float) -> dict:
     """The chosen run scored once on the held-out ``split`` questions (read from its
     stored rows: the run scored every question; selection never read these)."""
-    (kept,) = runs_mod.filter_questions([run], [("split", split)])
+    (kept,) = selection.filter_questions([run], [("split", split)])
     values = kept.values(metric)
     rows = np.flatnonzero(~np.isnan(values))
     if rows.size == 0:

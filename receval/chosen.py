@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from receval import runs as runs_mod
 from receval.errors import RecevalError, RunError
-from receval.runs import Run
+from receval.results.configs import CONFIG_YAML, HYDRA_DIR
+from receval.results.selection import measure_label
+from receval.results.stored import Run
 from receval.store import atomic_write
 
 RUN_DIR = "runs/best/${now:%Y-%m-%d}/${now:%H-%M-%S-%f}"
@@ -31,7 +32,7 @@ RUN_DIR = "runs/best/${now:%Y-%m-%d}/${now:%H-%M-%S-%f}"
 
 def saved_config_text(run: Run) -> dict:
     """The run's config exactly as saved: interpolations such as ``${oc.env:...}`` kept."""
-    path = run.run_dir / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML
+    path = run.run_dir / HYDRA_DIR / CONFIG_YAML
     if path.is_file():
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -127,7 +128,7 @@ def plot(selection, path: str | Path) -> None:
                   "money": "US$ per 1,000 questions"}[selection.cost_by]
     axes.set_xlabel(cost_label)
     split = selection.split or "all questions"
-    axes.set_ylabel(f"{runs_mod.measure_label(selection.metric)} on {split} ({selection.boot.level:.0%} CI)")
+    axes.set_ylabel(f"{measure_label(selection.metric)} on {split} ({selection.boot.level:.0%} CI)")
     if selection.cost_by == "chunks" and max(costs) > 10 * max(min(costs), 1):
         axes.set_xscale("log")
     axes.grid(alpha=0.3)

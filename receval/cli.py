@@ -1,7 +1,7 @@
 """The thin Hydra shells: compose a config, call a plain function.
 
 ``python -m receval`` composes ``conf/config.yaml`` and calls :func:`run_one`;
-``python -m receval.synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth_cli`).
+``python -m receval.synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth.__main__`).
 Exit status 2 for every user error: a ``RecevalError`` raised by the task, and a
 config Hydra cannot compose (a misspelt key, a wrong type), which Hydra itself
 reports in one message and would exit 1 for.
@@ -25,10 +25,14 @@ from receval.resume import finished
 
 def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
     """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
-    (what it returns goes to the sweeper: Optuna maximises it)."""
+    (what it returns goes to the sweeper: Optuna maximises it).
+
+    The config folder is looked up when the command runs, not at import: a remote
+    worker (Ray) imports this module to run a job whose config the driver composed,
+    and has no ``conf/`` when receval was shipped as a bare package folder.
+    """
     started = False
 
-    @hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
     def job(cfg):
         nonlocal started
         started = True
@@ -42,8 +46,9 @@ def hydra_command(config_name: str, task: Callable[[object], object]) -> Callabl
         if missing:
             sys.stderr.write(f"receval: error: {missing}\n")
             raise SystemExit(EXIT_USER_ERROR)
+        entry = hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
         try:
-            job()
+            entry(job)()
         except SystemExit as stop:
             if stop.code == 1 and not started:  # Hydra stopped before any job ran here
                 sys.stderr.write(

@@ -34,7 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 from receval.errors import ConfigError
 
 # Packages whose modules register components (imported by ``discover``).
-PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers"}
+PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking"}
 
 
 @dataclass(frozen=True)

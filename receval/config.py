@@ -40,13 +40,6 @@ class DatasetConfig:
 
 
 @dataclass
-class ChunkingConfig:
-    max_words: Optional[int] = 120  # null: whole sections
-    overlap: int = 0
-    headings: bool = True
-
-
-@dataclass
 class TokenizerConfig:
     stopwords: bool = False
     stem: bool = False
@@ -72,18 +65,24 @@ class ObjectiveConfig:
 
 
 @dataclass
+class RelevanceConfig:
+    coverage: float = 0.5  # share of an evidence span the top chunks must cover (receval.coverage)
+
+
+@dataclass
 class RecevalConfig:
     """One run. ``retriever`` and ``rerank`` are component nodes: each option of their
     groups brings its own schema (``base_<kind>``, see :mod:`receval.components`)."""
 
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    chunking: Any = MISSING  # a chunker node (receval/chunking/)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
     retriever: Any = MISSING
     rerank: Any = None  # null: the first stage's ranking is final
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    relevance: RelevanceConfig = field(default_factory=RelevanceConfig)
     depth: int = 10  # chunks kept per question before collapsing to sections
     search_batch: int = 1  # questions scored together; above 1, latency is amortised
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
@@ -126,6 +125,9 @@ def check(cfg) -> None:
             f"metrics.ks={ks} has {max(ks)} > depth={cfg.depth}: a cutoff beyond the depth "
             "would score missing ranks; raise depth or drop that cutoff"
         )
+    coverage = cfg.relevance.coverage
+    if not 0 < coverage <= 1:  # NaN fails this too
+        problems.append(f"relevance.coverage={coverage}: use a share in (0, 1], e.g. 0.5")
     boot = cfg.bootstrap
     if boot.n_resamples < 1:
         problems.append(f"bootstrap.n_resamples={boot.n_resamples}: use an integer >= 1")
@@ -133,6 +135,7 @@ def check(cfg) -> None:
         problems.append(f"bootstrap.level={boot.level}: use a value between 0 and 1, e.g. 0.95")
     if len(set(ks)) != len(ks):
         problems.append(f"metrics.ks={ks} names a cutoff twice: list each once, e.g. {sorted(set(ks))}")
+    problems += components.tree_problems("chunking", cfg.chunking, "chunking")
     problems += components.tree_problems("retriever", cfg.retriever, "retriever")
     if cfg.get("rerank") is not None:
         problems += components.tree_problems("rerank", cfg.rerank, "rerank")
@@ -179,7 +182,7 @@ class SynthConfig:
 @dataclass
 class SynthRunConfig:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    chunking: Any = MISSING
     synth: SynthConfig = field(default_factory=SynthConfig)
 
 

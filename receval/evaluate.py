@@ -13,6 +13,7 @@ import numpy as np
 
 from receval.datasets import Question
 from receval.metrics import Judged, Measure, first_relevant_rank
+from receval.spans import EvidenceJudgement
 
 
 def collapse_to_sections(
@@ -79,22 +80,36 @@ def question_rows(
     section_scores: np.ndarray,
     latency_ms: np.ndarray,
     measures: list[Measure],
+    spans: EvidenceJudgement | None = None,
+    chunks: tuple[list[str], np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, list | np.ndarray]:
-    """Columns of the per-question table (see :mod:`receval.store` for the schema)."""
+    """Columns of the per-question table (see :mod:`receval.store` for the schema).
+
+    With ``spans`` (and ``chunks``: chunk ids, the (Q, K) chunk indices and scores),
+    questions labelled with evidence are judged at chunk ranks and list the chunks
+    they retrieved; the others as above, by section."""
     index = {sid: i for i, sid in enumerate(section_ids)}
     judged = judge(section_idx, questions, index)
     answerable = np.asarray([q.answerable for q in questions], dtype=bool)
     ids = np.asarray(section_ids, dtype=object)
     retrieved = [list(ids[row[row >= 0]]) for row in section_idx]
     scores = [row[~np.isnan(row)].astype(float).tolist() for row in section_scores]
+    if spans is not None and spans.by_evidence.any():
+        judged = _merge(judged, spans)
+        chunk_ids, chunk_idx, chunk_scores = chunks
+        chunk_ids = np.asarray(chunk_ids, dtype=object)
+        for row in np.flatnonzero(spans.by_evidence):
+            kept = chunk_idx[row] >= 0
+            retrieved[row] = list(chunk_ids[chunk_idx[row][kept]])
+            scores[row] = chunk_scores[row][kept].astype(float).tolist()
     rank = first_relevant_rank(judged)
     columns: dict[str, list | np.ndarray] = {
         "question_id": [q.id for q in questions],
         "kind": [q.kind for q in questions],
         "split": [q.split for q in questions],
         "question": [q.text for q in questions],
-        "relevant": [list(q.relevant) for q in questions],
-        "grades": [list(q.relevant.values()) for q in questions],
+        "relevant": [list(q.relevant) + [e.label for e in q.evidence] for q in questions],
+        "grades": [list(q.relevant.values()) + [1] * len(q.evidence) for q in questions],
         "retrieved": retrieved,
         "scores": scores,
         "first_relevant_rank": [int(r) if ok and r > 0 else None for r, ok in zip(rank, answerable)],
@@ -102,5 +117,23 @@ def question_rows(
     for measure in measures:
         values = measure(judged)
         columns[measure.name] = [float(v) if ok else None for v, ok in zip(values, answerable)]
+    if spans is not None:
+        columns.update(spans.columns)
     columns["latency_ms"] = latency_ms.astype(float).tolist()
     return columns
+
+
+def _merge(judged: Judged, spans: EvidenceJudgement) -> Judged:
+    """Section judgement for section-labelled rows, evidence judgement for the rest."""
+    pick = spans.by_evidence[:, None]
+    width = max(judged.ideal.shape[1], spans.judged.ideal.shape[1])
+
+    def pad(a: np.ndarray) -> np.ndarray:
+        return np.pad(a, ((0, 0), (0, width - a.shape[1])))
+
+    return Judged(
+        gains=np.where(pick, spans.judged.gains, judged.gains),
+        ideal=np.where(pick, pad(spans.judged.ideal), pad(judged.ideal)),
+        n_relevant=np.where(spans.by_evidence, spans.judged.n_relevant, judged.n_relevant),
+        units=np.where(pick, spans.judged.found, judged.found),
+    )

@@ -27,14 +27,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from receval import outputs
-from receval import runs as runs_mod
-from receval import trec
+from receval import outputs, trec
 from receval.errors import exit_on_error
-from receval.store import StoredRun, read_run
+from receval.results.options import ArgumentParser
+from receval.results.stored import Run, read_run
 
 
-def ranking(stored: StoredRun) -> dict[str, list[tuple[str, float]]]:
+def ranking(stored: Run) -> dict[str, list[tuple[str, float]]]:
     """Question id -> [(section id, stored score), ...] best first, as stored."""
     columns = stored.table.select(["question_id", "retrieved", "scores"]).to_pydict()
     return {
@@ -43,7 +42,7 @@ def ranking(stored: StoredRun) -> dict[str, list[tuple[str, float]]]:
     }
 
 
-def qrels(stored: StoredRun) -> dict[str, dict[str, int]]:
+def qrels(stored: Run) -> dict[str, dict[str, int]]:
     """Question id -> section id -> grade, from the stored ``relevant`` and ``grades``."""
     columns = stored.table.select(["question_id", "relevant", "grades"]).to_pydict()
     return {
@@ -53,26 +52,26 @@ def qrels(stored: StoredRun) -> dict[str, dict[str, int]]:
     }
 
 
-def default_tag(stored: StoredRun) -> str:
+def default_tag(stored: Run) -> str:
     digest = str(stored.metadata.get("config_hash") or "")[:8]
     return f"receval-{digest}" if digest else "receval"
 
 
 def export(
-    run_dir: str | Path | StoredRun,
+    run_dir: str | Path | Run,
     trec_path: str | Path,
     qrels_path: str | Path | None = None,
     tag: str | None = None,
 ) -> tuple[Path, Path | None]:
     """Write a stored run (and its labels) as TREC files; returns the paths written."""
-    stored = run_dir if isinstance(run_dir, StoredRun) else read_run(run_dir)
+    stored = run_dir if isinstance(run_dir, Run) else read_run(run_dir)
     run_file = trec.write_run(trec_path, ranking(stored), tag or default_tag(stored))
     qrels_file = trec.write_qrels(qrels_path, qrels(stored)) if qrels_path else None
     return run_file, qrels_file
 
 
-def build_parser() -> runs_mod.ArgumentParser:
-    parser = runs_mod.ArgumentParser(
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
         prog="python -m receval.export",
         description="Write a stored run as a TREC run file (and its labels as TREC qrels).",
     )

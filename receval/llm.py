@@ -1,4 +1,4 @@
-"""A small client for OpenAI-compatible chat completions, over ``urllib`` only.
+"""Chat completions that return a validated JSON object, on :mod:`receval.remote`.
 
 ``POST {base_url}/chat/completions`` with ``{"model", "messages", "temperature",
 "seed", "response_format"}``; the reply's ``choices[0].message.content`` must hold a
@@ -12,9 +12,8 @@ at all; the mode that works is remembered for every later request (thread-safe).
 
 Failures, per request:
 
-- retried with exponential backoff (``backoff * 2**(attempt-1)`` seconds, at most
-  ``max_backoff``; a longer ``Retry-After`` in seconds is honoured up to
-  ``max_backoff``), at most ``max_retries`` times: HTTP 408, 409, 429 and 5xx,
+- retried under the policy of :mod:`receval.remote` (``max_retries`` times, backoff
+  with ``Retry-After`` up to ``max_backoff``): HTTP 408, 409, 425, 429 and 5xx,
   timeouts, dropped connections, and replies whose content is not a valid JSON
   object (malformed JSON, a missing key);
 - :class:`ReplyError` (this item failed; others may work): retries used up, or
@@ -23,28 +22,21 @@ Failures, per request:
   stop): HTTP 401/403 (key), 404 (URL or model), or a server that cannot be reached
   at all once the retries are used up.
 
-The API key is read from the environment variable *named* ``api_key_env`` at each
-request and sent only as ``Authorization: Bearer <key>``; it is never stored on the
-client, and any text that could echo it (a server's error body) is redacted before
-it reaches a message.
+The key rules (environment only, redacted messages) are those of :mod:`receval.api`.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable
 
-from receval import api
+from receval import api, remote
 from receval.errors import RecevalError
 
-RETRY_STATUS = {408, 409, 429}
+PATH = "/chat/completions"
 MODES = ("json_schema", "json_object", "none")
 _FORMAT_REJECTED = re.compile(r"response_format|json_schema|json_object|schema|structured", re.I)
 
@@ -61,20 +53,9 @@ class ServerError(RecevalError):
     """The endpoint cannot serve any request: stop the whole job."""
 
 
-class _Retry:
-    """An attempt that failed in a way worth retrying."""
-
-    def __init__(self, problem: str, retry_after: str | None = None, unreachable: bool = False):
-        self.problem, self.retry_after, self.unreachable = problem, retry_after, unreachable
-
-
-class _FellBack:
-    """The server rejected the response_format; ask again at once in the next mode."""
-
-
 def endpoint(base_url: str | None, what: str = "synth.base_url") -> str:
     """``{base_url}/chat/completions`` after checking the URL; a ConfigError otherwise."""
-    return api.api_url(base_url, "/chat/completions", what, "synth.api_key_env")
+    return api.api_url(base_url, PATH, what, "synth.api_key_env")
 
 
 def check_key_env(api_key_env: str | None, url: str, what: str = "synth.api_key_env") -> None:
@@ -97,18 +78,14 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.url = endpoint(base_url)
-        check_key_env(api_key_env, self.url)
+        self.client = remote.Client(
+            base_url, api_key_env, timeout=timeout, retries=max_retries, backoff=backoff,
+            max_backoff=max_backoff, option="synth", sleep=sleep,
+        )
         self.model = str(model)
         self.api_key_env = api_key_env or None
-        self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
-        self.backoff = float(backoff)
-        self.max_backoff = float(max_backoff)
-        self.sleep = sleep
         self._mode = 0  # index into MODES; only ever increases
         self._lock = threading.Lock()
-        self.requests = 0  # every request sent, retries and fallbacks included
-        self.retries = 0
 
     def __repr__(self) -> str:
         return f"ChatClient(url={self.url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
@@ -118,12 +95,16 @@ class ChatClient:
         """The structured-output mode in use: json_schema, json_object or none."""
         return MODES[self._mode]
 
-    # ------------------------------------------------------------------ helpers
+    @property
+    def requests(self) -> int:
+        """Every request sent, retries and fallbacks included."""
+        return self.client.requests
 
-    def redact(self, text: str) -> str:
-        return api.redact(text, self.api_key_env)
+    @property
+    def retries(self) -> int:
+        return self.client.retries
 
-    def _body(self, messages: list[dict], schema: dict, temperature: float, seed: int | None, mode: int) -> bytes:
+    def _payload(self, messages: list[dict], schema: dict, temperature: float, seed: int | None, mode: int) -> dict:
         body: dict = {"model": self.model, "messages": messages, "temperature": float(temperature)}
         if seed is not None:
             body["seed"] = int(seed)
@@ -134,13 +115,7 @@ class ChatClient:
             }
         elif MODES[mode] == "json_object":
             body["response_format"] = {"type": "json_object"}
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
-
-    def _delay(self, attempt: int, retry_after: str | None) -> float:
-        return api.backoff_delay(attempt, retry_after, self.backoff, self.max_backoff)
-
-    def _detail(self, error: urllib.error.HTTPError) -> str:
-        return api.error_body(error, 400, self.api_key_env)
+        return body
 
     def _fall_back(self, tried: int) -> bool:
         """The server rejected mode ``tried``: move past it (once, for every thread)."""
@@ -148,8 +123,6 @@ class ChatClient:
             if self._mode == tried and tried + 1 < len(MODES):
                 self._mode = tried + 1
             return self._mode > tried
-
-    # ------------------------------------------------------------------ the call
 
     def complete_json(
         self,
@@ -160,83 +133,54 @@ class ChatClient:
         seed: int | None = None,
     ) -> dict:
         """The reply's content as a JSON object that ``validate`` accepts (it returns a problem or None)."""
-        problem, attempt, wait = "", 0, 0.0
-        while True:
-            if wait:
-                self.sleep(wait)
-            wait = 0.0
-            attempt += 1
-            mode = self._mode
-            outcome = self._attempt(messages, schema, temperature, seed, mode)
-            if isinstance(outcome, dict):
-                problem = validate(outcome)
-                if not problem:
-                    return outcome
-                outcome = _Retry(f"reply rejected: {problem}")
-            if isinstance(outcome, _FellBack):
-                attempt -= 1  # a rejected response_format is not a failed attempt
-                continue
-            problem = outcome.problem
-            if attempt > self.max_retries:
-                if outcome.unreachable:
-                    raise ServerError(
-                        f"cannot reach {self.url} ({problem}) after {attempt} attempts; "
-                        "is the server running and synth.base_url right?"
-                    )
-                raise ReplyError(f"gave up after {attempt} attempts; last: {problem}")
-            self.retries += 1
-            wait = self._delay(attempt, outcome.retry_after)
 
-    def _attempt(self, messages, schema, temperature, seed, mode: int):
-        """One request: the parsed object, a _Retry, or a _FellBack; raises for final failures."""
-        request = urllib.request.Request(
-            self.url, data=self._body(messages, schema, temperature, seed, mode),
-            headers=api.headers(self.api_key_env), method="POST",
-        )
-        with self._lock:
-            self.requests += 1
+        def attempt() -> dict:
+            reply = self._send(messages, schema, temperature, seed)
+            parsed, problem = self._content(reply.raw)
+            if parsed is not None:
+                problem = validate(parsed)
+                if not problem:
+                    return parsed
+                problem = f"reply rejected: {problem}"
+            raise remote.Retryable(problem)
+
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as error:
-            status = error.code
-            detail = self._detail(error)
-            retry_after = error.headers.get("Retry-After") if error.headers else None
-            error.close()
-            problem = f"HTTP {status}" + (f": {detail[:300]}" if detail else "")
-            if status in (400, 422) and MODES[mode] != "none" and _FORMAT_REJECTED.search(detail):
-                if self._fall_back(mode):
-                    return _FellBack()
-            if status in RETRY_STATUS or status >= 500:
-                return _Retry(problem, retry_after)
-            if status in (401, 403):
-                where = f"the variable {self.api_key_env}" if self.api_key_env else "synth.api_key_env (none set)"
-                raise ServerError(f"{self.url} refused the request ({problem}); check the API key in {where}")
-            if status == 404:
+            return self.client.call(attempt)
+        except remote.GaveUp as gave_up:
+            if gave_up.last.unreachable:
                 raise ServerError(
-                    f"{self.url} answered {problem}; check synth.base_url (the API root before "
-                    f"/chat/completions) and synth.model={self.model!r}"
-                )
-            raise ReplyError(problem)
-        except TimeoutError:  # socket.timeout is TimeoutError
-            return _Retry(f"no answer within synth.timeout={self.timeout:g}s")
-        except urllib.error.URLError as error:
-            reason = error.reason
-            if isinstance(reason, TimeoutError):
-                return _Retry(f"no answer within synth.timeout={self.timeout:g}s")
-            transient = isinstance(reason, (ConnectionResetError, ConnectionAbortedError))
-            return _Retry(self.redact(f"{type(reason).__name__}: {reason}"), unreachable=not transient)
-        except (http.client.HTTPException, OSError) as error:
-            return _Retry(self.redact(f"{type(error).__name__}: {error}"))
-        parsed, problem = self._content(raw)
-        return parsed if parsed is not None else _Retry(problem)
+                    f"cannot reach {self.url} ({gave_up.last.problem}) after {gave_up.attempts} attempts; "
+                    "is the server running and synth.base_url right?"
+                ) from None
+            raise ReplyError(f"gave up {gave_up}") from None
+
+    def _send(self, messages, schema, temperature, seed) -> remote.Reply:
+        """One request, asked again at once in the next mode when the server rejects the format."""
+        while True:
+            mode = self._mode
+            try:
+                return self.client.send(PATH, self._payload(messages, schema, temperature, seed, mode))
+            except remote.StatusError as error:
+                status, problem = error.status, error.problem
+                if status in (400, 422) and MODES[mode] != "none" and _FORMAT_REJECTED.search(error.detail):
+                    if self._fall_back(mode):
+                        continue
+                if status in (401, 403):
+                    where = f"the variable {self.api_key_env}" if self.api_key_env else "synth.api_key_env (none set)"
+                    raise ServerError(f"{self.url} refused the request ({problem}); check the API key in {where}") from None
+                if status == 404:
+                    raise ServerError(
+                        f"{self.url} answered {problem}; check synth.base_url (the API root before "
+                        f"/chat/completions) and synth.model={self.model!r}"
+                    ) from None
+                raise ReplyError(problem) from None
 
     def _content(self, raw: bytes) -> tuple[dict | None, str]:
         """The JSON object in ``choices[0].message.content``, or (None, why not)."""
         try:
             payload = json.loads(raw)
         except ValueError:
-            return None, f"the server's answer is not JSON: {self.redact(raw[:120].decode('utf-8', 'replace'))!r}"
+            return None, f"the server's answer is not JSON: {self.client.clip(raw, 120)!r}"
         try:
             content = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -245,7 +189,7 @@ class ChatClient:
             return None, "the reply's content is empty"
         parsed = parse_json_object(content)
         if parsed is None:
-            return None, f"the reply's content is not a JSON object: {self.redact(content[:120])!r}"
+            return None, f"the reply's content is not a JSON object: {self.client.clip(content, 120)!r}"
         return parsed, ""
 
 

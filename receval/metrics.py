@@ -9,6 +9,8 @@ is >= 1; ungraded labels have grade 1. Formulas, with rel_i = 1 if gain_i >= 1:
   (averaged over questions it is MRR@depth; trec_eval ``recip_rank``).
 - ``hit@k``: 1 if any of the first k is relevant, else 0 (trec_eval ``success_k``).
 - ``recall@k``: sum_{i<=k} rel_i / (number of relevant sections) (``recall_k``).
+  Evidence items (:mod:`receval.spans`) are the units instead: a position's gain is
+  the number of items found there, and recall counts items.
 - ``precision@k``: sum_{i<=k} rel_i / k, k counted even when fewer were retrieved
   (``P_k``).
 - ``ndcg@k``: DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain_i / log2(i + 1); IDCG@k is
@@ -33,16 +35,23 @@ class Judged:
 
     ``gains`` (Q, K) float64: grade at each retrieved position; ``ideal`` (Q, L)
     float64: each question's label grades sorted descending, zero-padded;
-    ``n_relevant`` (Q,) int: number of labels with grade >= 1.
+    ``n_relevant`` (Q,) int: number of labels with grade >= 1; ``units`` (Q, K), when
+    given: relevant units first reached at each position (evidence items: several
+    can be found at one rank); by default one per relevant position.
     """
 
     gains: np.ndarray
     ideal: np.ndarray
     n_relevant: np.ndarray
+    units: np.ndarray | None = None
 
     @property
     def relevant(self) -> np.ndarray:
         return self.gains >= 1
+
+    @property
+    def found(self) -> np.ndarray:
+        return self.relevant if self.units is None else self.units
 
 
 def _discounts(n: int) -> np.ndarray:
@@ -66,7 +75,7 @@ def _hit(judged: Judged, k: int) -> np.ndarray:
 
 
 def _recall(judged: Judged, k: int) -> np.ndarray:
-    found = judged.relevant[:, :k].sum(axis=1)
+    found = judged.found[:, :k].sum(axis=1)
     return found / np.maximum(judged.n_relevant, 1)
 
 
@@ -125,6 +134,21 @@ def parse_measure(name: str) -> Measure:
     if family == "rr" and k is not None:
         raise ValueError("rr takes no cutoff here: it is MRR@depth (set depth instead)")
     return Measure(family, k)
+
+
+TOKEN_FAMILIES = ("token_recall", "token_precision", "token_iou", "context_tokens")
+_TOKEN_NAME = re.compile(rf"^({'|'.join(TOKEN_FAMILIES)})@([1-9]\d*)$")
+
+
+def is_token_measure(name: str) -> bool:
+    """``token_precision@3`` and kin: stored per question by :mod:`receval.spans`
+    (computed from spans, not from a :class:`Judged` ranking)."""
+    return bool(_TOKEN_NAME.match(name))
+
+
+def lower_is_better(name: str) -> bool:
+    """``context_tokens@k``: fewer tokens sent is the better run."""
+    return name.startswith("context_tokens@")
 
 
 def is_measure(name: str) -> bool:

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from receval import metrics
 from receval.errors import ConfigError
-from receval.runs import read_results
+from receval.results.stored import UNUSED_COLUMNS, read_run
 
 
 def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
@@ -30,7 +30,7 @@ def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
         metric = metrics.parse_measure(str(objective.metric)).name
     except ValueError as error:
         raise ConfigError(f"objective.metric={objective.metric}: {error}") from None
-    table = read_results(run_dir).table
+    table = read_run(run_dir, UNUSED_COLUMNS).table
     if metric not in table.column_names:
         raise ConfigError(
             f"objective.metric={objective.metric}: not stored by this run; add its cutoff "

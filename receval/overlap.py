@@ -96,10 +96,30 @@ def rouge_precision(question: str, passage: str) -> tuple[float, float, float]:
 
 def _precisions(q_tokens: list[str], p_tokens: list[str]) -> tuple[float, float, float]:
     vocab: dict[str, int] = {}
-    q = [vocab.setdefault(t, len(vocab)) for t in q_tokens]
-    p = [vocab.setdefault(t, len(vocab)) for t in p_tokens]
-    rouge_l = lcs_length(q, p) / len(q) if q else 0.0
-    return ngram_precision(q, p, 1), ngram_precision(q, p, 2), rouge_l
+    passage = _Passage.of(p_tokens, vocab)
+    return passage.precisions([vocab.setdefault(t, len(vocab)) for t in q_tokens])
+
+
+class _Passage:
+    """A passage tokenised once: token ids and its unigram and bigram counts, reused
+    for every question that labels it (a 10 MB section is read once per run)."""
+
+    def __init__(self, ids: list[int]):
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.grams = {1: _ngrams(ids, 1), 2: _ngrams(ids, 2)}
+
+    @classmethod
+    def of(cls, tokens: list[str], vocab: dict[str, int]) -> "_Passage":
+        return cls([vocab.setdefault(t, len(vocab)) for t in tokens])
+
+    def precisions(self, q: list[int]) -> tuple[float, float, float]:
+        scores = []
+        for n in (1, 2):
+            total = max(len(q) - n + 1, 0)
+            counts = _ngrams(q, n)
+            scores.append(sum(min(c, self.grams[n][g]) for g, c in counts.items()) / total if total else 0.0)
+        rouge_l = lcs_length(q, self.ids) / len(q) if q else 0.0
+        return scores[0], scores[1], rouge_l
 
 
 def overlap_columns(
@@ -112,24 +132,25 @@ def overlap_columns(
     ``sections_by_id`` is a ``KeyError`` (datasets are validated before this runs).
     """
     columns: dict[str, list[float | None]] = {name: [] for name in COLUMNS}
-    passage_tokens: dict[str, list[str]] = {}
+    passages: dict[str, _Passage] = {}
+    vocab: dict[str, int] = {}
     for question in questions:
         if not question.relevant:
             for name in COLUMNS:
                 columns[name].append(None)
             continue
-        q_tokens = tokenize(question.text)
+        q_ids = [vocab.setdefault(t, len(vocab)) for t in tokenize(question.text)]
         best = [0.0, 0.0, 0.0]
         for section_id in question.relevant:
-            if section_id not in passage_tokens:
+            if section_id not in passages:
                 try:
                     text = sections_by_id[section_id].text
                 except KeyError:
                     raise KeyError(
                         f"question {question.id!r} labels {section_id!r}, which is not among the sections"
                     ) from None
-                passage_tokens[section_id] = tokenize(text)
-            scores = _precisions(q_tokens, passage_tokens[section_id])
+                passages[section_id] = _Passage.of(tokenize(text), vocab)
+            scores = passages[section_id].precisions(q_ids)
             best = [max(b, s) for b, s in zip(best, scores)]
         for name, value in zip(COLUMNS, best):
             columns[name].append(value)

@@ -15,17 +15,17 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
+from receval import chunking, retrievers
 from receval import config as config_schema
-from receval import retrievers
 from receval.cache import IndexCache, key_of
-from receval.chunking import chunk_sections
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
 from receval.metrics import measures_for
 from receval.overlap import overlap_columns
 from receval.ranking import tie_ranks
-from receval.text import Tokenizer
+from receval.spans import judge_spans, token_columns
 from receval.store import config_hash, stage_column, write_results, write_run_json
+from receval.text import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -80,10 +80,9 @@ def run(cfg, run_dir: Path) -> RunResult:
     with timer("load"):
         dataset = load_dataset(cfg.dataset)
     cache = IndexCache(cfg.cache_dir)
-    chunking = cfg.chunking
     chunk_key = key_of(
-        dataset=dataset.fingerprint, max_words=chunking.max_words, overlap=chunking.overlap,
-        headings=chunking.headings,
+        dataset=dataset.fingerprint,
+        chunking=OmegaConf.to_container(cfg.chunking, resolve=True, enum_to_str=True),
     )
     # built before anything is cached: a bad retriever setting leaves nothing behind
     context = retrievers.Context(
@@ -95,7 +94,7 @@ def run(cfg, run_dir: Path) -> RunResult:
     with timer("chunk"):
         chunks = cache.chunks(
             chunk_key,
-            lambda: chunk_sections(dataset.sections, chunking.max_words, chunking.overlap, chunking.headings),
+            lambda: chunking.cut(cfg.chunking, dataset.sections),
         )
     context.chunks, context.sections = chunks, dataset.sections
     with timer("index"):
@@ -115,8 +114,15 @@ def run(cfg, run_dir: Path) -> RunResult:
         section_idx, section_scores = collapse_to_sections(
             hits.chunk_idx, hits.scores, chunk_section, len(section_ids)
         )
+        chunk_start = np.fromiter((c.start for c in chunks), np.int64, len(chunks))
+        chunk_end = np.fromiter((c.end for c in chunks), np.int64, len(chunks))
+        spans = judge_spans(
+            questions, dataset.sections, dataset.pages, chunk_section, chunk_start, chunk_end,
+            hits.chunk_idx, list(cfg.metrics.ks), float(cfg.relevance.coverage),
+        )
         columns = question_rows(
-            questions, section_ids, section_idx, section_scores, hits.latency_ms, measures
+            questions, section_ids, section_idx, section_scores, hits.latency_ms, measures,
+            spans, ([c.id for c in chunks], hits.chunk_idx, hits.scores),
         )
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         for stage, values in hits.stage_ms.items():
@@ -132,10 +138,11 @@ def run(cfg, run_dir: Path) -> RunResult:
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
         **retrievers.facts(retriever),
+        "truncated": retrievers.truncated(retriever),  # chunks a dense model cut at its token limit
     }
     names = [m.name for m in measures]
     with timer("write"):
-        write_results(run_dir, columns, names, info, list(hits.stage_ms))
+        write_results(run_dir, columns, names + token_columns(list(cfg.metrics.ks)), info, list(hits.stage_ms))
     means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names
@@ -153,11 +160,7 @@ def run(cfg, run_dir: Path) -> RunResult:
 
 def summary_line(cfg, result: RunResult) -> str:
     """The one line each run prints: retriever, chunking, chunks, hit@1, hit@3, MRR."""
-    chunking = cfg.chunking
-    words = "whole sections" if chunking.max_words is None else f"{chunking.max_words} words"
-    if chunking.overlap and chunking.max_words is not None:
-        words += f" overlap {chunking.overlap}"
-    words += ", headings" if chunking.headings else ", no headings"
+    words = chunking.label(cfg.chunking)
     scores = "  ".join(
         f"{label} {result.means[name]:.3f}"
         for label, name in (("hit@1", "hit@1"), ("hit@3", "hit@3"), ("MRR", "rr"))

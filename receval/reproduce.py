@@ -34,133 +34,24 @@ would obey whatever ``hydra:`` node (callbacks, launchers) an edited config hold
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
-import yaml
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval import outputs, pipeline
-from receval import runs as runs_mod
-from receval import trust
 from receval.errors import RecevalError, RunError, exit_on_error
-from receval.store import RESULTS, is_timing, read_run
+from receval.results.options import ArgumentParser
+from receval.results.configs import CONFIG_YAML, HYDRA_DIR, saved_config
+from receval.results.discovery import find_runs
+from receval.results.reproduction import Reproduction, compare_tables
+from receval.results.stored import read_run
+from receval.store import RESULTS
 
-IGNORED = "latency_ms and latency_ms.<stage>"
-
-
-@dataclass
-class Reproduction:
-    """A stored run against its re-run."""
-
-    run_dir: str
-    out_dir: str | None  # None: the temporary re-run was deleted (identical)
-    n_questions: int
-    columns: list[str]  # compared columns
-    differences: dict[str, list[str]] = field(default_factory=dict)  # id -> columns
-    only_stored: list[str] = field(default_factory=list)  # question ids
-    only_reproduced: list[str] = field(default_factory=list)
-    columns_only_stored: list[str] = field(default_factory=list)
-    columns_only_reproduced: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def identical(self) -> bool:
-        return not (
-            self.differences
-            or self.only_stored
-            or self.only_reproduced
-            or self.columns_only_stored
-            or self.columns_only_reproduced
-        )
-
-    def to_dict(self) -> dict:
-        return {
-            "run_dir": self.run_dir,
-            "out_dir": self.out_dir,
-            "identical": self.identical,
-            "n_questions": self.n_questions,
-            "columns": self.columns,
-            "ignored": IGNORED,
-            "differences": [
-                {"question_id": q, "columns": cols} for q, cols in self.differences.items()
-            ],
-            "only_stored": self.only_stored,
-            "only_reproduced": self.only_reproduced,
-            "columns_only_stored": self.columns_only_stored,
-            "columns_only_reproduced": self.columns_only_reproduced,
-            "notes": self.notes,
-        }
-
-    def lines(self, limit: int = 50) -> list[str]:
-        where = f"re-run in {self.out_dir}" if self.out_dir else "re-run deleted"
-        if self.identical:
-            out = [
-                f"{self.run_dir}: identical ({self.n_questions} questions, {len(self.columns)} "
-                f"columns compared, timings excepted; {where})"
-            ]
-        else:
-            out = [f"{self.run_dir}: DIFFERS ({where})"]
-            if self.columns_only_stored or self.columns_only_reproduced:
-                out.append(
-                    f"  columns only in the stored run: {', '.join(self.columns_only_stored) or '-'}; "
-                    f"only in the re-run: {', '.join(self.columns_only_reproduced) or '-'}"
-                )
-            for label, ids in (("stored run", self.only_stored), ("re-run", self.only_reproduced)):
-                if ids:
-                    out.append(f"  {len(ids)} question(s) only in the {label}: {_some(ids)}")
-            if self.differences:
-                out.append(
-                    f"  {len(self.differences)} of {self.n_questions} questions differ:"
-                )
-                for i, (qid, cols) in enumerate(self.differences.items()):
-                    if i == limit:
-                        out.append(
-                            f"  ... and {len(self.differences) - limit} more (--format json lists all)"
-                        )
-                        break
-                    out.append(f"  {qid}: {', '.join(cols)}")
-        out.extend(f"  note: {note}" for note in self.notes)
-        return out
-
-
-def _some(ids: list[str], n: int = 20) -> str:
-    return " ".join(ids[:n]) + (f" ... (+{len(ids) - n})" if len(ids) > n else "")
-
-
-# ----------------------------------------------------------------- config
-
-
-def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool = False):
-    """The run's saved config as data (nothing resolved, see :mod:`receval.trust`),
-    checked for network and code use, merged onto receval's schema."""
-    from omegaconf.errors import OmegaConfBaseException
-
-    config_file = (run_dir / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML).resolve()
-    try:
-        data = trust.load_saved_config(run_dir, config_file, runs_mod.read_info(run_dir))
-        trust.check_reach(data, config_file if config_file.is_file() else run_dir / runs_mod.RUN_JSON,
-                          allow_remote=allow_remote, allow_code=allow_code)
-        return OmegaConf.merge(OmegaConf.structured(config_schema.RecevalConfig), OmegaConf.create(data))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
-        raise RunError(
-            f"{config_file}: not a readable YAML config ({problem}{where}); "
-            "fix it, or delete it to re-run from the config saved in run.json"
-        ) from None
-    except OmegaConfBaseException as error:
-        message = str(error).splitlines()[0]
-        raise RunError(
-            f"{run_dir}: its saved config does not fit this receval ({message})"
-        ) from None
+__all__ = ["Reproduction", "compare_tables", "main", "reproduce", "reproduce_all", "saved_config"]
 
 
 def _check_dataset_paths(cfg, run_dir: Path) -> None:
@@ -180,47 +71,6 @@ def _check_dataset_paths(cfg, run_dir: Path) -> None:
                 f"under the current directory {Path.cwd()}; run reproduce from the "
                 "directory the run was made in"
             )
-
-
-# ----------------------------------------------------------------- comparing
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def compare_tables(stored: pa.Table, new: pa.Table) -> dict:
-    """Question-by-question differences between two results tables (latency excepted)."""
-    old_cols = [c for c in stored.column_names if not is_timing(c)]
-    new_cols = [c for c in new.column_names if not is_timing(c)]
-    common = [c for c in old_cols if c in new_cols]
-    old_ids = stored.column("question_id").to_pylist()
-    new_ids = new.column("question_id").to_pylist()
-    new_index = {q: i for i, q in enumerate(new_ids)}
-    old_set = set(old_ids)
-    pairs = [(i, new_index[q]) for i, q in enumerate(old_ids) if q in new_index]
-    differences: dict[str, list[str]] = {}
-    for column in common:
-        if column == "question_id":
-            continue
-        a = stored.column(column).to_pylist()
-        b = new.column(column).to_pylist()
-        for i, j in pairs:
-            if not _same(a[i], b[j]):
-                differences.setdefault(old_ids[i], []).append(column)
-    order = {q: i for i, q in enumerate(old_ids)}
-    return {
-        "columns": common,
-        "differences": dict(sorted(differences.items(), key=lambda kv: order[kv[0]])),
-        "only_stored": [q for q in old_ids if q not in new_index],
-        "only_reproduced": [q for q in new_ids if q not in old_set],
-        "columns_only_stored": [c for c in old_cols if c not in new_cols],
-        "columns_only_reproduced": [c for c in new_cols if c not in old_cols],
-    }
 
 
 # ----------------------------------------------------------------- re-running
@@ -257,8 +107,8 @@ def reproduce(
             raise RunError(
                 f"--out {target}: cannot create it ({error.strerror}); choose a folder you can write to"
             ) from None
-    (target / runs_mod.HYDRA_DIR).mkdir(parents=True, exist_ok=True)
-    OmegaConf.save(cfg, target / runs_mod.HYDRA_DIR / runs_mod.CONFIG_YAML)  # the values used, as data
+    (target / HYDRA_DIR).mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, target / HYDRA_DIR / CONFIG_YAML)  # the values used, as data
     try:
         pipeline.run(cfg, target)
         new = read_run(target)
@@ -293,7 +143,7 @@ def reproduce(
 
 
 def reproduce_all(paths: list[str | Path], out: str | Path | None = None, **allow) -> list[Reproduction]:
-    found = runs_mod.find_runs(paths)
+    found = find_runs(paths)
     results = []
     for i, run_dir in enumerate(found):
         target = None
@@ -303,8 +153,8 @@ def reproduce_all(paths: list[str | Path], out: str | Path | None = None, **allo
     return results
 
 
-def build_parser() -> runs_mod.ArgumentParser:
-    parser = runs_mod.ArgumentParser(
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
         prog="python -m receval.reproduce",
         description="Re-run stored runs from their saved configs; check the results are identical.",
     )

@@ -17,7 +17,8 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 
 from receval.errors import RunError
-from receval.store import RESULTS, RUN_JSON, read_run
+from receval.results.stored import read_run
+from receval.store import RESULTS, RUN_JSON
 
 
 def finished(run_dir: Path, config_hash: str) -> bool:

@@ -22,8 +22,11 @@ from __future__ import annotations
 import sys
 
 from receval import choice, chosen, tables
-from receval import runs as runs_mod
-from receval.compare import FORMATS, write_output
+from receval.results.selection import canonical_measure, filter_questions, parse_where
+from receval.results.discovery import load_runs
+from receval.results.options import FORMATS, ArgumentParser, write_output
+from receval.results.pairing import bootstrap_settings
+from receval.results.stored import Run
 from receval.errors import RecevalError, exit_on_error
 
 
@@ -31,7 +34,7 @@ def select(
     paths: list[str], metric: str = "rr", split: str | None = "dev", prefer: str = "p50_ms",
     margin: float = 0.0, report_on: str | None = None, where: list[tuple[str, str]] | None = None,
     n_resamples: int | None = None, seed: int | None = None, level: float | None = None,
-) -> tuple[choice.Selection, runs_mod.Run]:
+) -> tuple[choice.Selection, Run]:
     """Load the runs, choose among them on ``split``; returns the selection and the
     chosen run (unfiltered, for ``best.yaml`` and the held-out score)."""
     if report_on is not None and report_on == split:
@@ -39,11 +42,11 @@ def select(
             f"--report-on {report_on}: the same split as --split; report on questions the "
             "choice never saw (e.g. --split dev --report-on test)"
         )
-    runs = runs_mod.load_runs(paths)
+    runs = load_runs(paths)
     filters = ([("split", split)] if split else []) + list(where or [])
-    scored = runs_mod.filter_questions(runs, filters)
-    metric = runs_mod.canonical_measure(metric, scored, option="--metric")
-    boot = runs_mod.bootstrap_settings(scored, n_resamples, seed, level)
+    scored = filter_questions(runs, filters)
+    metric = canonical_measure(metric, scored, option="--metric")
+    boot = bootstrap_settings(scored, n_resamples, seed, level)
     selection = choice.choose(scored, metric, prefer, margin, boot, split=split)
     best = runs[selection.chosen]
     if report_on is not None:
@@ -53,8 +56,8 @@ def select(
     return selection, best
 
 
-def build_parser() -> runs_mod.ArgumentParser:
-    parser = runs_mod.ArgumentParser(
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
         prog="python -m receval.select",
         description="Choose the cheapest configuration not shown worse than the best one "
         "(paired bootstrap, Holm-corrected) and write its config.",
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         selection, best = select(
             args.paths, metric=args.metric, split=args.split or None, prefer=args.prefer,
-            margin=args.margin, report_on=args.report_on, where=runs_mod.parse_where(args.where),
+            margin=args.margin, report_on=args.report_on, where=parse_where(args.where),
             n_resamples=args.n_resamples, seed=args.seed, level=args.level,
         )
         if args.out:

@@ -3,12 +3,14 @@
 Schema version 1, columns in order:
 
 ``question_id``, ``kind``, ``split``, ``question`` (string); ``relevant`` (list<string>,
-labelled section ids) and ``grades`` (list<int32>, their grades); ``retrieved``
-(list<string>, section ids best first, at most ``depth``) and ``scores``
+labelled section ids, then evidence items as ``page:start-end``) and ``grades``
+(list<int32>, their grades); ``retrieved`` (list<string>, section ids best first, at
+most ``depth``; chunk ids for questions labelled with evidence) and ``scores``
 (list<float64>, each one's best chunk score, as ranked); ``first_relevant_rank`` (int32, null
 when no relevant section is retrieved); ``rr`` and one float64 column per measure
 (``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable
-questions); ``rouge1_p``, ``rouge2_p``, ``rougeL_p`` (float64, ROUGE precision of
+questions), then ``token_recall@k``, ``token_precision@k``, ``token_iou@k`` and
+``context_tokens@k`` per cutoff (float64, :mod:`receval.spans`; absent in older runs); ``rouge1_p``, ``rouge2_p``, ``rougeL_p`` (float64, ROUGE precision of
 the question against its relevant sections, see :mod:`receval.overlap`; null for
 unanswerable questions); ``latency_ms`` (float64, the whole search per question) and one
 ``latency_ms.<stage>`` column per stage (``latency_ms.bm25``, ``latency_ms.fusion``,
@@ -17,7 +19,8 @@ unanswerable questions); ``latency_ms`` (float64, the whole search per question)
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
 version, schema version, config hash, dataset fingerprint, number of chunks and
 timings. Files are written to a temporary name and renamed, so a reader never sees
-a half-written file.
+a half-written file. Reading them back (with the schema checks) is
+:mod:`receval.results`.
 """
 
 from __future__ import annotations
@@ -27,14 +30,13 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from receval import __version__
-from receval.errors import RecevalError, RunError
+from receval.errors import RecevalError
 
 SCHEMA_VERSION = 1
 RESULTS = "results.parquet"
@@ -56,7 +58,8 @@ _FIXED = [
 
 OVERLAP = ("rouge1_p", "rouge2_p", "rougeL_p")
 LATENCY = "latency_ms"
-FIXED_COLUMNS = frozenset(f.name for f in _FIXED)
+FIXED_NAMES = tuple(f.name for f in _FIXED)
+FIXED_COLUMNS = frozenset(FIXED_NAMES)
 
 
 def stage_column(stage: str) -> str:
@@ -140,51 +143,3 @@ def write_run_json(run_dir: Path, info: dict) -> Path:
     text = json.dumps(info, indent=2, sort_keys=True, default=str) + "\n"
     atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return target
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """A run read back: its directory, per-question table and metadata."""
-
-    run_dir: Path
-    table: pa.Table
-    metadata: dict
-
-    @property
-    def measure_names(self) -> list[str]:
-        return measure_columns(self.table.column_names)
-
-    @property
-    def stages(self) -> list[str]:
-        prefix = f"{LATENCY}."
-        return [name[len(prefix):] for name in self.table.column_names if name.startswith(prefix)]
-
-
-def read_run(run_dir: str | Path) -> StoredRun:
-    """Read a stored run; a missing, partial or newer-schema run is a RunError."""
-    run_dir = Path(run_dir)
-    path = run_dir / RESULTS
-    if not path.is_file():
-        raise RunError(
-            f"{run_dir}: no {RESULTS} here; give a run directory written by "
-            "'python -m receval' (a sweep's runs are its numbered subfolders)"
-        )
-    try:
-        table = pq.read_table(path)
-        names = set(table.column_names)  # a damaged name fails to decode here
-        raw = (table.schema.metadata or {}).get(META_KEY)
-        metadata = json.loads(raw) if raw else None
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise RunError(f"{path}: cannot be read as results ({error}); re-run this job") from None
-    if not isinstance(metadata, dict) or "schema_version" not in metadata:
-        raise RunError(f"{path}: not written by receval (no receval metadata)")
-    version = metadata["schema_version"]
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise RunError(
-            f"{path}: written with results schema {version!r}, this receval "
-            f"({__version__}) reads schema <= {SCHEMA_VERSION}; upgrade receval"
-        )
-    missing = [f.name for f in _FIXED if f.name not in names]
-    if missing:
-        raise RunError(f"{path}: not complete results (no column {', '.join(missing)}); re-run this job")
-    return StoredRun(run_dir, table, metadata)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +19,100 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("RECEVAL_SHARED", ROOT.parent / "shared"))
 
 register()
+
+# ----------------------------------------------------------------- markers: slow and dense
+# ``make test-fast`` deselects them, so a test that needs one and lacks it would slow the
+# fast run down. A test (or a fixture or module helper it calls) that calls run_cli,
+# sweep_of or subprocess.* without @pytest.mark.slow fails collection; at run time any
+# subprocess started without ``slow``, or the real model loaded without ``dense``, fails
+# the test (this catches what the source check cannot see).
+
+SPAWNERS = {"run_cli", "sweep_of"}
+_CALL = re.compile(r"(?<![\w.])(subprocess\.(?:run|Popen|call|check_call|check_output)|[A-Za-z_]\w*)\s*\(")
+_SPAWNS: dict = {}
+
+
+def _spawns(func) -> str | None:
+    """The call by which ``func`` (or a test-module function it calls) starts a subprocess."""
+    func = inspect.unwrap(func)
+    if func in _SPAWNS:
+        return _SPAWNS[func]
+    _SPAWNS[func] = None  # a cycle of helpers ends here
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return None
+    found = None
+    for name in dict.fromkeys(_CALL.findall(source)):
+        if name in SPAWNERS or name.startswith("subprocess."):
+            found = name
+        else:
+            callee = getattr(func, "__globals__", {}).get(name)
+            if inspect.isfunction(callee) and Path(callee.__code__.co_filename).parent == FIXTURES.parent:
+                found = _spawns(callee) and name
+        if found:
+            break
+    _SPAWNS[func] = found
+    return found
+
+
+def pytest_collection_modifyitems(config, items):
+    unmarked = []
+    for item in items:
+        if not isinstance(item, pytest.Function) or item.get_closest_marker("slow"):
+            continue
+        funcs = [("", item.function)] + [
+            (f"fixture {name}: ", defs[-1].func) for name, defs in item._fixtureinfo.name2fixturedefs.items()
+        ]
+        for where, func in funcs:
+            call = _spawns(func)
+            if call:
+                unmarked.append(f"{item.nodeid}: {where}calls {call}(...), which starts a subprocess")
+                break
+    if unmarked:
+        raise pytest.UsageError(
+            "tests that start a subprocess need @pytest.mark.slow (make test-fast skips them):\n  "
+            + "\n  ".join(unmarked)
+        )
+
+
+def _refuse(item, what: str, marker: str):
+    def refuse(*args, **kwargs):
+        pytest.fail(f"{item.nodeid} {what} without @pytest.mark.{marker}: mark it", pytrace=False)
+
+    return refuse
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    with _marker_guard(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    with _marker_guard(item):
+        yield
+
+
+def _marker_guard(item):
+    patch = pytest.MonkeyPatch()
+    if not item.get_closest_marker("slow"):
+        patch.setattr(subprocess.Popen, "__init__", _refuse(item, "starts a subprocess", "slow"))
+    if not item.get_closest_marker("dense"):
+        patch.setattr("receval.encoders.local.load_sentence_transformer", _refuse(item, "loads the real model", "dense"))
+    return _undone(patch)
+
+
+class _undone:
+    def __init__(self, patch):
+        self.patch = patch
+
+    def __enter__(self):
+        return self.patch
+
+    def __exit__(self, *exc):
+        self.patch.undo()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -25,7 +25,7 @@ from receval.export import export
 from receval.metrics import parse_measure
 from receval.pipeline import run
 from receval.ranking import select_top, tie_ranks
-from receval.store import read_run
+from receval.results import read_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ranx = pytest.importorskip("ranx")
@@ -84,6 +84,7 @@ def assert_agrees(table, run_dict, qrels):
         np.testing.assert_allclose(mine, other, rtol=0, atol=1e-9, err_msg=f"{ours} vs ranx {name}")
 
 
+@pytest.mark.slow  # a whole collection through ranx's numba compile: about 25 s of CPU
 @pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
 def test_cranfield_bm25_agrees_with_trec_eval_and_ranx(make_config, tmp_path):
     result, table = run_and_export(make_config, tmp_path, CRANFIELD, "retriever.k1=0.9", "retriever.b=0.4")

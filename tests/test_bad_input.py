@@ -22,8 +22,9 @@ from conftest import FIXTURES, run_cli
 from receval.datasets.folder import read_pages
 from receval.datasets.questions import read_questions
 from receval.errors import RecevalError
-from receval.runs import load_run
-from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION, read_run
+from receval.results import load_run
+from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION
+from receval.results import read_run
 
 SITE = FIXTURES / "site"
 GOOD_QUESTION = '{"id": "a", "question": "How much is a day pass?", "relevant": ["bikes#prices"]}'
@@ -142,7 +143,7 @@ def damaged(runs, tmp_path, how: str) -> Path:
 # ----------------------------------------------------------------- config values (command line)
 
 CONFIG_CASES = {
-    "unknown-key": (["chunking.max_word=40"], ["max_word", "ChunkingConfig", "fix the override"]),
+    "unknown-key": (["chunking.max_word=40"], ["max_word", "WordsConfig", "fix the override"]),
     "wrong-type": (["depth=abc"], ["depth", "could not be converted to Integer"]),
     "k1": (["retriever.k1=-1"], ["retriever.k1=-1.0", "use a value >= 0"]),
     "negative-depth": (["depth=-1"], ["depth=-1", "use an integer >= 1"]),
@@ -178,6 +179,7 @@ CONFIG_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CONFIG_CASES)
 def test_bad_config_value(cli, case):
     overrides, words = CONFIG_CASES[case]
@@ -186,6 +188,7 @@ def test_bad_config_value(cli, case):
     assert_nothing_left(cli)
 
 
+@pytest.mark.slow
 def test_unwritable_cache_dir(cli, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -197,6 +200,7 @@ def test_unwritable_cache_dir(cli, tmp_path):
 # ----------------------------------------------------------------- dataset folders
 
 
+@pytest.mark.slow
 def test_site_without_pages_folder_on_the_command_line(cli, tmp_path):
     site = make_site(tmp_path / "nopages", copy=False, questions=GOOD_QUESTION + "\n")
     done = cli("dataset=folder", f"dataset.path={site}", "hydra.run.dir=out")
@@ -204,6 +208,7 @@ def test_site_without_pages_folder_on_the_command_line(cli, tmp_path):
     assert_nothing_left(cli)
 
 
+@pytest.mark.slow
 def test_non_utf8_page_on_the_command_line(cli, tmp_path):
     site = make_site(tmp_path / "latin1", pages={"cafe.md": b"# Caf\xe9\n\nOpen daily.\n"})
     done = cli("dataset=folder", f"dataset.path={site}", "hydra.run.dir=out")
@@ -243,6 +248,7 @@ def test_folder_named_like_a_page_is_not_read(tmp_path):
 # ----------------------------------------------------------------- questions files
 
 
+@pytest.mark.slow
 def test_bad_questions_on_the_command_line(cli, tmp_path):
     site = make_site(tmp_path / "site", questions=GOOD_QUESTION + '\n{"id": "b", \n'
                      '{"id": "c", "question": "Helmets?", "relevant": ["safety#helmet"]}\n')
@@ -310,10 +316,9 @@ def test_bad_questions_file(tmp_path, content, words):
 # ----------------------------------------------------------------- BEIR folders
 
 def _beir_module():
-    try:
-        from receval.datasets import beir as module
-    except ImportError:
-        pytest.skip("receval.datasets.beir is not there")
+    """The BEIR reader: an import error fails the test (never a skip)."""
+    from receval.datasets import beir as module
+
     return module
 
 
@@ -333,6 +338,7 @@ def make_beir(root: Path, drop: tuple[str, ...] = (), files: dict[str, str] | No
     return root
 
 
+@pytest.mark.slow
 def test_bad_beir_line_on_the_command_line(cli, tmp_path):
     _beir_module()
     folder = make_beir(tmp_path / "beir", files={"corpus.jsonl": '{"_id": "d1", "text": "x"}\n{"_id": d2}\n'})
@@ -385,11 +391,13 @@ def test_bad_beir_folder(tmp_path, make_config, case):
 # ----------------------------------------------------------------- report, compare, reproduce arguments
 
 
+@pytest.mark.slow
 def test_report_of_a_missing_dir(cli):
     done = cli(str(cli.work / "runs" / "nope"), module="receval.report")
     assert_user_error(done, "runs/nope: no such directory")
 
 
+@pytest.mark.slow
 def test_compare_with_a_dir_that_is_not_a_run(cli, runs, tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -398,11 +406,13 @@ def test_compare_with_a_dir_that_is_not_a_run(cli, runs, tmp_path):
     assert_user_error(done, str(plain), f"no {RESULTS} here", "give a run directory")
 
 
+@pytest.mark.slow
 def test_compare_of_runs_over_different_questions(cli, runs):
     done = cli(str(runs["library"]), str(runs["site"]), module="receval.compare")
     assert_user_error(done, "over different questions", "49 ids only in the first", "--intersect")
 
 
+@pytest.mark.slow
 def test_reproduce_of_a_missing_dir(cli):
     done = cli(str(cli.work / "gone"), module="receval.reproduce")
     assert_user_error(done, "gone: no such directory")
@@ -422,6 +432,7 @@ def test_reproduce_of_a_missing_dir(cli):
     ],
     ids=["metric-cutoff", "unknown-metric", "floor-syntax", "floor-percent", "floor-text", "baseline", "format"],
 )
+@pytest.mark.slow
 def test_bad_report_argument(cli, runs, args, words):
     out = cli.work / "report.md"
     done = cli(str(runs["library"]), *args, "--out", str(out), module="receval.report")
@@ -430,6 +441,7 @@ def test_bad_report_argument(cli, runs, args, words):
     assert_nothing_left(cli)
 
 
+@pytest.mark.slow
 def test_report_out_in_an_unwritable_place(cli, runs, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
@@ -438,6 +450,7 @@ def test_report_out_in_an_unwritable_place(cli, runs, tmp_path):
     assert_nothing_left(cli, tmp_path)
 
 
+@pytest.mark.slow
 def test_reproduce_out_in_an_unwritable_place(cli, runs, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
@@ -464,6 +477,7 @@ def test_reproduce_out_in_an_unwritable_place(cli, runs, tmp_path):
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )
+@pytest.mark.slow
 def test_damaged_run_on_the_command_line(cli, runs, tmp_path, how, module, words):
     run_dir = damaged(runs, tmp_path, how)
     before = sorted(p.name for p in run_dir.rglob("*"))
@@ -474,8 +488,9 @@ def test_damaged_run_on_the_command_line(cli, runs, tmp_path, how, module, words
     assert_nothing_left(cli)
 
 
+@pytest.mark.slow
 def test_damaged_results_with_export(cli, runs, tmp_path):
-    pytest.importorskip("receval.export")
+    import receval.export  # noqa: F401  (an import error fails, never skips)
     run_dir = damaged(runs, tmp_path, "no-column")
     out = cli.work / "run.trec"
     done = cli(str(run_dir), "--trec", str(out), module="receval.export")
@@ -483,6 +498,7 @@ def test_damaged_results_with_export(cli, runs, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["truncated", "corrupt", "empty", "newer", "no-column"])
 def test_damaged_results_are_a_run_error(runs, tmp_path, how):
     run_dir = damaged(runs, tmp_path, how)
@@ -507,7 +523,7 @@ def test_beir_line_that_json_cannot_convert(tmp_path, line):
 
 
 def test_external_qrels_not_utf8(tmp_path):
-    external = pytest.importorskip("receval.external")
+    from receval.results import external
     path = tmp_path / "test.tsv"
     path.write_bytes(b"query-id\tcorpus-id\tscore\nq1\td\xff\t1\n")
     with pytest.raises(RecevalError):

@@ -15,7 +15,7 @@ from receval.datasets import load_dataset
 from receval.datasets.beir import fingerprint
 from receval.errors import ConfigError, DatasetError
 from receval.pipeline import run
-from receval.store import read_run
+from receval.results import read_run
 
 CRANFIELD = SHARED / "datasets" / "cranfield"
 SCIFACT = SHARED / "datasets" / "scifact"

@@ -56,6 +56,7 @@ def test_cached_and_uncached_runs_rank_identically(make_config, tmp_path):
         assert ranked(tmp_path / f"{name}-cached") == ranked(tmp_path / f"{name}-plain")
 
 
+@pytest.mark.slow
 def test_a_sweep_builds_each_chunking_once(tmp_path):
     done = run_cli(
         "retriever=bm25,tfidf,fused", "chunking.max_words=20,40,120", f"cache_dir={tmp_path}/cache",
@@ -84,6 +85,7 @@ def test_a_damaged_entry_is_rebuilt(tmp_path):
     assert IndexCache(tmp_path).chunks("k", lambda: []) == chunks  # rewritten whole
 
 
+@pytest.mark.slow
 def test_parallel_writers_leave_a_valid_entry(tmp_path):
     script = (
         "import sys; from receval.cache import IndexCache; from receval.chunking import Chunk\n"
@@ -103,3 +105,21 @@ def test_keys_depend_on_every_part():
     keys = {key_of(**base), key_of(**{**base, "max_words": 40}), key_of(**{**base, "headings": False}),
             key_of(**{**base, "dataset": "e" * 64}), key_of(**{**base, "overlap": 5})}
     assert len(keys) == 5
+
+
+@pytest.mark.slow
+def test_a_cached_chunk_set_loads_without_importing_pyarrow_dataset(tmp_path):
+    """A sweep job's cache hit stays cheap: no pyarrow.dataset import (about 0.2 s of CPU)."""
+    code = f"""
+import sys
+from receval import cache
+from receval.chunking import Chunk
+chunks = [Chunk("a#b", 0, "one two"), Chunk("a#b", 1, "three"), Chunk("c#d", 0, "four")]
+store = cache.IndexCache({str(tmp_path)!r})
+assert store.chunks("k", lambda: chunks) == chunks and store.events["chunks"] == "built"
+cache._MEMORY.clear()
+assert store.chunks("k", lambda: 1 / 0) == chunks and store.events["chunks"] == "hit"
+assert "pyarrow.dataset" not in sys.modules
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, run_cli
 
-from receval.store import RESULTS, RUN_JSON, read_run
+from receval.store import RESULTS, RUN_JSON
+from receval.results import read_run
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +22,7 @@ def sweep(readme_sweep) -> Path:
     return readme_sweep
 
 
+@pytest.mark.slow
 def test_sweep_writes_six_runs_with_distinct_rankings(sweep):
     runs = sorted(p for p in sweep.iterdir() if p.is_dir())
     assert [p.name for p in runs] == ["0", "1", "2", "3", "4", "5"]
@@ -33,6 +35,7 @@ def test_sweep_writes_six_runs_with_distinct_rankings(sweep):
     assert len(rankings) == 6
 
 
+@pytest.mark.slow
 def test_stored_metrics_match_their_own_retrieved_lists(sweep):
     """rr, hit@k, recall@k and first_relevant_rank recomputed from the stored lists."""
     checked = 0
@@ -54,6 +57,7 @@ def test_stored_metrics_match_their_own_retrieved_lists(sweep):
     assert checked == 6 * 47
 
 
+@pytest.mark.slow
 def test_each_run_prints_one_line_and_records_its_facts(sweep):
     info = json.loads((sweep / "2" / RUN_JSON).read_text())
     assert info["config"]["retriever"] == {"kind": "bm25", "k1": 1.2, "b": 0.75}
@@ -70,6 +74,7 @@ def test_each_run_prints_one_line_and_records_its_facts(sweep):
     assert table.schema.field("retrieved").type.equals(pa.list_(pa.string()))
 
 
+@pytest.mark.slow
 def test_a_single_run_from_any_directory(tmp_path):
     done = run_cli("retriever=tfidf", "chunking.max_words=40", "hydra.run.dir=out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -81,7 +86,7 @@ def test_a_single_run_from_any_directory(tmp_path):
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("chunking.max_word=40", "Key 'max_word' not in 'ChunkingConfig'"),
+        ("chunking.max_word=40", "Key 'max_word' not in 'WordsConfig'"),
         ("depth=abc", "could not be converted to Integer"),
         ("depth=-1", "depth=-1: use an integer >= 1"),
         ("retriever.k1=-1", "retriever.k1=-1.0: use a value >= 0"),
@@ -93,6 +98,7 @@ def test_a_single_run_from_any_directory(tmp_path):
         ("dataset.path=/no/such/site", "is not a folder"),
     ],
 )
+@pytest.mark.slow
 def test_bad_config_exits_2_with_one_clear_message(tmp_path, override, message):
     done = run_cli(override, "hydra.run.dir=out", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
@@ -101,6 +107,7 @@ def test_bad_config_exits_2_with_one_clear_message(tmp_path, override, message):
     assert not list(tmp_path.rglob(RESULTS)) and not list(tmp_path.rglob(RUN_JSON))
 
 
+@pytest.mark.slow
 def test_bad_labels_exit_2_listing_every_problem(tmp_path, site):
     (site / "questions.jsonl").write_text(
         '{"id": "a", "question": "Helmets?", "relevant": ["safety#helmet"]}\n{"id": "b"\n'
@@ -113,6 +120,7 @@ def test_bad_labels_exit_2_listing_every_problem(tmp_path, site):
     assert not (tmp_path / "out" / RESULTS).exists()
 
 
+@pytest.mark.slow
 def test_installed_wheel_finds_its_configs_from_anywhere(tmp_path):
     """A normal (non-editable) install ships conf/ and the built-in pages inside the package."""
     wheels = tmp_path / "wheels"

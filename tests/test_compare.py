@@ -45,6 +45,7 @@ def exit_code(argv) -> int:
     return command_exit_code(main, argv)
 
 
+@pytest.mark.slow
 def test_pairs_two_separate_runs_by_question(runs, capsys):
     a, b = runs["headings"], runs["no_headings"]
     data = as_json(capsys, a, b)
@@ -70,6 +71,7 @@ def test_pairs_two_separate_runs_by_question(runs, capsys):
     assert data["bootstrap"] == {"n_resamples": 2000, "level": 0.95, "seed": 0, "method": "percentile"}
 
 
+@pytest.mark.slow
 def test_swapping_the_runs_swaps_the_answer(runs, capsys):
     ab = as_json(capsys, runs["headings"], runs["tfidf"])
     ba = as_json(capsys, runs["tfidf"], runs["headings"])
@@ -79,6 +81,7 @@ def test_swapping_the_runs_swaps_the_answer(runs, capsys):
     assert ba["ci"][0] == pytest.approx(-ab["ci"][1], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_same_interval_as_the_report_baseline(runs, capsys):
     """compare and report --baseline share one pairing: identical numbers."""
     pair = as_json(capsys, runs["headings"], runs["tfidf"])
@@ -91,12 +94,14 @@ def test_same_interval_as_the_report_baseline(runs, capsys):
         assert from_report[key] == pair[key], key
 
 
+@pytest.mark.slow
 def test_a_run_compared_with_itself(runs, capsys):
     data = as_json(capsys, runs["tfidf"], runs["tfidf"])
     assert data["diff"] == 0.0 and data["ci"] == [0.0, 0.0]
     assert data["fixed"] == data["broken"] == [] and data["same"] == 47
 
 
+@pytest.mark.slow
 def test_metric_and_split(runs, capsys):
     data = as_json(capsys, runs["headings"], runs["tfidf"], "--metric", "hit@3", "--split", "dev")
     assert data["metric"] == "hit@3" and data["where"] == {"split": "dev"}
@@ -106,6 +111,7 @@ def test_metric_and_split(runs, capsys):
     assert data["diff"] == float(np.mean([sb["hit@3"][i] - sa["hit@3"][i] for i in keep]))
 
 
+@pytest.mark.slow
 def test_formats(runs, capsys):
     a, b = runs["headings"], runs["no_headings"]
     assert main([str(a), str(b)]) == 0
@@ -122,6 +128,7 @@ def test_formats(runs, capsys):
     assert "\\begin{tabular}" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_different_question_sets_are_refused_unless_intersect(runs, tmp_path, capsys):
     fewer = tmp_path / "fewer"
     shutil.copytree(runs["tfidf"], fewer)
@@ -137,6 +144,7 @@ def test_different_question_sets_are_refused_unless_intersect(runs, tmp_path, ca
     assert data["n_questions"] == sum(v is not None for v in shared_rr) == 42
 
 
+@pytest.mark.slow
 def test_reordered_questions_are_paired_by_id(runs, tmp_path, capsys):
     shuffled = tmp_path / "shuffled"
     shutil.copytree(runs["tfidf"], shuffled)
@@ -158,11 +166,13 @@ def test_reordered_questions_are_paired_by_id(runs, tmp_path, capsys):
         (["--where", "kind"], "use COLUMN=VALUE"),
     ],
 )
+@pytest.mark.slow
 def test_bad_arguments_exit_2(runs, capsys, extra, message):
     assert exit_code([runs["headings"], runs["tfidf"], *extra]) == 2
     assert message in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_bad_run_directories_exit_2(runs, tmp_path, capsys):
     assert exit_code([tmp_path / "missing", runs["tfidf"]]) == 2
     assert "no such directory" in one_error_line(capsys)
@@ -177,6 +187,7 @@ def test_bad_run_directories_exit_2(runs, tmp_path, capsys):
     assert "a sweep of 1 jobs, not one run; give A as one of its job folders" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_function_api(runs):
     result = compare(runs["headings"], runs["no_headings"], metric="MRR")
     assert result.pair.metric == "rr"

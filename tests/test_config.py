@@ -89,6 +89,7 @@ def test_keys_and_enum_values_are_typed_by_the_component_schema(overrides, words
         compose_with(*overrides)
 
 
+@pytest.mark.slow
 def test_help_lists_only_what_each_command_uses(tmp_path):
     from conftest import run_cli
 
@@ -140,3 +141,24 @@ def test_finite_refuses_nan_and_inf():
     assert components.finite("k", float("inf"), 0)
     assert components.finite("k", -1, 0)
     assert components.finite("k", 0.5, 0, 1) == []
+
+
+@pytest.mark.slow
+def test_report_params_hold_only_what_applies_to_each_run(tmp_path_factory, capsys):
+    """The issue's check: a bm25 run carries no fusion, rerank or dense keys; a fused run
+    carries its members, fusion method and k."""
+    import json
+
+    from conftest import sweep_of
+
+    from receval.report import main
+
+    sweep = sweep_of(tmp_path_factory, "retriever=bm25,fused")
+    assert main([str(sweep), "--format", "json"]) == 0
+    bm25, fused = (run["params"] for run in json.loads(capsys.readouterr().out)["runs"])
+    assert bm25["retriever"] == "bm25" and (bm25["retriever.k1"], bm25["retriever.b"]) == (1.2, 0.75)
+    assert not any(k.startswith(("retriever.fusion", "retriever.members", "rerank")) for k in bm25)
+    assert not any(word in key for key in bm25 for word in ("model", "backend", "first_size"))
+    assert fused["retriever.members"] == ["tfidf", "bm25"]
+    assert (fused["retriever.fusion.kind"], fused["retriever.fusion.k"]) == ("rrf", 60.0)
+    assert "retriever.k1" not in fused

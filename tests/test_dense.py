@@ -9,6 +9,7 @@ paraphrase questions at 120-word chunks.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from types import SimpleNamespace
 
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 from receval.chunking import chunk_sections
-from receval.embeddings import BUNDLED, LocalEncoder
+from receval.encoders import BUNDLED, LocalEncoder
 from receval.evaluate import collapse_to_sections, judge
 from receval.metrics import Measure
 from receval.ranking import tie_ranks
@@ -24,6 +25,8 @@ from receval.retrievers import search
 from receval.retrievers.bm25 import BM25
 from receval.retrievers.dense import Dense
 from receval.text import Tokenizer
+
+pytestmark = pytest.mark.dense  # the real model, module-wide
 
 LOAN = (
     "Loan periods. Most books can be kept for 3 weeks. The loan period starts on the day "
@@ -162,3 +165,28 @@ def test_dense_beats_bm25_on_paraphrase_questions(encoder, library, tmp_path):
     assert dense["paraphrase"] > bm25["paraphrase"]
     assert dense["paraphrase"] >= 0.7
     assert dense["direct"] >= 0.7
+
+
+def test_truncation_is_counted_under_words_and_never_under_tokens(make_config, tmp_path):
+    """A 240-word window of the built-in pages exceeds all-MiniLM-L6-v2's 256 tokens: the
+    run says how many chunks the model cut; token windows never exceed it."""
+    from receval.encoders import limits
+    from receval.encoders.local import resolve_local_model
+    from receval.pipeline import run
+
+    folder = resolve_local_model("all-MiniLM-L6-v2").path
+    words = run(make_config("retriever=dense", "chunking.max_words=240"), tmp_path / "words")
+    tokens = run(make_config("retriever=dense", "chunking=tokens"), tmp_path / "tokens")
+    facts = [json.loads((tmp_path / d / "run.json").read_text())["truncated"] for d in ("words", "tokens")]
+    texts = [c.text for c in _chunks(make_config("chunking.max_words=240"))]
+    expected = int((limits.token_counts(folder, texts) > 256).sum())
+    assert expected > 0 and facts[0] == {"dense": expected}
+    assert facts[1] == {"dense": 0}
+    assert words.n_chunks and tokens.n_chunks
+
+
+def _chunks(cfg):
+    from receval.chunking import cut
+    from receval.datasets import load_dataset
+
+    return cut(cfg.chunking, load_dataset(cfg.dataset).sections)

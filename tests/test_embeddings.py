@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from receval.embeddings import EmbeddingCache, HttpEncoder, embed, resolve_local_model, text_key
+from receval.encoders import EmbeddingCache, HttpEncoder, embed, resolve_local_model, text_key
 from receval.errors import ConfigError, RecevalError
 from receval.retrievers.dense import Dense
 
@@ -177,7 +177,7 @@ WORKER = textwrap.dedent(
     sys.path.insert(0, {tests!r})
     import numpy as np
     from test_embeddings import FakeEncoder, fake_vector, cache_at
-    from receval.embeddings import embed
+    from receval.encoders import embed
     from pathlib import Path
 
     root, seed, start = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
@@ -196,6 +196,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_processes_writing_and_reading_one_cache_at_once(tmp_path):
     import time
 
@@ -277,11 +278,12 @@ def test_bad_dense_configs(tmp_path, monkeypatch, overrides, match):
     assert "sk-live-1234" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_importing_receval_and_running_bm25_never_imports_torch(tmp_path):
     code = textwrap.dedent(
         """
         import sys
-        import receval, receval.pipeline, receval.embeddings, receval.retrievers.dense
+        import receval, receval.pipeline, receval.encoders, receval.retrievers.dense
         from receval.retrievers.bm25 import BM25
         from receval.retrievers.dense import Dense
         from receval.text import Tokenizer

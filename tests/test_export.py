@@ -11,7 +11,7 @@ from conftest import run_cli, run_of
 from receval import trec
 from receval.errors import RecevalError
 from receval.export import export, main
-from receval.store import read_run
+from receval.results import read_run
 
 # --------------------------------------------------------------------------- scores
 
@@ -179,6 +179,7 @@ def test_export_command(stored, tmp_path):
     assert (tmp_path / "r.txt").is_file() and (tmp_path / "q.txt").is_file()
 
 
+@pytest.mark.slow
 def test_export_command_errors_exit_2_with_one_line(tmp_path):
     result = run_cli(str(tmp_path), "--trec", str(tmp_path / "r.txt"), cwd=tmp_path, module="receval.export")
     assert result.returncode == 2

@@ -7,9 +7,9 @@ from conftest import run_cli, run_of
 
 from receval.errors import RecevalError
 from receval.export import export
-from receval.external import external_table, read_labels
+from receval.results.external import read_labels, trec_run_table
 from receval.report import build_report
-from receval.store import read_run
+from receval.results import read_run
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_a_reversed_run_is_scored_by_hand(stored, tmp_path):
     run_file = tmp_path / "other.trec"
     run_file.write_text("\n".join(lines) + "\n")
     _, qrels_file = export(stored, tmp_path / "ignored.trec", tmp_path / "qrels.txt")
-    scored = external_table(run_file, qrels_file, depth=10, measures=["rr", "hit@3"]).to_pylist()
+    scored = trec_run_table(run_file, qrels_file, depth=10, measures=["rr", "hit@3"]).to_pylist()
     by_id = {r["question_id"]: r for r in table if r["relevant"]}
     assert {r["question_id"] for r in scored if r["rr"] is not None} == set(by_id)
     assert {r["question_id"] for r in scored if r["rr"] is None} == {r["question_id"] for r in table if not r["relevant"]}
@@ -59,6 +59,7 @@ def test_beir_tsv_qrels_and_errors(tmp_path):
         read_labels(tmp_path / "none.tsv")
 
 
+@pytest.mark.slow
 def test_a_run_file_without_qrels_is_a_clear_error(stored, tmp_path):
     run_file, _ = export(stored, tmp_path / "run.trec")
     done = run_cli(str(stored), str(run_file), cwd=tmp_path, module="receval.report")

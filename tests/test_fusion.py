@@ -11,7 +11,8 @@ import pytest
 from receval.pipeline import run
 from receval.retrievers.fusion import Fused, fuse, normalised
 from receval.rerankers import Reranked
-from receval.store import RESULTS, RUN_JSON, read_run
+from receval.results import read_run
+from receval.store import RESULTS, RUN_JSON
 
 
 def ranked(order: list[int], n: int) -> np.ndarray:

@@ -2,13 +2,13 @@
 
 Random bytes, random JSON values, question-shaped records and mutated valid lines go to
 the questions reader, the page parser and reader, the stored-run reader (random bytes,
-truncations and byte flips of a real ``results.parquet``), and the BEIR and TREC readers
-when they are there. A loader either returns or raises a ``RecevalError`` (one message
+truncations and byte flips of a real ``results.parquet``), and the BEIR and TREC readers. A loader either returns or raises a ``RecevalError`` (one message
 per problem); ``parse_page`` never raises at all.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -24,8 +24,9 @@ from conftest import FIXTURES  # noqa: E402
 from receval.datasets.folder import parse_page, read_pages  # noqa: E402
 from receval.datasets.questions import read_questions  # noqa: E402
 from receval.errors import RecevalError  # noqa: E402
-from receval.runs import load_run  # noqa: E402
-from receval.store import RESULTS, read_run  # noqa: E402
+from receval.results import load_run  # noqa: E402
+from receval.store import RESULTS  # noqa: E402
+from receval.results import read_run  # noqa: E402
 
 SITE = FIXTURES / "site"
 SECTIONS, _ = read_pages(SITE / "pages")
@@ -193,14 +194,12 @@ def test_read_run_raises_only_receval_errors(stored, scratch, data):
     only_receval_errors(load_run, run_dir)
 
 
-# ----------------------------------------------------------------- BEIR and TREC files (when there)
+# ----------------------------------------------------------------- BEIR and TREC files
 
 
 def _module(name: str):
-    try:
-        return __import__(name, fromlist=["_"])
-    except ImportError:
-        pytest.skip(f"{name} is not there")
+    """receval's own module: an import error fails the test (never a skip)."""
+    return importlib.import_module(name)
 
 
 beir_lines = st.one_of(

@@ -1,4 +1,4 @@
-"""receval.report (and the run discovery in receval.runs) on one real 6-run sweep."""
+"""receval.report (and the run discovery in receval.results) on one real 6-run sweep."""
 
 import csv
 import io
@@ -13,8 +13,8 @@ import pytest
 from conftest import one_error_line
 from conftest import exit_code as command_exit_code
 
-from receval import report as report_mod
-from receval import runs as runs_mod
+from receval.results.report import Report
+from receval.results import configs, find_runs, load_runs, selection
 from receval.errors import RecevalError
 from receval.report import build_report, main
 
@@ -56,6 +56,7 @@ def rewrite(run_dir: Path, change) -> None:
 # ----------------------------------------------------------------- the main table
 
 
+@pytest.mark.slow
 def test_table_prints_one_row_per_run_in_sweep_order(sweep, capsys):
     assert main([str(sweep)]) == 0
     out = capsys.readouterr().out
@@ -74,6 +75,7 @@ def test_table_prints_one_row_per_run_in_sweep_order(sweep, capsys):
     ]
 
 
+@pytest.mark.slow
 def test_means_are_the_stored_per_question_columns(sweep, capsys):
     data = run_json(capsys, [str(sweep)])
     assert [Path(r["run_dir"]).name for r in data["runs"]] == ["0", "1", "2", "3", "4", "5"]
@@ -87,10 +89,11 @@ def test_means_are_the_stored_per_question_columns(sweep, capsys):
             assert value["mean"] == answerable_mean(run["run_dir"], name)  # exactly
             lo, hi = value["ci"]
             assert lo <= value["mean"] <= hi
-        assert run["params"]["retriever"] == info["config"]["retriever"]["name"]
+        assert run["params"]["retriever"] == info["config"]["retriever"]["kind"]
         assert run["params"]["max_words"] == info["config"]["chunking"]["max_words"]
 
 
+@pytest.mark.slow
 def test_intervals_repeat_exactly_and_do_not_depend_on_the_other_runs(sweep, capsys):
     first = run_json(capsys, [str(sweep)])
     second = run_json(capsys, [str(sweep)])
@@ -103,12 +106,14 @@ def test_intervals_repeat_exactly_and_do_not_depend_on_the_other_runs(sweep, cap
     assert other_seed["runs"][0]["metrics"]["rr"]["mean"] == first["runs"][0]["metrics"]["rr"]["mean"]
 
 
+@pytest.mark.slow
 def test_metrics_are_selectable(sweep, capsys):
     data = run_json(capsys, [str(sweep), "--metrics", "MRR,precision@5,ndcg@10"])
     assert data["metrics"] == ["rr", "precision@5", "ndcg@10"]
     assert set(data["runs"][0]["metrics"]) == {"rr", "precision@5", "ndcg@10"}
 
 
+@pytest.mark.slow
 def test_csv_markdown_and_latex_carry_the_same_rows(sweep, capsys):
     report = build_report([sweep])
     rows = list(csv.DictReader(io.StringIO(report.to_csv())))
@@ -126,6 +131,7 @@ def test_csv_markdown_and_latex_carry_the_same_rows(sweep, capsys):
     assert "MRR 95\\% CI" in latex
 
 
+@pytest.mark.slow
 def test_out_writes_the_file(sweep, tmp_path, capsys):
     target = tmp_path / "deep" / "report.json"
     assert main([str(sweep), "--format", "json", "--out", str(target)]) == 0
@@ -137,6 +143,7 @@ def test_out_writes_the_file(sweep, tmp_path, capsys):
 # ----------------------------------------------------------------- by, per question, filters
 
 
+@pytest.mark.slow
 def test_by_kind_gives_one_interval_per_kind(sweep, capsys):
     data = run_json(capsys, [str(sweep), "--by", "kind"])
     by = data["by"]
@@ -152,6 +159,7 @@ def test_by_kind_gives_one_interval_per_kind(sweep, capsys):
     assert [v["value"] for v in split["by"]["values"]] == ["dev", "test"]
 
 
+@pytest.mark.slow
 def test_split_scores_only_those_questions(sweep, capsys):
     data = run_json(capsys, [str(sweep), "--split", "test"])
     assert data["where"] == {"split": "test"}
@@ -162,6 +170,7 @@ def test_split_scores_only_those_questions(sweep, capsys):
     assert both["runs"][0]["n_questions"] == 13
 
 
+@pytest.mark.slow
 def test_per_question_ranks_and_questions_every_run_misses(sweep, capsys):
     data = run_json(capsys, [str(sweep), "--per-question"])
     rows = data["per_question"]
@@ -185,6 +194,7 @@ def test_per_question_ranks_and_questions_every_run_misses(sweep, capsys):
 # ----------------------------------------------------------------- baseline
 
 
+@pytest.mark.slow
 def test_baseline_needs_a_selector_naming_one_run(sweep, capsys):
     assert exit_code([str(sweep), "--baseline", "retriever=tfidf"]) == 2
     line = one_error_line(capsys)
@@ -195,6 +205,7 @@ def test_baseline_needs_a_selector_naming_one_run(sweep, capsys):
     assert "not a config key" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_baseline_pairs_match_the_stored_columns(sweep, capsys):
     data = run_json(capsys, [str(sweep), "--baseline", "retriever=tfidf,max_words=120"])
     base = data["baseline"]
@@ -220,12 +231,14 @@ def test_baseline_pairs_match_the_stored_columns(sweep, capsys):
     assert hit["pairs"][0]["metric"] == "hit@3"
 
 
+@pytest.mark.slow
 def test_baseline_outside_the_runs_is_shown_first(sweep, capsys):
     data = run_json(capsys, [str(sweep / "1"), str(sweep / "2"), "--baseline", str(sweep / "0")])
     assert [Path(r["run_dir"]).name for r in data["runs"]] == ["0", "1", "2"]
     assert len(data["pairs"]) == 2
 
 
+@pytest.mark.slow
 def test_baseline_table_shows_the_paired_differences(sweep, capsys):
     assert main([str(sweep), "--baseline", "retriever=bm25,max_words=40"]) == 0
     out = capsys.readouterr().out
@@ -236,6 +249,7 @@ def test_baseline_table_shows_the_paired_differences(sweep, capsys):
 # ----------------------------------------------------------------- fail-under
 
 
+@pytest.mark.slow
 def test_fail_under_exits_1_naming_the_run(sweep, capsys):
     assert main([str(sweep), "--fail-under", "hit@3=0.70"]) == 1
     captured = capsys.readouterr()
@@ -265,6 +279,7 @@ def test_fail_under_exits_1_naming_the_run(sweep, capsys):
         (["--bogus"], "unrecognized arguments"),
     ],
 )
+@pytest.mark.slow
 def test_bad_arguments_exit_2_with_one_line(sweep, capsys, argv, message):
     assert exit_code([str(sweep), *argv]) == 2
     assert message in one_error_line(capsys)
@@ -281,6 +296,7 @@ def test_missing_and_non_run_directories_exit_2(tmp_path, capsys):
     assert "not a run directory" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_incomplete_jobs_are_skipped_with_a_warning(sweep, tmp_path, capsys):
     copy = tmp_path / "sweep"
     shutil.copytree(sweep, copy)
@@ -298,18 +314,20 @@ def test_incomplete_jobs_are_skipped_with_a_warning(sweep, tmp_path, capsys):
     assert err[-1].startswith("receval: error: no complete runs in")
 
 
+@pytest.mark.slow
 def test_sweep_jobs_are_found_in_job_number_order(sweep, tmp_path):
     for job in range(12):
         (tmp_path / str(job)).mkdir()
         shutil.copy(sweep / "0" / "results.parquet", tmp_path / str(job))
     (tmp_path / "multirun.yaml").write_text("{}\n")
-    found = runs_mod.find_runs([tmp_path])
+    found = find_runs([tmp_path])
     assert [p.name for p in found] == [str(i) for i in range(12)]
     # several paths: in the order given, each run once
-    again = runs_mod.find_runs([tmp_path / "10", tmp_path, tmp_path / "3"])
+    again = find_runs([tmp_path / "10", tmp_path, tmp_path / "3"])
     assert [p.name for p in again][:3] == ["10", "0", "1"] and len(again) == 12
 
 
+@pytest.mark.slow
 def test_runs_over_different_questions(sweep, tmp_path, capsys):
     fewer = tmp_path / "fewer"
     shutil.copytree(sweep / "0", fewer)
@@ -332,35 +350,37 @@ def test_differing_params_are_ordered_as_the_command_line_named_them():
         {"chunking.max_words": 40, "chunking.headings": False, "retriever.name": "tfidf", "depth": 10},
     ]
     overrides = [["retriever=bm25", "chunking.headings=true"], ["retriever=tfidf", "chunking.headings=false"]]
-    assert runs_mod.differing_params(flats, overrides) == [
+    assert configs.differing_params(flats, overrides) == [
         "retriever.name", "chunking.headings", "chunking.max_words",
     ]
-    assert runs_mod.differing_params(flats) == [
+    assert configs.differing_params(flats) == [
         "chunking.max_words", "chunking.headings", "retriever.name",
     ]
-    assert runs_mod.short_names(["retriever.name", "chunking.max_words", "a.seed", "b.seed"]) == {
+    assert configs.short_names(["retriever.name", "chunking.max_words", "a.seed", "b.seed"]) == {
         "retriever.name": "retriever", "chunking.max_words": "max_words",
         "a.seed": "a.seed", "b.seed": "b.seed",
     }
 
 
+@pytest.mark.slow
 def test_selectors_match_typed_values(sweep):
-    runs = runs_mod.load_runs([sweep])
-    assert runs_mod.select(runs, "max_words=120") == [2, 5]
-    assert runs_mod.select(runs, "chunking.max_words=120,retriever.name=bm25") == [2]
-    assert runs_mod.select(runs, "headings=true") == [0, 1, 2, 3, 4, 5]
-    assert runs_mod.select(runs, "dataset.path=null") == [0, 1, 2, 3, 4, 5]
-    assert runs_mod.select(runs, "ks=[1, 3, 5, 10]") == [0, 1, 2, 3, 4, 5]
-    assert runs_mod.select(runs, "name=bm25") == [0, 1, 2]  # the name that differs
-    with pytest.raises(RecevalError, match="ambiguous: fusion.method, bootstrap.method"):
-        runs_mod.select(runs, "method=none")
+    runs = load_runs([sweep])
+    assert selection.select(runs, "max_words=120") == [2, 5]
+    assert selection.select(runs, "chunking.max_words=120,retriever.kind=bm25") == [2]
+    assert selection.select(runs, "headings=true") == [0, 1, 2, 3, 4, 5]
+    assert selection.select(runs, "dataset.path=null") == [0, 1, 2, 3, 4, 5]
+    assert selection.select(runs, "ks=[1, 3, 5, 10]") == [0, 1, 2, 3, 4, 5]
+    assert selection.select(runs, "kind=bm25") == [0, 1, 2]  # the kind that differs
+    with pytest.raises(RecevalError, match="ambiguous: dataset.split, objective.split"):
+        selection.select(runs, "split=dev")
     with pytest.raises(RecevalError, match="use KEY=VALUE"):
-        runs_mod.select(runs, "bm25")
+        selection.select(runs, "bm25")
 
 
 # ----------------------------------------------------------------- plot
 
 
+@pytest.mark.slow
 def test_plot_draws_a_png(sweep, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     target = tmp_path / "mrr.png"
@@ -369,6 +389,7 @@ def test_plot_draws_a_png(sweep, tmp_path, capsys):
     assert f"receval: wrote {target}" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_plot_without_matplotlib_says_what_to_install(sweep, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
@@ -377,14 +398,16 @@ def test_plot_without_matplotlib_says_what_to_install(sweep, tmp_path, capsys, m
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_report_object_renders_without_the_command_line(sweep):
     report = build_report([sweep], by="kind", per_question=True, baseline="retriever=tfidf,max_words=20")
     text = report.to_text()
     assert "hit@3 by kind" in text and "Rank of the first relevant section" in text
-    assert isinstance(report, report_mod.Report)
+    assert isinstance(report, Report)
     assert json.loads(report.to_json()) == report.to_dict()
 
 
+@pytest.mark.slow
 def test_unreadable_or_newer_results_exit_2(sweep, tmp_path, capsys):
     broken = tmp_path / "broken"
     shutil.copytree(sweep / "0", broken)
@@ -402,6 +425,7 @@ def test_unreadable_or_newer_results_exit_2(sweep, tmp_path, capsys):
     assert "upgrade receval" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_runs_the_params_cannot_tell_apart_show_their_directories(sweep, tmp_path, capsys):
     twin = tmp_path / "twin"
     shutil.copytree(sweep / "2", twin)
@@ -412,6 +436,7 @@ def test_runs_the_params_cannot_tell_apart_show_their_directories(sweep, tmp_pat
     assert str(twin) in out and str(sweep / "2") in out
 
 
+@pytest.mark.slow
 def test_a_setting_the_saved_config_lacks_takes_the_schema_default(sweep, tmp_path, capsys):
     """A run made before a setting existed does not differ in it from a newer run."""
     import yaml

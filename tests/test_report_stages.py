@@ -22,6 +22,7 @@ def sweep(tmp_path_factory):
     return where / "s"
 
 
+@pytest.mark.slow
 def test_by_overlap_buckets_rouge1_precision(sweep):
     report = build_report([sweep], by="overlap", by_metric="hit@3")
     rows = pq.read_table(sweep / "0" / RESULTS).to_pylist()
@@ -36,6 +37,7 @@ def test_by_overlap_buckets_rouge1_precision(sweep):
         assert cell["mean"] == pytest.approx(sum(members) / len(members))
 
 
+@pytest.mark.slow
 def test_overlap_thresholds_move_questions_between_buckets(sweep):
     low = build_report([sweep], by="overlap", overlap_thresholds=(0.0, 0.0)).to_dict()["by"]
     assert [v["value"] for v in low["values"]] == ["high"]
@@ -43,6 +45,7 @@ def test_overlap_thresholds_move_questions_between_buckets(sweep):
         build_report([sweep], by="overlap", overlap_measure="rouge9_p")
 
 
+@pytest.mark.slow
 def test_stage_latency_and_api_calls_per_thousand_questions(sweep, tmp_path):
     report = build_report([sweep]).to_dict()
     bm25, rrf = report["runs"]
@@ -65,6 +68,7 @@ def test_stage_latency_and_api_calls_per_thousand_questions(sweep, tmp_path):
     assert "API calls / 1k questions" in text and "2000" in text
 
 
+@pytest.mark.slow
 def test_cli_by_overlap_and_bad_thresholds(sweep, tmp_path):
     done = run_cli("--by", "overlap", str(sweep), cwd=tmp_path, module="receval.report")
     assert done.returncode == 0, done.stderr

@@ -14,7 +14,8 @@ from conftest import FIXTURES, one_error_line, run_cli, sweep_of
 from conftest import exit_code as command_exit_code
 
 from receval.reproduce import compare_tables, main, reproduce
-from receval.store import META_KEY, read_run
+from receval.store import META_KEY
+from receval.results import read_run
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +55,7 @@ def edit_config(run_dir: Path, change) -> None:
     path.write_text(yaml.safe_dump(data))
 
 
+@pytest.mark.slow
 def test_every_run_of_a_sweep_is_identical(sweep, scratch, capsys):
     assert main([str(sweep)]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -65,6 +67,7 @@ def test_every_run_of_a_sweep_is_identical(sweep, scratch, capsys):
     assert list(scratch.iterdir()) == []  # identical re-runs are not kept
 
 
+@pytest.mark.slow
 def test_out_keeps_a_complete_run(sweep, tmp_path, capsys):
     out = tmp_path / "again"
     assert main([str(sweep / "3"), "--out", str(out), "--format", "json"]) == 0
@@ -83,6 +86,7 @@ def test_out_keeps_a_complete_run(sweep, tmp_path, capsys):
     assert "already holds a run" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_several_runs_with_out_go_to_numbered_folders(sweep, tmp_path, capsys):
     out = tmp_path / "all"
     assert main([str(sweep / "0"), str(sweep / "1"), "--out", str(out)]) == 0
@@ -90,6 +94,7 @@ def test_several_runs_with_out_go_to_numbered_folders(sweep, tmp_path, capsys):
     assert (out / "1" / "results.parquet").is_file()
 
 
+@pytest.mark.slow
 def test_a_tampered_results_file_differs(sweep, tmp_path, scratch, capsys):
     run = copy_run(sweep / "1", tmp_path / "run")
     table = pq.read_table(run / "results.parquet")
@@ -120,6 +125,7 @@ def test_a_tampered_results_file_differs(sweep, tmp_path, scratch, capsys):
     ]
 
 
+@pytest.mark.slow
 def test_missing_questions_and_columns_are_differences(sweep, tmp_path, capsys):
     run = copy_run(sweep / "0", tmp_path / "run")
     table = pq.read_table(run / "results.parquet")
@@ -131,6 +137,7 @@ def test_missing_questions_and_columns_are_differences(sweep, tmp_path, capsys):
     assert result.differences == {}
 
 
+@pytest.mark.slow
 def test_latency_is_not_compared(sweep, tmp_path):
     run = copy_run(sweep / "2", tmp_path / "run")
     table = pq.read_table(run / "results.parquet")
@@ -139,6 +146,7 @@ def test_latency_is_not_compared(sweep, tmp_path):
     assert reproduce(run).identical
 
 
+@pytest.mark.slow
 def test_newer_schema_is_refused(sweep, tmp_path, capsys):
     run = copy_run(sweep / "0", tmp_path / "run")
     table = pq.read_table(run / "results.parquet")
@@ -150,6 +158,7 @@ def test_newer_schema_is_refused(sweep, tmp_path, capsys):
     assert "written with results schema 99" in line and "upgrade receval" in line
 
 
+@pytest.mark.slow
 def test_saved_config_is_used_not_conf(sweep, tmp_path, capsys):
     """The saved tfidf / whole-section values are what runs (defaults would differ)."""
     run = copy_run(sweep / "3", tmp_path / "run")
@@ -158,6 +167,7 @@ def test_saved_config_is_used_not_conf(sweep, tmp_path, capsys):
     assert "DIFFERS" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_run_json_config_when_hydra_folder_is_missing(sweep, tmp_path, capsys):
     run = copy_run(sweep / "3", tmp_path / "run")
     shutil.rmtree(run / ".hydra")
@@ -165,6 +175,7 @@ def test_run_json_config_when_hydra_folder_is_missing(sweep, tmp_path, capsys):
     assert "identical" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_saved_config_this_receval_cannot_use(sweep, tmp_path, capsys):
     run = copy_run(sweep / "0", tmp_path / "run")
     edit_config(run, lambda c: c["chunking"].update(max_word=40))
@@ -176,6 +187,7 @@ def test_saved_config_this_receval_cannot_use(sweep, tmp_path, capsys):
     assert "its saved config is not valid in this receval: depth=0" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_relative_dataset_path_resolves_against_the_current_directory(tmp_path, monkeypatch, capsys):
     shutil.copytree(FIXTURES / "site", tmp_path / "site")
     done = run_cli("dataset=folder", "dataset.path=site", "hydra.run.dir=run", cwd=tmp_path)
@@ -201,6 +213,7 @@ def test_missing_or_non_run_directories(tmp_path, capsys):
     assert "not a run directory" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_plain_hydra_form_reproduces_and_config_dir_does_not(sweep, tmp_path):
     """The module docstring's command works; --config-dir silently composes the defaults."""
     saved = (sweep / "3" / ".hydra").resolve()

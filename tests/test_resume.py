@@ -60,6 +60,7 @@ def test_finished_means_complete_results_of_the_same_config(make_config, tmp_pat
     assert not finished(tmp_path, config_hash_of(cfg))
 
 
+@pytest.mark.slow
 def test_sigkill_midway_then_rerun_finishes_only_missing_jobs(tmp_path):
     site = big_site(tmp_path / "site")
     args = ["-m", "receval", *SWEEP, "dataset=folder", f"dataset.path={site}",
@@ -89,6 +90,7 @@ def test_sigkill_midway_then_rerun_finishes_only_missing_jobs(tmp_path):
     assert not list(sweep.glob("*/.*.tmp"))  # no half-written temporary files survive
 
 
+@pytest.mark.slow
 def test_changed_config_reruns_the_job(tmp_path):
     first = run_cli("retriever=bm25", "chunking.max_words=20,40", f"hydra.sweep.dir={tmp_path}/s", "-m", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
@@ -98,6 +100,7 @@ def test_changed_config_reruns_the_job(tmp_path):
     assert info["config"]["chunking"]["max_words"] == 41
 
 
+@pytest.mark.slow
 def test_joblib_launcher_gives_the_basic_launchers_results(tmp_path):
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher", reason="needs the parallel extra")
     basic = run_cli(*SWEEP, f"hydra.sweep.dir={tmp_path}/basic", "-m", cwd=tmp_path)
@@ -112,6 +115,7 @@ def test_joblib_launcher_gives_the_basic_launchers_results(tmp_path):
         assert a.equals(b)
 
 
+@pytest.mark.slow
 def test_two_sweeps_started_together_write_distinct_folders(tmp_path):
     """Default output folders carry microseconds: simultaneous commands never share one."""
     args = [sys.executable, "-m", "receval", "retriever=bm25,tfidf", "chunking.max_words=40", "-m"]

@@ -3,6 +3,7 @@ or an error message: every file written and every line printed is searched."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import run_cli
 from test_embeddings import KEY, api  # noqa: F401  (the fake embeddings server fixture)
 
@@ -23,6 +24,7 @@ def dense_over_http(api, *extra):  # noqa: F811
     ]
 
 
+@pytest.mark.slow
 def test_a_run_report_and_export_never_write_the_key(api, tmp_path):  # noqa: F811
     env = {ENV: KEY, "RECEVAL_CACHE_DIR": str(tmp_path / "cache")}
     done = run_cli(*dense_over_http(api, "hydra.run.dir=out"), cwd=tmp_path, env=env)
@@ -40,6 +42,7 @@ def test_a_run_report_and_export_never_write_the_key(api, tmp_path):  # noqa: F8
     assert any(ENV.encode() in data for p, data in files if p.name == "config.yaml")  # only the variable's name
 
 
+@pytest.mark.slow
 def test_an_error_that_echoes_the_key_does_not_print_it(api, tmp_path):  # noqa: F811
     api.mode = "echo-key"
     done = run_cli(*dense_over_http(api, "hydra.run.dir=out"), cwd=tmp_path, env={ENV: KEY})
@@ -48,6 +51,7 @@ def test_an_error_that_echoes_the_key_does_not_print_it(api, tmp_path):  # noqa:
     assert [str(p) for p, data in outputs(tmp_path) if KEY.encode() in data] == []
 
 
+@pytest.mark.slow
 def test_a_key_given_as_the_variable_name_is_refused_without_echoing_it(tmp_path):
     done = run_cli("retriever=dense", "retriever.backend=http", "retriever.base_url=http://127.0.0.1:9/v1",
                    f"retriever.api_key_env={KEY}", "hydra.run.dir=out", cwd=tmp_path)

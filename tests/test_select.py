@@ -14,7 +14,8 @@ from conftest import exit_code, one_error_line, run_cli, sweep_of
 from receval import choice, chosen
 from receval.holm import holm
 from receval.reproduce import compare_tables
-from receval.runs import BootSettings, Run, load_runs
+from receval.results import Run, load_runs
+from receval.results.pairing import BootSettings
 from receval.select import main, select
 
 # retriever x chunk size with headings off: only then is a tiny chunk clearly worse on the
@@ -71,6 +72,7 @@ def test_corrected_intervals_agree_with_verdicts_and_levels():
 # ----------------------------------------------------------------- the pinned choice
 
 
+@pytest.mark.slow
 def test_grid_choice_is_pinned(grid, capsys):
     got = as_json(capsys, grid, "--split", "dev", "--prefer", "chunks")
     labels = [r["label"] for r in got["runs"]]
@@ -86,11 +88,13 @@ def test_grid_choice_is_pinned(grid, capsys):
     assert "Holm (1979)" in got["correction"] and "5 comparisons" in got["correction"]
 
 
+@pytest.mark.slow
 def test_a_margin_readmits_a_run_barely_worse(grid, capsys):
     got = as_json(capsys, grid, "--prefer", "chunks", "--margin", "0.05")
     assert all(r["contender"] for r in got["runs"])
 
 
+@pytest.mark.slow
 def test_table_marks_the_choice_and_says_holm(grid, capsys):
     assert main([str(grid), "--prefer", "chunks"]) == 0
     text = capsys.readouterr().out
@@ -100,6 +104,7 @@ def test_table_marks_the_choice_and_says_holm(grid, capsys):
     assert "cheapest of 5 contenders by chunks (99)" in text
 
 
+@pytest.mark.slow
 def test_best_yaml_reruns_to_identical_results(grid, tmp_path):
     out = tmp_path / "conf" / "best.yaml"
     assert main([str(grid), "--prefer", "chunks", "--out", str(out)]) == 0
@@ -116,6 +121,7 @@ def test_best_yaml_reruns_to_identical_results(grid, tmp_path):
     assert hashes[0] == hashes[1]
 
 
+@pytest.mark.slow
 def test_report_on_test_scores_the_held_out_questions_once(grid):
     selection, best = select([str(grid)], prefer="chunks", report_on="test")
     table = pq.read_table(grid / "2" / "results.parquet").to_pydict()
@@ -129,6 +135,7 @@ def test_report_on_test_scores_the_held_out_questions_once(grid):
     assert "dev overstated it by" in selection.to_text()
 
 
+@pytest.mark.slow
 def test_plot_and_pareto_front(grid, tmp_path):
     assert chosen.pareto_front([1, 2, 3, 3, 4], [0.5, 0.4, 0.7, 0.6, 0.7]) == [0, 2]
     selection, _ = select([str(grid)], prefer="chunks")
@@ -140,6 +147,7 @@ def test_plot_and_pareto_front(grid, tmp_path):
 # ----------------------------------------------------------------- costs
 
 
+@pytest.mark.slow
 def test_money_without_costs_falls_back_to_latency_and_says_so(grid):
     selection, _ = select([str(grid)], prefer="money")
     assert selection.cost_by == "p50_ms"
@@ -165,6 +173,7 @@ def test_money_from_cost_columns():
 # ----------------------------------------------------------------- bad input
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra, says",
     [
@@ -182,6 +191,7 @@ def test_bad_input_is_one_line_and_exit_2(grid, capsys, tmp_path, monkeypatch, e
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
+@pytest.mark.slow
 def test_runs_return_their_dev_objective(grid):
     from omegaconf import OmegaConf
 
@@ -205,9 +215,10 @@ def test_search_spaces_name_real_config_keys(make_config):
     from receval.config import config_dir
 
     pytest.importorskip("hydra_plugins.hydra_optuna_sweeper")
-    for space in ("bm25", "full"):
+    full = ["retriever=hybrid", "retriever/fusion=weighted", "rerank=dense"]  # as its comment says
+    for space, extra in (("bm25", []), ("full", full)):
         with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
-            cfg = compose("config", overrides=["hydra/sweeper=optuna", f"+search={space}"],
+            cfg = compose("config", overrides=[*extra, "hydra/sweeper=optuna", f"+search={space}"],
                           return_hydra_config=True)
         params = cfg.hydra.sweeper.params
         assert cfg.hydra.sweeper.direction == "maximize"
@@ -228,6 +239,7 @@ def test_optuna_search_of_20_trials_is_read_by_select(tmp_path_factory, capsys):
     assert math.isfinite(got["runs"][got["chosen"]]["mean"])
 
 
+@pytest.mark.slow
 def test_a_sweeper_without_the_objective_split_is_told_what_to_set(grid):
     from omegaconf import OmegaConf
 
@@ -256,6 +268,7 @@ def test_optuna_without_its_extra_is_one_message(monkeypatch, capsys):
     assert "pip install 'receval[optuna]'" in one_error_line(capsys)
 
 
+@pytest.mark.slow
 def test_one_run_is_its_own_choice(grid):
     selection, best = select([str(grid / "4")], prefer="chunks")
     assert selection.chosen == selection.leader == 0 and selection.why == "the only run"

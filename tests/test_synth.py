@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -192,6 +193,7 @@ def test_generated_file_runs_through_the_pipeline_at_k_3_10_25(synth_config, ser
     assert result.means["hit@25"] > 0.9  # the questions copy their passages' words
 
 
+@pytest.mark.slow
 def test_cli_sends_the_key_only_in_the_authorization_header(server, tmp_path):
     out = tmp_path / "q.jsonl"
     done = run_cli(
@@ -217,6 +219,7 @@ def test_cli_sends_the_key_only_in_the_authorization_header(server, tmp_path):
     assert pq.read_table(tmp_path / "eval" / "results.parquet").num_rows == 8
 
 
+@pytest.mark.slow
 def test_a_refused_key_is_one_redacted_message_and_exit_2(server, tmp_path):
     server.respond = lambda body, attempt: error(401, f"Incorrect API key provided: {KEY}")
     done = run_cli(
@@ -229,6 +232,7 @@ def test_a_refused_key_is_one_redacted_message_and_exit_2(server, tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_unreachable_server_is_one_message_and_exit_2(tmp_path):
     import socket
 
@@ -386,7 +390,7 @@ def test_unknown_model_is_a_server_error(server):
 
 def test_other_4xx_fails_the_item_without_retrying(server):
     server.respond = lambda body, attempt: error(400, "this passage exceeds the context length")
-    with pytest.raises(ReplyError, match="HTTP 400: .*context length"):
+    with pytest.raises(ReplyError, match="HTTP 400 Bad Request: .*context length"):
         ask(client_for(server))
     assert len(server.requests) == 1
 
@@ -532,3 +536,25 @@ def test_long_passages_are_cut_in_the_prompt():
 
 def test_conf_ships_the_synth_configs():
     assert (ROOT / "conf" / "synth.yaml").is_file() and (ROOT / "conf" / "synth" / "default.yaml").is_file()
+
+
+def test_sections_are_read_by_the_dataset_loaders_without_questions(tmp_path):
+    """synth reads sections through receval.datasets: a folder without questions.jsonl
+    and a BEIR folder holding only corpus.jsonl both give their sections."""
+    from types import SimpleNamespace
+
+    from receval.datasets import load_dataset, load_sections, questions_path
+
+    site = SimpleNamespace(name="site", format="folder", path=str(SITE), questions=None)
+    shutil.copytree(SITE / "pages", tmp_path / "bare" / "pages")
+    bare = SimpleNamespace(name="bare", format="folder", path=str(tmp_path / "bare"), questions=None)
+    assert load_sections(bare) == load_dataset(site).sections
+    assert questions_path(site) == SITE / "questions.jsonl"
+
+    (tmp_path / "b").mkdir()
+    rows = [{"_id": "d1", "title": "Fines", "text": "Ten cents a day."}, {"_id": "d2", "title": "", "text": "Open late."}]
+    (tmp_path / "b" / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    beir = SimpleNamespace(name="b", format="beir", path=str(tmp_path / "b"), questions=None, title=True, split=None)
+    assert [s.id for s in load_sections(beir)] == ["d1", "d2"]
+    with pytest.raises(DatasetError, match="corpus.jsonl: not found"):
+        load_sections(SimpleNamespace(format="beir", path=str(tmp_path), title=True))

@@ -98,6 +98,7 @@ def files_holding(root: Path, text: str) -> list[Path]:
 # ----------------------------------------------------------------- 1. reproduce treats a run as data
 
 
+@pytest.mark.slow
 def test_reproduce_of_a_tampered_run_sends_no_request(run, server, tmp_path):
     tamper(run, remote_dense(server.url))
     done = run_cli(str(run), cwd=tmp_path, module="receval.reproduce", env={ENV: SECRET})
@@ -108,6 +109,7 @@ def test_reproduce_of_a_tampered_run_sends_no_request(run, server, tmp_path):
     assert SECRET not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_allow_remote_names_host_and_variable_before_the_first_request(run, server, tmp_path):
     tamper(run, remote_dense(server.url))
     done = run_cli(str(run), "--allow-remote", cwd=tmp_path, module="receval.reproduce", env={ENV: SECRET})
@@ -132,6 +134,7 @@ def test_a_credentialed_url_is_refused_without_showing_the_credentials(run):
     assert "retriever.base_url=http://127.0.0.1:9/v1" in str(caught.value) and KEY not in str(caught.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["_target_", "target"])
 def test_a_config_naming_code_is_refused_without_allow_code(run, tmp_path, key):
     canary = tmp_path / "canary.txt"
@@ -143,6 +146,7 @@ def test_a_config_naming_code_is_refused_without_allow_code(run, tmp_path, key):
     assert canary.read_text() == "intact"
 
 
+@pytest.mark.slow
 def test_an_interpolation_is_never_evaluated(run, tmp_path):
     value = "${oc.env:" + ENV + "}"
     tamper(run, lambda c: c["dataset"].update(name=value))
@@ -188,6 +192,7 @@ def test_reach_rules_are_generic_over_future_components():
 # ----------------------------------------------------------------- 2. keys on the command line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "module, override",
     [

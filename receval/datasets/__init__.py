@@ -1,7 +1,8 @@
 """Datasets: the labelled unit is the *section*; questions label sections, never chunks.
 
 ``load_dataset(cfg)`` reads the configured format into a :class:`Dataset`, validating
-everything before any result is written.
+everything before any result is written; ``load_sections(cfg)`` reads its sections
+alone (no questions needed: what ``receval.synth`` writes questions about).
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ class Section:
     page: str
     heading_path: tuple[str, ...]
     text: str
+    start: int = 0  # character offsets into the page text: page[start:end] == text
+    end: int = -1  # -1: start + len(text) (a page that is one section, as a BEIR document)
+
+    def __post_init__(self) -> None:
+        if self.end < 0:
+            object.__setattr__(self, "end", self.start + len(self.text))
 
     @property
     def heading(self) -> str:
@@ -32,18 +39,36 @@ class Section:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """One evidence item: characters ``start:end`` of a page (``quote``: the label's
+    text when it was given as a quote; located when the dataset is read)."""
+
+    page: str | None
+    start: int
+    end: int
+    quote: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.page}:{self.start}-{self.end}"
+
+
+@dataclass(frozen=True)
 class Question:
-    """A question and its labels: section id -> grade (>= 1; 1 when ungraded)."""
+    """A question and its labels: section id -> grade (>= 1; 1 when ungraded), and
+    evidence items. With evidence, the items are the relevant units (scored at chunk
+    ranks, see :mod:`receval.coverage`); without, the sections are."""
 
     id: str
     text: str
     kind: str
     split: str
     relevant: dict[str, int] = field(default_factory=dict)
+    evidence: tuple[Evidence, ...] = ()
 
     @property
     def answerable(self) -> bool:
-        return bool(self.relevant)
+        return bool(self.relevant or self.evidence)
 
 
 @dataclass(frozen=True)
@@ -53,6 +78,7 @@ class Dataset:
     questions: list[Question]
     fingerprint: str  # sha256 of the files read: pages and questions
     notes: dict = field(default_factory=dict)  # loader counts, e.g. {"unjudged_questions": 300}
+    pages: dict[str, str] = field(default_factory=dict)  # page id -> text offsets point into
 
 
 def fingerprint(files: list[Path], root: Path) -> str:
@@ -84,3 +110,27 @@ def load_dataset(cfg) -> Dataset:
             f"dataset.format={cfg.format!r} is not known; use one of: {', '.join(formats)}"
         )
     return loader(cfg)
+
+
+def load_sections(cfg) -> list[Section]:
+    """The sections of the dataset a ``dataset`` config names, without its questions."""
+    from receval.datasets import beir, folder
+
+    formats = {"folder": folder.load_sections, "beir": beir.load_sections}
+    loader = formats.get(cfg.format)
+    if loader is None:
+        raise DatasetError(
+            f"dataset.format={cfg.format!r} is not known; use one of: {', '.join(formats)}"
+        )
+    return loader(cfg)
+
+
+def questions_path(cfg) -> Path | None:
+    """The questions file the dataset itself reads (None when its config names none)."""
+    if cfg.questions:
+        return Path(cfg.questions).expanduser()
+    if cfg.format == "folder":
+        return (Path(cfg.path).expanduser() if cfg.path else LIBRARY) / "questions.jsonl"
+    if cfg.format == "beir" and cfg.path:
+        return Path(cfg.path).expanduser() / "queries.jsonl"
+    return None

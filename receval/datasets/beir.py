@@ -246,6 +246,16 @@ def _files(cfg) -> tuple[Path, Path, Path, Path]:
     return root, corpus, queries, qrels
 
 
+def load_sections(cfg) -> list[Section]:
+    """The corpus alone (no queries, qrels or split needed)."""
+    if not cfg.path:
+        raise DatasetError(f"dataset.path is required for dataset.format=beir; {LAYOUT}")
+    corpus = Path(cfg.path).expanduser() / "corpus.jsonl"
+    if not corpus.is_file():
+        raise DatasetError([f"{corpus}: not found", LAYOUT])
+    return read_corpus(corpus, bool(cfg.title))
+
+
 def load(cfg) -> Dataset:
     """Load a BEIR folder (``dataset.path``) and the judgements of ``dataset.split``."""
     root, corpus_file, queries_file, qrels_file = _files(cfg)

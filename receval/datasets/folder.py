@@ -13,12 +13,15 @@ the third ``-3``, and so on in page order, skipping any id already taken.
 
 Questions, one JSON object per line: ``{"id", "question", "kind", "split",
 "relevant"}``; ``relevant`` is a list of section ids or an object id -> grade
-(integer >= 1). ``kind`` defaults to ``unspecified`` and ``split`` to ``all``; a
-question with no labels must have kind ``unanswerable``.
+(integer >= 1); ``evidence`` (quotes) and ``spans`` (page character offsets) label
+passages instead (:mod:`receval.evidence`). ``kind`` defaults to ``unspecified`` and
+``split`` to ``all``; a question with no labels must have kind ``unanswerable``.
+Sections keep their character offsets into the page text.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -39,12 +42,20 @@ def slugify(heading: str) -> str:
     return slug or "section"
 
 
+def _stripped(markdown: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` narrowed past whitespace at both ends."""
+    text = markdown[start:end]
+    lead = len(text) - len(text.lstrip())
+    return start + lead, start + len(text.rstrip()) if text.strip() else start + lead
+
+
 def parse_page(stem: str, markdown: str) -> list[Section]:
-    """Split one page into sections, in page order."""
+    """Split one page into sections, in page order; each keeps its character offsets
+    (``start``, ``end``) into ``markdown``, so ``markdown[start:end] == text``."""
     sections: list[Section] = []
     taken: set[str] = set()
     path: list[tuple[int, str]] = []
-    body: list[str] = []
+    body: list[int] = []  # (start, end) of the open section's body: [first line start, last line end]
     heading: tuple[str, tuple[str, ...]] | None = None  # (slug, path) of open section
 
     def unique(slug: str) -> str:
@@ -56,7 +67,8 @@ def parse_page(stem: str, markdown: str) -> list[Section]:
         return candidate
 
     def close() -> None:
-        text = "\n".join(body).strip()
+        start, end = _stripped(markdown, *body) if body else (0, 0)
+        text = markdown[start:end]
         if heading is None and text:
             slug, hpath = unique(slugify(stem)), (stem,)
         elif heading is not None:
@@ -64,20 +76,24 @@ def parse_page(stem: str, markdown: str) -> list[Section]:
         else:
             return
         if text:
-            sections.append(Section(f"{stem}#{slug}", stem, hpath, text))
+            sections.append(Section(f"{stem}#{slug}", stem, hpath, text, start, end))
 
     fence = ""  # the open code fence, closed by the same character at least as long
-    for line in markdown.splitlines():
+    offset = 0
+    for raw in markdown.split("\n"):
+        line_start, offset = offset, offset + len(raw) + 1
+        line = raw.removesuffix("\r")
+        span = [line_start, line_start + len(raw)]
         opener = FENCE.match(line)
         if opener and not fence:
             fence = opener[1]
         elif opener and opener[1][0] == fence[0] and len(opener[1]) >= len(fence):
             fence = ""
-            body.append(line)
+            body[:] = [body[0], span[1]] if body else span
             continue
         match = None if fence else HEADING.match(line)
         if match is None:
-            body.append(line)
+            body[:] = [body[0], span[1]] if body else span
             continue
         close()
         level, title = len(match[1]), match[2].strip()
@@ -90,8 +106,24 @@ def parse_page(stem: str, markdown: str) -> list[Section]:
     return sections
 
 
-def read_pages(pages_dir: Path) -> tuple[list[Section], list[Path]]:
-    files = sorted(p for p in pages_dir.glob("*.md") if p.is_file())  # not a folder named x.md
+def _page_files(pages_dir: Path) -> list[Path]:
+    """``pages/*.md`` files, sorted; a folder that cannot be listed is an error, not empty."""
+    try:
+        with os.scandir(pages_dir) as entries:
+            names = [entry.name for entry in entries]
+    except OSError as error:
+        raise DatasetError(
+            f"{pages_dir}: cannot list the pages ({error.strerror or error}); check the folder's permissions"
+        ) from None
+    files = [pages_dir / name for name in names if name.endswith(".md")]
+    return sorted(file for file in files if file.is_file())  # not a folder named x.md
+
+
+def read_pages(pages_dir: Path, texts: dict[str, str] | None = None) -> tuple[list[Section], list[Path]]:
+    """Sections of every page, and the page files read. Page ids are the file stems in
+    NFC (macOS writes names in NFD; labels are typed in NFC). ``texts``, when given,
+    receives each page's text by id: the text section and chunk offsets point into."""
+    files = _page_files(pages_dir)
     if not files:
         raise DatasetError(
             f"{pages_dir}: no pages found; put one Markdown file per page in pages/*.md"
@@ -104,14 +136,17 @@ def read_pages(pages_dir: Path) -> tuple[list[Section], list[Path]]:
             raise DatasetError(f"{file}: not UTF-8 text ({error.reason}); save it as UTF-8") from None
         except OSError as error:
             raise DatasetError(f"{file}: cannot be read ({error.strerror}); check its permissions") from None
-        sections.extend(parse_page(file.stem, markdown))
+        page = unicodedata.normalize("NFC", file.stem)
+        if texts is not None:
+            texts[page] = markdown
+        sections.extend(parse_page(page, markdown))
     if not sections:
         raise DatasetError(f"{pages_dir}: the pages hold no text under any heading")
     return sections, files
 
 
-def load(cfg) -> Dataset:
-    """Load a folder dataset; ``cfg.path`` null means the built-in library."""
+def _pages_dir(cfg) -> tuple[Path, Path]:
+    """The dataset folder and its pages/ folder; ``cfg.path`` null means the built-in library."""
     root = Path(cfg.path).expanduser() if cfg.path else LIBRARY
     if not root.is_dir():
         raise DatasetError(
@@ -121,12 +156,25 @@ def load(cfg) -> Dataset:
     pages_dir = root / "pages"
     if not pages_dir.is_dir():
         raise DatasetError(f"{root}: no pages/ folder; put the Markdown pages in {pages_dir}")
+    return root, pages_dir
+
+
+def load_sections(cfg) -> list[Section]:
+    """The sections alone: a folder needs no questions file to be given questions."""
+    return read_pages(_pages_dir(cfg)[1])[0]
+
+
+def load(cfg) -> Dataset:
+    """Load a folder dataset; ``cfg.path`` null means the built-in library."""
+    root, pages_dir = _pages_dir(cfg)
     questions_file = Path(cfg.questions).expanduser() if cfg.questions else root / "questions.jsonl"
-    sections, page_files = read_pages(pages_dir)
-    questions = read_questions(questions_file, sections)
+    pages: dict[str, str] = {}
+    sections, page_files = read_pages(pages_dir, pages)
+    questions = read_questions(questions_file, sections, pages)
     return Dataset(
         name=cfg.name,
         sections=sections,
         questions=questions,
+        pages=pages,
         fingerprint=fingerprint([*page_files, questions_file], root),
     )

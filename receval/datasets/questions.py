@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import difflib
 import json
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
 from receval.datasets import UNANSWERABLE, Question, Section
 from receval.errors import DatasetError
+from receval.evidence import PageIndex, locate, pages_from_sections, parse_evidence
 
 MAX_PROBLEMS = 50
 
@@ -35,14 +37,15 @@ def _labels(raw, where: str) -> tuple[dict[str, int], list[str]]:
         bad = [x for x in raw if not isinstance(x, str) or not x]
         if bad:
             return {}, [f"{where}: 'relevant' must list section ids as strings, got {bad[0]!r}"]
-        return {label: 1 for label in raw}, []
+        return {unicodedata.normalize("NFC", label): 1 for label in raw}, []
     if isinstance(raw, dict):
         problems = [
             f"{where}: grade of {label!r} must be an integer >= 1, got {grade!r}"
             for label, grade in raw.items()
             if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1
         ]
-        return ({} if problems else dict(raw)), problems
+        labels = {unicodedata.normalize("NFC", label): grade for label, grade in raw.items()}
+        return ({} if problems else labels), problems
     return {}, [
         f"{where}: 'relevant' must be a list of section ids or an object id -> grade, "
         f"got {type(raw).__name__}"
@@ -57,8 +60,13 @@ def parse_question(record, where: str) -> tuple[Question | None, list[str]]:
     qid = record.get("id")
     if isinstance(qid, int) and not isinstance(qid, bool):
         qid = str(qid)
-    if not isinstance(qid, str) or not qid.strip():
+    if qid is None or (isinstance(qid, str) and not qid.strip()):
         problems.append(f"{where}: missing 'id'; give every question a unique string id")
+    elif not isinstance(qid, str):
+        problems.append(
+            f"{where}: 'id' must be a string or an integer, got {type(qid).__name__} {qid!r}; "
+            "give every question a unique string id"
+        )
     text = record.get("question")
     if not isinstance(text, str) or not text.strip():
         problems.append(f"{where}: empty question; write the question text in 'question'")
@@ -69,15 +77,17 @@ def parse_question(record, where: str) -> tuple[Question | None, list[str]]:
             problems.append(f"{where}: '{key}' must be a non-empty string, got {value!r}")
     relevant, label_problems = _labels(record.get("relevant"), where)
     problems += label_problems
+    evidence, evidence_problems = parse_evidence(record, where)
+    problems += evidence_problems
     if problems:
         return None, problems
-    return Question(qid, text.strip(), kind, split, relevant), []
+    return Question(qid, text.strip(), kind, split, relevant, evidence), []
 
 
 def label_problems(question: Question, at: str, known: set[str]) -> list[str]:
     """Labels must name known sections; only ``unanswerable`` questions may have none."""
     problems = []
-    if not question.relevant and question.kind != UNANSWERABLE:
+    if not question.answerable and question.kind != UNANSWERABLE:
         problems.append(
             f"{at}: question {question.id!r} has no relevant sections; label it, or set "
             f'"kind": "{UNANSWERABLE}" to keep it out of retrieval metrics'
@@ -92,8 +102,12 @@ def label_problems(question: Question, at: str, known: set[str]) -> list[str]:
     return problems
 
 
-def read_questions(path: Path, sections: list[Section]) -> list[Question]:
-    """Parse and validate a questions file; raise every problem at once."""
+def read_questions(
+    path: Path, sections: list[Section], pages: dict[str, str] | None = None
+) -> list[Question]:
+    """Parse and validate a questions file; raise every problem at once. Evidence
+    labels are located in ``pages`` (page id -> text; rebuilt from the sections when
+    not given)."""
     if not path.is_file():
         raise DatasetError(
             f"{path}: questions file not found; write one JSON question per line there "
@@ -103,8 +117,10 @@ def read_questions(path: Path, sections: list[Section]) -> list[Question]:
     questions: list[Question] = []
     where: dict[str, str] = {}
     problems: list[str] = []
+    index: PageIndex | None = None
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        # "\n" only: U+2028, U+2029 and U+0085 are valid inside JSON strings
+        lines = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8-sig").split("\n")]
     except UnicodeDecodeError as error:
         raise DatasetError(f"{path}: not UTF-8 text ({error.reason}); save it as UTF-8") from None
     except OSError as error:
@@ -132,6 +148,13 @@ def read_questions(path: Path, sections: list[Section]) -> list[Question]:
             )
             continue
         where[question.id] = at
+        if question.evidence:
+            if index is None:
+                index = PageIndex(pages if pages is not None else pages_from_sections(sections))
+            question, found = locate(question, at, index)
+            problems += found
+            if found:
+                continue
         questions.append(question)
         problems += label_problems(question, at, known)
     if not questions and not problems:

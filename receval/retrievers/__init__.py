@@ -51,6 +51,19 @@ def facts(retriever) -> dict:
     return found
 
 
+def truncated(retriever) -> dict[str, int]:
+    """Per dense stage: chunks longer than its model's limit, which the model cut."""
+    found: dict[str, int] = {}
+    parts = [getattr(retriever, "first", None), getattr(getattr(retriever, "reranker", None), "retriever", None)]
+    for part in [*getattr(retriever, "members", ()), *parts]:
+        if part is not None and part is not retriever:
+            found.update(truncated(part))
+    count = getattr(retriever, "truncated", None)
+    if isinstance(count, int):
+        found[retriever.name] = count
+    return found
+
+
 def describe(cfg) -> str:
     """The run's retriever label: ``bm25``, ``rrf(tfidf+bm25)``, ``... > dense@30``."""
     first = components.label("retriever", cfg.retriever)

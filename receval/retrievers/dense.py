@@ -1,6 +1,6 @@
 """Dense retrieval: cosine similarity of sentence embeddings.
 
-Chunks and questions are encoded by one :mod:`receval.embeddings` encoder into unit
+Chunks and questions are encoded by one :mod:`receval.encoders` encoder into unit
 vectors, so ``score`` is a single matrix product ``Q @ C.T`` (cosines in [-1, 1]).
 Every chunk is a candidate (``floor = None``): a cosine can be negative and still
 rank. Chunk vectors go through the on-disk cache (a sweep or a second run encodes
@@ -26,13 +26,15 @@ from typing import Optional
 import numpy as np
 
 from receval.components import Context, component
-from receval.embeddings import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, embed
-from receval.errors import RecevalError
+from receval.encoders import limits
+from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
+from receval.errors import ConfigError, RecevalError
 
 
 class Backend(StrEnum):
     local = "local"  # sentence-transformers in this process
     http = "http"  # an OpenAI-compatible /embeddings endpoint
+    onnx = "onnx"  # the local model exported to ONNX, int8, on onnxruntime (the onnx extra)
 
 
 @dataclass
@@ -79,6 +81,7 @@ class Dense:
         self.encoded = 0
         self.cache_hits = 0
         self.questions_encoded = 0
+        self.truncated: int | None = None  # chunks longer than the model's limit (None: unknown)
 
     @classmethod
     def from_config(cls, cfg, cache_dir: str | Path | None) -> Dense:
@@ -91,8 +94,15 @@ class Dense:
         here: the model loads in ``fit`` (or ``load``), once per process.
         """
         batch_size = int(cfg.batch_size)
-        if cfg.backend == Backend.local:
+        try:
+            backend = Backend(str(cfg.backend))
+        except ValueError:
+            known = ", ".join(b.value for b in Backend)
+            raise ConfigError(f"retriever.backend={str(cfg.backend)!r} is not known; use one of: {known}") from None
+        if backend == Backend.local:
             encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
+        elif backend == Backend.onnx:
+            encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
         else:
             encoder = HttpEncoder(cfg.base_url, cfg.model, cfg.api_key_env, batch_size=batch_size)
         cache = None if cache_dir is None else EmbeddingCache(Path(cache_dir), encoder.identity, encoder.label)
@@ -118,13 +128,15 @@ class Dense:
         needs it for the questions and its load time must not count as search latency.
         """
         self.load()
-        if isinstance(self.encoder, LocalEncoder):  # first-call set-up, not a question's cost
+        if isinstance(self.encoder, (LocalEncoder, OnnxEncoder)):  # first-call set-up, not a question's cost
             self.encoder.encode(["warm-up"])
         self._last: tuple[tuple[str, ...], np.ndarray] | None = None
         result = embed(list(texts), self.encoder, self.cache, self.progress)
         self.chunk_vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
         self.encoded += result.encoded
         self.cache_hits += result.cache_hits
+        info = getattr(self.encoder, "model_info", None)  # a local model: count what it cuts
+        self.truncated = limits.truncated(info.path if info else None, list(texts))
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) float32 cosines of each question with each fitted chunk."""

@@ -113,6 +113,11 @@ class LanceRetriever(RankOnly):
     def api_calls(self) -> int:
         return self.dense.api_calls if self.dense is not None else 0
 
+    @property
+    def truncated(self) -> int | None:
+        """Chunks the dense model cut at its token limit (run.json ``truncated``)."""
+        return getattr(self.dense, "truncated", None)
+
     def table_dir(self, vectors: np.ndarray, texts: list[str]) -> Path:
         """The folder of this content's table with this index (built once)."""
         node = self.node

@@ -10,14 +10,16 @@ and a config Hydra cannot compose.
 from __future__ import annotations
 
 from receval import config as config_schema
-from receval import synth
 from receval.cli import hydra_command
+from receval.synth.job import generate, summary_line
 
 
 def generate_one(cfg) -> None:
-    summary = synth.generate(cfg)
-    print(synth.summary_line(summary), flush=True)
+    print(summary_line(generate(cfg)), flush=True)
 
 
 config_schema.register_synth()
 main = hydra_command("synth", generate_one)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""``chunking=paragraphs``: blank-line paragraphs, merged up to ``max_words``.
+
+Consecutive paragraphs of one section are merged while the chunk stays within
+``max_words``; a paragraph longer than that is cut into word windows. A chunk's text
+is the page text it covers (its paragraphs with their line breaks).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from receval.chunking import Chunk, check_words, chunks_of, describe_common
+from receval.chunking.packing import pack
+from receval.components import component
+
+BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the blank-line-separated paragraphs of ``text``."""
+    spans, start = [], 0
+    for match in BLANK_LINE.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+@dataclass
+class ParagraphsConfig:
+    kind: str = "paragraphs"
+    max_words: Optional[int] = 120  # words per chunk; null: one chunk per section
+    headings: bool = True
+
+    def problems(self) -> list[str]:
+        return check_words(self.max_words, 0, "paragraphs")
+
+    @staticmethod
+    def describe(node) -> str:
+        return describe_common(f"paragraphs <= {node.max_words} words", node)
+
+
+class Paragraphs:
+    def __init__(self, node):
+        self.node = node
+
+    def cut(self, sections) -> list[Chunk]:
+        return chunks_of(
+            sections, lambda s: pack(s.text, paragraph_spans(s.text), self.node.max_words), self.node.headings
+        )
+
+
+@component("chunking", "paragraphs", ParagraphsConfig)
+def build_paragraphs(node, context) -> Paragraphs:
+    return Paragraphs(node)

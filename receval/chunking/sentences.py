@@ -1,0 +1,68 @@
+"""``chunking=sentences``: sentences merged up to ``max_words``.
+
+Sentences come from sentencex (a maintained, rule-based splitter that knows
+abbreviations such as "Dr." and "p.m."), in ``language``. Consecutive sentences of
+one section are merged while the chunk stays within ``max_words``; ``overlap``
+sentences of a chunk start the next one; a sentence longer than ``max_words`` is cut
+into word windows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from receval.chunking import Chunk, check_words, chunks_of, describe_common
+from receval.chunking.packing import pack
+from receval.components import component
+
+
+def sentence_spans(text: str, language: str = "en") -> list[tuple[int, int]]:
+    """Character spans of the sentences of ``text`` (sentencex's segments concatenate to it)."""
+    from sentencex import segment
+
+    spans, at = [], 0
+    for piece in segment(language, text):
+        found = text.find(piece, at)
+        start = at if found < 0 else found
+        spans.append((start, start + len(piece)))
+        at = start + len(piece)
+    return spans
+
+
+@dataclass
+class SentencesConfig:
+    kind: str = "sentences"
+    max_words: Optional[int] = 120  # words per chunk
+    overlap: int = 0  # sentences shared by consecutive chunks
+    language: str = "en"  # sentencex language code
+    headings: bool = True
+
+    def problems(self) -> list[str]:
+        problems = check_words(self.max_words, 0, "sentences")
+        if self.overlap < 0:
+            problems.append(f"overlap={self.overlap}: use a number of sentences >= 0")
+        return problems
+
+    @staticmethod
+    def describe(node) -> str:
+        extra = f" overlap {node.overlap} sentences" if node.overlap else ""
+        return describe_common(f"sentences <= {node.max_words} words{extra}", node)
+
+
+class Sentences:
+    def __init__(self, node):
+        self.node = node
+
+    def cut(self, sections) -> list[Chunk]:
+        node = self.node
+        return chunks_of(
+            sections,
+            lambda s: pack(s.text, sentence_spans(s.text, node.language), node.max_words, node.overlap),
+            node.headings,
+        )
+
+
+@component("chunking", "sentences", SentencesConfig)
+def build_sentences(node, context) -> Sentences:
+    return Sentences(node)

@@ -1,0 +1,100 @@
+"""What every encoder shares: the Encoder protocol, unit rows, text keys, and
+:func:`embed`, which reads each distinct text from the cache or encodes it once.
+
+Encoders turn texts into L2-normalised float32 rows, so a cosine is one dot product.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from receval.errors import RecevalError
+from receval.progress import Progress
+
+if TYPE_CHECKING:
+    from receval.encoders.cache import EmbeddingCache
+
+RECIPE = 1  # bump when the way texts become vectors changes (invalidates every cache)
+PROGRESS_MIN = 1000  # show progress when more texts than this are encoded (on a TTY)
+FLUSH_EVERY = 8192  # newly encoded texts are saved to the cache in groups of this many
+
+def text_key(text: str) -> bytes:
+    """The cache key of a text: the sha256 digest of its UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm, as float32 (all-zero rows stay zero)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
+
+
+class Encoder(Protocol):
+    identity: dict  # what the vectors depend on (no secrets): the cache folder's key
+    label: str  # short readable model name
+    api_calls: int  # HTTP requests sent (0 for local models)
+
+    def encode(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """(N, dim) float32 unit rows; ``on_progress(n)`` after each n texts."""
+        ...
+
+    def load(self) -> None:
+        """Get ready to encode (load a model); a no-op where there is nothing to load."""
+        ...
+
+
+@dataclass
+class Embedded:
+    vectors: np.ndarray  # (N, dim) float32, one row per input text
+    encoded: int  # distinct texts encoded (cache misses)
+    cache_hits: int  # distinct texts found in the cache
+
+
+def embed(
+    texts: list[str],
+    encoder: Encoder,
+    cache: EmbeddingCache | None = None,
+    progress: bool | None = None,
+) -> Embedded:
+    """Vectors of ``texts``: each distinct text read from the cache or encoded once.
+
+    New vectors are saved every ``FLUSH_EVERY`` texts, so an interrupted run keeps
+    what it encoded. ``progress``: a progress line on stderr; ``None`` shows it when
+    more than ``PROGRESS_MIN`` texts are encoded and stderr is a terminal.
+    """
+    keys = [text_key(t) for t in texts]
+    first: dict[bytes, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    found = cache.get(list(first)) if cache is not None else {}
+    misses = [k for k in first if k not in found]
+    # longest first, as the model orders them itself: groups keep its batches
+    misses.sort(key=lambda k: -len(texts[first[k]]))
+    if progress is None and len(misses) <= PROGRESS_MIN:
+        progress = False
+    new: dict[bytes, np.ndarray] = {}
+    with Progress(f"encoding with {encoder.label}", len(misses), progress) as line:
+        for start in range(0, len(misses), FLUSH_EVERY):
+            group = misses[start : start + FLUSH_EVERY]
+            vectors = np.asarray(encoder.encode([texts[first[k]] for k in group], line.advance), dtype=np.float32)
+            if cache is not None:
+                cache.put(group, vectors)
+            new.update(zip(group, vectors))
+    every = {**found, **new}
+    dims = {v.shape[0] for v in every.values()}
+    if len(dims) > 1:
+        where = f" in {cache.folder}" if cache is not None else ""
+        raise RecevalError(
+            f"embeddings of different sizes {sorted(dims)} for one model{where}: the model behind "
+            "this name has changed; delete that cache folder and run again"
+        )
+    dim = dims.pop() if dims else 0
+    out = np.stack([every[key] for key in keys]) if keys else np.empty((0, dim), dtype=np.float32)
+    return Embedded(out, encoded=len(misses), cache_hits=len(found))
+

@@ -1,0 +1,217 @@
+"""Cached sentence embeddings (texts keyed by sha256) for dense retrieval.
+
+The cache lives under ``<cache_dir>/embeddings/``, one folder per model identity:
+
+- **Model identity**: what the vectors depend on (see :mod:`receval.encoders.local`
+  and :mod:`receval.encoders.http`), plus ``RECIPE``, bumped whenever receval changes
+  how it encodes. Folder name: ``<readable name>-<first 16 hex of sha256(identity)>``,
+  with the identity written beside the vectors as ``model.json``.
+- **Texts** are keyed by the sha256 of their UTF-8 bytes.
+- **Storage**: append-only *pack files* ``pack-*.emb``, each holding the vectors of one
+  batch of newly encoded texts (header, sha256 keys, float32 vectors, and a sha256
+  checksum of the payload). One file per text would mean millions of files on a
+  large corpus; shards rewritten in place would need locks. A pack is written to a
+  temporary name and renamed into place (``os.replace``), so readers only ever see
+  complete packs and two jobs writing at once simply add two packs (a text encoded
+  by both is stored twice, harmlessly). When a folder holds more than
+  ``max_packs`` packs, the writer merges its smallest packs into one and then
+  deletes the merged ones; a reader that finds a pack gone lists the folder again.
+- **Damage**: a pack whose size, header or checksum is wrong (a truncated copy, a
+  disk error) is reported, deleted, and its texts are encoded again. A cache that
+  cannot be written (read-only disk) is reported once and the run goes on without it.
+
+Why packs and not :class:`receval.cache.IndexCache` (one content-addressed file per
+whole entry, as chunk sets are): vectors are reused *per text*, across entries. Every
+job of a sweep encodes the same questions; chunk sets of different ``max_words``
+share their short sections' texts (measured on the built-in library: 72 of the 99
+chunks at 120 words are also chunks at 80 words, 84 of the 94 at 200 words are chunks
+at 120); an interrupted encode keeps each saved group. A whole-entry key would
+re-encode all of these, and encoding is the cost that matters (a chunk set loads in
+milliseconds, encoding it takes minutes on a large corpus).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import struct
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from receval.progress import warn
+from receval.store import atomic_write
+
+_MAGIC = b"RCVEMB\x00\x01"
+_HEADER = struct.Struct("<8sIQ32s")  # magic, dim, n, sha256(payload)
+_KEY = 32
+
+
+class CorruptPack(Exception):
+    pass
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.")[:48] or "model"
+
+
+class EmbeddingCache:
+    """Vectors of one model, keyed by sha256 of each text (see the module docstring)."""
+
+    def __init__(self, cache_dir: str | Path, identity: dict, label: str = "model", max_packs: int = 32):
+        blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+        self.identity = identity
+        self.folder = Path(cache_dir) / "embeddings" / f"{_slug(label)}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+        self.max_packs = max_packs
+        self.writable = True
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({str(self.folder)!r})"
+
+    # ---- reading
+
+    def packs(self) -> list[Path]:
+        try:
+            return sorted(self.folder.glob("pack-*.emb"))
+        except OSError:
+            return []
+
+    @staticmethod
+    def read_pack(path: Path) -> tuple[list[bytes], np.ndarray]:
+        """Keys and (n, dim) vectors of one pack; ``CorruptPack`` if damaged."""
+        data = path.read_bytes()
+        if len(data) < _HEADER.size:
+            raise CorruptPack(f"{len(data)} bytes, shorter than the header")
+        magic, dim, n, digest = _HEADER.unpack_from(data)
+        if magic != _MAGIC:
+            raise CorruptPack("not a receval embeddings pack (bad magic bytes)")
+        size = _HEADER.size + n * _KEY + n * dim * 4
+        if len(data) != size:
+            raise CorruptPack(f"{len(data)} bytes where {n} vectors of {dim} need {size} (truncated?)")
+        payload = memoryview(data)[_HEADER.size :]
+        if hashlib.sha256(payload).digest() != digest:
+            raise CorruptPack("checksum mismatch")
+        keys = [bytes(payload[i * _KEY : (i + 1) * _KEY]) for i in range(n)]
+        vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=_HEADER.size + n * _KEY)
+        return keys, vectors.reshape(n, dim)
+
+    def _readable(self, path: Path) -> tuple[list[bytes], np.ndarray] | None:
+        """A pack's contents; ``None`` if it is gone (merged) or was damaged (then removed)."""
+        try:
+            return self.read_pack(path)
+        except FileNotFoundError:
+            return None
+        except CorruptPack as problem:
+            warn(f"embedding cache file {path} is damaged ({problem}); removed, its texts will be encoded again")
+            path.unlink(missing_ok=True)
+            return None
+        except OSError as error:
+            warn(f"embedding cache file {path} cannot be read ({error}); its texts will be encoded again")
+            return None
+
+    def get(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """The cached vector of each key found (float32 rows)."""
+        wanted = set(keys)
+        found: dict[bytes, np.ndarray] = {}
+        seen: set[Path] = set()
+        for _ in range(3):  # a pack merged away while we read: list again
+            missing_pack = False
+            for path in self.packs():
+                if path in seen or len(found) == len(wanted):
+                    continue
+                seen.add(path)
+                contents = self._readable(path)
+                if contents is None:
+                    missing_pack = missing_pack or not path.exists()
+                    continue
+                pack_keys, vectors = contents
+                rows = [i for i, k in enumerate(pack_keys) if k in wanted and k not in found]
+                if rows:
+                    picked = np.array(vectors[rows], dtype=np.float32)
+                    for i, row in zip(rows, picked):
+                        found[pack_keys[i]] = row
+            if not missing_pack:
+                break
+        return found
+
+    # ---- writing
+
+    def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Add vectors as a new pack (atomically); merge packs when there are too many."""
+        if not len(keys) or not self.writable:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            about = self.folder / "model.json"
+            if not about.exists():
+                text = json.dumps(self.identity, indent=2, sort_keys=True) + "\n"
+                atomic_write(about, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+            self._write_pack(list(keys), vectors)
+            if len(self.packs()) > self.max_packs:
+                self.compact()
+        except OSError as error:
+            self.writable = False
+            warn(f"embeddings cannot be saved in {self.folder} ({error}); going on without the cache")
+
+    def _write_pack(self, keys: list[bytes], vectors: np.ndarray) -> Path:
+        vectors = np.ascontiguousarray(vectors, dtype="<f4")
+        n, dim = vectors.shape
+        if len(keys) != n or any(len(k) != _KEY for k in keys):
+            raise ValueError("one 32-byte key per vector")
+        payload = b"".join(keys) + vectors.tobytes()
+        header = _HEADER.pack(_MAGIC, dim, n, hashlib.sha256(payload).digest())
+        name = f"pack-{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}.emb"
+        target = self.folder / name
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as handle:
+                handle.write(header)
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+
+        atomic_write(target, write)
+        return target
+
+    def compact(self) -> None:
+        """Merge the smaller packs into one, then delete the merged ones.
+
+        Size-tiered: the smallest packs are merged until about ``max_packs / 2``
+        remain, so a large pack is not rewritten every time a few texts are added.
+        Safe beside other writers: packs added meanwhile are not touched, and two
+        jobs merging at once leave two merged packs (duplicates are harmless).
+        """
+        sizes = {}
+        for path in self.packs():
+            try:
+                sizes[path] = path.stat().st_size
+            except FileNotFoundError:
+                continue
+        smallest = sorted(sizes, key=lambda p: (sizes[p], p.name))
+        take = smallest[: max(2, len(smallest) - self.max_packs // 2)]
+        merged_from: list[Path] = []
+        keys: list[bytes] = []
+        parts: dict[int, list[np.ndarray]] = {}
+        index: set[bytes] = set()
+        for path in take:
+            contents = self._readable(path)
+            if contents is None:
+                continue
+            merged_from.append(path)
+            pack_keys, vectors = contents
+            rows = [i for i, k in enumerate(pack_keys) if k not in index]
+            index.update(pack_keys)
+            if rows:
+                keys.extend(pack_keys[i] for i in rows)
+                parts.setdefault(vectors.shape[1], []).append(vectors[rows])
+        if len(parts) != 1 or len(merged_from) < 2:
+            return  # nothing to merge, or vectors of several sizes: leave them be
+        self._write_pack(keys, np.concatenate(next(iter(parts.values()))))
+        for path in merged_from:
+            path.unlink(missing_ok=True)
+

@@ -1,0 +1,63 @@
+"""Two stored runs paired question by question, as data (:func:`compare`);
+rendered by :mod:`receval.tables.compare`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from receval.results import configs, selection
+from receval.results.discovery import load_one, warn
+from receval.results.pairing import BootSettings, Pair, bootstrap_settings, paired
+from receval.tables.compare import ComparisonTables
+
+
+@dataclass(frozen=True)
+class Comparison(ComparisonTables):
+    pair: Pair
+    params: dict[str, list[str]]  # differing config values: short name -> [A, B]
+    boot: BootSettings
+    where: list[tuple[str, str]]
+
+    def to_dict(self) -> dict:
+        p = self.pair
+        return {
+            "a": p.a,
+            "b": p.b,
+            "params": self.params,
+            "mean_a": p.mean_a,
+            "mean_b": p.mean_b,
+            **p.to_dict(),
+            "where": {c: v for c, v in self.where},
+            "bootstrap": self.boot.kwargs(),
+        }
+
+
+def compare(
+    a: str | Path,
+    b: str | Path,
+    metric: str = "rr",
+    intersect: bool = False,
+    where: list[tuple[str, str]] | None = None,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+    level: float | None = None,
+    method: str | None = None,
+) -> Comparison:
+    """Pair run B against run A by question id (see the module docstring)."""
+    run_a = load_one(a, what="A")
+    run_b = load_one(b, what="B")
+    both = selection.filter_questions([run_a, run_b], list(where or []))
+    metric = selection.canonical_measure(metric, both, option="--metric")
+    fa = run_a.metadata.get("dataset_fingerprint")
+    fb = run_b.metadata.get("dataset_fingerprint")
+    if fa and fb and fa != fb:
+        warn("A and B were run on different dataset files (fingerprints differ)")
+    boot = bootstrap_settings(both, n_resamples, seed, level, method)
+    (pair,) = paired(both[0], [both[1]], metric, boot, intersect)
+    keys = configs.differing_params([r.flat for r in both], [r.overrides for r in both])
+    names = configs.short_names(keys)
+    params = {
+        names[k]: [configs.jsonable(r.flat.get(k)) for r in both] for k in keys
+    }
+    return Comparison(pair=pair, params=params, boot=boot, where=list(where or []))

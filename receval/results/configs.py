@@ -1,0 +1,232 @@
+"""A run's saved config and facts read back, and how configs differ.
+
+- :func:`read_info`: ``run.json`` (the facts written last).
+- :func:`load_config`: ``.hydra/config.yaml`` as plain data (run.json's copy when missing).
+- :func:`saved_config`: the same composed by Hydra onto receval's schema, to re-run it.
+- :func:`differing_params`: the flattened keys whose values differ between runs
+  (``retriever.name``, ``chunking.max_words``), shown by :func:`short_names`
+  (``retriever``, ``max_words``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import OmegaConf
+
+from receval import config as config_schema
+from receval import trust
+from receval.errors import RunError
+from receval.store import RESULTS, RUN_JSON
+
+HYDRA_DIR = ".hydra"
+CONFIG_YAML = "config.yaml"
+OVERRIDES_YAML = "overrides.yaml"
+
+
+class ConfigLoader(yaml.SafeLoader):
+    """YAML as OmegaConf reads it: ``1e-3`` is a float (YAML 1.1 says a string) and
+    dates stay strings, so a saved config parses the same without building a
+    DictConfig (half the time, which counts over hundreds of runs)."""
+
+
+ConfigLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+ConfigLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+
+
+def _load_yaml_config(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+        if "${" not in text:  # nothing to resolve: plain YAML
+            data = yaml.load(text, Loader=ConfigLoader)  # noqa: S506 - a SafeLoader subclass
+            if isinstance(data, dict):
+                data.pop("hydra", None)
+                return data
+        conf = OmegaConf.create(text)
+    except Exception as error:  # noqa: BLE001 - any parse problem is the user's file
+        raise RunError(f"{path}: cannot be read as a config ({error})") from None
+    data = OmegaConf.to_container(conf, resolve=False)  # a stored run is data: never evaluated
+    if not isinstance(data, dict):
+        raise RunError(f"{path}: not a config mapping")
+    data.pop("hydra", None)
+    return data
+
+
+def read_info(run_dir: Path) -> dict:
+    """``run.json`` as a dict ({} when absent); a damaged one is a RunError."""
+    path = Path(run_dir) / RUN_JSON
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as error:
+        data, why = None, str(error)
+    else:
+        why = f"a JSON {type(data).__name__}, not an object"
+    if not isinstance(data, dict):  # written last and atomically: this job did not end cleanly
+        raise RunError(
+            f"{path}: not a run's facts ({why}); re-run the job (the same command resumes "
+            f"it), or delete {RUN_JSON} to read {RESULTS} alone"
+        )
+    return data
+
+
+def load_config(run_dir: Path, info: dict | None = None) -> dict:
+    """The run's saved config as plain data: ``.hydra/config.yaml``, else run.json's."""
+    path = Path(run_dir) / HYDRA_DIR / CONFIG_YAML
+    if path.is_file():  # interpolations: the values run.json saved (receval.trust)
+        return trust.fill_interpolations(_load_yaml_config(path), (info or {}).get("config"), path, strict=False)
+    config = (info or {}).get("config")
+    return dict(config) if isinstance(config, dict) else {}
+
+
+def load_overrides(run_dir: Path) -> list[str]:
+    path = Path(run_dir) / HYDRA_DIR / OVERRIDES_YAML
+    if not path.is_file():
+        return []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return []
+    return [str(item) for item in data] if isinstance(data, list) else []
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}, "c": [1, 2]}`` -> ``{"a.b": 1, "c": (1, 2)}`` (lists as tuples)."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out
+    if isinstance(data, list):
+        return {prefix[:-1]: tuple(data)}
+    return {prefix[:-1]: data}
+
+
+def format_value(value: Any) -> str:
+    """A config value as people type it: null, true, 120, [1, 3]."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    return str(value)
+
+
+_DEFAULTS: dict[str, Any] | None = None
+
+
+def schema_defaults() -> dict[str, Any]:
+    """Flattened defaults of receval's config schema (``???`` for required values)."""
+    global _DEFAULTS
+    if _DEFAULTS is None:
+        schema = OmegaConf.structured(config_schema.RecevalConfig)
+        _DEFAULTS = flatten(OmegaConf.to_container(schema, resolve=False))
+    return dict(_DEFAULTS)
+
+
+def _override_key(override: str) -> str:
+    key = override.split("=", 1)[0].lstrip("+~")
+    return key.split("@", 1)[0]
+
+
+def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | None = None) -> list[str]:
+    """Dotted keys whose values differ between the runs.
+
+    Ordered as the command line named them (``retriever=bm25,tfidf
+    chunking.max_words=20,40`` -> retriever first), then in config order.
+    """
+    keys: list[str] = []
+    for flat in flats:
+        keys.extend(k for k in flat if k not in keys)
+    # a key only some runs have (k1 of bm25 beside tfidf) applies to those alone: it
+    # differs when they hold different values, not because the others lack it
+    differ = [k for k in keys if len({repr(flat[k]) for flat in flats if k in flat}) > 1]
+    named: list[str] = []
+    for run_overrides in overrides or []:
+        for override in run_overrides:
+            key = _override_key(override)
+            if key not in named:
+                named.append(key)
+
+    def rank(key: str) -> tuple[int, int]:
+        for i, name in enumerate(named):
+            if key == name or key.startswith(name + "."):
+                return (i, keys.index(key))
+        return (len(named), keys.index(key))
+
+    return sorted(differ, key=rank)
+
+
+def jsonable(value: Any) -> Any:
+    """A flattened config value as JSON has it (tuples back to lists)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def short_name(key: str) -> str:
+    parts = key.split(".")
+    if len(parts) > 1 and parts[-1] in ("name", "kind"):  # a group's choice: by its group
+        return parts[-2]
+    return parts[-1]
+
+
+def short_names(keys: list[str]) -> dict[str, str]:
+    """Display names: ``retriever.name`` -> ``retriever``, ``chunking.max_words`` ->
+    ``max_words``; the dotted key wherever two short names would collide."""
+    shorts = [short_name(k) for k in keys]
+    return {k: (s if shorts.count(s) == 1 else k) for k, s in zip(keys, shorts)}
+
+
+def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool = False):
+    """The run's saved config as data (nothing resolved, see :mod:`receval.trust`),
+    checked for network and code use, merged onto receval's schema."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    config_file = (run_dir / HYDRA_DIR / CONFIG_YAML).resolve()
+    try:
+        data = trust.load_saved_config(run_dir, config_file, read_info(run_dir))
+        trust.check_reach(data, config_file if config_file.is_file() else run_dir / RUN_JSON,
+                          allow_remote=allow_remote, allow_code=allow_code)
+        return OmegaConf.merge(OmegaConf.structured(config_schema.RecevalConfig), OmegaConf.create(data))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
+        raise RunError(
+            f"{config_file}: not a readable YAML config ({problem}{where}); "
+            "fix it, or delete it to re-run from the config saved in run.json"
+        ) from None
+    except OmegaConfBaseException as error:
+        message = str(error).splitlines()[0]
+        raise RunError(
+            f"{run_dir}: its saved config does not fit this receval ({message})"
+        ) from None
+
+
+COMPONENT_GROUPS = ("chunking", "retriever", "rerank")
+
+
+def component_settings(config: dict) -> dict[str, Any]:
+    """The saved settings of a run's components, dotted (``retriever.fusion.k``); a group
+    the run does not use (``rerank: null``) has none."""
+    return flatten({group: config[group] for group in COMPONENT_GROUPS if config.get(group)})

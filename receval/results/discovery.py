@@ -1,0 +1,124 @@
+"""Finding stored runs: a run folder, a sweep folder, or a folder of sweeps.
+
+A run directory holds ``results.parquet``; a sweep directory holds numbered job
+folders (``0``, ``1``, ... in job-number order); a folder of sweeps (``runs/`` or
+``runs/2026-11-29``) holds sweeps or runs at any depth, found in name order.
+Several paths are taken in the order given. A job folder without
+``results.parquet`` (an incomplete job) is skipped with a warning on stderr.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from receval.errors import RunError
+from receval.progress import warn
+from receval.results.configs import HYDRA_DIR
+from receval.results.stored import Run, load_run
+from receval.store import RESULTS, RUN_JSON
+
+
+def job_dirs(path: Path) -> list[Path]:
+    """Numbered subfolders of a sweep directory, in job-number order."""
+    jobs = [p for p in path.iterdir() if p.is_dir() and p.name.isdigit()]
+    return sorted(jobs, key=lambda p: int(p.name))
+
+
+def _looks_like_job(path: Path) -> bool:
+    return (path / HYDRA_DIR).is_dir() or (path / RUN_JSON).is_file()
+
+
+def _nested_runs(path: Path) -> list[Path]:
+    """Run and job folders anywhere below a folder of sweeps, in name order."""
+    found = []
+    for child in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if (child / RESULTS).is_file():
+            found.append(child)
+        elif job_dirs(child) or _looks_like_job(child):
+            found.extend(_sweep_jobs(child))
+        else:
+            found.extend(_nested_runs(child))
+    return found
+
+
+def _sweep_jobs(path: Path) -> list[Path]:
+    if _looks_like_job(path) and not job_dirs(path):
+        warn(f"{path}: no {RESULTS} (incomplete job?); skipped")
+        return []
+    jobs = []
+    for job in job_dirs(path):
+        if (job / RESULTS).is_file():
+            jobs.append(job)
+        else:
+            warn(f"{job}: no {RESULTS} (incomplete job?); skipped")
+    return jobs
+
+
+def find_runs(paths: list[str | Path]) -> list[Path]:
+    """Run directories named by ``paths`` (runs, sweeps or folders of sweeps), in order.
+
+    Incomplete jobs (no ``results.parquet``) are skipped with a warning; a path that
+    is missing or holds no run at any depth is an error; so is finding no run at all.
+    """
+    if not paths:
+        raise RunError("no runs given: name a run directory or a sweep directory")
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise RunError(f"{path}: no such directory")
+        if not path.is_dir():
+            raise RunError(f"{path}: not a directory; give a run or sweep directory")
+        if (path / RESULTS).is_file():
+            here = [path]
+        elif job_dirs(path) or _looks_like_job(path):
+            here = _sweep_jobs(path)
+        else:
+            here = _nested_runs(path)
+            if not here:
+                raise RunError(
+                    f"{path}: not a run directory (no {RESULTS}) nor a sweep directory "
+                    "(no numbered job folders), and no run below it"
+                )
+        for run_dir in here:
+            key = run_dir.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(run_dir)
+    if not found:
+        raise RunError(
+            "no complete runs in " + ", ".join(str(p) for p in paths) + " (every job was skipped)"
+        )
+    return found
+
+
+def load_runs(paths: list[str | Path], qrels: str | Path | None = None) -> list[Run]:
+    """Stored runs from run or sweep directories; with ``qrels``, a path that is a
+    file is an external TREC run, imported beside them (:mod:`receval.results.external`)."""
+    from receval.results.external import import_trec_run
+
+    files = [p for p in paths if Path(p).is_file()]
+    if files and qrels is None:
+        raise RunError(
+            f"{files[0]}: a file, not a run directory; to report an external TREC run "
+            "beside stored ones, give its judgements with --qrels FILE"
+        )
+    folders = [p for p in paths if not Path(p).is_file()]
+    stored = [load_run(p) for p in find_runs(folders)] if folders else []
+    return stored + [import_trec_run(f, qrels, stored) for f in files]
+
+
+def load_one(path: str | Path, what: str = "run") -> Run:
+    """Exactly one run directory (a sweep is refused, naming its jobs)."""
+    path = Path(path)
+    if path.is_dir() and not (path / RESULTS).is_file():
+        jobs = job_dirs(path)
+        if jobs:
+            raise RunError(
+                f"{path}: a sweep of {len(jobs)} jobs, not one run; give {what} as one "
+                f"of its job folders, e.g. {jobs[0]}"
+            )
+    if not path.exists():
+        raise RunError(f"{path}: no such directory")
+    return load_run(path)

@@ -1,0 +1,129 @@
+"""An external system's TREC run, imported once into the stored :class:`Run` type.
+
+``python -m receval.report RUN_DIR other_system.trec --qrels qrels.tsv`` reads the
+run file (:func:`receval.trec.read_run`, trec_eval's order), keeps each question's
+first ``depth`` documents (the stored runs' depth, so MRR@depth means the same), and
+builds its per-question rows with the code a receval run uses
+(:func:`receval.evaluate.question_rows`), at the cutoffs the stored runs hold. The
+qrels may be a TREC qrels file (``qid 0 docid rel``) or a BEIR ``qrels/<split>.tsv``
+(header ``query-id corpus-id score``); as in receval, a grade >= 1 is relevant.
+Questions with a relevant document are scored (one the run never answers scores
+0); those the run answers without any are kept unscored, like receval's
+unanswerable questions, so the external run pairs with a stored one question for
+question. A question whose id a stored run has takes that run's ``kind``, ``split``
+and text, so ``--by kind`` and ``--split test`` work on it; other ids are of kind
+``external`` (``unanswerable`` without a relevant document) in split ``all``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from receval import trec
+from receval.datasets import UNANSWERABLE, Question
+from receval.errors import RecevalError
+from receval.evaluate import question_rows
+from receval.metrics import measures_for, parse_measure
+from receval.results.stored import Run
+from receval.store import OVERLAP, SCHEMA_VERSION, results_schema
+
+DEFAULT_CUTOFFS = [1, 3, 5, 10]  # without stored runs: depth 10 and these cutoffs
+
+
+def read_labels(path: str | Path) -> dict[str, dict[str, int]]:
+    """Qrels as question -> document -> grade, from TREC or BEIR tsv layout."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecevalError(f"--qrels {path}: file not found; give TREC qrels or a BEIR qrels/<split>.tsv")
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        first = handle.readline()
+    if first.split()[:1] != ["query-id"]:
+        return trec.read_qrels(path)
+    qrels: dict[str, dict[str, int]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise RecevalError(f"{path}: not UTF-8 text ({error.reason}); save it as UTF-8") from None
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        try:
+            qid, doc, grade = parts[0], parts[1], int(parts[2])
+        except (IndexError, ValueError):
+            raise RecevalError(
+                f"{path}:{number}: expected 'query-id<TAB>corpus-id<TAB>score' with an integer score"
+            ) from None
+        qrels.setdefault(qid, {})[doc] = grade
+    return qrels
+
+
+def trec_run_table(
+    run_file: str | Path,
+    qrels_file: str | Path,
+    depth: int,
+    measures: list[str],
+    known: dict[str, tuple[str | None, str | None, str | None]] | None = None,
+) -> pa.Table:
+    """The per-question table of a TREC run, in receval's results schema.
+
+    ``known``: question id -> (kind, split, text) of the stored runs' questions, in
+    their order."""
+    ranking = trec.read_run(run_file)
+    labels = read_labels(qrels_file)
+    relevant = {q: {d: g for d, g in judged.items() if g >= 1} for q, judged in labels.items()}
+    if not any(relevant.values()):
+        raise RecevalError(f"{qrels_file}: no question has a relevant document (grade >= 1)")
+    known = known or {}
+    ids = [q for q in relevant if relevant[q]] + [q for q in ranking if not relevant.get(q)]
+    # the stored runs' order first: the same questions in the same order pair and
+    # resample exactly as a stored run does
+    present = set(ids)
+    ids = [q for q in known if q in present] + [q for q in ids if q not in known]
+    questions = []
+    for qid in ids:
+        judged = relevant.get(qid, {})
+        kind, split, text = known.get(qid, (None, None, None))
+        kind = kind or ("external" if judged else UNANSWERABLE)
+        questions.append(Question(qid, text or "", kind, split or "all", judged))
+    retrieved = [ranking.get(q.id, [])[:depth] for q in questions]
+    docs = sorted({d for q in questions for d in q.relevant} | {d for r in retrieved for d, _ in r})
+    index = {d: i for i, d in enumerate(docs)}
+    idx = np.full((len(questions), depth), -1, dtype=np.int64)
+    scores = np.full((len(questions), depth), np.nan)
+    for row, ranked in enumerate(retrieved):
+        idx[row, : len(ranked)] = [index[d] for d, _ in ranked]
+        scores[row, : len(ranked)] = [s for _, s in ranked]
+    no_latency = np.full(len(questions), np.nan)
+    columns = question_rows(questions, docs, idx, scores, no_latency, [parse_measure(m) for m in measures])
+    columns["question"] = [q.text or None for q in questions]
+    columns["latency_ms"] = [None] * len(questions)  # not measured
+    columns.update({name: [None] * len(questions) for name in OVERLAP})
+    metadata = {"schema_version": SCHEMA_VERSION, "external_run": str(run_file)}
+    schema = results_schema(measures, metadata)
+    return pa.table({f.name: columns[f.name] for f in schema}, schema=schema)
+
+
+def import_trec_run(path: str | Path, qrels: str | Path, stored: list[Run]) -> Run:
+    """A TREC run as a :class:`Run` at the stored runs' depth and measures, its
+    questions' kind and split borrowed from theirs (see the module docstring)."""
+    depths = {int(r.flat.get("depth", 10)) for r in stored} or {10}
+    measures = list(dict.fromkeys(m for r in stored for m in r.measure_names))
+    if not measures:
+        measures = [m.name for m in measures_for(DEFAULT_CUTOFFS)]
+    known: dict[str, tuple] = {}
+    for run in stored:
+        for qid, kind, split, text in zip(run.ids, run.strings("kind"), run.strings("split"), run.strings("question")):
+            known.setdefault(qid, (kind, split, text))
+    table = trec_run_table(path, qrels, max(depths), measures, known)
+    tag = (trec.run_tags(path) or [Path(path).name])[0]
+    # shown as the first stored run's config under another retriever name: the same
+    # questions and depth; receval knows nothing else about the system
+    config = copy.deepcopy(stored[0].config) if stored else {}
+    retriever = config.setdefault("retriever", {})
+    retriever["kind" if "kind" in retriever else "name"] = f"{tag} (TREC run)"
+    return Run(run_dir=Path(path), table=table, metadata={"external_run": str(path)}, config=config)

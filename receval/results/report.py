@@ -1,0 +1,294 @@
+"""The report as data: every run's means and intervals, the pairs against a
+baseline, the breakdowns and the ``--fail-under`` floors, computed once from
+stored runs by :func:`build_report`; :class:`Report` renders through
+:mod:`receval.tables.report`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from receval.bootstrap import Interval
+from receval.errors import RecevalError
+from receval.results import configs, selection
+from receval.results.breakdown import ByTable, QuestionRow, by_table, ranks_per_question, stage_latency, with_overlap
+from receval.results.configs import format_value
+from receval.results.discovery import load_runs
+from receval.results.pairing import BootSettings, Pair, bootstrap_settings, grouped_intervals, mask_key, paired
+from receval.results.stored import Run
+from receval.tables.report import ReportTables
+
+OVERLAP_THRESHOLDS = (0.3, 0.6)  # low < 0.3 <= medium < 0.6 <= high
+DEFAULT_METRICS = ("hit@1", "hit@3", "recall@3", "rr", "ndcg@5")
+
+
+@dataclass
+class RunSummary:
+    run_dir: str
+    label: str
+    params: dict[str, Any]  # short name -> config value
+    n_chunks: int | None
+    n_questions: int  # scored (answerable) questions, after --where
+    n_unanswerable: int
+    metrics: dict[str, Interval]
+    latency_p50: float | None
+    latency_p95: float | None
+    stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
+    settings: dict[str, Any] = field(default_factory=dict)  # its components' own keys, dotted
+
+    def to_dict(self) -> dict:
+        """``params``: the table's columns (short names) and every setting of the run's
+        components (``retriever.k1``, ``rerank.first_size``, ...): only what applies to it."""
+        params = {**self.settings, **self.params}
+        return {
+            "run_dir": self.run_dir,
+            "label": self.label,
+            "params": {k: configs.jsonable(v) for k, v in params.items()},
+            "n_chunks": self.n_chunks,
+            "n_questions": self.n_questions,
+            "n_unanswerable": self.n_unanswerable,
+            "metrics": {name: iv.as_dict() for name, iv in self.metrics.items()},
+            "latency_ms": {"p50": self.latency_p50, "p95": self.latency_p95},
+            "stages": self.stages,
+        }
+
+
+@dataclass
+class Report(ReportTables):
+    """Everything the report shows, computed once; ``to_*`` only format it."""
+
+    runs: list[RunSummary]
+    params: list[str]  # short names of the differing config keys, in order
+    metrics: list[str]  # canonical measure names, in column order
+    metric: str  # the measure with the CI column, the baseline pairs and the plot
+    questions: dict  # header counts
+    boot: BootSettings
+    where: list[tuple[str, str]] = field(default_factory=list)
+    baseline: int | None = None  # index into runs
+    pairs: list[Pair] = field(default_factory=list)
+    by: ByTable | None = None
+    per_question: list[QuestionRow] | None = None
+    floors: dict[str, float] = field(default_factory=dict)  # --fail-under
+
+    # ------------------------------------------------------------- dict / json
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {
+            "runs": [run.to_dict() for run in self.runs],
+            "pairs": [self.pair_dict(p) for p in self.pairs],
+            "params": self.params,
+            "metrics": self.metrics,
+            "metric": self.metric,
+            "questions": self.questions,
+            "where": {c: v for c, v in self.where},
+            "bootstrap": self.boot.kwargs(),
+            "baseline": self.runs[self.baseline].run_dir if self.baseline is not None else None,
+        }
+        if self.floors:
+            out["fail_under"] = {
+                "floors": self.floors,
+                "failures": self.failures(),
+            }
+        if self.by is not None:
+            out["by"] = self.by.to_dict(self.runs)
+        if self.per_question is not None:
+            out["per_question"] = [row.to_dict() for row in self.per_question]
+        return out
+
+    @staticmethod
+    def pair_dict(pair: Pair) -> dict:
+        return {
+            "baseline": pair.a,
+            "run_dir": pair.b,
+            "mean_baseline": pair.mean_a,
+            "mean": pair.mean_b,
+            **pair.to_dict(),
+        }
+
+
+    # ------------------------------------------------------------- checks and plot
+
+    def failures(self) -> list[str]:
+        """One line per run and metric whose mean is below its ``--fail-under`` floor."""
+        lines = []
+        for metric, floor in self.floors.items():
+            for i, run in enumerate(self.runs):
+                mean = run.metrics[metric].mean
+                if mean < floor:
+                    lines.append(
+                        f"fail-under: #{i} {run.label}: {metric} {mean:.3f} < {floor:g} ({run.run_dir})"
+                    )
+        return lines
+
+
+def _labels(runs: list[Run], keys: list[str]) -> list[str]:
+    if keys:
+        labels = [" ".join(format_value(r.flat.get(k)) for k in keys) for r in runs]
+    else:
+        labels = [r.run_dir.name for r in runs]
+        if len(set(labels)) < len(labels):
+            labels = [f"{r.run_dir.parent.name}/{r.run_dir.name}" for r in runs]
+    counts = Counter(labels)
+    return [f"{label} #{i}" if counts[label] > 1 else label for i, label in enumerate(labels)]
+
+
+def _question_counts(runs: list[Run], metric: str) -> dict:
+    first = runs[0]
+    scored = ~np.isnan(first.values(metric))
+    kinds = Counter(k for k, ok in zip(first.strings("kind"), scored) if ok)
+    splits = Counter(first.strings("split"))
+    same = all(len(r.ids) == len(first.ids) and r.ids_digest == first.ids_digest for r in runs)
+    return {
+        "n_questions": int(len(first.ids)),
+        "n_scored": int(scored.sum()),
+        "n_unanswerable": int((~scored).sum()),
+        "kinds": {str(k): n for k, n in kinds.items()},
+        "splits": {str(k): n for k, n in splits.items()},
+        "same_questions": same,
+    }
+
+
+def check_floors(floors: dict[str, str], runs: list[Run]) -> dict[str, float]:
+    out = {}
+    for name, text in floors.items():
+        try:
+            value = float(text)
+        except ValueError:
+            raise RecevalError(
+                f"--fail-under {name}={text}: {text!r} is not a number; use e.g. {name}=0.70"
+            ) from None
+        if not 0 <= value <= 1:
+            raise RecevalError(
+                f"--fail-under {name}={text}: floors are means between 0 and 1 (0.70, not 70)"
+            )
+        canonical = selection.canonical_measure(name, runs, option="--fail-under")
+        if canonical in out:
+            raise RecevalError(
+                f"--fail-under {name}={text}: {canonical} is given twice; give each metric one floor"
+            )
+        out[canonical] = value
+    return out
+
+
+def build_report(
+    paths: list[str | Path | Run],
+    metrics: list[str] | None = None,
+    metric: str = "rr",
+    by: str | None = None,
+    by_metric: str = "hit@3",
+    per_question: bool = False,
+    baseline: str | None = None,
+    where: list[tuple[str, str]] | None = None,
+    floors: dict[str, str] | None = None,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+    level: float | None = None,
+    method: str | None = None,
+    intersect: bool = False,
+    overlap_thresholds: tuple[float, float] = OVERLAP_THRESHOLDS,
+    overlap_measure: str = "rouge1_p",
+    qrels: str | Path | None = None,
+) -> Report:
+    """Read the runs under ``paths`` (or take runs already loaded) and compute
+    everything the report shows.
+
+    With ``qrels``, a path that is a file is an external TREC run, scored beside the
+    stored runs by the same measures (:mod:`receval.results.external`)."""
+    where = list(where or [])
+    given = list(paths) if paths and all(isinstance(p, Run) for p in paths) else load_runs(paths, qrels=qrels)
+    loaded = [with_overlap(run, overlap_measure, overlap_thresholds) for run in given]
+    base_index = None
+    if baseline is not None:
+        base_index, base_run = selection.select_one(loaded, baseline)
+        if base_index is None:  # a run directory outside RUNS: show it first
+            loaded.insert(0, base_run)
+            base_index = 0
+    loaded = selection.filter_questions(loaded, where)
+
+    # measures: explicit ones must exist; missing defaults are dropped
+    metric = selection.canonical_measure(metric, loaded, option="--metric")
+    if metrics is None:
+        names = [m for m in DEFAULT_METRICS if all(m in r.table.column_names for r in loaded)]
+    else:
+        names = [selection.canonical_measure(m, loaded, option="--metrics") for m in metrics]
+    checked_floors = check_floors(floors or {}, loaded)
+    for extra in [metric, *checked_floors]:
+        if extra not in names:
+            names.append(extra)
+    names = list(dict.fromkeys(names))
+    if by is not None:
+        for run in loaded:
+            if by not in run.table.column_names:
+                raise RecevalError(
+                    f"--by {by}: no column {by!r} in {run.run_dir}; use kind, split or "
+                    "another string column"
+                )
+        by_metric = selection.canonical_measure(by_metric, loaded, option="--by-metric")
+
+    boot = bootstrap_settings(loaded, n_resamples, seed, level, method)
+    keys = configs.differing_params([r.flat for r in loaded], [r.overrides for r in loaded])
+    names_of = configs.short_names(keys)
+    labels = _labels(loaded, keys)
+
+    # every run x measure interval: one bootstrap call per question set
+    items = []
+    for run in loaded:
+        for name in names:
+            values = run.values(name)
+            scored = ~np.isnan(values)
+            if not scored.any():
+                raise RecevalError(f"{run.run_dir}: no question has a {name} value (all unanswerable?)")
+            items.append((mask_key(run, scored), values[scored]))
+    intervals = iter(grouped_intervals(items, boot))
+
+    summaries = []
+    for run, label in zip(loaded, labels):
+        metric_ivs = {name: next(intervals) for name in names}
+        scored = ~np.isnan(run.values(metric))
+        latency = run.values("latency_ms") if "latency_ms" in run.table.column_names else np.array([np.nan])
+        p50, p95 = (
+            (float(v) for v in np.nanpercentile(latency, [50, 95]))
+            if not np.isnan(latency).all() else (None, None)
+        )
+        summaries.append(
+            RunSummary(
+                run_dir=str(run.run_dir),
+                label=label,
+                params={names_of[k]: run.flat.get(k) for k in keys},
+                settings=configs.component_settings(run.config),
+                n_chunks=run.n_chunks,
+                n_questions=int(scored.sum()),
+                n_unanswerable=int((~scored).sum()),
+                metrics=metric_ivs,
+                latency_p50=p50,
+                latency_p95=p95,
+                stages=stage_latency(run),
+            )
+        )
+
+    pairs: list[Pair] = []
+    if base_index is not None and len(loaded) > 1:
+        others = [r for i, r in enumerate(loaded) if i != base_index]
+        pairs = paired(loaded[base_index], others, metric, boot, intersect)
+
+    report = Report(
+        runs=summaries,
+        params=[names_of[k] for k in keys],
+        metrics=names,
+        metric=metric,
+        questions=_question_counts(loaded, metric),
+        boot=boot,
+        where=where,
+        baseline=base_index,
+        pairs=pairs,
+        floors=checked_floors,
+    )
+    if by is not None:
+        report.by = by_table(loaded, by, by_metric, boot)
+    if per_question:
+        report.per_question = ranks_per_question(loaded)
+    return report

@@ -1,0 +1,215 @@
+"""A synth job: check the config, pick the units, send the requests (threads), append
+the records, and say what happened."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from receval import outputs
+from receval.datasets import LIBRARY, load_sections, questions_path
+from receval.errors import ConfigError, DatasetError, RecevalError
+from receval.llm import ChatClient, ReplyError, check_key_env, endpoint
+from receval.progress import Progress, warn
+from receval.synth.prompts import QA_SCHEMA, build_messages, prompt_hash, validate_reply
+from receval.synth.records import QuestionsFile, make_record, record_id
+from receval.synth.units import Unit, make_units, pick_partners, select_units
+
+# ------------------------------------------------------------------------ config
+
+
+def check_config(cfg) -> None:
+    """Every problem with the synth config at once, before any request."""
+    missing = sorted(OmegaConf.missing_keys(cfg))
+    if missing:
+        raise ConfigError(
+            [f"{key} is required and has no value: set it on the command line ({key}=...)" for key in missing]
+        )
+    syn = cfg.synth
+    problems = []
+    for check in (lambda: endpoint(syn.base_url), lambda: check_key_env(syn.api_key_env, endpoint(syn.base_url))):
+        try:
+            check()
+        except ConfigError as error:
+            problems += error.problems
+            break
+    if not str(syn.model).strip():
+        problems.append("synth.model is empty: name the chat model (e.g. synth.model=llama3.1)")
+    at_least = {
+        "per_section": 1, "concurrency": 1, "max_retries": 0, "max_failures": 0, "passage_words": 1,
+    }
+    for key, low in at_least.items():
+        if syn[key] < low:
+            problems.append(f"synth.{key}={syn[key]}: use an integer >= {low}")
+    if syn.limit is not None and syn.limit < 1:
+        problems.append(f"synth.limit={syn.limit}: use an integer >= 1, or null for every section")
+    if not syn.timeout > 0:
+        problems.append(f"synth.timeout={syn.timeout}: use a number of seconds > 0")
+    for key in ("backoff", "max_backoff", "temperature"):
+        if syn[key] < 0:
+            problems.append(f"synth.{key}={syn[key]}: use a value >= 0")
+    if not 0 <= syn.dev_fraction <= 1:
+        problems.append(f"synth.dev_fraction={syn.dev_fraction}: use a share between 0 and 1")
+    if not str(syn.out).strip():
+        problems.append("synth.out is empty: name the questions file to write")
+    if problems:
+        raise ConfigError(problems)
+
+
+# ------------------------------------------------------------------------ the loop
+
+
+@dataclass
+class Summary:
+    path: Path
+    written: int = 0
+    already: int = 0  # records of this job found in the file
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (unit id, reason)
+    requests: int = 0
+    mode: str = ""
+
+
+@dataclass
+class _Task:
+    units: list[Unit]  # the unit, then its partner for multi
+    ids: list[str]  # one per n
+
+
+def make_client(syn) -> ChatClient:
+    return ChatClient(
+        syn.base_url, syn.model, syn.api_key_env, timeout=syn.timeout, max_retries=syn.max_retries,
+        backoff=syn.backoff, max_backoff=syn.max_backoff,
+    )
+
+
+def generate(cfg, client: ChatClient | None = None, progress: bool | None = None) -> Summary:
+    """Write the questions ``cfg.synth`` asks for to ``cfg.synth.out``; see the module doc."""
+    check_config(cfg)
+    syn = cfg.synth
+    client = client or make_client(syn)
+    out = Path(str(syn.out)).expanduser()
+    own = questions_path(cfg.dataset)
+    if own is not None and own.resolve() == out.resolve():
+        raise ConfigError(
+            f"synth.out={str(syn.out)!r} is the dataset's own questions file; write synthetic "
+            "questions to a file of their own and pass it as dataset.questions"
+        )
+    reads = [LIBRARY if cfg.dataset.path is None else Path(cfg.dataset.path).expanduser()]
+    outputs.check_output(out, protected_dirs=reads, flag="synth.out", existing_ok=True)  # appended to
+    sections = load_sections(cfg.dataset)
+    all_units = make_units(sections, syn.unit, cfg.chunking)
+    if not all_units:
+        raise DatasetError("the dataset has no text to write questions about")
+    chosen = select_units(all_units, syn.limit, int(syn.seed))
+    partners = pick_partners(chosen, all_units, int(syn.seed)) if syn.style == "multi" else {}
+
+    file = QuestionsFile(out)
+    done = file.resume(warn=warn)
+    tasks: list[_Task] = []
+    summary = Summary(path=out)
+    for unit in chosen:
+        units = [unit, partners[unit.id]] if unit.id in partners else [unit]
+        ids = [record_id(syn.style, [u.id for u in units], n) for n in range(syn.per_section)]
+        summary.already += sum(i in done for i in ids)
+        if not all(i in done for i in ids):
+            tasks.append(_Task(units, ids))
+    _warn_mixed(done, syn, out)
+
+    stop = threading.Event()
+    pending_total = sum(sum(i not in done for i in t.ids) for t in tasks)
+    reporter = Progress(f"questions from {syn.model}", pending_total, progress)
+
+    def work(task: _Task) -> tuple[int, str | None]:
+        earlier = [done[i]["question"] for i in task.ids if i in done and isinstance(done[i].get("question"), str)]
+        written = 0
+        for n, qid in enumerate(task.ids):
+            if qid in done:
+                continue
+            if stop.is_set():
+                return written, None
+            messages = build_messages(syn.style, task.units, earlier, int(syn.passage_words))
+            try:
+                reply = client.complete_json(
+                    messages, QA_SCHEMA, validate_reply, temperature=float(syn.temperature), seed=int(syn.seed)
+                )
+            except ReplyError as error:
+                reporter.advance(sum(i not in done for i in task.ids[n:]))
+                return written, error.reason
+            record = make_record(qid, syn.style, task.units, n, reply, syn, cfg.dataset.name)
+            file.append(record)
+            earlier.append(record["question"])
+            written += 1
+            reporter.advance()
+        return written, None
+
+    in_a_row, last_reason = 0, ""
+    with file, reporter:
+        executor = ThreadPoolExecutor(max_workers=int(syn.concurrency), thread_name_prefix="synth")
+        running: dict[Future, _Task] = {}
+        queue = iter(tasks)
+        try:
+            while True:
+                while len(running) < int(syn.concurrency) and not stop.is_set():
+                    task = next(queue, None)
+                    if task is None:
+                        break
+                    running[executor.submit(work, task)] = task
+                if not running:
+                    break
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    task = running.pop(future)
+                    written, reason = future.result()  # a ServerError stops the job here
+                    summary.written += written
+                    if reason is None:
+                        in_a_row = 0
+                        continue
+                    kind = "section" if syn.unit == "section" else "chunk"
+                    warn(f"skipped {kind} {task.units[0].id!r}: {reason}")
+                    summary.failed.append((task.units[0].id, reason))
+                    in_a_row, last_reason = in_a_row + 1, reason
+                    if syn.max_failures and in_a_row >= syn.max_failures:
+                        raise RecevalError(
+                            f"stopped after {in_a_row} {kind}s failed in a row (last: {last_reason}); is the "
+                            f"server overloaded or the model unable to answer in JSON? The "
+                            f"{summary.already + summary.written} questions in {out} are kept: fix the cause "
+                            "and rerun the same command to go on"
+                        )
+        except BaseException:
+            stop.set()
+            executor.shutdown(wait=True, cancel_futures=True)
+            raise
+        executor.shutdown(wait=True)
+    summary.requests, summary.mode = client.requests, client.mode
+    return summary
+
+
+def _warn_mixed(done: dict[str, dict], syn, out: Path) -> None:
+    """Say so when the file already holds questions of this style made differently."""
+    mine = {"model": str(syn.model), "prompt_hash": prompt_hash(syn.style), "temperature": float(syn.temperature)}
+    for record in done.values():
+        origin = record.get("provenance")
+        if not isinstance(origin, dict) or origin.get("style") != syn.style:
+            continue
+        differ = [f"{k}={origin.get(k)!r}" for k, v in mine.items() if origin.get(k) != v]
+        if differ:
+            warn(
+                f"{out} already holds {syn.style} questions made with {', '.join(differ)}; they are kept "
+                "and not asked again (use another synth.out for a separate set)"
+            )
+            return
+
+
+def summary_line(summary: Summary) -> str:
+    parts = [f"wrote {summary.written} questions to {summary.path}"]
+    if summary.already:
+        parts.append(f"{summary.already} were already there")
+    if summary.failed:
+        parts.append(f"{len(summary.failed)} failed (rerun to retry them)")
+    parts.append(f"{summary.requests} requests, structured output: {summary.mode}")
+    return "; ".join(parts)
+

@@ -1,0 +1,87 @@
+"""What synth sends: the reply schema, the prompt templates per style, and the check
+of a reply. ``prompt_hash`` changes exactly when the wording sent to the model does."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from receval.synth.units import Unit
+
+
+QA_SCHEMA = {
+    "title": "question_answer",
+    "type": "object",
+    "properties": {
+        "question": {"type": "string", "description": "the question a user would ask"},
+        "answer": {"type": "string", "description": "a short answer taken from the passage(s)"},
+    },
+    "required": ["question", "answer"],
+    "additionalProperties": False,
+}
+
+# ------------------------------------------------------------------------ prompts
+
+SYSTEM = (
+    "You write test questions for evaluating a search engine over a collection of pages. "
+    "Each question must be one that a real user could type, that the given text answers, "
+    "and that makes sense on its own to someone who has not seen the text (never say "
+    '"the passage", "the text" or "according to"). '
+    'Reply with one JSON object with exactly two string keys, "question" and "answer" '
+    "(a short answer taken from the text), and nothing else."
+)
+
+INSTRUCTIONS = {
+    "direct": (
+        "Write one question that this passage answers. Make it specific to this passage: "
+        "it should not be answerable from general knowledge."
+    ),
+    "paraphrase": (
+        "Write one question that this passage answers, worded the way a user who has never "
+        "seen the passage would ask it. Do not reuse the passage's distinctive words or "
+        "phrases: use synonyms and everyday language, so the question cannot be matched to "
+        "the passage by shared words alone."
+    ),
+    "multi": (
+        "Write one question whose answer needs information from both passages: neither "
+        "passage alone should be enough to answer it. Ask it naturally, as one question."
+    ),
+}
+
+PASSAGE = "<passage>\n{heading}{text}\n</passage>"
+EARLIER = "Questions already written about this text (ask something different):\n{questions}"
+
+
+def prompt_hash(style: str) -> str:
+    """First 12 hex of sha256 over every template the style sends."""
+    blob = json.dumps([SYSTEM, INSTRUCTIONS[style], PASSAGE, EARLIER, QA_SCHEMA], sort_keys=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+
+def _cut(text: str, max_words: int) -> str:
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words]) + " ..."
+
+
+def build_messages(style: str, units: list["Unit"], earlier: list[str], max_words: int = 800) -> list[dict]:
+    """The chat messages for one question about ``units`` (two for ``multi``)."""
+    passages = "\n\n".join(
+        PASSAGE.format(heading=f"Heading: {u.heading}\n" if u.heading else "", text=_cut(u.text, max_words))
+        for u in units
+    )
+    parts = [passages, INSTRUCTIONS[style]]
+    if earlier:
+        parts.append(EARLIER.format(questions="\n".join(f"- {q}" for q in earlier)))
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def validate_reply(reply: dict) -> str | None:
+    """None when ``question`` and ``answer`` are non-empty strings; else the problem."""
+    for key in ("question", "answer"):
+        value = reply.get(key)
+        if not isinstance(value, str) or not value.strip():
+            return f"{key!r} is missing or not a non-empty string"
+    return None
+

