@@ -105,6 +105,8 @@ class Context:
     cache_dir: str | None = None
     vocabularies: Any = None
     tokenizer: Any = None
+    chunks: Any = None  # the run's chunks and sections, set once chunked (rank-only retrievers)
+    sections: Any = None
     shared: dict[tuple, Any] = field(default_factory=dict)
 
     def once(self, key: tuple, make: Callable[[], Any]) -> Any:

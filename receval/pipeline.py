@@ -122,6 +122,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
             chunk_key,
             lambda: chunking.cut(cfg.chunking, dataset.sections),
         )
+    context.chunks, context.sections = chunks, dataset.sections
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
         retriever.fit([chunk.text for chunk in chunks], tie_rank)
@@ -172,6 +173,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         },
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
+        **retrievers.facts(retriever),
         "truncated": retrievers.truncated(retriever),  # chunks a dense model cut at its token limit
     }
     names = [m.name for m in measures]

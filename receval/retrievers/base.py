@@ -80,7 +80,8 @@ def search(
         elapsed = time.perf_counter() - began
         rows = slice(start, start + len(batch))
         idx[rows], scores[rows] = top_idx, top_scores
-        latency[rows] = 1000.0 * elapsed / len(batch)
+        own = getattr(retriever, "question_seconds", None)  # per-request wall times (concurrent http)
+        latency[rows] = 1000.0 * (own if own is not None and len(own) == len(batch) else elapsed / len(batch))
         stages = getattr(retriever, "stage_seconds", None) or {retriever.name: scored - began}
         stages = {**stages, "select": elapsed - (scored - began)}
         for stage, seconds in stages.items():
