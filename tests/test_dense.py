@@ -183,6 +183,10 @@ def test_truncation_is_counted_under_words_and_never_under_tokens(make_config, t
     assert expected > 0 and facts[0] == {"dense": expected}
     assert facts[1] == {"dense": 0}
     assert words.n_chunks and tokens.n_chunks
+    from receval.report import build_report
+
+    notes = [build_report([tmp_path / d]).to_dict()["runs"][0]["notes"] for d in ("words", "tokens")]
+    assert notes == [[f"dense: {expected} of {words.n_chunks} chunks longer than the model's limit were cut"], []]
 
 
 def _chunks(cfg):

@@ -45,6 +45,7 @@ class RunSummary:
     stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
     costs: dict = field(default_factory=dict)  # pairs, $ per 1,000 questions, index $ (receval.stage_costs)
     settings: dict[str, Any] = field(default_factory=dict)  # its components' own keys, dotted
+    notes: list[str] = field(default_factory=list)  # facts the run measured about itself
 
     def to_dict(self) -> dict:
         """``params``: the table's columns (short names) and every setting of the run's
@@ -61,6 +62,7 @@ class RunSummary:
             "latency_ms": {"p50": self.latency_p50, "p95": self.latency_p95},
             "stages": self.stages,
             "costs": self.costs,
+            "notes": self.notes,
         }
 
 
@@ -189,6 +191,19 @@ def check_floors(floors: dict[str, str], runs: list[Run]) -> dict[str, float]:
     return out
 
 
+def run_notes(run: Run) -> list[str]:
+    """What a run recorded about its own stages: chunks a dense model cut at its token
+    limit (``truncated``), and an ANN index's recall against exact search."""
+    info, notes = run.info or {}, []
+    for stage, count in (info.get("truncated") or {}).items():
+        if count:
+            notes.append(f"{stage}: {count} of {run.n_chunks} chunks longer than the model's limit were cut")
+    for key, value in info.items():
+        if key.startswith("ann_recall@") and isinstance(value, (int, float)):
+            notes.append(f"{key} {value:.3f} (the ANN index's top-k against exact search)")
+    return notes
+
+
 def build_report(
     paths: list[str | Path | Run],
     metrics: list[str] | None = None,
@@ -306,6 +321,7 @@ def build_report(
                 latency_p95=p95,
                 stages=stage_latency(run),
                 costs=stage_costs.cost_facts(run),
+                notes=run_notes(run),
             )
         )
 

@@ -38,6 +38,8 @@ class ReportTables(tables.Rendered):
         if self.baseline is not None:
             base = self.runs[self.baseline]
             lines.append(f"baseline: #{self.baseline} {base.label} ({base.run_dir})")
+        for i, run in enumerate(self.runs):
+            lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
         return lines
 
     def _params_cells(self, run) -> list[str]:
