@@ -4,7 +4,7 @@
 - :func:`load_config`: ``.hydra/config.yaml`` as plain data (run.json's copy when missing).
 - :func:`saved_config`: the same composed by Hydra onto receval's schema, to re-run it.
 - :func:`differing_params`: the flattened keys whose values differ between runs
-  (``retriever.name``, ``chunking.max_words``), shown by :func:`short_names`
+  (``retriever.kind``, ``chunking.max_words``), shown by :func:`short_names`
   (``retriever``, ``max_words``).
 """
 
@@ -196,7 +196,7 @@ def short_name(key: str) -> str:
 
 
 def short_names(keys: list[str]) -> dict[str, str]:
-    """Display names: ``retriever.name`` -> ``retriever``, ``chunking.max_words`` ->
+    """Display names: ``retriever.kind`` -> ``retriever``, ``chunking.max_words`` ->
     ``max_words``; the dotted key wherever two short names would collide."""
     shorts = [short_name(k) for k in keys]
     return {k: (s if shorts.count(s) == 1 else k) for k, s in zip(keys, shorts)}
