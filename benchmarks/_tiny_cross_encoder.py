@@ -1,7 +1,7 @@
 """Build the small cross-encoder the tests and the README's re-rank runs use, offline:
 BERT-style, one layer, the bundled MiniLM tokenizer, a seeded (untrained) one-score head.
 
-    python benchmarks/tiny_cross_encoder.py /tmp/tiny-cross
+    python benchmarks/_tiny_cross_encoder.py /tmp/tiny-cross
 
 Its scores are reproducible but carry no relevance knowledge: runs with it show what
 re-ranking costs and how the machinery behaves, not what a trained model gains.
