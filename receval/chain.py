@@ -13,22 +13,26 @@ also went up on the metric, and a broken one down.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from receval import tables
-from receval.metrics import parse_measure
+
+_CUTOFF = re.compile(r"@(\d+)$")
 
 
 def cutoff(metric: str) -> int:
-    """The k of fixed@k for ``metric``: its cutoff, or 1 for rr."""
-    k = parse_measure(metric).k
-    return 1 if k is None else int(k)
+    """The k of fixed@k for ``metric``: its cutoff (``hit@3``, ``rr@3``, ``token_recall@3``),
+    or 1 for rr and for columns without one."""
+    match = _CUTOFF.search(metric.strip())
+    return int(match[1]) if match else 1
 
 
 def fixed_broken(metric: str, a: np.ndarray, b: np.ndarray, rank_a: np.ndarray, rank_b: np.ndarray):
     """Masks of the questions fixed and broken going from run A to run B on ``metric``
     (``a``, ``b``: its values; ``rank_*``: first relevant rank, NaN when none)."""
-    if parse_measure(metric).k is None:  # rr: first relevant at rank 1
+    if metric.strip().lower() in ("rr", "mrr"):  # rr: first relevant at rank 1
         top_a, top_b = rank_a == 1, rank_b == 1
         return top_b & ~top_a, top_a & ~top_b
     return (a == 0) & (b > 0), (a > 0) & (b == 0)
@@ -75,6 +79,6 @@ def chain_table(report) -> tables.Table | None:
 
 def fixed_note(metric: str, earlier: str = "the run before", later: str = "the step's run") -> str:
     """What fixed@k means for ``metric``, going from ``earlier`` to ``later``."""
-    if parse_measure(metric).k is None:
+    if metric.strip().lower() in ("rr", "mrr"):
         return f"a relevant section first in {later}, not in {earlier}"
     return f"{metric} 0 in {earlier}, above 0 in {later}"
