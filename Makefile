@@ -35,9 +35,10 @@ $(VENV)/.bench: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,ray,bench]'
 	touch $@ $(VENV)/.test $(VENV)/.core
 
-# every benchmark, each printing both sides and its ratio (scale.py takes minutes)
+# every benchmark, each printing both sides and its ratio (scale.py takes minutes);
+# benchmarks/_*.py are helpers the README's walkthroughs use (a model builder, a server)
 bench: $(VENV)/.bench
-	for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	for script in benchmarks/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info

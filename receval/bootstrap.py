@@ -35,6 +35,9 @@ __all__ = [
 #: index entry costs ~16 bytes at peak (the int64 draw plus the float64
 #: count matrix), so a chunk stays around 64 MiB whatever the input size.
 _MAX_CHUNK_ENTRIES = 1 << 22
+# All resampled means are held (8 bytes each per measure); beyond this an interval no
+# longer changes in its printed digits, while memory runs out.
+MAX_RESAMPLES = 1_000_000
 
 #: Relative slack when turning a tail probability into a count of dropped
 #: resamples: 0.9 is stored as 0.90000000000000002, so 2000 * (1 - 0.9) / 2

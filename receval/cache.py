@@ -9,18 +9,23 @@ entry is never read, and nothing needs invalidating.
 
 Safe under parallel jobs: entries are written to a temporary file and renamed into
 place (two jobs building the same entry write the same bytes; the last rename wins).
-An entry that cannot be read is rebuilt and rewritten. Within one process (Hydra's
-basic launcher runs a sweep's jobs in one process) recent entries stay in memory.
+An entry that cannot be read is rebuilt and rewritten. Each entry carries a sha256
+checksum of its content (like the embedding packs): a file that decodes but whose
+content does not match it (an edited chunk text, swapped rows) is rebuilt with a
+one-line warning, never trusted. Within one process (Hydra's basic launcher runs a
+sweep's jobs in one process) recent entries stay in memory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -29,7 +34,8 @@ from receval.retrievers.lexical import Vocabulary
 from receval.store import atomic_write
 from receval.text import Tokenizer
 
-FORMAT = 2  # 2: chunks keep their page offsets
+FORMAT = 3  # 2: chunks keep their page offsets; 3: entries carry a content checksum
+CHECKSUM = "checksum"
 _MEMORY: OrderedDict[str, object] = OrderedDict()
 _MEMORY_SIZE = 4
 
@@ -37,6 +43,46 @@ _MEMORY_SIZE = 4
 def key_of(**parts) -> str:
     blob = json.dumps({"format": FORMAT, **parts}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ChecksumMismatch(ValueError):
+    """A cache entry that decodes but whose content is not what was written."""
+
+
+def _strings(digest, values: list[str]) -> None:
+    """Feed a list of strings to ``digest`` unambiguously (count, lengths, text)."""
+    digest.update(len(values).to_bytes(8, "little"))
+    digest.update(np.fromiter(map(len, values), np.int64, len(values)).tobytes())
+    digest.update("\0".join(values).encode("utf-8", "surrogatepass"))
+
+
+def _array(digest, values) -> None:
+    array = np.ascontiguousarray(values)
+    digest.update(f"{array.dtype.str}{array.shape}".encode())
+    digest.update(memoryview(array).cast("B"))
+
+
+def chunks_checksum(section_ids: list[str], ordinals, texts: list[str], starts, ends) -> str:
+    digest = hashlib.sha256(b"chunks")
+    _strings(digest, section_ids)
+    _array(digest, np.asarray(ordinals, dtype="<i8"))
+    _strings(digest, texts)
+    _array(digest, np.asarray(starts, dtype="<i8"))
+    _array(digest, np.asarray(ends, dtype="<i8"))
+    return digest.hexdigest()
+
+
+def vocabulary_checksum(tokens: list[str], doc_term_ids, lengths) -> str:
+    digest = hashlib.sha256(b"vocabulary")
+    _strings(digest, tokens)
+    _array(digest, doc_term_ids)
+    _array(digest, lengths)
+    return digest.hexdigest()
+
+
+def _verify(path: Path, stored, computed: str) -> None:
+    if stored != computed:
+        raise ChecksumMismatch(f"{path}: content does not match its checksum")
 
 
 def _remember(key: str, value: object) -> None:
@@ -63,6 +109,13 @@ class IndexCache:
         if path is not None and path.is_file():
             try:
                 value = load(path)
+            except ChecksumMismatch:  # decodes, but not what was written: say so
+                print(
+                    f"receval: warning: cache entry {path} does not match its checksum "
+                    "(edited or damaged); rebuilding it",
+                    file=sys.stderr, flush=True,
+                )
+                path.unlink(missing_ok=True)
             except Exception:  # a damaged entry is rebuilt, never trusted
                 path.unlink(missing_ok=True)
             else:
@@ -88,20 +141,30 @@ class IndexCache:
                 "vocabulary", key, ".npz",
                 lambda: Vocabulary.from_texts(texts, tokenizer),
                 lambda value, tmp: _save_npz(value, tmp),
-                Vocabulary.load,
+                _load_npz,
             )
 
         return vocabulary
 
 
 def _save_chunks(chunks: list[Chunk], path: Path) -> None:
-    table = pa.table({
+    columns = {
         "section_id": [c.section_id for c in chunks],
-        "ordinal": pa.array([c.ordinal for c in chunks], pa.int32()),
+        "ordinal": [c.ordinal for c in chunks],
         "text": [c.text for c in chunks],
-        "start": pa.array([c.start for c in chunks], pa.int64()),
-        "end": pa.array([c.end for c in chunks], pa.int64()),
-    })
+        "start": [c.start for c in chunks],
+        "end": [c.end for c in chunks],
+    }
+    checksum = chunks_checksum(*columns.values())
+    table = pa.table(
+        {
+            **columns,
+            "ordinal": pa.array(columns["ordinal"], pa.int32()),
+            "start": pa.array(columns["start"], pa.int64()),
+            "end": pa.array(columns["end"], pa.int64()),
+        },
+        metadata={CHECKSUM: checksum},
+    )
     pq.write_table(table, path)
 
 
@@ -109,9 +172,21 @@ def _load_chunks(path: Path) -> list[Chunk]:
     # ParquetFile, not pq.read_table: read_table imports pyarrow.dataset (about 0.2 s of
     # CPU, once per sweep process) for a single file it does not need it for
     table = pq.ParquetFile(path).read()
-    return list(map(Chunk, *(table.column(name).to_pylist() for name in ("section_id", "ordinal", "text", "start", "end"))))
+    columns = [table.column(name).to_pylist() for name in ("section_id", "ordinal", "text", "start", "end")]
+    stored = (table.schema.metadata or {}).get(CHECKSUM.encode(), b"").decode()
+    _verify(path, stored, chunks_checksum(*columns))
+    return list(map(Chunk, *columns))
 
 
 def _save_npz(vocabulary: Vocabulary, tmp: Path) -> None:
+    checksum = vocabulary_checksum(list(vocabulary.ids), vocabulary.doc_term_ids, vocabulary.lengths)
     with open(tmp, "wb") as handle:  # a file object: np.savez would add ".npz" to a name
-        vocabulary.save(handle)
+        vocabulary.save(handle, **{CHECKSUM: np.array(checksum)})
+
+
+def _load_npz(path: Path) -> Vocabulary:
+    with np.load(path, allow_pickle=False) as data:
+        tokens, ids, lengths = data["tokens"].tolist(), data["doc_term_ids"], data["lengths"]
+        stored = str(data[CHECKSUM]) if CHECKSUM in data.files else ""
+    _verify(path, stored, vocabulary_checksum(tokens, ids, lengths))
+    return Vocabulary(tokens, ids, lengths)

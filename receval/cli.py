@@ -19,13 +19,19 @@ from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval import objective, pipeline, trust
+from receval.datasets import load_dataset
 from receval.errors import EXIT_USER_ERROR, exit_on_error
+from receval.preflight import check_command
 from receval.resume import finished
+from receval.swept import swept_suffix
 
 
-def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
+def hydra_command(
+    config_name: str, task: Callable[[object], object], check: Callable[[object], None] | None = None
+) -> Callable[[], None]:
     """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
-    (what it returns goes to the sweeper: Optuna maximises it).
+    (what it returns goes to the sweeper: Optuna maximises it); with ``check``, a
+    multirun's every job is checked before the first runs.
 
     The config folder is looked up when the command runs, not at import: a remote
     worker (Ray) imports this module to run a job whose config the driver composed,
@@ -46,6 +52,8 @@ def hydra_command(config_name: str, task: Callable[[object], object]) -> Callabl
         if missing:
             sys.stderr.write(f"receval: error: {missing}\n")
             raise SystemExit(EXIT_USER_ERROR)
+        with exit_on_error():
+            check_command(config_schema.config_dir(), config_name, sys.argv[1:], check)
         entry = hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
         try:
             entry(job)()
@@ -77,14 +85,17 @@ def run_one(cfg) -> float | None:
     """One job of ``python -m receval``: skip it if its results are there, else run it.
     Returns the run's objective (``objective.metric`` on ``objective.split``)."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
-    if finished(run_dir, pipeline.config_hash_of(cfg)):
-        print(f"skipped: {run_dir} already holds the results of this config", flush=True)
+    config_schema.check(cfg)
+    dataset = load_dataset(cfg.dataset)  # its fingerprint is part of what resume compares
+    if finished(run_dir, pipeline.config_hash_of(cfg), dataset.fingerprint):
+        print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
     else:
-        result = pipeline.run(cfg, run_dir)
-        print(pipeline.summary_line(cfg, result), flush=True)
+        result = pipeline.run(cfg, run_dir, dataset)
+        overrides = list(HydraConfig.get().overrides.task)
+        print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
     return objective.value(cfg, run_dir, required=objective.sweeper_uses_it())
 
 
 OmegaConf.register_new_resolver("receval_groups", group_options, replace=True)
 config_schema.register()
-main = hydra_command("config", run_one)
+main = hydra_command("config", run_one, check=pipeline.check_config)

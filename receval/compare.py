@@ -35,7 +35,7 @@ def build_parser() -> options.ArgumentParser:
     )
     parser.add_argument("a", metavar="RUN_A", help="the reference run directory")
     parser.add_argument("b", metavar="RUN_B", help="the run compared with it")
-    parser.add_argument("--metric", default="rr", help="per-question measure (default rr = MRR)")
+    parser.add_argument("--metric", default="rr", help="per-question measure (default rr = MRR; rr@k = MRR@k)")
     parser.add_argument(
         "--intersect", action="store_true",
         help="pair only the questions both runs have (default: refuse different question sets)",

@@ -105,6 +105,8 @@ class Context:
     cache_dir: str | None = None
     vocabularies: Any = None
     tokenizer: Any = None
+    chunks: Any = None  # the run's chunks and sections, set once chunked (rank-only retrievers)
+    sections: Any = None
     shared: dict[tuple, Any] = field(default_factory=dict)
 
     def once(self, key: tuple, make: Callable[[], Any]) -> Any:
@@ -180,7 +182,7 @@ def label(group: str, node: Any) -> str:
         return node
     kind = str(node.get("kind", "?"))
     describe = getattr(entry(group, kind, f"{group}.kind").schema, "describe", None)
-    return describe(node) if describe else kind
+    return describe(typed(group, node, group)) if describe else kind  # typed: a member's defaults filled
 
 
 def _reason(error: Exception) -> str:

@@ -86,6 +86,7 @@ class RecevalConfig:
     depth: int = 10  # chunks kept per question before collapsing to sections
     search_batch: int = 1  # questions scored together; above 1, latency is amortised
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
+    cost: Any = field(default_factory=dict)  # prices per stage: +cost.rerank.per_1k_requests=2 (receval/cost.py)
 
 
 def register() -> None:
@@ -139,6 +140,12 @@ def check(cfg) -> None:
     problems += components.tree_problems("retriever", cfg.retriever, "retriever")
     if cfg.get("rerank") is not None:
         problems += components.tree_problems("rerank", cfg.rerank, "rerank")
+    try:
+        from receval.cost import prices_of
+
+        prices_of(cfg.get("cost"))
+    except ConfigError as error:
+        problems += list(error.problems)
     if problems:
         raise ConfigError(problems)
 

@@ -7,6 +7,7 @@ supplies the config and the output directory.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,14 +18,16 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers
 from receval import config as config_schema
+from receval import cost
 from receval.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
+from receval.identity import identity_hash
 from receval.metrics import measures_for
 from receval.overlap import overlap_columns
 from receval.ranking import tie_ranks
 from receval.spans import judge_spans, token_columns
-from receval.store import config_hash, stage_column, write_results, write_run_json
+from receval.store import RESULTS, WriteError, stage_column, write_results, write_run_json
 from receval.text import Tokenizer
 
 
@@ -69,16 +72,39 @@ def resolved(cfg) -> dict:
 
 
 def config_hash_of(cfg) -> str:
-    """The hash stored with a run of ``cfg`` (resume compares it)."""
-    return config_hash(resolved(cfg))
+    """The identity hash stored with a run of ``cfg`` (resume compares it)."""
+    return identity_hash(resolved(cfg))
 
 
-def run(cfg, run_dir: Path) -> RunResult:
-    """Evaluate one configuration and store its per-question results in ``run_dir``."""
+def capped_depth(depth: int, n_chunks: int, ks: list[int]) -> int:
+    """``depth`` capped at the number of chunks (a question cannot keep more; never
+    below the largest cutoff, so measures see the usual padding): ``depth=100000000``
+    would otherwise allocate for ranks that cannot exist. A note says so when the
+    depth asked for is far beyond the data."""
+    capped = min(depth, max(n_chunks, *ks, 1))
+    if capped < depth and depth > 1000:
+        print(
+            f"receval: note: depth={depth} is more than the {n_chunks} chunks; each question "
+            f"keeps at most {capped}", file=sys.stderr, flush=True,
+        )
+    return capped
+
+
+def check_config(cfg) -> None:
+    """Every check a config gets before any data is read: the schema's checks (ranges,
+    each component's own), then building the retriever stages (light: models load in fit)."""
+    config_schema.check(cfg)
+    tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
+    retrievers.stages(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
+
+
+def run(cfg, run_dir: Path, dataset=None) -> RunResult:
+    """Evaluate one configuration and store its per-question results in ``run_dir``
+    (``dataset``: already loaded from ``cfg.dataset``, e.g. to check resume)."""
     config_schema.check(cfg)
     timer = _Timer()
     with timer("load"):
-        dataset = load_dataset(cfg.dataset)
+        dataset = dataset or load_dataset(cfg.dataset)
     cache = IndexCache(cfg.cache_dir)
     chunk_key = key_of(
         dataset=dataset.fingerprint,
@@ -96,6 +122,7 @@ def run(cfg, run_dir: Path) -> RunResult:
             chunk_key,
             lambda: chunking.cut(cfg.chunking, dataset.sections),
         )
+    context.chunks, context.sections = chunks, dataset.sections
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
         retriever.fit([chunk.text for chunk in chunks], tie_rank)
@@ -103,7 +130,8 @@ def run(cfg, run_dir: Path) -> RunResult:
     questions = dataset.questions
     with timer("search"):
         hits = retrievers.search(
-            retriever, [q.text for q in questions], cfg.depth, tie_rank, cfg.search_batch
+            retriever, [q.text for q in questions],
+            capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks)), tie_rank, cfg.search_batch,
         )
     measures = measures_for(list(cfg.metrics.ks))
     with timer("evaluate"):
@@ -126,26 +154,42 @@ def run(cfg, run_dir: Path) -> RunResult:
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
+    stages = stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever))
+    prices = cost.prices_of(cfg.get("cost"))
+    extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
+    extra.update(cost.question_costs(prices, hits.counts, stages, len(questions)))
+    columns.update(extra)
     config = resolved(cfg)
     info = {
-        "config_hash": config_hash(config),
+        "config_hash": identity_hash(config),
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(chunks),
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
-        "stages": stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever)),
+        "stages": stages,
+        "cost": {
+            "index": cost.index_cost(prices, retriever, [chunk.text for chunk in chunks]),
+            "tokens_estimated": sorted(getattr(retriever, "tokens_estimated", ())),
+        },
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
+        **retrievers.facts(retriever),
         "truncated": retrievers.truncated(retriever),  # chunks a dense model cut at its token limit
     }
     names = [m.name for m in measures]
     with timer("write"):
-        write_results(run_dir, columns, names + token_columns(list(cfg.metrics.ks)), info, list(hits.stage_ms))
+        write_results(
+            run_dir, columns, names + token_columns(list(cfg.metrics.ks)), info, list(hits.stage_ms), list(extra)
+        )
     means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names
     }
-    write_run_json(run_dir, {**info, "timings": timer.seconds, "config": config, "means": means})
+    try:
+        write_run_json(run_dir, {**info, "timings": timer.seconds, "config": config, "means": means})
+    except WriteError:  # results without their run.json would be a half-written run
+        (Path(run_dir) / RESULTS).unlink(missing_ok=True)
+        raise
     return RunResult(
         run_dir=Path(run_dir),
         n_chunks=len(chunks),

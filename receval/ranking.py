@@ -80,14 +80,19 @@ def top_candidates(
     return items[order], values[order]
 
 
-def sort_candidates(idx: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sort_candidates(
+    idx: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray, keep_order: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Re-order each row's candidates ``idx`` (Q, n; -1 padded) by new ``scores``, by the tie rule.
 
     Candidates without a score (NaN, or -1 padding) go last. Used by re-rankers, which
-    order a shortlist rather than every item.
+    order a shortlist rather than every item. ``keep_order``: equal scores keep their
+    order in ``idx`` (the first stage's) instead of id order, for coarse scores such as
+    an LLM's 0-3 grades.
     """
     valid = (idx >= 0) & np.isfinite(scores)
-    keys = np.where(valid, tie_rank[np.maximum(idx, 0)], np.iinfo(np.int64).max)
+    ties = np.broadcast_to(np.arange(idx.shape[1]), idx.shape) if keep_order else tie_rank[np.maximum(idx, 0)]
+    keys = np.where(valid, ties, np.iinfo(np.int64).max)
     order = np.lexsort((keys, np.where(valid, -scores, np.inf)), axis=1)
     rows = np.arange(idx.shape[0])[:, None]
     return idx[rows, order], np.where(valid, scores, np.nan)[rows, order]

@@ -24,7 +24,12 @@ unanswerable questions (null measures) are left out and counted in the header.
   ``--overlap-thresholds 0.3,0.6``), to see whether scores come from copied words.
 - ``--split test`` / ``--where COLUMN=VALUE``: score only those questions.
 - ``--fail-under hit@3=0.70[,rr=0.6]``: exit status 1 when a run's mean is below.
-- ``--format table|markdown|csv|json|latex``, ``--out FILE``, ``--plot FILE.png``.
+- ``--runs KEY=VALUE[,...]``: keep the runs whose saved config matches, across sweeps.
+- ``--show q18,q19|misses|changed [--top 5]``: what came back for those questions.
+- ``--gate BASELINE_RUN [--margin M]``: exit 1 when the paired interval of RUN -
+  BASELINE lies entirely below -M; one line either way.
+- ``--metrics rr@3,rouge1_p``: MRR@k and numeric columns are averaged like measures.
+- ``--format table|markdown|csv|json|latex|html``, ``--out FILE``, ``--plot FILE.png|.svg``.
   ``csv`` is one row per run (with ``--per-question``: one row per question).
 
 Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples``,
@@ -34,13 +39,18 @@ Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples`
 
 from __future__ import annotations
 
+import json
 import sys
 
 from receval import outputs, tables
 from receval.errors import RecevalError, exit_on_error
 from receval.results import options
+from receval.results.gate import check_margin
 from receval.results.report import build_report
+from receval.results.show import parse_show
 from receval.store import OVERLAP
+from receval.tables import html
+from receval.tables.show import to_text
 
 __all__ = ["build_report", "main"]
 
@@ -97,7 +107,9 @@ def build_parser() -> options.ArgumentParser:
         help="measure with the CI column, baseline differences and plot (default rr = MRR)",
     )
     parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, ...)")
-    parser.add_argument("--by-metric", default="hit@3", help="the measure of --by (default hit@3)")
+    parser.add_argument(
+        "--by-metric", help="the measure of --by (default: each of --metrics if given, else hit@3)"
+    )
     parser.add_argument(
         "--overlap-thresholds", default="0.3,0.6", metavar="LOW,HIGH",
         help="bucket edges of the derived 'overlap' column (--by overlap): low < LOW <= medium < HIGH <= high",
@@ -112,17 +124,43 @@ def build_parser() -> options.ArgumentParser:
         help="a run dir, or KEY=VALUE[,KEY=VALUE] naming one run: paired differences against it",
     )
     parser.add_argument(
+        "--chain", action="store_true",
+        help="pair each run with the one before it, in the order given: a paired difference per step",
+    )
+    parser.add_argument(
         "--intersect", action="store_true",
         help="pair runs over different question sets on the questions they share",
     )
+    parser.add_argument(
+        "--runs", dest="select_runs", metavar="KEY=VALUE[,KEY=VALUE]",
+        help="keep the RUNS whose saved config matches, across sweeps (e.g. retriever=bm25,"
+        "max_words=120); --where selects questions, --runs selects runs",
+    )
+    parser.add_argument(
+        "--show", metavar="IDS|misses|changed",
+        help="what came back: each run's top sections for these questions (q18,q19), the "
+        "questions every run misses, or those whose first relevant rank changed",
+    )
+    parser.add_argument("--top", type=int, default=5, help="sections shown per run by --show (default 5)")
+    parser.add_argument(
+        "--gate", metavar="BASELINE_RUN",
+        help="exit 1 when the paired interval of RUN - BASELINE_RUN (a run dir or KEY=VALUE) "
+        "lies entirely below -MARGIN; one line either way",
+    )
+    parser.add_argument("--margin", type=float, default=0.0, help="--gate's tolerated drop (default 0)")
     options.add_question_filters(parser)
     parser.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=FLOOR",
         help="exit status 1 if a run's mean is below FLOOR, e.g. hit@3=0.70 (repeatable)",
     )
-    parser.add_argument("--format", choices=options.FORMATS, default="table")
+    parser.add_argument("--format", choices=(*options.FORMATS, "html"), default="table",
+                        help="html: one self-contained page (tables, plots, per-question view)")
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
-    parser.add_argument("--plot", metavar="FILE.png", help="plot each run's --metric with its interval")
+    parser.add_argument(
+        "--plot", metavar="FILE.png|FILE.svg",
+        help="--metric per run with intervals (a panel per swept axis); --by as grouped "
+        "bars; --baseline as a forest plot of paired differences",
+    )
     outputs.add_force(parser)
     options.add_bootstrap_args(parser)
     return parser
@@ -162,10 +200,26 @@ def main(argv: list[str] | None = None) -> int:
             overlap_thresholds=parse_thresholds(args.overlap_thresholds),
             overlap_measure=args.overlap_measure,
             qrels=args.qrels,
+            select_runs=args.select_runs,
+            show=parse_show(args.show) if args.show is not None
+            else ("all" if args.format == "html" else None),
+            top=args.top,
+            gate=args.gate,
+            margin=check_margin(args.margin),
+            chain_steps=args.chain,
         )
+        if report.gate is not None:  # one line either way, exit 1 on a regression
+            print(report.gate.line)
+            return report.gate.exit_code
         if args.plot:
             report.plot(args.plot)
-        if args.format == "table" and args.out is None:
+        if args.format == "html":
+            options.write_output(html.render(report), args.out)
+        elif report.shown is not None:
+            text = (json.dumps([v.to_dict() for v in report.shown], indent=2) + "\n"
+                    if args.format == "json" else to_text(report.shown, args.show))
+            options.write_output(text, args.out)
+        elif args.format == "table" and args.out is None:
             tables.print_rich(report.header_lines(), report.tables())
         else:
             options.write_output(report.render(args.format), args.out)

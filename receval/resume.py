@@ -1,7 +1,8 @@
 """Resuming sweeps: a job whose results already hold the same config is not run again.
 
 A job directory is *finished* when ``results.parquet`` and ``run.json`` (written last)
-are both complete and record the config hash of the job about to run. Re-running a
+are both complete and record the identity hash and dataset fingerprint of the job
+about to run. Re-running a
 sweep command with the same ``hydra.sweep.dir`` therefore runs only jobs that are
 missing, incomplete (killed before ``run.json``), or whose config changed; finished
 files are left untouched. :class:`SweepSummary` (a Hydra callback in
@@ -21,13 +22,18 @@ from receval.results.stored import read_run
 from receval.store import RESULTS, RUN_JSON
 
 
-def finished(run_dir: Path, config_hash: str) -> bool:
-    """True when ``run_dir`` holds complete results of the config with this hash."""
+def finished(run_dir: Path, config_hash: str, dataset_fingerprint: str | None = None) -> bool:
+    """True when ``run_dir`` holds complete results of the config with this identity
+    hash (:mod:`receval.identity`) and, when given, of the dataset with this fingerprint."""
     run_dir = Path(run_dir)
     try:
         info = json.loads((run_dir / RUN_JSON).read_text(encoding="utf-8"))
         stored = read_run(run_dir)
     except (OSError, ValueError, RunError):
+        return False
+    if dataset_fingerprint is not None and not (
+        info.get("dataset_fingerprint") == dataset_fingerprint == stored.metadata.get("dataset_fingerprint")
+    ):
         return False
     return info.get("config_hash") == config_hash == stored.metadata.get("config_hash")
 

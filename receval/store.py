@@ -14,7 +14,10 @@ questions), then ``token_recall@k``, ``token_precision@k``, ``token_iou@k`` and
 the question against its relevant sections, see :mod:`receval.overlap`; null for
 unanswerable questions); ``latency_ms`` (float64, the whole search per question) and one
 ``latency_ms.<stage>`` column per stage (``latency_ms.bm25``, ``latency_ms.fusion``,
-``latency_ms.rerank``, ``latency_ms.select``, ...).
+``latency_ms.rerank``, ``latency_ms.select``, ...); then, when the run has them,
+float64 count and money columns (:mod:`receval.cost`): ``pairs_scored`` (pairs a
+re-ranker scored), ``requests.<stage>``, ``input_tokens.<stage>``,
+``output_tokens.<stage>``, ``cost_usd.<stage>`` and ``cost_usd``.
 
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
 version, schema version, config hash, dataset fingerprint, number of chunks and
@@ -25,6 +28,7 @@ a half-written file. Reading them back (with the schema checks) is
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -78,11 +82,14 @@ def measure_columns(names) -> list[str]:
     return [name for name in names if is_measure(name)]
 
 
-def results_schema(measure_names: list[str], metadata: dict, stages: list[str] = ()) -> pa.Schema:
+def results_schema(
+    measure_names: list[str], metadata: dict, stages: list[str] = (), extra: list[str] = ()
+) -> pa.Schema:
     fields = [*_FIXED, *(pa.field(name, pa.float64()) for name in measure_names)]
     fields.extend(pa.field(name, pa.float64()) for name in OVERLAP)
     fields.append(pa.field(LATENCY, pa.float64()))
     fields.extend(pa.field(stage_column(stage), pa.float64()) for stage in stages)
+    fields.extend(pa.field(name, pa.float64()) for name in extra)
     return pa.schema(fields, metadata={META_KEY: json.dumps(metadata, sort_keys=True).encode()})
 
 
@@ -104,8 +111,14 @@ class WriteError(RecevalError, OSError):
     go on without writing (the embeddings cache)."""
 
 
+FULL = frozenset(
+    code for code in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", None)) if code is not None
+)  # a full disk, a file too large, a quota: the user's to fix, not a bug
+
+
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over."""
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over;
+    a full disk is a ``WriteError`` naming ``path``, the temporary file removed."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,19 +132,28 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     try:
         write(Path(tmp))
         os.replace(tmp, path)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        if error.errno in FULL or any(os.strerror(code) in str(error) for code in FULL):  # pyarrow
+            raise WriteError(
+                f"{path}: cannot write it, {error.strerror or 'no space left'}; free some space "
+                "or choose another folder (nothing was left half-written)"
+            ) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
 def write_results(
-    run_dir: Path, columns: dict, measure_names: list[str], metadata: dict, stages: list[str] = ()
+    run_dir: Path, columns: dict, measure_names: list[str], metadata: dict, stages: list[str] = (),
+    extra: list[str] = (),
 ) -> Path:
     """Write the per-question table atomically; returns its path."""
     metadata = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **metadata}
     n_rows = len(columns["question_id"])
     columns = {**{name: [None] * n_rows for name in OVERLAP}, **columns}  # optional: null if not given
-    table = pa.table(columns, schema=results_schema(measure_names, metadata, stages))
+    table = pa.table(columns, schema=results_schema(measure_names, metadata, stages, extra))
     target = Path(run_dir) / RESULTS
     atomic_write(target, lambda tmp: pq.write_table(table, tmp))
     return target

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from receval.datasets import grade_problem
 from receval.errors import RecevalError
 from receval.store import atomic_write
 
@@ -258,6 +259,9 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         grade = _number(relevance, int)
         if grade is None:
             problems.append(f"{at}: relevance must be an integer, got {relevance!r}")
+            continue
+        if too_big := grade_problem(grade, at, doc_id):
+            problems.append(too_big)
             continue
         judged = qrels.setdefault(qid, {})
         if doc_id in judged and judged[doc_id] != grade:

@@ -100,6 +100,11 @@ def argv_problems(argv: list[str]) -> list[str]:
                 f"OPENAI_API_KEY), not the key itself: export the key as that variable and "
                 f"pass {key}=NAME (nothing was written)"
             )
+        elif _header_values(key, value) is not None and not all(map(is_env_name, _header_values(key, value))):
+            problems.append(
+                f"{key}: a header's value is the NAME of an environment variable holding it (e.g. "
+                "{Authorization: ES_AUTH}), never the value itself (nothing was written)"
+            )
         elif any(has_userinfo(v) for v in values):
             problems.append(
                 f"{key}: a URL with credentials (user:KEY@host) is refused so the key is never "
@@ -107,6 +112,17 @@ def argv_problems(argv: list[str]) -> list[str]:
                 "by the matching api_key_env (nothing was written)"
             )
     return problems
+
+
+def _header_values(key: str, value: str) -> list[str] | None:
+    """The values of a ``*.headers`` mapping (or ``*.headers.NAME``) override; None for other keys."""
+    if key.endswith(".headers") or key == "headers":
+        try:
+            data = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return [value]
+        return [str(v) for v in data.values()] if isinstance(data, dict) else []
+    return [value] if ".headers." in key or key.startswith("headers.") else None
 
 
 def check_argv(argv: list[str]) -> None:
@@ -216,6 +232,9 @@ def reaches(data: dict) -> list[Reach]:
             env = None
             if parent is not None:
                 env = next((str(v) for k, v in parent.items() if str(k).endswith("api_key_env") and v), None)
+                headers = parent.get("headers")  # retriever=http: header name -> variable name
+                if env is None and isinstance(headers, dict) and headers:
+                    env = str(next(iter(headers.values())))
             found.append(Reach(dotted, value, "remote", env, id(parent)))
     with_url = {r.node for r in found if r.what == "remote" and isinstance(r.value, str) and URL.match(r.value)}
     return [r for r in found if not (r.what == "remote" and r.node in with_url and not URL.match(str(r.value)))]

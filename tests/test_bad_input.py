@@ -7,6 +7,28 @@ no traceback is shown, and that no results, run facts, cache entries or temporar
 files are left (Hydra's own ``.hydra/`` folder and job log may stay). Errors a loader
 raises before anything is written are checked in-process (``RecevalError``), with at
 least one command-line case per family of inputs.
+
+The safety-and-truth pass (issue 10), item by item, and where each is tested:
+
+1. stored runs are data (reproduce, --allow-remote/--allow-code, no resolvers):
+   test_trust.py, tests 1 (test_reproduce_of_a_tampered_run_sends_no_request, ...)
+2. a key pasted where a variable name belongs, refused before Hydra writes:
+   test_trust.py::test_a_pasted_key_is_refused_before_anything_is_written
+3. redact, then cut: test_remote.py::test_clip_redacts_before_cutting_*, *_redacted
+4. outputs never destroy inputs: test_trust.py (export --qrels into a dataset, --out
+   inside a run, a directory as output, --force)
+5. resume and report know the dataset's content: test_truth.py::test_item5_*
+6. identity ignores cache_dir, search_batch, bootstrap, objective: test_truth.py::test_item6_*
+7. NaN/inf/negative/all-zero values refused: CONFIG_CASES below (k1-inf, fusion-k-nan,
+   fusion-k-inf, weights-nan, weights-zero, weights-negative, weights-for-rrf)
+8. duplicate cutoffs, every sweep value checked before job 0: CONFIG_CASES ks-duplicate,
+   test_truth.py::test_item8_*
+9. chunk-set and vocabulary cache checksums: test_truth.py::test_item9_*
+10. JSONL split on "\n" only: test_bad_labels.py::test_raw_line_separators_*
+11. tracebacks turned into messages: test_truth.py::test_item11_*
+12. misleading messages (NFC ids, unreadable pages/, float ids, repeated floors,
+    repeated ids): test_bad_labels.py
+13. overlap tokenises each section once: test_bad_labels.py::test_overlap_reads_*
 """
 
 from __future__ import annotations
@@ -422,7 +444,7 @@ def test_reproduce_of_a_missing_dir(cli):
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["--metric", "mrr@7"], ["--metric", "rr takes no cutoff"]),
+        (["--metric", "mrr@70"], ["--metric", "rr@70 is beyond", "depth 10"]),
         (["--metrics", "hit@1,bogus"], ["--metrics", "unknown measure 'bogus'", "hit@k"]),
         (["--fail-under", "hit@3"], ["--fail-under 'hit@3'", "METRIC=FLOOR", "hit@3=0.70"]),
         (["--fail-under", "hit@3=70"], ["--fail-under hit@3=70", "between 0 and 1"]),

@@ -112,6 +112,24 @@ def test_metric_and_split(runs, capsys):
 
 
 @pytest.mark.slow
+def test_rr_at_k_is_paired_from_the_stored_ranks(runs, capsys):
+    data = as_json(capsys, runs["headings"], runs["tfidf"], "--metric", "MRR@3")
+    assert data["metric"] == "rr@3"
+    sa, sb = stored(runs["headings"]), stored(runs["tfidf"])
+
+    def rr3(s, i):  # rr where the first relevant section is in the top 3, else 0
+        rank = s["first_relevant_rank"][i]
+        return s["rr"][i] if rank is not None and rank <= 3 else 0.0
+
+    keep = [i for i, v in enumerate(sa["rr"]) if v is not None]
+    assert data["n_questions"] == len(keep) == 47
+    assert data["mean_a"] == pytest.approx(np.mean([rr3(sa, i) for i in keep]))
+    assert data["diff"] == pytest.approx(np.mean([rr3(sb, i) - rr3(sa, i) for i in keep]))
+    assert exit_code([runs["headings"], runs["tfidf"], "--metric", "rr@11"]) == 2
+    assert "rr@11 is beyond" in one_error_line(capsys)
+
+
+@pytest.mark.slow
 def test_formats(runs, capsys):
     a, b = runs["headings"], runs["no_headings"]
     assert main([str(a), str(b)]) == 0

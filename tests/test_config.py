@@ -36,6 +36,9 @@ def test_every_option_of_every_group_composes_and_checks(group, option):
         overrides.append("dataset.path=/some/where")
     if group == "retriever/fusion":
         overrides.insert(0, "retriever=fused")
+    if group == "rerank" and option in ("cross_encoder", "http", "llm"):  # a model is required
+        overrides.append("rerank.model=/models/x")
+        overrides += [] if option == "cross_encoder" else ["rerank.base_url=http://localhost:8080"]
     cfg = compose_with(*overrides)
     check(cfg)  # types and ranges of the run and of every component in it
     assert OmegaConf.to_yaml(cfg)
@@ -96,8 +99,8 @@ def test_help_lists_only_what_each_command_uses(tmp_path):
     run = run_cli("--help", cwd=tmp_path)
     synth = run_cli("--help", cwd=tmp_path, module="receval.synth")
     assert run.returncode == 0 and synth.returncode == 0, run.stderr + synth.stderr
-    assert "retriever: bm25, dense, fused, hybrid, tfidf" in run.stdout
-    assert "rerank: dense, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout
+    assert "retriever: bm25, dense, fused, http, http_elasticsearch, hybrid, lancedb, python, tfidf" in run.stdout
+    assert "rerank: cross_encoder, dense, http, llm, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout
     groups = synth.stdout.split("== Config groups", 1)[1].split("== Config (", 1)[0]
     assert "dataset:" in groups and "chunking:" in groups
     assert not any(word in synth.stdout for word in ("retriever", "rerank", "bootstrap"))
@@ -141,3 +144,24 @@ def test_finite_refuses_nan_and_inf():
     assert components.finite("k", float("inf"), 0)
     assert components.finite("k", -1, 0)
     assert components.finite("k", 0.5, 0, 1) == []
+
+
+@pytest.mark.slow
+def test_report_params_hold_only_what_applies_to_each_run(tmp_path_factory, capsys):
+    """The issue's check: a bm25 run carries no fusion, rerank or dense keys; a fused run
+    carries its members, fusion method and k."""
+    import json
+
+    from conftest import sweep_of
+
+    from receval.report import main
+
+    sweep = sweep_of(tmp_path_factory, "retriever=bm25,fused")
+    assert main([str(sweep), "--format", "json"]) == 0
+    bm25, fused = (run["params"] for run in json.loads(capsys.readouterr().out)["runs"])
+    assert bm25["retriever"] == "bm25" and (bm25["retriever.k1"], bm25["retriever.b"]) == (1.2, 0.75)
+    assert not any(k.startswith(("retriever.fusion", "retriever.members", "rerank")) for k in bm25)
+    assert not any(word in key for key in bm25 for word in ("model", "backend", "first_size"))
+    assert fused["retriever.members"] == ["tfidf", "bm25"]
+    assert (fused["retriever.fusion.kind"], fused["retriever.fusion.k"]) == ("rrf", 60.0)
+    assert "retriever.k1" not in fused

@@ -183,6 +183,10 @@ def test_truncation_is_counted_under_words_and_never_under_tokens(make_config, t
     assert expected > 0 and facts[0] == {"dense": expected}
     assert facts[1] == {"dense": 0}
     assert words.n_chunks and tokens.n_chunks
+    from receval.report import build_report
+
+    notes = [build_report([tmp_path / d]).to_dict()["runs"][0]["notes"] for d in ("words", "tokens")]
+    assert notes == [[f"dense: {expected} of {words.n_chunks} chunks longer than the model's limit were cut"], []]
 
 
 def _chunks(cfg):
@@ -190,3 +194,31 @@ def _chunks(cfg):
     from receval.datasets import load_dataset
 
     return cut(cfg.chunking, load_dataset(cfg.dataset).sections)
+
+
+def test_the_stages_sweep_encodes_each_chunk_once_and_questions_once_per_dense_run(make_config, tmp_path, monkeypatch):
+    """Work shared across a sweep (issue 17 keeps it so): the keyword/vector/hybrid/re-rank
+    stages encode each chunk text once (the embedding cache), and a hybrid's dense member
+    and its dense re-ranker share one model and one encoding of each question."""
+    from receval.datasets import load_dataset
+    from receval.encoders.local import LocalEncoder
+    from receval.pipeline import run
+
+    seen: list[str] = []
+    original = LocalEncoder.encode
+
+    def counting(self, texts, on_progress=None):
+        seen.extend(texts)
+        return original(self, texts, on_progress)
+
+    monkeypatch.setattr(LocalEncoder, "encode", counting)
+    cache = f"cache_dir={tmp_path / 'cache'}"
+    stages = ("keyword", "vector", "hybrid", "hybrid_rerank")
+    results = [run(make_config(f"+stage={s}", cache), tmp_path / s) for s in stages]
+    cfg = make_config()
+    chunk_texts = {c.text for c in _chunks(cfg)}
+    questions = [q.text for q in load_dataset(cfg.dataset).questions]
+    texts = [t for t in seen if t != "warm-up"]
+    assert sorted(t for t in texts if t in chunk_texts and t not in questions) == sorted(chunk_texts - set(questions))
+    assert sum(t in questions for t in texts) == 3 * len(questions)  # vector, hybrid, hybrid + re-rank
+    assert results[3].means["rr"] >= 0

@@ -188,7 +188,8 @@ def test_per_question_ranks_and_questions_every_run_misses(sweep, capsys):
     assert marked == missed
     assert f"x: missed by every run ({len(missed)} questions)" in text
     per_q_csv = list(csv.DictReader(io.StringIO(build_report([sweep], per_question=True).to_csv())))
-    assert len(per_q_csv) == 47 and "rank_5" in per_q_csv[0]
+    labels = [r["label"] for r in data["runs"]]
+    assert len(per_q_csv) == 47 and list(per_q_csv[0])[4:-1] == labels  # headed by run labels
 
 
 # ----------------------------------------------------------------- baseline
@@ -243,7 +244,7 @@ def test_baseline_table_shows_the_paired_differences(sweep, capsys):
     assert main([str(sweep), "--baseline", "retriever=bm25,max_words=40"]) == 0
     out = capsys.readouterr().out
     assert "Paired differences vs baseline #1 bm25 40" in out
-    assert "fixed: a relevant section first in the run" in out
+    assert "fixed@1: a relevant section first in the run, not in the baseline" in out
 
 
 # ----------------------------------------------------------------- fail-under
@@ -270,7 +271,7 @@ def test_fail_under_exits_1_naming_the_run(sweep, capsys):
         (["--fail-under", "hit@7=0.5"], "hit@7 is not stored"),
         (["--metrics", "hit@3,bogus"], "unknown measure 'bogus'"),
         (["--metrics", "hit@30"], "hit@30 is not stored"),
-        (["--metric", "rr@3"], "rr takes no cutoff"),
+        (["--metric", "rr@11"], "rr@11 is beyond"),
         (["--by", "colour"], "no column 'colour'"),
         (["--by", "question_id"], "49 distinct values; pick a column with a few"),
         (["--split", "validation"], "split values present: dev, test"),

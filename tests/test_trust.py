@@ -87,7 +87,7 @@ def tamper(run_dir: Path, change) -> None:
 
 def remote_dense(url: str):
     def change(config):
-        config["retriever"].update(name="dense", backend="http", base_url=url, model="fake", api_key_env=ENV)
+        config["retriever"] = {"kind": "dense", "backend": "http", "base_url": url, "model": "fake", "api_key_env": ENV}
     return change
 
 

@@ -38,6 +38,16 @@ class Section:
         return " > ".join(self.heading_path)
 
 
+MAX_GRADE = 1000  # grades are stored as int32; a larger one is a typo, refused at load time
+
+
+def grade_problem(grade: int, where: str, label: str) -> str | None:
+    """The problem with a judgement's grade (qrels: <= 0 is "not relevant"), or None."""
+    if abs(grade) > MAX_GRADE:
+        return f"{where}: grade of {label!r} is {grade}; use an integer from 1 to {MAX_GRADE}"
+    return None
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One evidence item: characters ``start:end`` of a page (``quote``: the label's

@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from receval.datasets import Dataset, Question, Section, fingerprint
+from receval.datasets import Dataset, Question, Section, fingerprint, grade_problem
 from receval.errors import DatasetError
 
 KIND = "judged"
@@ -195,6 +195,9 @@ def read_judgements(path: Path) -> dict[str, dict[str, tuple[int, int]]]:
                 )
                 continue
             qid, doc_id = columns[0], columns[1]
+            if too_big := grade_problem(score, at, doc_id):
+                problems.append(too_big)
+                continue
             judged = qrels.setdefault(qid, {})
             if doc_id in judged:
                 old_score, old_line = judged[doc_id]

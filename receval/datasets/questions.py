@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from receval.datasets import UNANSWERABLE, Question, Section
+from receval.datasets import MAX_GRADE, UNANSWERABLE, Question, Section, grade_problem
 from receval.errors import DatasetError
 from receval.evidence import PageIndex, locate, pages_from_sections, parse_evidence
 
@@ -43,6 +43,11 @@ def _labels(raw, where: str) -> tuple[dict[str, int], list[str]]:
             f"{where}: grade of {label!r} must be an integer >= 1, got {grade!r}"
             for label, grade in raw.items()
             if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1
+        ]
+        problems += [  # stored as int32: a huge grade would fail only when results are written
+            grade_problem(grade, where, label)
+            for label, grade in raw.items()
+            if isinstance(grade, int) and grade > MAX_GRADE
         ]
         labels = {unicodedata.normalize("NFC", label): grade for label, grade in raw.items()}
         return ({} if problems else labels), problems

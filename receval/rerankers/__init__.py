@@ -19,13 +19,19 @@ import numpy as np
 from receval.ranking import select_top, sort_candidates
 
 
+PAIRS = "pairs_scored"  # per-question column: pairs the re-ranker scored, min(first_size, retrieved)
+
+
 class Reranker(Protocol):
     name: str
 
     def fit(self, texts: list[str], tie_rank: np.ndarray) -> None: ...
 
     def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
-        """(B, n) scores of each question with its shortlisted chunks ``idx`` (-1: none)."""
+        """(B, n) scores of each question with its shortlisted chunks ``idx`` (-1: none).
+
+        A remote re-ranker also sets ``usage``: per-question (B,) arrays of this call's
+        ``requests``, ``input_tokens`` and ``output_tokens`` (see :mod:`receval.cost`)."""
         ...
 
 
@@ -68,12 +74,30 @@ class Reranked:
         idx, scores = select_top(block, max(depth, self.first_size), self.tie_rank, floor=self.first.floor)
         short = idx[:, : self.first_size]
         new = np.asarray(self.reranker.rescore(questions, short), dtype=np.float64)
-        short, new = sort_candidates(short, np.where(short >= 0, new, np.nan), self.tie_rank)
+        self.tokens_estimated = {"rerank"} if getattr(self.reranker, "tokens_estimated", False) else set()
+        self.question_counts = {PAIRS: (short >= 0).sum(axis=1).astype(np.float64)}
+        for name, values in (getattr(self.reranker, "usage", None) or {}).items():
+            self.question_counts[f"{name}.rerank"] = np.asarray(values, dtype=np.float64)
+        keep = bool(getattr(self.reranker, "ties_keep_order", False))  # coarse grades: first-stage order
+        short, new = sort_candidates(short, np.where(short >= 0, new, np.nan), self.tie_rank, keep)
         idx = np.concatenate([short, idx[:, self.first_size :]], axis=1)[:, :depth]
         scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
         stages["rerank"] = time.perf_counter() - began
         self.stage_seconds = stages
         return idx, scores
+
+
+def pairs_of(questions: list[str], idx: np.ndarray, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list]:
+    """The shortlist as (question, chunk text) pairs, row by row: their rows, columns and texts."""
+    rows, cols = np.nonzero(idx >= 0)
+    return rows, cols, [(questions[r], texts[c]) for r, c in zip(rows.tolist(), idx[rows, cols].tolist())]
+
+
+def placed(idx: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A (B, n) score block holding ``values`` at (rows, cols), NaN elsewhere (no chunk)."""
+    out = np.full(idx.shape, np.nan, dtype=np.float64)
+    out[rows, cols] = values
+    return out
 
 
 def _holds(first, retriever) -> bool:

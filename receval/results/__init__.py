@@ -6,7 +6,9 @@ Modules: :mod:`.stored` (the :class:`Run` type, reading and schema checks),
 ``key=value`` run selectors), :mod:`.pairing` (paired differences and bootstrap
 intervals), :mod:`.external` (TREC runs imported as runs), :mod:`.options` (what the
 command-line shells share), :mod:`.report` and :mod:`.breakdown` (what the
-report computes), :mod:`.api` (the Python API re-exported here: :func:`load`,
+report computes), :mod:`.derived` (``rr@k``, numeric columns as measures),
+:mod:`.show` (what came back per question), :mod:`.gate` (the regression gate),
+:mod:`.listing` (every run under a folder), :mod:`.api` (the Python API re-exported here: :func:`load`,
 :func:`summary`, :func:`pairs`, :func:`floor`).
 """
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from receval.results import configs, selection
+from receval.results.derived import with_derived
 from receval.results.discovery import load_one, warn
 from receval.results.pairing import BootSettings, Pair, bootstrap_settings, paired
 from receval.tables.compare import ComparisonTables
@@ -48,6 +49,7 @@ def compare(
     run_a = load_one(a, what="A")
     run_b = load_one(b, what="B")
     both = selection.filter_questions([run_a, run_b], list(where or []))
+    both = with_derived(both, [metric], option="--metric")  # rr@k
     metric = selection.canonical_measure(metric, both, option="--metric")
     fa = run_a.metadata.get("dataset_fingerprint")
     fb = run_b.metadata.get("dataset_fingerprint")

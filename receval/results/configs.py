@@ -4,7 +4,7 @@
 - :func:`load_config`: ``.hydra/config.yaml`` as plain data (run.json's copy when missing).
 - :func:`saved_config`: the same composed by Hydra onto receval's schema, to re-run it.
 - :func:`differing_params`: the flattened keys whose values differ between runs
-  (``retriever.name``, ``chunking.max_words``), shown by :func:`short_names`
+  (``retriever.kind``, ``chunking.max_words``), shown by :func:`short_names`
   (``retriever``, ``max_words``).
 """
 
@@ -21,6 +21,7 @@ from omegaconf import OmegaConf
 from receval import config as config_schema
 from receval import trust
 from receval.errors import RunError
+from receval.identity import is_result_key
 from receval.store import RESULTS, RUN_JSON
 
 HYDRA_DIR = ".hydra"
@@ -151,7 +152,8 @@ def _override_key(override: str) -> str:
 
 
 def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | None = None) -> list[str]:
-    """Dotted keys whose values differ between the runs.
+    """Dotted keys whose values differ between the runs, settings that do not change
+    results (:data:`receval.identity.NON_RESULT_KEYS`) left out.
 
     Ordered as the command line named them (``retriever=bm25,tfidf
     chunking.max_words=20,40`` -> retriever first), then in config order.
@@ -161,7 +163,10 @@ def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | N
         keys.extend(k for k in flat if k not in keys)
     # a key only some runs have (k1 of bm25 beside tfidf) applies to those alone: it
     # differs when they hold different values, not because the others lack it
-    differ = [k for k in keys if len({repr(flat[k]) for flat in flats if k in flat}) > 1]
+    differ = [
+        k for k in keys
+        if is_result_key(k) and len({repr(flat[k]) for flat in flats if k in flat}) > 1
+    ]
     named: list[str] = []
     for run_overrides in overrides or []:
         for override in run_overrides:
@@ -191,7 +196,7 @@ def short_name(key: str) -> str:
 
 
 def short_names(keys: list[str]) -> dict[str, str]:
-    """Display names: ``retriever.name`` -> ``retriever``, ``chunking.max_words`` ->
+    """Display names: ``retriever.kind`` -> ``retriever``, ``chunking.max_words`` ->
     ``max_words``; the dotted key wherever two short names would collide."""
     shorts = [short_name(k) for k in keys]
     return {k: (s if shorts.count(s) == 1 else k) for k, s in zip(keys, shorts)}
@@ -221,3 +226,12 @@ def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool 
         raise RunError(
             f"{run_dir}: its saved config does not fit this receval ({message})"
         ) from None
+
+
+COMPONENT_GROUPS = ("chunking", "retriever", "rerank")
+
+
+def component_settings(config: dict) -> dict[str, Any]:
+    """The saved settings of a run's components, dotted (``retriever.fusion.k``); a group
+    the run does not use (``rerank: null``) has none."""
+    return flatten({group: config[group] for group in COMPONENT_GROUPS if config.get(group)})

@@ -9,17 +9,14 @@ Several paths are taken in the order given. A job folder without
 
 from __future__ import annotations
 
-import sys
+import os
 from pathlib import Path
 
 from receval.errors import RunError
+from receval.progress import warn
 from receval.results.configs import HYDRA_DIR
 from receval.results.stored import Run, load_run
 from receval.store import RESULTS, RUN_JSON
-
-
-def warn(message: str) -> None:
-    print(f"receval: warning: {message}", file=sys.stderr, flush=True)
 
 
 def job_dirs(path: Path) -> list[Path]:
@@ -95,6 +92,30 @@ def find_runs(paths: list[str | Path]) -> list[Path]:
             "no complete runs in " + ", ".join(str(p) for p in paths) + " (every job was skipped)"
         )
     return found
+
+
+_SKIP = {".hydra", ".cache", ".git", "__pycache__"}
+
+
+def _order(path: Path) -> tuple:
+    """Path order with numbered job folders in number order (2 before 10)."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in path.parts)
+
+
+def runs_under(root: str | Path, incomplete: bool = False) -> list[Path]:
+    """Run directories (holding ``results.parquet``) anywhere below ``root``, in
+    path order (date, time, job number), without warnings: ``python -m receval.list``.
+    With ``incomplete``, numbered job folders that have a ``run.json`` or ``.hydra``
+    but no results are listed too."""
+    found = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP]
+        if RESULTS in files:
+            found.append(Path(here))
+            dirs[:] = []  # a run directory holds no further runs
+        elif incomplete and Path(here).name.isdigit() and (RUN_JSON in files or HYDRA_DIR in os.listdir(here)):
+            found.append(Path(here))
+    return sorted(found, key=_order)
 
 
 def load_runs(paths: list[str | Path], qrels: str | Path | None = None) -> list[Run]:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval import config as config_schema
-from receval.bootstrap import Interval, confidence_intervals
+from receval.bootstrap import MAX_RESAMPLES, Interval, confidence_intervals
+from receval.chain import cutoff, fixed_broken
 from receval.errors import RecevalError, RunError
 from receval.results.discovery import warn
 from receval.results.stored import Run
@@ -73,6 +74,11 @@ def bootstrap_settings(
     problems = []
     if not isinstance(values["n_resamples"], int) or values["n_resamples"] < 1:
         problems.append(f"n_resamples={values['n_resamples']}: use an integer >= 1")
+    elif values["n_resamples"] > MAX_RESAMPLES:
+        problems.append(
+            f"n_resamples={values['n_resamples']}: use at most {MAX_RESAMPLES:,} (2000 to 10000 "
+            "is usual; every resample is held in memory)"
+        )
     if not isinstance(values["seed"], int) or values["seed"] < 0:
         problems.append(f"seed={values['seed']}: use an integer >= 0")
     if not isinstance(values["level"], int | float) or not 0 < values["level"] < 1:
@@ -145,8 +151,8 @@ class Pair:
     mean_a: float
     mean_b: float
     diff: Interval  # mean(B - A) and its paired bootstrap interval
-    fixed: list[str]  # first relevant section at rank 1 in B, not in A
-    broken: list[str]  # at rank 1 in A, not in B
+    fixed: list[str]  # fixed@k going from A to B (receval.chain.fixed_broken)
+    broken: list[str]  # broken@k
     up: int
     down: int
     same: int
@@ -161,6 +167,7 @@ class Pair:
             "ci": [self.diff.lo, self.diff.hi],
             "fixed": list(self.fixed),
             "broken": list(self.broken),
+            "fixed_at": cutoff(self.metric),  # the k of fixed@k and broken@k
             "up": self.up,
             "down": self.down,
             "same": self.same,
@@ -217,7 +224,7 @@ def paired(
         a, b = a[scored], b[scored]
         rank_a = rank_a_all[rows_a][scored]
         rank_b = run.values("first_relevant_rank")[rows_b][scored]
-        top_a, top_b = rank_a == 1, rank_b == 1
+        fixed, broken = fixed_broken(metric, a, b, rank_a, rank_b)
         pending.append(
             dict(
                 key=rows_key(baseline, rows_a[scored]),
@@ -226,8 +233,8 @@ def paired(
                 n=int(scored.sum()),
                 mean_a=float(np.mean(a)),
                 mean_b=float(np.mean(b)),
-                fixed=[str(q) for q in ids[top_b & ~top_a]],
-                broken=[str(q) for q in ids[top_a & ~top_b]],
+                fixed=[str(q) for q in ids[fixed]],
+                broken=[str(q) for q in ids[broken]],
                 up=int((b > a).sum()),
                 down=int((b < a).sum()),
                 same=int((b == a).sum()),

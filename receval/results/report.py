@@ -12,12 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from receval import chain, stage_costs
 from receval.bootstrap import Interval
 from receval.errors import RecevalError
+from receval.identity import mixed_datasets
 from receval.results import configs, selection
+from receval.results import gate as gate_mod
+from receval.results import show as show_mod
 from receval.results.breakdown import ByTable, QuestionRow, by_table, ranks_per_question, stage_latency, with_overlap
 from receval.results.configs import format_value
-from receval.results.discovery import load_runs
+from receval.results.derived import with_derived
+from receval.results.discovery import load_runs, warn
 from receval.results.pairing import BootSettings, Pair, bootstrap_settings, grouped_intervals, mask_key, paired
 from receval.results.stored import Run
 from receval.tables.report import ReportTables
@@ -38,18 +43,26 @@ class RunSummary:
     latency_p50: float | None
     latency_p95: float | None
     stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
+    costs: dict = field(default_factory=dict)  # pairs, $ per 1,000 questions, index $ (receval.stage_costs)
+    settings: dict[str, Any] = field(default_factory=dict)  # its components' own keys, dotted
+    notes: list[str] = field(default_factory=list)  # facts the run measured about itself
 
     def to_dict(self) -> dict:
+        """``params``: the table's columns (short names) and every setting of the run's
+        components (``retriever.k1``, ``rerank.first_size``, ...): only what applies to it."""
+        params = {**self.settings, **self.params}
         return {
             "run_dir": self.run_dir,
             "label": self.label,
-            "params": {k: configs.jsonable(v) for k, v in self.params.items()},
+            "params": {k: configs.jsonable(v) for k, v in params.items()},
             "n_chunks": self.n_chunks,
             "n_questions": self.n_questions,
             "n_unanswerable": self.n_unanswerable,
             "metrics": {name: iv.as_dict() for name, iv in self.metrics.items()},
             "latency_ms": {"p50": self.latency_p50, "p95": self.latency_p95},
             "stages": self.stages,
+            "costs": self.costs,
+            "notes": self.notes,
         }
 
 
@@ -69,6 +82,10 @@ class Report(ReportTables):
     by: ByTable | None = None
     per_question: list[QuestionRow] | None = None
     floors: dict[str, float] = field(default_factory=dict)  # --fail-under
+    by_more: list[ByTable] = field(default_factory=list)  # --by over further --metrics
+    shown: list | None = None  # --show: receval.results.show.QuestionView per question
+    gate: Any = None  # --gate: receval.results.gate.Gate
+    chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.chain)
 
     # ------------------------------------------------------------- dict / json
 
@@ -89,8 +106,12 @@ class Report(ReportTables):
                 "floors": self.floors,
                 "failures": self.failures(),
             }
+        if self.chain:
+            out["chain"] = [self.pair_dict(p) for p in self.chain]
         if self.by is not None:
             out["by"] = self.by.to_dict(self.runs)
+        if self.by_more:  # --by over each further --metrics measure
+            out["by_more"] = [b.to_dict(self.runs) for b in self.by_more]
         if self.per_question is not None:
             out["per_question"] = [row.to_dict() for row in self.per_question]
         return out
@@ -170,12 +191,25 @@ def check_floors(floors: dict[str, str], runs: list[Run]) -> dict[str, float]:
     return out
 
 
+def run_notes(run: Run) -> list[str]:
+    """What a run recorded about its own stages: chunks a dense model cut at its token
+    limit (``truncated``), and an ANN index's recall against exact search."""
+    info, notes = run.info or {}, []
+    for stage, count in (info.get("truncated") or {}).items():
+        if count:
+            notes.append(f"{stage}: {count} of {run.n_chunks} chunks longer than the model's limit were cut")
+    for key, value in info.items():
+        if key.startswith("ann_recall@") and isinstance(value, (int, float)):
+            notes.append(f"{key} {value:.3f} (the ANN index's top-k against exact search)")
+    return notes
+
+
 def build_report(
     paths: list[str | Path | Run],
     metrics: list[str] | None = None,
     metric: str = "rr",
     by: str | None = None,
-    by_metric: str = "hit@3",
+    by_metric: str | None = None,
     per_question: bool = False,
     baseline: str | None = None,
     where: list[tuple[str, str]] | None = None,
@@ -188,15 +222,34 @@ def build_report(
     overlap_thresholds: tuple[float, float] = OVERLAP_THRESHOLDS,
     overlap_measure: str = "rouge1_p",
     qrels: str | Path | None = None,
+    select_runs: str | None = None,
+    show: list[str] | str | None = None,
+    top: int = 5,
+    gate: str | None = None,
+    margin: float = 0.0,
+    chain_steps: bool = False,
 ) -> Report:
     """Read the runs under ``paths`` (or take runs already loaded) and compute
     everything the report shows.
 
     With ``qrels``, a path that is a file is an external TREC run, scored beside the
-    stored runs by the same measures (:mod:`receval.results.external`)."""
+    stored runs by the same measures (:mod:`receval.results.external`).
+
+    ``select_runs`` keeps the runs a ``key=value`` selector matches (``--runs``);
+    ``show`` (ids, ``misses``, ``changed`` or ``all``) fills :attr:`Report.shown`
+    with each run's ``top`` sections; ``gate`` names the baseline the one other run
+    is gated against (:mod:`receval.results.gate`), tolerating a drop of ``margin``.
+    ``by_metric`` None: ``--by`` over each of ``metrics`` (hit@3 without them)."""
     where = list(where or [])
     given = list(paths) if paths and all(isinstance(p, Run) for p in paths) else load_runs(paths, qrels=qrels)
     loaded = [with_overlap(run, overlap_measure, overlap_thresholds) for run in given]
+    if select_runs is not None:
+        loaded = selection.pick(loaded, select_runs)
+    gate_run = None
+    if gate is not None:
+        loaded, gate_run = gate_mod.split_baseline(loaded, gate)
+    if mixed := mixed_datasets(loaded):
+        warn(mixed)
     base_index = None
     if baseline is not None:
         base_index, base_run = selection.select_one(loaded, baseline)
@@ -204,6 +257,10 @@ def build_report(
             loaded.insert(0, base_run)
             base_index = 0
     loaded = selection.filter_questions(loaded, where)
+    by_names = [by_metric] if by_metric is not None else list(metrics or [])
+    loaded = with_derived(loaded, [*(metrics or []), metric, *(floors or {}), *by_names])
+    if gate_run is not None:
+        gate_run = with_derived(selection.filter_questions([gate_run], where), [metric])[0]
 
     # measures: explicit ones must exist; missing defaults are dropped
     metric = selection.canonical_measure(metric, loaded, option="--metric")
@@ -223,7 +280,7 @@ def build_report(
                     f"--by {by}: no column {by!r} in {run.run_dir}; use kind, split or "
                     "another string column"
                 )
-        by_metric = selection.canonical_measure(by_metric, loaded, option="--by-metric")
+        by_names = [selection.canonical_measure(m, loaded, option="--by-metric") for m in by_names or ["hit@3"]]
 
     boot = bootstrap_settings(loaded, n_resamples, seed, level, method)
     keys = configs.differing_params([r.flat for r in loaded], [r.overrides for r in loaded])
@@ -255,6 +312,7 @@ def build_report(
                 run_dir=str(run.run_dir),
                 label=label,
                 params={names_of[k]: run.flat.get(k) for k in keys},
+                settings=configs.component_settings(run.config),
                 n_chunks=run.n_chunks,
                 n_questions=int(scored.sum()),
                 n_unanswerable=int((~scored).sum()),
@@ -262,6 +320,8 @@ def build_report(
                 latency_p50=p50,
                 latency_p95=p95,
                 stages=stage_latency(run),
+                costs=stage_costs.cost_facts(run),
+                notes=run_notes(run),
             )
         )
 
@@ -282,8 +342,14 @@ def build_report(
         pairs=pairs,
         floors=checked_floors,
     )
+    if chain_steps and len(loaded) > 1:
+        report.chain = chain.chain_pairs(loaded, metric, boot, intersect)
     if by is not None:
-        report.by = by_table(loaded, by, by_metric, boot)
+        report.by, *report.by_more = [by_table(loaded, by, m, boot) for m in by_names]
     if per_question:
         report.per_question = ranks_per_question(loaded)
+    if show is not None:
+        report.shown = show_mod.show(loaded, labels, show, top)
+    if gate_run is not None:
+        report.gate = gate_mod.gate_runs(loaded[0], gate_run, metric, boot, margin, intersect)
     return report

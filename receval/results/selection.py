@@ -60,7 +60,14 @@ def filter_questions(runs: list[Run], where: list[tuple[str, str]]) -> list[Run]
 
 
 def canonical_measure(name: str, runs: list[Run], option: str = "--metrics") -> str:
-    """``MRR`` -> ``rr``; an unknown measure or one not stored in a run is an error."""
+    """``MRR`` -> ``rr``; an unknown measure or one not stored in a run is an error.
+    ``rr@k`` and numeric columns such as ``rouge1_p`` are taken too
+    (:mod:`receval.results.derived`)."""
+    from receval.results.derived import column_for
+
+    column = column_for(name, runs)
+    if column is not None:
+        return column
     try:
         canonical = measures.parse_measure(name).name
     except ValueError as error:
@@ -82,11 +89,11 @@ def canonical_measure(name: str, runs: list[Run], option: str = "--metrics") -> 
 def measure_label(name: str) -> str:
     if name == "rr":
         return "MRR"
+    if name.startswith("rr@"):
+        return "MRR@" + name[3:]
     if name.startswith("ndcg@"):
         return "nDCG@" + name[5:]
     return name
-
-
 
 
 _SPLIT = re.compile(r",(?=\s*[\w.]+\s*=)")
@@ -153,6 +160,21 @@ def describe(run: Run, keys: list[str]) -> str:
     names = short_names(keys)
     params = ", ".join(f"{names[k]}={format_value(run.flat.get(k))}" for k in keys)
     return f"{run.run_dir}" + (f" ({params})" if params else "")
+
+
+def pick(runs: list[Run], selector: str) -> list[Run]:
+    """``--runs``: the runs whose saved config matches every ``key=value`` of
+    ``selector`` (``retriever=bm25,max_words=120``), across sweeps; none matching
+    is an error listing them. (``--where`` selects questions, ``--runs`` runs.)"""
+    indices = select(runs, selector)
+    if not indices:
+        differ = differing_params([r.flat for r in runs], [r.overrides for r in runs])
+        shown = "; ".join(describe(r, differ) for r in runs[:12])
+        more = f" ... (+{len(runs) - 12})" if len(runs) > 12 else ""
+        raise RecevalError(
+            f"--runs {selector}: matches none of the {len(runs)} runs; they are: {shown}{more}"
+        )
+    return [runs[i] for i in indices]
 
 
 def select_one(runs: list[Run], selector: str, option: str = "--baseline") -> tuple[int | None, Run]:

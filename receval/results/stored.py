@@ -136,7 +136,10 @@ def read_run(run_dir: str | Path, skip: frozenset[str] = frozenset()) -> Run:
 def load_run(run_dir: str | Path, skip: frozenset[str] = UNUSED_COLUMNS) -> Run:
     """One run directory with its facts and saved config (a RunError if it is not one)."""
     run = read_run(run_dir, skip)
-    ids = run.table.column("question_id").to_pylist()
+    try:
+        ids = run.table.column("question_id").to_pylist()
+    except (UnicodeDecodeError, pa.ArrowException) as error:  # a damaged file
+        raise RunError(f"{run.run_dir / RESULTS}: cannot be read as results ({error}); re-run this job") from None
     if len(set(ids)) != len(ids):  # report and compare both pair rows by id
         raise RunError(f"{run.run_dir}: question ids repeat; cannot pair questions by id")
     run.info = read_info(run.run_dir)

@@ -43,6 +43,14 @@ def api_calls(retriever) -> dict[str, int]:
     return {retriever.name: getattr(retriever, "api_calls", 0)}
 
 
+def facts(retriever) -> dict:
+    """Facts a retriever measured over the run (lancedb's ``ann_recall@k``), its members' included."""
+    found = dict(retriever.facts()) if hasattr(retriever, "facts") else {}
+    for member in getattr(retriever, "members", ()):
+        found.update(facts(member))
+    return found
+
+
 def truncated(retriever) -> dict[str, int]:
     """Per dense stage: chunks longer than its model's limit, which the model cut."""
     found: dict[str, int] = {}
@@ -65,4 +73,4 @@ def describe(cfg) -> str:
     return f"{first} > {components.label('rerank', node)}"
 
 
-__all__ = ["Context", "Hits", "Retriever", "api_calls", "build", "describe", "search", "stages"]
+__all__ = ["Context", "Hits", "Retriever", "api_calls", "build", "describe", "facts", "search", "stages"]

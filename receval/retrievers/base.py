@@ -8,7 +8,7 @@ tie rule through :func:`receval.ranking.select_top`, and times each batch.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -38,12 +38,14 @@ class Hits:
     """Top chunks of every question: ``chunk_idx`` (Q, depth) int32, -1 padded;
     ``scores`` (Q, depth) float64; ``latency_ms`` (Q,) amortised over each batch;
     ``stage_ms``: the same per stage of a multi-stage retriever (member retrievers,
-    fusion, rerank), plus ``select`` for top-k selection."""
+    fusion, rerank), plus ``select`` for top-k selection; ``counts``: per-question
+    counts a stage reports as ``question_counts`` (``pairs_scored``, ``requests.rerank``...)."""
 
     chunk_idx: np.ndarray
     scores: np.ndarray
     latency_ms: np.ndarray
     stage_ms: dict[str, np.ndarray]
+    counts: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def search(
@@ -64,6 +66,7 @@ def search(
     scores = np.full((len(questions), depth), np.nan, dtype=np.float64)
     latency = np.zeros(len(questions), dtype=np.float64)
     stage_ms: dict[str, np.ndarray] = {}
+    counts: dict[str, np.ndarray] = {}
     for start in range(0, len(questions), step):
         batch = questions[start : start + step]
         began = time.perf_counter()
@@ -77,9 +80,12 @@ def search(
         elapsed = time.perf_counter() - began
         rows = slice(start, start + len(batch))
         idx[rows], scores[rows] = top_idx, top_scores
-        latency[rows] = 1000.0 * elapsed / len(batch)
+        own = getattr(retriever, "question_seconds", None)  # per-request wall times (concurrent http)
+        latency[rows] = 1000.0 * (own if own is not None and len(own) == len(batch) else elapsed / len(batch))
         stages = getattr(retriever, "stage_seconds", None) or {retriever.name: scored - began}
         stages = {**stages, "select": elapsed - (scored - began)}
         for stage, seconds in stages.items():
             stage_ms.setdefault(stage, np.zeros(len(questions)))[rows] = 1000.0 * seconds / len(batch)
-    return Hits(idx, scores, latency, stage_ms)
+        for name, values in (getattr(retriever, "question_counts", None) or {}).items():
+            counts.setdefault(name, np.zeros(len(questions)))[rows] = values
+    return Hits(idx, scores, latency, stage_ms, counts)

@@ -7,7 +7,7 @@ rank. Chunk vectors go through the on-disk cache (a sweep or a second run encode
 each chunk text once); questions are encoded afresh by every ``score`` call, so
 search latency includes encoding the question, as it would in service, and never
 the model's load (``fit`` loads it and, for a local model, encodes one warm-up text,
-even when every chunk is cached). A batch scored twice in a row (hybrid_rerank's
+even when every chunk is cached). A batch scored twice in a row (a hybrid's
 dense member, then its re-ranker, the same retriever) is encoded once.
 
 Counters, for the run record and the report: ``encoded`` and ``cache_hits`` count

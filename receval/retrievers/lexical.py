@@ -42,9 +42,10 @@ class Vocabulary:
         vocabulary.ids = dict(ids)  # a plain dict: looking up an unknown token must not add it
         return vocabulary
 
-    def save(self, path) -> None:
+    def save(self, path, **extra: np.ndarray) -> None:
+        """``extra``: arrays stored beside (the index cache's checksum)."""
         tokens = np.array(list(self.ids), dtype=str) if self.ids else np.array([], dtype="<U1")
-        np.savez(path, tokens=tokens, doc_term_ids=self.doc_term_ids, lengths=self.lengths)
+        np.savez(path, tokens=tokens, doc_term_ids=self.doc_term_ids, lengths=self.lengths, **extra)
 
     @classmethod
     def load(cls, path) -> Vocabulary:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from receval import tables
+from receval.chain import cutoff, fixed_note
 from receval.results.configs import format_value
 from receval.results.selection import measure_label
 
@@ -40,11 +41,11 @@ class ComparisonTables(tables.Rendered):
         ids = tables.Table(
             columns=["", "n", "question ids"],
             rows=[
-                ["fixed", str(len(p.fixed)), " ".join(p.fixed) or "-"],
-                ["broken", str(len(p.broken)), " ".join(p.broken) or "-"],
+                [f"fixed@{cutoff(p.metric)}", str(len(p.fixed)), " ".join(p.fixed) or "-"],
+                [f"broken@{cutoff(p.metric)}", str(len(p.broken)), " ".join(p.broken) or "-"],
             ],
             align=["l", "r", "l"],
-            note="fixed: a relevant section first in B, not in A; broken: the reverse",
+            note=f"fixed@{cutoff(p.metric)}: {fixed_note(p.metric, 'A', 'B')}; broken: the reverse",
             wrap={2},
         )
         return [main, ids]

@@ -8,14 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from receval import tables
-from receval.errors import RecevalError
+from receval import chain, stage_costs, tables
 from receval.metrics import lower_is_better
 from receval.results.configs import format_value
 from receval.results.selection import measure_label
-from receval.store import atomic_write
 
 MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
 
@@ -42,6 +38,8 @@ class ReportTables(tables.Rendered):
         if self.baseline is not None:
             base = self.runs[self.baseline]
             lines.append(f"baseline: #{self.baseline} {base.label} ({base.run_dir})")
+        for i, run in enumerate(self.runs):
+            lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
         return lines
 
     def _params_cells(self, run) -> list[str]:
@@ -95,7 +93,8 @@ class ReportTables(tables.Rendered):
         label = measure_label(self.metric)
         level = f"{self.boot.level:.0%} CI"
         index = {run.run_dir: i for i, run in enumerate(self.runs)}
-        columns = ["#", *self.params, label, f"diff {label}", level, "up", "down", "same", "fixed", "broken"]
+        k = chain.cutoff(self.metric)
+        columns = ["#", *self.params, label, f"diff {label}", level, "up", "down", "same", f"fixed@{k}", f"broken@{k}"]
         rows = []
         for pair in self.pairs:
             i = index[pair.b]
@@ -112,14 +111,15 @@ class ReportTables(tables.Rendered):
             title=f"Paired differences vs baseline #{self.baseline} {base.label} "
             f"({label} {base.metrics[self.metric].mean:.3f})" if self.metric in base.metrics else
             f"Paired differences vs baseline #{self.baseline} {base.label}",
-            note="fixed: a relevant section first in the run, not in the baseline; broken: the reverse",
+            note=f"fixed@{k}: {chain.fixed_note(self.metric, 'the baseline', 'the run')}; broken@{k}: the reverse",
             wrap={len(columns) - 2, len(columns) - 1},
         )
 
-    def by_table(self) -> tables.Table | None:
-        if self.by is None:
+    def by_table(self, by=None) -> tables.Table | None:
+        """The ``--by`` table of ``by`` (default the first: ``--by-metric``)."""
+        by = by or self.by
+        if by is None:
             return None
-        by = self.by
         level = f"{self.boot.level:.0%} CI"
         columns = ["#", *self.params] + [f"{v} (n={n})" for v, n in zip(by.values, by.counts)]
         rows = []
@@ -137,7 +137,7 @@ class ReportTables(tables.Rendered):
     def question_table(self) -> tables.Table | None:
         if self.per_question is None:
             return None
-        columns = ["", "id", "kind", *(f"#{i}" for i in range(len(self.runs))), "question"]
+        columns = ["", "id", "kind", *(run.label for run in self.runs), "question"]
         rows, flagged = [], set()
         for r, q in enumerate(self.per_question):
             ranks = [
@@ -181,7 +181,9 @@ class ReportTables(tables.Rendered):
         return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
 
     def tables(self) -> list[tables.Table]:
-        found = [self.main_table(), self.stage_table(), self.pairs_table(), self.by_table(), self.question_table()]
+        found = [self.main_table(), stage_costs.with_costs(self.stage_table(), self.runs), self.pairs_table(),
+                 chain.chain_table(self), self.by_table(), *(self.by_table(b) for b in self.by_more),
+                 self.question_table()]
         return [t for t in found if t is not None]
 
     # ------------------------------------------------------------- csv
@@ -191,7 +193,7 @@ class ReportTables(tables.Rendered):
         with per-question data: one row per question instead."""
         if self.per_question is not None:
             columns = ["question_id", "kind", "split", "missed_by_all"]
-            columns += [f"rank_{i}" for i in range(len(self.runs))] + ["question"]
+            columns += [run.label for run in self.runs] + ["question"]
             rows = [
                 [q.question_id, q.kind, q.split, int(q.missed_by_all),
                  *(("" if i in q.absent else r) for i, r in enumerate(q.ranks)), q.question]
@@ -230,32 +232,11 @@ class ReportTables(tables.Rendered):
             rows.append(row)
         return tables.to_csv(columns, rows)
 
+    def plot(self, path: str | Path) -> None:
+        """The plot ``--plot`` writes (:func:`receval.tables.plots.plot_report`)."""
+        from receval.tables.plots import plot_report
 
-
-    def plot(self, path: str | Path, metric: str | None = None) -> None:
-        """Each run's mean with its interval as error bars (needs matplotlib)."""
-        metric = metric or self.metric
-        try:
-            from matplotlib.figure import Figure
-        except ImportError:
-            raise RecevalError(
-                "--plot needs matplotlib: install receval[plot] (pip install 'receval[plot]')"
-            ) from None
-        path = Path(path)
-        labels = [f"#{i} {run.label}" for i, run in enumerate(self.runs)]
-        means = np.array([run.metrics[metric].mean for run in self.runs])
-        lo = np.array([run.metrics[metric].lo for run in self.runs])
-        hi = np.array([run.metrics[metric].hi for run in self.runs])
-        figure = Figure(figsize=(max(4.0, 0.8 * len(self.runs) + 2), 3.5), layout="constrained")
-        axes = figure.add_subplot()
-        x = np.arange(len(self.runs))
-        axes.errorbar(x, means, yerr=[means - lo, hi - means], fmt="o", capsize=4)
-        axes.set_xticks(x, labels, rotation=30 if len(self.runs) > 4 else 0, ha="right" if len(self.runs) > 4 else "center")
-        axes.set_ylabel(f"{measure_label(metric)} ({self.boot.level:.0%} CI)")
-        axes.grid(axis="y", alpha=0.3)
-        fmt = path.suffix.lstrip(".").lower() or "png"
-        atomic_write(path, lambda tmp: figure.savefig(tmp, format=fmt, dpi=150))
-
+        plot_report(self, path)
 
 
 def _ids_cell(ids: list[str]) -> str:

@@ -1,0 +1,119 @@
+"""What a run's paid stages cost: per-question money columns and the one-off index cost.
+
+Prices are configuration, never built in: ``cost.<stage>.per_1k_requests``,
+``cost.<stage>.per_1m_input_tokens`` and ``cost.<stage>.per_1m_output_tokens`` (US
+dollars), given on the command line as ``+cost.rerank.per_1k_requests=2``. A stage is
+named as in the ``latency_ms.<stage>`` columns (``rerank``, ``dense``...).
+
+Per question, a stage's requests and tokens come from its ``question_counts``
+(``requests.<stage>``, ``input_tokens.<stage>``, ``output_tokens.<stage>``: the
+response's ``usage`` where the API gives one, else counted by :func:`estimate_tokens`
+and flagged ``tokens_estimated`` in ``run.json``); a stage that reports no per-question
+requests is charged its search API calls spread evenly over the questions.
+Columns: ``cost_usd.<stage>`` per priced stage and ``cost_usd`` (their sum).
+
+The index cost is what embedding the corpus once costs through a priced remote
+encoder (requests and estimated tokens of every chunk text), whether or not this
+run found the embeddings in the cache: it is paid once per corpus, not per question.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from receval.errors import ConfigError
+
+PRICES = ("per_1k_requests", "per_1m_input_tokens", "per_1m_output_tokens")
+COLUMN = "cost_usd"
+COUNTS = ("requests", "input_tokens", "output_tokens")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def estimate_tokens(texts: list[str]) -> np.ndarray:
+    """Tokens per text, estimated as words and punctuation marks (no model tokenizer)."""
+    return np.fromiter((len(_TOKEN.findall(text)) for text in texts), np.float64, len(texts))
+
+
+def prices_of(node) -> dict[str, dict[str, float]]:
+    """``cfg.cost`` checked: stage -> {price name: dollars}; a ConfigError naming the key."""
+    if node is None:
+        return {}
+    data = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
+    if not isinstance(data, dict):
+        raise ConfigError(f"cost={data!r}: give prices per stage, e.g. +cost.rerank.per_1k_requests=2")
+    problems, out = [], {}
+    for stage, prices in data.items():
+        if not isinstance(prices, dict):
+            problems.append(f"cost.{stage}={prices!r}: give named prices, e.g. +cost.{stage}.per_1k_requests=2")
+            continue
+        out[stage] = {}
+        for name, value in prices.items():
+            key = f"cost.{stage}.{name}"
+            if name not in PRICES:
+                problems.append(f"{key}: not a price; use {', '.join(PRICES)}")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                problems.append(f"{key}={value!r}: use a number of US dollars >= 0")
+            else:
+                out[stage][name] = float(value)
+    if problems:
+        raise ConfigError(problems)
+    return out
+
+
+def question_costs(prices: dict, counts: dict[str, np.ndarray], stages: dict, n_questions: int) -> dict[str, list]:
+    """``cost_usd.<stage>`` per priced stage and their sum ``cost_usd``, per question ({} if unpriced)."""
+    if not prices or not n_questions:
+        return {}
+    total = np.zeros(n_questions)
+    out = {}
+    for stage, price in prices.items():
+        requests = counts.get(f"requests.{stage}")
+        if requests is None:
+            calls = (stages.get(stage) or {}).get("search_api_calls", 0)
+            requests = np.full(n_questions, calls / n_questions)
+        money = requests * price.get("per_1k_requests", 0.0) / 1e3
+        money = money + counts.get(f"input_tokens.{stage}", 0.0) * price.get("per_1m_input_tokens", 0.0) / 1e6
+        money = money + counts.get(f"output_tokens.{stage}", 0.0) * price.get("per_1m_output_tokens", 0.0) / 1e6
+        out[f"{COLUMN}.{stage}"] = np.asarray(money, dtype=np.float64)
+        total = total + out[f"{COLUMN}.{stage}"]
+    out[COLUMN] = total
+    return {name: values.astype(float).tolist() for name, values in out.items()}
+
+
+def remote_encoders(retriever) -> dict[str, object]:
+    """Stage name -> encoder, for every stage (member, re-ranker's model) encoding over an API."""
+    found = {}
+    for part in _parts(retriever):
+        encoder = getattr(part, "encoder", None)
+        if encoder is not None and getattr(encoder, "url", None):
+            found[part.name] = encoder
+    return found
+
+
+def index_cost(prices: dict, retriever, texts: list[str]) -> dict:
+    """The one-off cost of embedding ``texts`` through each priced remote encoder."""
+    stages, total = {}, 0.0
+    tokens = None
+    for stage, encoder in remote_encoders(retriever).items():
+        price = prices.get(stage)
+        if not price:
+            continue
+        tokens = estimate_tokens(texts).sum() if tokens is None else tokens
+        requests = math.ceil(len(texts) / max(int(getattr(encoder, "batch_size", 1) or 1), 1))
+        money = requests * price.get("per_1k_requests", 0.0) / 1e3 + tokens * price.get("per_1m_input_tokens", 0.0) / 1e6
+        stages[stage] = {"requests": requests, "input_tokens": int(tokens), "tokens_estimated": True, "usd": money}
+        total += money
+    return {"usd": total, "stages": stages} if stages else {}
+
+
+def _parts(retriever):
+    yield retriever
+    for member in getattr(retriever, "members", ()):
+        yield from _parts(member)
+    reranker = getattr(retriever, "reranker", None)
+    if reranker is not None:
+        yield from _parts(getattr(reranker, "retriever", None) or reranker)

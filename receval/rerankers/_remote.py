@@ -1,0 +1,70 @@
+"""The remote re-rankers' (``http``, ``llm``) view of the shared client
+:class:`receval.remote.Client` (httpx + tenacity under the rules of :mod:`receval.api`:
+key from the variable named by ``api_key_env``, retries with backoff on
+408/409/425/429/5xx and dropped connections, server text redacted then clipped).
+
+What is added here: one endpoint per client, and every failure that is left after
+the retries (retries used up, another status, an answer that is not a JSON object)
+becomes a :class:`~receval.errors.RecevalError` naming what to check, since a
+re-ranked run with a hole in it would not be comparable: the run stops (exit 2).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from receval import remote
+from receval.errors import RecevalError
+
+
+class Client:
+    """POSTs of JSON to ``{base_url}{path}``; ``option`` (``rerank``) names the config keys in messages."""
+
+    def __init__(
+        self, base_url: str | None, path: str, api_key_env: str | None, option: str = "rerank",
+        timeout: float = 60.0, retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.shared = remote.Client(
+            base_url, api_key_env, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff,
+            option=option, sleep=sleep,
+        )
+        self.option, self.path, self.url = option, path, self.shared.url(path)
+        if logging.getLogger("httpx").level == logging.NOTSET:  # no INFO line per request under Hydra
+            logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    def __repr__(self) -> str:
+        return f"Client(url={self.url!r}, api_key_env={self.shared.api_key_env!r})"
+
+    @property
+    def requests(self) -> int:
+        """Every request sent, retries included."""
+        return self.shared.requests
+
+    def clip(self, text: str | bytes, limit: int = 200) -> str:
+        return self.shared.clip(text, limit)
+
+    def post_json(self, payload: dict) -> dict:
+        """The JSON object the endpoint answers ``payload`` with, after retries."""
+        try:
+            data = self.shared.post_json(self.path, payload).data
+        except remote.GaveUp as error:
+            raise RecevalError(
+                f"{self.url}: gave up {error}; raise {self.option}.retries or {self.option}.timeout, "
+                f"or check the server"
+            ) from None
+        except remote.StatusError as error:
+            if error.status in (401, 403):
+                key = self.shared.api_key_env
+                where = f"the variable {key}" if key else f"{self.option}.api_key_env (none set)"
+                raise RecevalError(f"{self.url} refused the request ({error.problem}); check the API key in {where}") from None
+            raise RecevalError(
+                f"{self.url} answered {error.problem}; check {self.option}.base_url and {self.option}.model"
+            ) from None
+        except remote.BadReply as error:
+            raise RecevalError(f"{self.url} answered with something that is not a JSON object: {error}") from None
+        if not isinstance(data, dict):
+            raise RecevalError(f"{self.url} answered with something that is not a JSON object: {self.clip(str(data))!r}")
+        return data

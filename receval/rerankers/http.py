@@ -1,0 +1,150 @@
+"""Re-ranking through a rerank API: Cohere, Jina, Voyage and self-hosted servers
+(text-embeddings-inference, infinity, vLLM) share one shape.
+
+One request per question: ``POST {base_url}{path}`` with ``{"model", "query",
+"documents": [chunk texts of the shortlist], "top_n"}``, answered by ``{"results":
+[{"index": i, "relevance_score": s}, ...]}``. A shortlisted chunk the answer leaves
+out gets no score and goes after the scored ones. Tokens come from the answer's
+``usage`` (``total_tokens`` or ``prompt_tokens``) or Cohere's
+``meta.billed_units.input_tokens``; without one they are estimated and the run says
+so. Client rules (key from an environment variable, retries, redaction):
+:mod:`receval.rerankers._remote`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from receval.components import Context, component
+from receval.cost import estimate_tokens
+from receval.errors import RecevalError
+from receval.rerankers import RerankFields
+from receval.rerankers._remote import Client
+
+
+@dataclass
+class RemoteFields:
+    """What reaches an API: shared by the ``http`` and ``llm`` re-rankers."""
+
+    base_url: Optional[str] = None  # the API root, e.g. http://localhost:8080 or https://api.jina.ai/v1
+    model: Optional[str] = None  # sent as "model"
+    api_key_env: Optional[str] = None  # NAME of the environment variable holding the key; null: none
+    timeout: float = 60.0  # seconds per request
+    retries: int = 4  # per request: 408/409/425/429/5xx, timeouts, dropped connections
+    backoff: float = 1.0  # first retry delay in seconds, doubled each time
+    max_backoff: float = 30.0  # cap on one delay (Retry-After included)
+
+    def remote_problems(self) -> list[str]:
+        problems = []
+        if not self.base_url:
+            problems.append("base_url is required: the API root, e.g. rerank.base_url=http://localhost:8080")
+        if not self.model:
+            problems.append("model is required: the model name the API expects")
+        if not self.timeout > 0:
+            problems.append(f"timeout={self.timeout}: use a number of seconds > 0")
+        if self.retries < 0:
+            problems.append(f"retries={self.retries}: use an integer >= 0")
+        return problems
+
+
+@dataclass
+class HttpRerankConfig(RemoteFields, RerankFields):
+    kind: str = "http"
+    path: str = "/rerank"  # appended to base_url (Jina, Cohere: /v1/rerank under the root)
+
+    def problems(self) -> list[str]:
+        return RerankFields.problems(self) + self.remote_problems()
+
+    @staticmethod
+    def describe(node) -> str:
+        return f"{node.model}@{node.first_size}"
+
+
+def client_of(node, path: str) -> Client:
+    return Client(
+        node.base_url, path, node.api_key_env, "rerank", timeout=node.timeout, retries=node.retries,
+        backoff=node.backoff, max_backoff=node.max_backoff,
+    )
+
+
+def usage_tokens(data: dict, key: str = "input") -> float | None:
+    """Tokens an answer reports: ``usage.{total,prompt,input}_tokens`` or Cohere's billed units."""
+    usage = data.get("usage")
+    names = ("total_tokens", "prompt_tokens", "input_tokens") if key == "input" else ("completion_tokens", "output_tokens")
+    if isinstance(usage, dict):
+        for name in names:
+            if isinstance(usage.get(name), (int, float)):
+                return float(usage[name])
+    billed = (data.get("meta") or {}).get("billed_units") if isinstance(data.get("meta"), dict) else None
+    if isinstance(billed, dict) and isinstance(billed.get(f"{key}_tokens"), (int, float)):
+        return float(billed[f"{key}_tokens"])
+    return None
+
+
+class HttpReranker:
+    name = "rerank"
+
+    def __init__(self, client: Client, model: str):
+        self.client, self.model = client, model
+        self.texts: list[str] = []
+        self.tokens_estimated = False
+        self.usage: dict[str, np.ndarray] = {}
+
+    @property
+    def api_calls(self) -> int:
+        return self.client.requests
+
+    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
+        self.texts = list(texts)
+
+    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
+        out = np.full(idx.shape, np.nan)
+        requests, tokens = np.zeros(len(questions)), np.zeros(len(questions))
+        for row, question in enumerate(questions):
+            cols = np.flatnonzero(idx[row] >= 0)
+            if not cols.size:
+                continue
+            documents = [self.texts[c] for c in idx[row, cols].tolist()]
+            data = self.client.post_json(
+                {"model": self.model, "query": question, "documents": documents, "top_n": len(documents)}
+            )
+            out[row, cols] = self.scores_of(data, len(documents))
+            requests[row] = 1
+            used = usage_tokens(data)
+            if used is None:
+                self.tokens_estimated = True
+                used = float(estimate_tokens([question]).sum() * len(documents) + estimate_tokens(documents).sum())
+            tokens[row] = used
+        self.usage = {"requests": requests, "input_tokens": tokens}
+        return out
+
+    def scores_of(self, data: dict, n: int) -> np.ndarray:
+        """The answer's scores by document position (NaN for any left out); malformed: an error."""
+        results = data.get("results")
+        if not isinstance(results, list):
+            raise RecevalError(
+                f"{self.client.url}: the answer has no 'results' list: {self.client.clip(str(data))!r}; "
+                "is rerank.base_url a rerank API (POST {model, query, documents, top_n})?"
+            )
+        scores = np.full(n, np.nan)
+        for item in results:
+            index = item.get("index") if isinstance(item, dict) else None
+            score = item.get("relevance_score", item.get("score")) if isinstance(item, dict) else None
+            ok = isinstance(index, int) and not isinstance(index, bool) and 0 <= index < n
+            ok = ok and isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
+            if not ok:
+                raise RecevalError(
+                    f"{self.client.url}: a result is not {{index: 0..{n - 1}, relevance_score: number}}: "
+                    f"{self.client.clip(str(item))!r}"
+                )
+            scores[index] = float(score)
+        return scores
+
+
+@component("rerank", "http", HttpRerankConfig)
+def build_http_rerank(node, context: Context) -> HttpReranker:
+    return HttpReranker(client_of(node, str(node.path)), str(node.model))

@@ -1,0 +1,126 @@
+"""Re-ranking by an LLM judge: an OpenAI-compatible chat endpoint grades each
+(question, passage) pair 0-3, pointwise.
+
+One request per pair: ``POST {base_url}/chat/completions`` with ``temperature`` 0
+and ``seed``, asking for ``{"grade": 0|1|2|3}``. The shortlist is re-ordered by
+grade; equal grades keep the first stage's order (grades are coarse, so the chunk-id
+tie rule would throw the first stage's judgement away). Tokens come from the
+answer's ``usage`` (``prompt_tokens``, ``completion_tokens``), else are estimated and
+the run says so. A reply without a valid grade is an error: a run with holes in it
+would not be comparable. Client rules: :mod:`receval.rerankers._remote`.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from receval.components import Context, component
+from receval.cost import estimate_tokens
+from receval.errors import RecevalError
+from receval.llm import parse_json_object
+from receval.rerankers import RerankFields, pairs_of, placed
+from receval.rerankers.http import RemoteFields, client_of, usage_tokens
+
+SYSTEM = (
+    "You judge whether a passage answers a question. Grade 3: it answers it fully; "
+    "2: it answers part of it; 1: it is on the topic but does not answer it; 0: it is unrelated. "
+    'Reply with a JSON object only: {"grade": <0, 1, 2 or 3>}.'
+)
+
+
+@dataclass
+class LlmRerankConfig(RemoteFields, RerankFields):
+    kind: str = "llm"
+    api_key_env: Optional[str] = "OPENAI_API_KEY"
+    seed: int = 0  # sent with every request (temperature is always 0)
+    passage_words: int = 300  # words of each chunk put in a prompt
+    concurrency: int = 4  # requests in flight
+
+    def problems(self) -> list[str]:
+        problems = RerankFields.problems(self) + self.remote_problems()
+        if self.passage_words < 1:
+            problems.append(f"passage_words={self.passage_words}: use an integer >= 1")
+        if self.concurrency < 1:
+            problems.append(f"concurrency={self.concurrency}: use an integer >= 1")
+        return problems
+
+    @staticmethod
+    def describe(node) -> str:
+        return f"llm:{node.model}@{node.first_size}"
+
+
+class LlmReranker:
+    name = "rerank"
+    ties_keep_order = True
+
+    def __init__(self, client, model: str, seed: int, passage_words: int, concurrency: int):
+        self.client, self.model, self.seed = client, model, seed
+        self.passage_words, self.concurrency = passage_words, concurrency
+        self.texts: list[str] = []
+        self.tokens_estimated = False
+        self.usage: dict[str, np.ndarray] = {}
+
+    @property
+    def api_calls(self) -> int:
+        return self.client.requests
+
+    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
+        self.texts = [" ".join(text.split()[: self.passage_words]) for text in texts]
+
+    def messages(self, question: str, passage: str) -> list[dict]:
+        return [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Question: {question}\n\nPassage: {passage}"},
+        ]
+
+    def grade(self, pair: tuple[str, str]) -> tuple[float, float, float, bool]:
+        """One pair's grade, input and output tokens, and whether they were estimated."""
+        messages = self.messages(*pair)
+        data = self.client.post_json(
+            {"model": self.model, "messages": messages, "temperature": 0.0, "seed": self.seed}
+        )
+        try:
+            content = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = None
+        reply = parse_json_object(content) if isinstance(content, str) else None
+        grade = reply.get("grade") if reply else None
+        if isinstance(grade, str) and grade.strip() in ("0", "1", "2", "3"):
+            grade = int(grade.strip())
+        if isinstance(grade, bool) or grade not in (0, 1, 2, 3):
+            raise RecevalError(
+                f"{self.client.url}: rerank.model={self.model!r} did not answer a grade 0-3 as "
+                f'{{"grade": n}}: {self.client.clip(str(content if content is not None else data))!r}'
+            )
+        prompt, completion = usage_tokens(data, "input"), usage_tokens(data, "output")
+        estimated = prompt is None or completion is None
+        if prompt is None:
+            prompt = float(estimate_tokens([m["content"] for m in messages]).sum())
+        if completion is None:
+            completion = float(estimate_tokens([content]).sum())
+        return float(grade), prompt, completion, estimated
+
+    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
+        rows, cols, pairs = pairs_of(questions, idx, self.texts)
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            graded = np.asarray(list(pool.map(self.grade, pairs)), dtype=np.float64).reshape(len(pairs), 4)
+        self.tokens_estimated = self.tokens_estimated or bool(graded[:, 3].any())
+        count = len(questions)
+        self.usage = {
+            "requests": np.bincount(rows, minlength=count).astype(np.float64),
+            "input_tokens": np.bincount(rows, weights=graded[:, 1], minlength=count),
+            "output_tokens": np.bincount(rows, weights=graded[:, 2], minlength=count),
+        }
+        return placed(idx, rows, cols, graded[:, 0])
+
+
+@component("rerank", "llm", LlmRerankConfig)
+def build_llm_rerank(node, context: Context) -> LlmReranker:
+    return LlmReranker(
+        client_of(node, "/chat/completions"), str(node.model), int(node.seed), int(node.passage_words),
+        int(node.concurrency),
+    )

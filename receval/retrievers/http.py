@@ -1,0 +1,216 @@
+"""A running search service: ``retriever=http retriever.url=http://localhost:8000/search``.
+
+Per question, one ``POST`` of ``{"query": "<question>", "k": <depth>}``; the reply is
+``{"results": [{"id": "...", "score": 1.5}, ...]}``. The request field names
+(dotted: ``query.match.text`` nests), fixed extra ``body`` fields, the path to the
+list in the reply (``hits.hits``) and each item's ``id_key`` / ``score_key`` are
+options, so an Elasticsearch/OpenSearch ``_search`` endpoint is one config
+(``retriever=http_elasticsearch``). Ids are chunk or section ids of this run
+(:mod:`receval.retrievers.ranked`).
+
+Requests go through :class:`receval.remote.Client` (URL rules, timeouts, bounded
+retries on 429/5xx with backoff, server text redacted). Header values come only
+from environment variables: ``headers: {Authorization: ES_AUTH}`` sends the value
+of ``$ES_AUTH``; the variable's name is saved with the run, never its value.
+``concurrency`` requests are in flight at once within a batch of ``search_batch``
+questions; each question's latency is its own request's wall time (retries
+included). ``api_calls`` counts requests sent (retries included).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from receval import api, remote
+from receval.components import Context, component, finite
+from receval.errors import ConfigError, RecevalError
+from receval.retrievers.ranked import RankOnly, top_lists
+from receval.trust import is_env_name
+
+
+@dataclass
+class HttpConfig:
+    kind: str = "http"
+    url: Optional[str] = None  # the search endpoint (required)
+    query_field: str = "query"  # request field holding the question (dotted nests: query.match.text)
+    k_field: Optional[str] = "k"  # request field holding how many results (null: not sent)
+    body: Any = None  # fixed fields added to every request (a mapping)
+    results_path: str = "results"  # dotted path to the list of results in the reply
+    id_key: str = "id"  # each result's id (dotted)
+    score_key: str = "score"  # each result's score (dotted)
+    headers: Any = None  # a mapping: header name -> NAME of the env variable holding its value
+    timeout: float = 30.0  # seconds per request
+    retries: int = 3  # retries on 429/5xx, timeouts, dropped connections
+    backoff: float = 0.5  # first wait (doubles each retry; a longer Retry-After wins)
+    concurrency: int = 1  # requests in flight at once within a search batch
+    pool: int = 100  # results asked per question when fused or re-ranked
+
+    def problems(self) -> list[str]:
+        problems = finite("timeout", self.timeout, 0.001) + finite("backoff", self.backoff, 0)
+        for name, value in (("retries", self.retries), ("concurrency", self.concurrency), ("pool", self.pool)):
+            low = 0 if name == "retries" else 1
+            if value < low:
+                problems.append(f"{name}={value}: use an integer >= {low}")
+        for name, value in (("body", self.body), ("headers", self.headers)):
+            if value is not None and not isinstance(value, dict):
+                problems.append(f"{name}={value!r}: give a mapping, e.g. '{name}={{key: value}}'")
+        for header, env in (self.headers if isinstance(self.headers, dict) else {}).items():
+            if not is_env_name(env):
+                problems.append(
+                    f"headers.{header} must be the NAME of an environment variable holding the value "
+                    "(e.g. ES_AUTH), not the value itself"
+                )
+        return problems
+
+    @staticmethod
+    def describe(node) -> str:
+        return "http"
+
+
+def nested(path: str, value) -> dict:
+    """``a.b.c`` -> ``{"a": {"b": {"c": value}}}``."""
+    for part in reversed(path.split(".")):
+        value = {part: value}
+    return value
+
+
+def merged(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = merged(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) else value
+    return out
+
+
+def at(data, path: str):
+    """The value at dotted ``path`` (list positions as numbers); KeyError if absent."""
+    for part in path.split(".") if path else []:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            raise KeyError(part)
+    return data
+
+
+class SearchClient(remote.Client):
+    """The shared client, plus headers whose values come from environment variables."""
+
+    def __init__(self, url: str, headers: dict[str, str], **options):
+        if not url or not str(url).startswith(("http://", "https://")):
+            given = f"={url!r}" if url else " is required"
+            raise ConfigError(
+                f"retriever.url{given}: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"
+            )
+        api.api_url(url, "", "retriever.url", "retriever.headers")  # no user, password, query, fragment
+        super().__init__(url, None, option="retriever", **options)
+        missing = [env for env in headers.values() if not os.environ.get(env)]
+        if missing:
+            raise ConfigError(
+                f"retriever.headers names {', '.join(missing)}, not set in the environment: export it "
+                "(the value is read from there and never saved)"
+            )
+        self.header_envs = dict(headers)
+
+    def send(self, path: str, payload: dict) -> remote.Reply:
+        with self._lock:
+            if self._http is None:
+                httpx, _ = remote._libraries()
+                values = {name: os.environ.get(env, "") for name, env in self.header_envs.items()}
+                self._http = httpx.Client(timeout=self.timeout, follow_redirects=False, headers=values)
+        return super().send(path, payload)
+
+    def clip(self, text, limit: int = remote.SNIPPET) -> str:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        for env in self.header_envs.values():
+            secret = os.environ.get(env)
+            if secret:
+                text = text.replace(secret, "***")
+        return super().clip(text, limit)
+
+
+class HttpRetriever(RankOnly):
+    def __init__(self, node, context: Context):
+        super().__init__("http", context, int(node.pool))
+        self.node = node
+        self.body = OmegaConf.to_container(node.body, resolve=True) if node.body is not None else {}
+        self.client = SearchClient(
+            node.url, OmegaConf.to_container(node.headers, resolve=True) if node.headers is not None else {},
+            timeout=float(node.timeout), retries=int(node.retries), backoff=float(node.backoff),
+            max_backoff=max(30.0, float(node.backoff)),
+        )
+        self.concurrency = int(node.concurrency)
+        self.question_seconds: np.ndarray | None = None
+
+    @property
+    def api_calls(self) -> int:
+        return self.client.requests
+
+    def request(self, question: str, k: int) -> dict:
+        payload = merged(self.body, nested(self.node.query_field, question))
+        if self.node.k_field:
+            payload = merged(payload, nested(self.node.k_field, int(k)))
+        return payload
+
+    def ask(self, question: str, k: int) -> tuple[list[tuple[str, float]], float]:
+        """One question's (id, score) pairs and its request's wall seconds."""
+        began = time.perf_counter()
+        url = f"retriever.url={self.client.root}"
+        try:
+            reply = self.client.post_json("", self.request(question, k))
+        except remote.GaveUp as error:
+            raise RecevalError(
+                f"{url}: no usable answer after {error.attempts} attempts; last: {error.last.problem}"
+            ) from None
+        except remote.StatusError as error:
+            raise RecevalError(f"{url}: {error.problem}") from None
+        except remote.BadReply as error:
+            raise RecevalError(f"{url}: the reply is not JSON: {error}") from None
+        return self.parse(reply.data, url), time.perf_counter() - began
+
+    def parse(self, data, url: str) -> list[tuple[str, float]]:
+        node = self.node
+        try:
+            items = at(data, node.results_path)
+        except KeyError:
+            shape = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+            raise RecevalError(
+                f"{url}: malformed reply: no {node.results_path!r} in it (it has {shape}); "
+                "set retriever.results_path to the path of the result list"
+            ) from None
+        if not isinstance(items, list):
+            raise RecevalError(
+                f"{url}: malformed reply: {node.results_path!r} holds {type(items).__name__}, not a list"
+            )
+        pairs = []
+        for item in items:
+            try:
+                pairs.append((str(at(item, node.id_key)), at(item, node.score_key)))
+            except KeyError:
+                raise RecevalError(
+                    f"{url}: malformed reply: a result without {node.id_key!r} and {node.score_key!r}: "
+                    f"{self.client.clip(repr(item), 120)} (set retriever.id_key / retriever.score_key)"
+                ) from None
+        return pairs
+
+    def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.concurrency > 1 and len(questions) > 1:
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(questions))) as pool:
+                done = list(pool.map(lambda q: self.ask(q, k), questions))
+        else:
+            done = [self.ask(q, k) for q in questions]
+        self.question_seconds = np.array([seconds for _, seconds in done], dtype=np.float64)
+        return top_lists([pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}")
+
+
+@component("retriever", "http", HttpConfig)
+def build_http(node, context: Context) -> HttpRetriever:
+    return HttpRetriever(node, context)

