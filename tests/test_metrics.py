@@ -225,6 +225,7 @@ def test_agreement_with_pytrec_eval():
                 assert value == pytest.approx(theirs[q.id][trec_name], abs=1e-9), (q.id, ours_name)
 
 
+@pytest.mark.slow  # ranx compiles its measures with numba first (about 6 s)
 def test_agreement_with_ranx():
     ranx = pytest.importorskip("ranx")
     ids, index, questions, idx, _ = agreement_case()
