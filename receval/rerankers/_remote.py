@@ -15,8 +15,30 @@ import logging
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from receval import remote
 from receval.errors import RecevalError
+
+
+class RemoteScorer:
+    """What the remote re-rankers share: their client, the chunk texts they send, and the
+    tokens they used per question (``usage``; ``tokens_estimated`` when counted here)."""
+
+    name = "rerank"
+
+    def __init__(self, client, model: str):
+        self.client, self.model = client, model
+        self.texts: list[str] = []
+        self.tokens_estimated = False
+        self.usage: dict[str, np.ndarray] = {}
+
+    @property
+    def api_calls(self) -> int:
+        return self.client.requests
+
+    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
+        self.texts = list(texts)
 
 
 class Client:

@@ -23,7 +23,7 @@ from receval.components import Context, component
 from receval.cost import estimate_tokens
 from receval.errors import RecevalError
 from receval.rerankers import RerankFields
-from receval.rerankers._remote import Client
+from receval.rerankers._remote import Client, RemoteScorer
 
 
 @dataclass
@@ -85,21 +85,8 @@ def usage_tokens(data: dict, key: str = "input") -> float | None:
     return None
 
 
-class HttpReranker:
-    name = "rerank"
-
-    def __init__(self, client: Client, model: str):
-        self.client, self.model = client, model
-        self.texts: list[str] = []
-        self.tokens_estimated = False
-        self.usage: dict[str, np.ndarray] = {}
-
-    @property
-    def api_calls(self) -> int:
-        return self.client.requests
-
-    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
-        self.texts = list(texts)
+class HttpReranker(RemoteScorer):
+    """Scores a shortlist with one request per question: the rerank API shape of Cohere, Jina, TEI."""
 
     def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
         out = np.full(idx.shape, np.nan)

@@ -23,6 +23,7 @@ from receval.cost import estimate_tokens
 from receval.errors import RecevalError
 from receval.llm import parse_json_object
 from receval.rerankers import RerankFields, pairs_of, placed
+from receval.rerankers._remote import RemoteScorer
 from receval.rerankers.http import RemoteFields, client_of, usage_tokens
 
 SYSTEM = (
@@ -53,20 +54,12 @@ class LlmRerankConfig(RemoteFields, RerankFields):
         return f"llm:{node.model}@{node.first_size}"
 
 
-class LlmReranker:
-    name = "rerank"
+class LlmReranker(RemoteScorer):
     ties_keep_order = True
 
     def __init__(self, client, model: str, seed: int, passage_words: int, concurrency: int):
-        self.client, self.model, self.seed = client, model, seed
-        self.passage_words, self.concurrency = passage_words, concurrency
-        self.texts: list[str] = []
-        self.tokens_estimated = False
-        self.usage: dict[str, np.ndarray] = {}
-
-    @property
-    def api_calls(self) -> int:
-        return self.client.requests
+        super().__init__(client, model)
+        self.seed, self.passage_words, self.concurrency = seed, passage_words, concurrency
 
     def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
         self.texts = [" ".join(text.split()[: self.passage_words]) for text in texts]
