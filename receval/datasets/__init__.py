@@ -109,30 +109,27 @@ def fingerprint(files: list[Path], root: Path) -> str:
     return digest.hexdigest()
 
 
-def load_dataset(cfg) -> Dataset:
-    """Load the dataset a ``dataset`` config names (``format``: folder | beir)."""
+def _reader(cfg, what: str):
+    """The ``what`` function (``load`` or ``load_sections``) of the format ``cfg`` names."""
     from receval.datasets import beir, folder
 
-    formats = {"folder": folder.load, "beir": beir.load}
-    loader = formats.get(cfg.format)
-    if loader is None:
+    formats = {"folder": folder, "beir": beir}
+    module = formats.get(str(cfg.format))
+    if module is None:
         raise DatasetError(
             f"dataset.format={cfg.format!r} is not known; use one of: {', '.join(formats)}"
         )
-    return loader(cfg)
+    return getattr(module, what)
+
+
+def load_dataset(cfg) -> Dataset:
+    """Load the dataset a ``dataset`` config names (``format``: folder | beir)."""
+    return _reader(cfg, "load")(cfg)
 
 
 def load_sections(cfg) -> list[Section]:
     """The sections of the dataset a ``dataset`` config names, without its questions."""
-    from receval.datasets import beir, folder
-
-    formats = {"folder": folder.load_sections, "beir": beir.load_sections}
-    loader = formats.get(cfg.format)
-    if loader is None:
-        raise DatasetError(
-            f"dataset.format={cfg.format!r} is not known; use one of: {', '.join(formats)}"
-        )
-    return loader(cfg)
+    return _reader(cfg, "load_sections")(cfg)
 
 
 def questions_path(cfg) -> Path | None:

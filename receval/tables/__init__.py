@@ -160,17 +160,22 @@ def to_markdown(lines: list[str], tables: list[Table]) -> str:
         out.append(
             "|" + "|".join(":---" if a == "l" else "---:" for a in table.alignment()) + "|"
         )
-        for r, row in enumerate(table.rows):
-            cells = []
-            for c, cell in enumerate(row):
-                cell = _md_cell(cell)
-                if ((r, c) in table.bold or r in table.flagged) and cell:
-                    cell = f"**{cell}**"
-                cells.append(cell)
+        for cells in _marked_rows(table, _md_cell, "**{}**"):
             out.append("| " + " | ".join(cells) + " |")
         if table.note:
             out.extend(["", _md_cell(table.note)])
     return "\n".join(out).lstrip("\n") + "\n"
+
+
+def _marked_rows(table: Table, escape, bold: str) -> list[list[str]]:
+    """Each row's cells escaped, the bold and flagged ones wrapped in ``bold`` (a format)."""
+    return [
+        [
+            bold.format(text) if ((r, c) in table.bold or r in table.flagged) and text else text
+            for c, text in enumerate(map(escape, row))
+        ]
+        for r, row in enumerate(table.rows)
+    ]
 
 
 # ----------------------------------------------------------------- latex
@@ -205,13 +210,7 @@ def to_latex(lines: list[str], tables: list[Table]) -> str:
         out.append("\\toprule")
         out.append(" & ".join(latex_escape(c) for c in table.columns) + " \\\\")
         out.append("\\midrule")
-        for r, row in enumerate(table.rows):
-            cells = []
-            for c, cell in enumerate(row):
-                cell = latex_escape(cell)
-                if ((r, c) in table.bold or r in table.flagged) and cell:
-                    cell = f"\\textbf{{{cell}}}"
-                cells.append(cell)
+        for cells in _marked_rows(table, latex_escape, "\\textbf{{{}}}"):
             out.append(" & ".join(cells) + " \\\\")
         out.append("\\bottomrule")
         out.append("\\end{tabular}")
