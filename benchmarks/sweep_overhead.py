@@ -6,8 +6,9 @@ every job. Two baselines:
 - ``minimal``: a Hydra app with a two-key config and no imports (the issue's goal:
   receval / minimal <= 1.3);
 - ``same-config``: a Hydra app composing receval's own conf/ (same groups, same
-  schema) and importing numpy, scipy.sparse and pyarrow.parquet, so the ratio
-  isolates receval's own per-job work (load, chunk, index, search, evaluate, write).
+  schema) with Hydra's basic sweeper and importing numpy, scipy.sparse and
+  pyarrow.parquet, so the ratio isolates receval's own per-job work (load, chunk,
+  index, search, evaluate, write) and its sweeper's savings.
 
     python benchmarks/sweep_overhead.py [--repeats 5]
 """
@@ -77,7 +78,7 @@ def main() -> None:
         commands = {
             "receval": [sys.executable, "-m", "receval", *SWEEP],
             "minimal": [sys.executable, "minimal.py", "retriever=bm25,tfidf", "max_words=20,40,120"],
-            "same-config": [sys.executable, "same_config.py", *SWEEP],
+            "same-config": [sys.executable, "same_config.py", *SWEEP, "hydra/sweeper=basic"],
         }
         for i in range(args.repeats):
             for name, command in commands.items():

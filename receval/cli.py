@@ -21,7 +21,6 @@ from receval import config as config_schema
 from receval import objective, pipeline, trust
 from receval.datasets import load_dataset
 from receval.errors import EXIT_USER_ERROR, exit_on_error
-from receval.preflight import check_command
 from receval.resume import finished
 from receval.swept import swept_suffix
 
@@ -31,7 +30,7 @@ def hydra_command(
 ) -> Callable[[], None]:
     """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
     (what it returns goes to the sweeper: Optuna maximises it); with ``check``, a
-    multirun's every job is checked before the first runs.
+    multirun's every job is checked before the first runs (receval's sweeper).
 
     The config folder is looked up when the command runs, not at import: a remote
     worker (Ray) imports this module to run a job whose config the driver composed,
@@ -52,8 +51,7 @@ def hydra_command(
         if missing:
             sys.stderr.write(f"receval: error: {missing}\n")
             raise SystemExit(EXIT_USER_ERROR)
-        with exit_on_error():
-            check_command(config_schema.config_dir(), config_name, sys.argv[1:], check)
+        use_sweeper(check)
         entry = hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
         try:
             entry(job)()
@@ -67,6 +65,21 @@ def hydra_command(
             raise
 
     return main
+
+
+def use_sweeper(check: Callable[[object], None] | None) -> None:
+    """Make receval's sweeper (the default ``hydra/sweeper``) known to Hydra, checking
+    jobs with ``check``. Hydra finds plugins by scanning ``hydra_plugins``, which misses
+    a module served by an editable install's import hook: registered here in both cases.
+    Done when a command starts, not at import: a Ray worker has no such module; and
+    after Hydra's scan, which re-executes the module of the sweeper it derives from."""
+    from hydra.core.plugins import Plugins
+
+    plugins = Plugins.instance()
+    from hydra_plugins.receval_sweeper import RecevalSweeper
+
+    RecevalSweeper.check = check
+    plugins.register(RecevalSweeper)
 
 
 def group_options(*groups: str) -> str:

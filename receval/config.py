@@ -89,11 +89,16 @@ class RecevalConfig:
     cost: Any = field(default_factory=dict)  # prices per stage: +cost.rerank.per_1k_requests=2 (receval/cost.py)
 
 
+# receval's sweeper (receval/hydra_plugin): Hydra's basic sweeper's settings
+SWEEPER = {"_target_": "hydra_plugins.receval_sweeper.RecevalSweeper", "max_batch_size": None, "params": None}
+
+
 def register() -> None:
     """The run schema and every component schema (``retriever/base_bm25``, ...) in Hydra's store."""
     from receval import components
 
     ConfigStore.instance().store(name="receval_schema", node=RecevalConfig)
+    ConfigStore.instance().store(group="hydra/sweeper", name="receval", node=SWEEPER, provider="receval")
     components.register_schemas()
 
 

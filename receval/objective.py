@@ -52,11 +52,14 @@ def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
 
 
 def sweeper_uses_it() -> bool:
-    """True inside a Hydra job launched by a sweeper other than the basic grid one."""
+    """True inside a Hydra job launched by a sweeper other than a grid one (Hydra's
+    basic sweeper, or receval's built on it), which ignore what jobs return."""
     from hydra.core.hydra_config import HydraConfig
 
+    from receval.config import SWEEPER
+
     target = str(HydraConfig.get().sweeper.get("_target_", ""))
-    return not target.endswith("BasicSweeper")
+    return target not in (SWEEPER["_target_"], "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
 
 
 def missing_extra(argv: list[str]) -> str | None:

@@ -133,31 +133,90 @@ def test_item8_every_sweep_value_is_checked_before_job_0(tmp_path):
     assert not sweep.exists()  # job 0 did not run
 
 
-def test_item8_preflight_calls_the_given_check_on_each_job():
-    from receval.config import config_dir
+@pytest.fixture
+def sweep_in_process(monkeypatch, tmp_path):
+    """Run ``python -m receval ARGS -m`` in this process with a recording task and
+    check; returns (exit code, checked, ran, folder)."""
+    import sys
+
+    from hydra.core.global_hydra import GlobalHydra
+
+    from receval.cli import hydra_command
     from receval.errors import ConfigError
-    from omegaconf import OmegaConf
 
-    from receval.preflight import check_sweep
+    def sweep(*args: str):
+        checked, ran = [], []
 
-    seen = []
+        def check(cfg):
+            checked.append((cfg.retriever.kind, cfg.depth))
+            if cfg.depth == 7:
+                raise ConfigError("depth=7: not liked")
 
-    def check(cfg):
-        seen.append((OmegaConf.get_type(cfg.retriever).__name__, cfg.depth))
-        if cfg.depth == 7:
-            raise ConfigError("depth=7: not liked")
+        main = hydra_command("config", lambda cfg: ran.append((cfg.retriever.kind, cfg.depth)), check)
+        folder = tmp_path / "sweep"
+        monkeypatch.setattr(sys, "argv", ["receval", *args, f"hydra.sweep.dir={folder}", "-m"])
+        try:
+            main()
+            code = 0
+        except SystemExit as stop:
+            code = stop.code
+        finally:
+            GlobalHydra.instance().clear()
+        return code, checked, ran, folder
 
-    argv = ["retriever=bm25,tfidf", "depth=5,7", "-m"]
-    with pytest.raises(ConfigError) as raised:
-        check_sweep(config_dir(), "config", argv, check)
-    assert seen == [("BM25Config", 5), ("BM25Config", 7), ("TfIdfConfig", 5), ("TfIdfConfig", 7)]
-    (problem,) = raised.value.problems
-    assert "sweep job 1 (retriever=bm25 depth=7), 3 (retriever=tfidf depth=7)" in problem
-    seen.clear()
-    check_sweep(config_dir(), "config", ["depth=7"], check)  # not a multirun: Hydra's job checks
-    assert seen == []
-    check_sweep(config_dir(), "config", ["hydra/sweeper=optuna", "depth=5,7", "-m"], check)
-    assert seen == []  # Optuna picks its own trials
+    return sweep
+
+
+def test_item8_the_sweeper_checks_every_job_before_job_0(sweep_in_process, capsys):
+    code, checked, ran, folder = sweep_in_process("retriever=bm25,tfidf", "depth=5,7")
+    assert code == 2
+    assert checked == [("bm25", 5), ("bm25", 7), ("tfidf", 5), ("tfidf", 7)]
+    assert ran == [] and not folder.exists()  # nothing ran, nothing was written
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "receval: error: depth=7: not liked [sweep job 1 (retriever=bm25 depth=7), "
+        "3 (retriever=tfidf depth=7)]; nothing was run"
+    )
+
+
+def test_item8_the_sweeper_composes_each_job_once(sweep_in_process, monkeypatch):
+    """Hydra's basic sweeper composes every job twice (to validate, to launch); receval's
+    hands the launcher the config it checked: one composition per job, the same values."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    composed = []
+    original = ConfigLoaderImpl.load_sweep_config
+
+    def counting(self, master_config, sweep_overrides):
+        composed.append(tuple(sweep_overrides))
+        return original(self, master_config, sweep_overrides)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_sweep_config", counting)
+    code, checked, ran, folder = sweep_in_process("retriever=bm25,tfidf", "depth=5,6,8")
+    assert code == 0
+    expected = [(kind, depth) for kind in ("bm25", "tfidf") for depth in (5, 6, 8)]
+    assert checked == ran == expected
+    assert len(composed) == len(set(composed)) == 6
+    assert sorted(p.name for p in folder.iterdir()) == ["0", "1", "2", "3", "4", "5", "multirun.yaml"]
+
+
+def test_item8_the_sweepers_loader_pickles_as_hydras():
+    """A remote launcher (Ray, joblib) ships its context to workers: the configs kept
+    for the launcher stay on the driver."""
+    import pickle
+
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra._internal.utils import create_config_search_path
+    from hydra.core.plugins import Plugins
+
+    Plugins.instance()  # the scan first (see receval.cli.use_sweeper)
+    from hydra_plugins.receval_sweeper import ComposedOnce
+
+    loader = ConfigLoaderImpl(config_search_path=create_config_search_path(None))
+    wrapped = ComposedOnce(loader)
+    wrapped._composed[("depth=5",)] = ["kept"]
+    shipped = pickle.loads(pickle.dumps(wrapped))
+    assert type(shipped) is ConfigLoaderImpl
 
 
 # ------------------------------------------------- 9: cache entries carry a checksum
