@@ -133,6 +133,7 @@ def test_installed_wheel_finds_its_configs_from_anywhere(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"receval/conf/config.yaml", "receval/conf/retriever/bm25.yaml", "receval/conf/hydra/launcher/receval_ray.yaml"} <= names
     assert "receval/datasets/library/questions.jsonl" in names
+    assert "hydra_plugins/receval_sweeper/__init__.py" in names  # the default sweeper
     target = tmp_path / "site-packages"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
@@ -145,3 +146,6 @@ def test_installed_wheel_finds_its_configs_from_anywhere(tmp_path):
     assert (elsewhere / "out" / RESULTS).is_file()
     config = (elsewhere / "out" / ".hydra" / "hydra.yaml").read_text()
     assert str(target / "receval" / "conf") in config  # configs came from the wheel
+    swept = run_cli("retriever=bm25,tfidf", "hydra.sweep.dir=sweep", "-m", cwd=elsewhere, env={"PYTHONPATH": str(target)})
+    assert swept.returncode == 0, swept.stderr
+    assert "receval: 2 jobs ran, 0 skipped" in swept.stdout
