@@ -96,7 +96,8 @@ def group_options(*groups: str) -> str:
 
 def run_one(cfg) -> float | None:
     """One job of ``python -m receval``: skip it if its results are there, else run it.
-    Returns the run's objective (``objective.metric`` on ``objective.split``)."""
+    Returns the run's objective (``objective.metric`` on ``objective.split``) to a
+    sweeper that uses it (Optuna); a grid sweep or a single run ignores it."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     config_schema.check(cfg)
     dataset = load_dataset(cfg.dataset)  # its fingerprint is part of what resume compares
@@ -106,7 +107,9 @@ def run_one(cfg) -> float | None:
         result = pipeline.run(cfg, run_dir, dataset)
         overrides = list(HydraConfig.get().overrides.task)
         print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
-    return objective.value(cfg, run_dir, required=objective.sweeper_uses_it())
+    if objective.sweeper_uses_it():
+        return objective.value(cfg, run_dir, required=True)
+    return None
 
 
 OmegaConf.register_new_resolver("receval_groups", group_options, replace=True)

@@ -141,6 +141,12 @@ def check(cfg) -> None:
         problems.append(f"bootstrap.level={boot.level}: use a value between 0 and 1, e.g. 0.95")
     if len(set(ks)) != len(ks):
         problems.append(f"metrics.ks={ks} names a cutoff twice: list each once, e.g. {sorted(set(ks))}")
+    try:
+        from receval.metrics import parse_measure
+
+        parse_measure(str(cfg.objective.metric))
+    except ValueError as error:
+        problems.append(f"objective.metric={cfg.objective.metric}: {error}")
     problems += components.tree_problems("chunking", cfg.chunking, "chunking")
     problems += components.tree_problems("retriever", cfg.retriever, "retriever")
     if cfg.get("rerank") is not None:

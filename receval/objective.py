@@ -12,17 +12,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pyarrow.compute as pc
 
 from receval import metrics
 from receval.errors import ConfigError
-from receval.results.stored import UNUSED_COLUMNS, read_run
 
 
 def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
     """Mean of ``objective.metric`` over the run's ``objective.split`` questions (null:
     all), unanswerable ones left out. When that split is empty: None, or with
     ``required`` (a sweeper that uses the value) a ConfigError saying what to set."""
+    import pyarrow.compute as pc  # here: a grid sweep's jobs never need it (see receval.cli.run_one)
+
+    from receval.results.stored import UNUSED_COLUMNS, read_run
+
     objective = cfg.get("objective")
     if objective is None:
         return None

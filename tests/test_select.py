@@ -205,6 +205,16 @@ def test_runs_return_their_dev_objective(grid):
     assert objective.value(cfg, grid / "1") is None
 
 
+def test_an_unknown_objective_metric_is_refused_before_any_work(make_config):
+    """A grid sweep never reads the objective, so the config check is where a typo shows."""
+    from receval import config
+    from receval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"objective.metric=hit3: unknown measure 'hit3'"):
+        config.check(make_config("objective.metric=hit3"))
+    config.check(make_config("objective.metric=ndcg@10"))
+
+
 # ----------------------------------------------------------------- Optuna
 
 
