@@ -144,6 +144,17 @@ def sweep_in_process(monkeypatch, tmp_path):
     from receval.cli import hydra_command
     from receval.errors import ConfigError
 
+    # Hydra's logging setup (logging.config.dictConfig) closes every handler, pytest's own
+    # log capture too: left out here, after the plugin scan that re-executes the launcher
+    import hydra._internal.core_plugins.basic_launcher as launcher
+    import hydra._internal.hydra as hydra_app
+    import hydra.core.utils as hydra_utils
+    from hydra.core.plugins import Plugins
+
+    Plugins.instance()
+    for module in (launcher, hydra_app, hydra_utils):
+        monkeypatch.setattr(module, "configure_log", lambda *args, **kwargs: None)
+
     def sweep(*args: str):
         checked, ran = [], []
 
@@ -155,6 +166,7 @@ def sweep_in_process(monkeypatch, tmp_path):
         main = hydra_command("config", lambda cfg: ran.append((cfg.retriever.kind, cfg.depth)), check)
         folder = tmp_path / "sweep"
         monkeypatch.setattr(sys, "argv", ["receval", *args, f"hydra.sweep.dir={folder}", "-m"])
+        GlobalHydra.instance().clear()  # hydra.main starts its own
         try:
             main()
             code = 0
