@@ -86,7 +86,7 @@ def _float_nodes(path: Path) -> list[str]:
 
     Measured on the built-in sections (all-MiniLM-L6-v2, fused graph, batches of 8 to
     32): with every weight product in int8 the lowest cosine with the torch vectors is
-    0.989; keeping layer 0's in float32 gives 0.990-0.992, layers 0 and 1 0.992-0.994,
+    0.989; keeping layer 0's in float32 gives 0.990-0.992, layers 0 and 1 0.991-0.993,
     at the cost of 2 of the 24 weight products (a fused attention projection counts as one).
     """
     import onnx
