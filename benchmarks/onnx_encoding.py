@@ -1,9 +1,10 @@
 """Encoding throughput of retriever.backend=onnx (int8 onnxruntime) against backend=local (torch).
 
-Both sides encode the same texts with the bundled all-MiniLM-L6-v2, the same batch
-size, longest first, in one process, with no embedding cache: ``LocalEncoder.encode``
-(sentence-transformers on torch) and ``OnnxEncoder.encode`` (the int8 export, made once
-in a temporary folder before timing). Texts as in ``encode_throughput.py``: Cranfield
+Both sides encode the same texts with the bundled all-MiniLM-L6-v2, given the same
+batch size, longest first, in one process, with no embedding cache: ``LocalEncoder.encode``
+(sentence-transformers on torch) and ``OnnxEncoder.encode`` (the fused int8 export, made
+once in a temporary folder before timing; it sorts by token count and runs at most
+``RUN_BATCH`` = 32 texts per onnxruntime call, which suits onnxruntime on 2 cores). Texts as in ``encode_throughput.py``: Cranfield
 documents when present, then library chunks. Sides alternate over ``--repeats``
 rounds after a warm-up; the median of each is reported, with the lowest cosine
 between the two sides' vectors. The issue's goal: onnx / torch throughput >= 2.

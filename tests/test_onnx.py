@@ -66,3 +66,14 @@ def test_a_model_the_onnx_path_cannot_run_is_refused(tmp_path):
     (tmp_path / "m" / "config.json").write_text("{}")
     with pytest.raises(ConfigError, match="use retriever.backend=local"):
         OnnxEncoder(str(tmp_path / "m"), tmp_path)
+
+
+def test_the_export_is_fused_and_int8_but_for_two_float_products(exported):
+    import onnx
+
+    _, encoder = exported
+    ops = [n.op_type for n in onnx.load(str(encoder.path)).graph.node]
+    assert ops.count("QAttention") == 6  # one fused, int8 attention per layer
+    assert ops.count("SkipLayerNormalization") == 12 and ops.count("EmbedLayerNormalization") == 1
+    assert ops.count("MatMul") == 2  # layers 0 and 1's feed-forward outputs stay float32
+    assert ops.count("DynamicQuantizeMatMul") + ops.count("MatMulInteger") == 16
