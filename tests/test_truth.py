@@ -226,7 +226,7 @@ def test_item8_the_sweepers_loader_pickles_as_hydras():
 
     loader = ConfigLoaderImpl(config_search_path=create_config_search_path(None))
     wrapped = ComposedOnce(loader)
-    wrapped._composed[("depth=5",)] = ["kept"]
+    wrapped._composed[(0, ("depth=5",))] = ["kept"]
     shipped = pickle.loads(pickle.dumps(wrapped))
     assert type(shipped) is ConfigLoaderImpl
 

@@ -42,15 +42,15 @@ class ComposedOnce:
 
     def __init__(self, loader) -> None:
         self._loader = loader
-        self._composed: dict[tuple[str, ...], list] = {}
+        self._composed: dict[tuple[int, tuple[str, ...]], list] = {}  # (master, overrides) -> configs
 
     def compose(self, master_config, overrides: Sequence[str]):
         cfg = self._loader.load_sweep_config(master_config, list(overrides))
-        self._composed.setdefault(tuple(overrides), []).append(cfg)
+        self._composed.setdefault((id(master_config), tuple(overrides)), []).append(cfg)
         return cfg
 
     def load_sweep_config(self, master_config, sweep_overrides: list[str]):
-        kept = self._composed.get(tuple(sweep_overrides))
+        kept = self._composed.get((id(master_config), tuple(sweep_overrides)))
         if kept:
             return kept.pop(0)
         return self._loader.load_sweep_config(master_config, sweep_overrides)
