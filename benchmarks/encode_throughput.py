@@ -29,17 +29,18 @@ ROOT = Path(__file__).resolve().parent.parent
 CRANFIELD = Path(os.environ.get("RECEVAL_SHARED", ROOT.parent / "shared")) / "datasets" / "cranfield"
 
 
-def corpus(n: int) -> tuple[list[str], str]:
+def corpus(n: int, folder: Path = CRANFIELD) -> tuple[list[str], str]:
+    """``n`` texts: a BEIR folder's documents (title + text), then library chunks."""
     texts: list[str] = []
     sources = []
-    docs = CRANFIELD / "corpus.jsonl"
+    docs = folder / "corpus.jsonl"
     if docs.is_file():
         with open(docs, encoding="utf-8") as handle:
             for line in handle:
                 record = json.loads(line)
                 if len(texts) < n:
                     texts.append(f"{record.get('title', '')} {record.get('text', '')}".strip())
-        sources.append(f"{len(texts)} cranfield docs")
+        sources.append(f"{len(texts)} {folder.name} docs")
     if len(texts) < n:
         from hydra import compose, initialize_config_dir
 
