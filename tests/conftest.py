@@ -7,8 +7,13 @@ import os
 import re
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 
@@ -195,3 +200,34 @@ def one_error_line(capsys) -> str:
     assert len(err) == 1, err
     assert err[0].startswith("receval: error: ")
     return err[0]
+
+
+@contextmanager
+def loopback(handler) -> Iterator[ThreadingHTTPServer]:
+    """A threaded HTTP server on 127.0.0.1 (a free port) running ``handler`` until the block
+    ends; ``.root`` is its ``http://127.0.0.1:PORT`` address. It polls for shutdown every
+    20 ms (the default 0.5 s would add half a second to every test that uses one)."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    httpd.root = f"http://127.0.0.1:{httpd.server_address[1]}"
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class Fixed:
+    """A first stage (posing as bm25) ranking every chunk by the same fixed scores."""
+
+    name, floor = "bm25", 0.0
+
+    def __init__(self, scores):
+        self.scores = np.asarray(scores, float)
+
+    def fit(self, texts, tie_rank):
+        pass
+
+    def score(self, questions):
+        return np.repeat(self.scores[None, :], len(questions), axis=0)

@@ -16,7 +16,7 @@ from receval.datasets.questions import read_questions
 from receval.errors import DatasetError, RecevalError, RunError
 from receval.report import parse_floors
 from receval.results.stored import load_run
-from tests.conftest import run_of
+from conftest import run_of
 
 
 def _dataset(root, pages: dict[str, str], questions: list[dict | str]):

@@ -16,8 +16,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,6 +26,7 @@ import pytest
 from receval.encoders import EmbeddingCache, HttpEncoder, embed, resolve_local_model, text_key
 from receval.errors import ConfigError, RecevalError
 from receval.retrievers.dense import Dense
+from conftest import loopback
 
 ROOT = Path(__file__).resolve().parent.parent
 DIM = 8
@@ -348,14 +348,10 @@ class EmbeddingsHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def api():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), EmbeddingsHandler)
-    server.mode, server.requests = "ok", []
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    server.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield server
-    server.shutdown()
-    server.server_close()
+    with loopback(EmbeddingsHandler) as server:
+        server.mode, server.requests = "ok", []
+        server.base_url = f"{server.root}/v1"
+        yield server
 
 
 @pytest.fixture

@@ -6,8 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ from receval.retrievers.ranked import Ids, passages, top_lists
 from receval.ranking import tie_ranks
 from receval.trust import check_reach, reaches
 
-from conftest import run_cli, run_of
+from conftest import loopback, run_cli, run_of
 
 JACCARD = '''
 import re
@@ -273,14 +272,10 @@ def service(library_sections):
         answer = jaccard_answer(request["query"], library_sections, request["k"])
         return {"results": [{"id": sid, "score": score} for sid, score in answer]}
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.seen, httpd.script, httpd.shape = [], [], plain
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/search"
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with loopback(Handler) as httpd:
+        httpd.seen, httpd.script, httpd.shape = [], [], plain
+        httpd.url = f"{httpd.root}/search"
+        yield httpd
 
 
 def expected_http(question, sections, depth):

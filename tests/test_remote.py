@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -14,6 +13,7 @@ from receval import api, remote
 from receval.encoders import HttpEncoder
 from receval.errors import RecevalError
 from receval.llm import ChatClient, ReplyError
+from conftest import loopback
 
 KEY = "sk-test-Zq8v3LkR0secret"
 ENV = "RECEVAL_TEST_API_KEY"
@@ -36,14 +36,10 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.seen, httpd.answers = [], [(200, None, b"{}")]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    httpd.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with loopback(Handler) as httpd:
+        httpd.seen, httpd.answers = [], [(200, None, b"{}")]
+        httpd.base_url = f"{httpd.root}/v1"
+        yield httpd
 
 
 @pytest.fixture

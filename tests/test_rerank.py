@@ -16,6 +16,7 @@ from receval.errors import ConfigError
 from receval.pipeline import run
 from receval.rerankers import PAIRS, Reranked
 from receval.store import RESULTS, RUN_JSON
+from conftest import Fixed
 
 TEXTS = [
     "Install the package with pip and check the version.",
@@ -48,21 +49,6 @@ def tiny_cross_encoder(folder):
 @pytest.fixture(scope="module")
 def cross_model(tmp_path_factory):
     return tiny_cross_encoder(tmp_path_factory.mktemp("cross") / "tiny-cross")
-
-
-class Fixed:
-    """A first stage ranking every chunk by fixed scores."""
-
-    name, floor = "bm25", 0.0
-
-    def __init__(self, scores):
-        self.scores = np.asarray(scores, float)
-
-    def fit(self, texts, tie_rank):
-        pass
-
-    def score(self, questions):
-        return np.repeat(self.scores[None, :], len(questions), axis=0)
 
 
 @pytest.mark.dense

@@ -4,8 +4,7 @@ OpenAI-compatible chat endpoint (``llm``)."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -16,23 +15,10 @@ from receval.components import Context
 from receval.errors import RecevalError
 from receval.rerankers import PAIRS, Reranked
 from receval.store import RESULTS, RUN_JSON
-from conftest import run_cli
+from conftest import Fixed, loopback, run_cli
 
 TEXTS = ["alpha page", "beta page", "gamma page", "delta page"]
 KEY = "sk-test-7f3a9c1e5b"
-
-
-class Fixed:
-    name, floor = "bm25", 0.0
-
-    def __init__(self, scores):
-        self.scores = np.asarray(scores, float)
-
-    def fit(self, texts, tie_rank):
-        pass
-
-    def score(self, questions):
-        return np.repeat(self.scores[None, :], len(questions), axis=0)
 
 
 class Server:
@@ -57,13 +43,12 @@ class Server:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self._running = loopback(Handler)
+        self.httpd = self._running.__enter__()
+        self.url = self.httpd.root
 
     def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._running.__exit__(None, None, None)
 
 
 def rerank_answer(body: dict, usage: bool = True) -> bytes:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, exit_code, run_cli, run_of
+from conftest import ROOT, exit_code, loopback, run_cli, run_of
 
 from receval import compare, export, report, reproduce, trust
 from receval.errors import RecevalError
@@ -51,14 +50,10 @@ class Recorder(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    httpd.requests = []
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with loopback(Recorder) as httpd:
+        httpd.requests = []
+        httpd.url = f"{httpd.root}/v1"
+        yield httpd
 
 
 @pytest.fixture(scope="module")
