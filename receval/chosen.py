@@ -27,7 +27,7 @@ from receval.results.selection import measure_label
 from receval.results.stored import Run
 from receval.store import atomic_write
 
-RUN_DIR = "runs/best/${now:%Y-%m-%d}/${now:%H-%M-%S-%f}"
+RUN_DIR = "runs/best/${now:%Y-%m-%d}/${now:%H-%M-%S-%f}-${receval_pid:}"
 
 
 def saved_config_text(run: Run) -> dict:

@@ -7,6 +7,7 @@ Ranges are checked by :func:`check` before any work starts.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from enum import StrEnum
@@ -93,10 +94,20 @@ class RecevalConfig:
 SWEEPER = {"_target_": "hydra_plugins.receval_sweeper.RecevalSweeper", "max_batch_size": None, "params": None}
 
 
+def register_resolvers() -> None:
+    """``${receval_pid:}``: this process's id. Default output folders are named by the time
+    to the microsecond *and* the process id: two commands started together can read the
+    same microsecond (it happened in CI), never the same process id on one machine.
+    Cached like Hydra's ``now``, so every job of a sweep, on any launcher, sees the
+    driver's value."""
+    OmegaConf.register_new_resolver("receval_pid", lambda: os.getpid(), use_cache=True, replace=True)
+
+
 def register() -> None:
     """The run schema and every component schema (``retriever/base_bm25``, ...) in Hydra's store."""
     from receval import components
 
+    register_resolvers()
     ConfigStore.instance().store(name="receval_schema", node=RecevalConfig)
     ConfigStore.instance().store(group="hydra/sweeper", name="receval", node=SWEEPER, provider="receval")
     components.register_schemas()
@@ -205,4 +216,5 @@ class SynthRunConfig:
 
 
 def register_synth() -> None:
+    register_resolvers()
     ConfigStore.instance().store(name="synth_schema", node=SynthRunConfig)

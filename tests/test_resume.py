@@ -115,9 +115,34 @@ def test_joblib_launcher_gives_the_basic_launchers_results(tmp_path):
         assert a.equals(b)
 
 
+def test_two_commands_reading_the_same_microsecond_get_distinct_folders(monkeypatch):
+    """Default folder names carry the process id after the time: two processes whose
+    clocks read the same microsecond (it happened in CI) still write apart."""
+    from datetime import datetime
+
+    import hydra.core.utils
+    from hydra import compose, initialize_config_dir
+
+    from receval.config import config_dir
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2026, 12, 1, 9, 46, 46, 175310)
+
+    monkeypatch.setattr(hydra.core.utils, "datetime", Frozen)
+    folders = []
+    for pid in (4242, 4243):
+        monkeypatch.setattr(os, "getpid", lambda pid=pid: pid)
+        with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+            cfg = compose("config", return_hydra_config=True)
+            folders.append((cfg.hydra.run.dir, cfg.hydra.sweep.dir))
+    assert folders == [("runs/2026-12-01/09-46-46-175310-4242",) * 2, ("runs/2026-12-01/09-46-46-175310-4243",) * 2]
+
+
 @pytest.mark.slow
 def test_two_sweeps_started_together_write_distinct_folders(tmp_path):
-    """Default output folders carry microseconds: simultaneous commands never share one."""
+    """Default output folders carry the time and the process id: simultaneous commands never share one."""
     args = [sys.executable, "-m", "receval", "retriever=bm25,tfidf", "chunking.max_words=40", "-m"]
     procs = [subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
