@@ -97,7 +97,7 @@ SWEEPER = {"_target_": "hydra_plugins.receval_sweeper.RecevalSweeper", "max_batc
 def register_resolvers() -> None:
     """``${receval_pid:}``: this process's id. Default output folders are named by the time
     to the microsecond *and* the process id: two commands started together can read the
-    same microsecond (it happened in CI), never the same process id on one machine.
+    same microsecond (it happened in a test run), never the same process id on one machine.
     Cached like Hydra's ``now``, so every job of a sweep, on any launcher, sees the
     driver's value."""
     OmegaConf.register_new_resolver("receval_pid", lambda: os.getpid(), use_cache=True, replace=True)
