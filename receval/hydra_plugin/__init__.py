@@ -9,7 +9,7 @@ own plugin modules, and a class derived from the old ``BasicSweeper`` would fail
 expansion, order and batches as Hydra's basic sweeper; two differences:
 
 - every job of every batch is composed, and given to the command's check
-  (:attr:`RecevalSweeper.check`, set by :func:`receval.cli.hydra_command`), before
+  (:attr:`RecevalSweeper.check`, set by :func:`receval.cli.use_sweeper`), before
   the sweep folder is made: ``chunking.max_words=20,0,40 -m`` is one message naming
   job 1 (exit 2), not job 0's results and then a traceback;
 - the launcher is handed the configs composed for that check instead of composing
