@@ -26,6 +26,8 @@ import numpy as np
 __all__ = [
     "Interval",
     "bootstrap_means",
+    "bootstrap_medians",
+    "percentile_bounds",
     "confidence_intervals",
     "confidence_interval",
     "paired_interval",
@@ -136,24 +138,20 @@ def _centre(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ref, arr - ref
 
 
-def _centred_boot_means(
-    centred: np.ndarray, n_resamples: int, seed: int, chunk_size: int | None
-) -> np.ndarray:
-    """Bootstrap means of the columns of ``centred``, shape ``(n_resamples, m)``.
+def _resample_counts(n: int, n_resamples: int, seed: int, chunk_size: int | None):
+    """Per chunk of resamples: ``(start, counts)`` with ``counts[r, i]`` how often
+    question ``i`` is drawn in resample ``start + r``, shape ``(c, n)``, float64.
 
-    Resample ``r`` uses the question indices
-    ``rng.integers(0, n, size=n)`` drawn in order, exactly as a plain loop over
-    resamples would, because an ``(a, n)`` block followed by a ``(b, n)``
-    block consumes the generator stream like one ``(a + b, n)`` block.
-    Chunking therefore never changes the result.
+    Resample ``r`` uses the question indices ``rng.integers(0, n, size=n)`` drawn in
+    order, exactly as a plain loop over resamples would, because an ``(a, n)`` block
+    followed by a ``(b, n)`` block consumes the generator stream like one
+    ``(a + b, n)`` block. Chunking therefore never changes the result, and every
+    statistic built on these counts (means, medians) sees the same draws for a seed.
     """
-    n, m = centred.shape
     if chunk_size is None:
         chunk_size = max(1, _MAX_CHUNK_ENTRIES // n)
     chunk_size = min(chunk_size, n_resamples)
-
     rng = np.random.default_rng(seed)
-    out = np.empty((n_resamples, m), dtype=np.float64)
     for start in range(0, n_resamples, chunk_size):
         c = min(chunk_size, n_resamples - start)
         idx = rng.integers(0, n, size=(c, n))
@@ -162,8 +160,18 @@ def _centred_boot_means(
         idx += np.arange(0, c * n, n, dtype=idx.dtype)[:, np.newaxis]
         counts = np.bincount(idx.ravel(), minlength=c * n)
         del idx
-        counts = counts.reshape(c, n).astype(np.float64)
-        np.divide(counts @ centred, n, out=out[start : start + c])
+        yield start, counts.reshape(c, n).astype(np.float64)
+
+
+def _centred_boot_means(
+    centred: np.ndarray, n_resamples: int, seed: int, chunk_size: int | None
+) -> np.ndarray:
+    """Bootstrap means of the columns of ``centred``, shape ``(n_resamples, m)``
+    (draws from :func:`_resample_counts`)."""
+    n, m = centred.shape
+    out = np.empty((n_resamples, m), dtype=np.float64)
+    for start, counts in _resample_counts(n, n_resamples, seed, chunk_size):
+        np.divide(counts @ centred, n, out=out[start : start + counts.shape[0]])
         del counts
     return out
 
@@ -185,6 +193,44 @@ def bootstrap_means(
         chunk_size = _check_positive_int("chunk_size", chunk_size)
     ref, centred = _centre(arr)
     return _centred_boot_means(centred, n_resamples, seed, chunk_size) + ref
+
+
+def bootstrap_medians(values, *, n_resamples: int = 2000, seed: int = 0) -> np.ndarray:
+    """Resampled medians over questions, shape ``(n_resamples, m)``: the same question
+    draws as :func:`bootstrap_means` with that seed, so a median's resample ``r`` and a
+    mean's resample ``r`` are over the same questions.
+
+    Each resample's median is read from cumulative draw counts over the column's
+    sorted values (no per-resample sort): the ``k``-th smallest drawn value is the
+    first sorted value whose cumulative count reaches ``k``; for an even ``n`` the
+    median is the mean of the ``n/2``-th and ``(n/2 + 1)``-th, as ``np.median``.
+    """
+    arr = _as_matrix(values)
+    n_resamples = _check_positive_int("n_resamples", n_resamples)
+    seed = _check_seed(seed)
+    n, m = arr.shape
+    order = np.argsort(arr, axis=0, kind="stable")
+    ranks = [(n + 1) // 2, n // 2 + 1]  # equal for odd n
+    out = np.empty((n_resamples, m), dtype=np.float64)
+    for start, counts in _resample_counts(n, n_resamples, seed, None):
+        rows = slice(start, start + counts.shape[0])
+        for j in range(m):
+            cumulative = np.cumsum(counts[:, order[:, j]], axis=1)
+            sorted_values = arr[order[:, j], j]
+            low, high = ((cumulative < k).sum(axis=1) for k in ranks)
+            out[rows, j] = (sorted_values[low] + sorted_values[high]) / 2.0
+    return out
+
+
+def percentile_bounds(resampled, level: float) -> list[tuple[float, float]]:
+    """Per column of resampled statistics ``(n_resamples, m)``: the percentile
+    interval ``(lo, hi)`` at ``level``, by the rule of :func:`confidence_intervals`
+    (drop ``int(n_resamples * (1 - level) / 2)`` from each end)."""
+    boot = np.sort(np.asarray(resampled, dtype=np.float64).reshape(len(resampled), -1), axis=0)
+    level = _check_level(level)
+    b = boot.shape[0]
+    k = min(_n_dropped((1.0 - level) / 2.0, b), (b - 1) // 2)
+    return [(float(boot[k, j]), float(boot[b - 1 - k, j])) for j in range(boot.shape[1])]
 
 
 # --------------------------------------------------------------------------

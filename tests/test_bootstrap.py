@@ -12,9 +12,11 @@ from receval.bootstrap import (
     Interval,
     _bca_tails,
     bootstrap_means,
+    bootstrap_medians,
     confidence_interval,
     confidence_intervals,
     paired_interval,
+    percentile_bounds,
 )
 
 
@@ -41,6 +43,29 @@ def reference_means(values, n_resamples, seed):
 
 
 # ---------------------------------------------------------------- draws
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 24, 301])
+def test_medians_are_np_median_of_the_same_draws_as_the_means(n):
+    values = np.random.default_rng(n).lognormal(size=(n, 3))
+    values[: n // 3, 1] = 1.0  # ties
+    got = bootstrap_medians(values, n_resamples=250, seed=4)
+    rng = np.random.default_rng(4)
+    draws = [rng.integers(0, n, size=n) for _ in range(250)]
+    np.testing.assert_array_equal(got, np.array([np.median(values[d], axis=0) for d in draws]))
+    means = bootstrap_means(values, n_resamples=250, seed=4)
+    np.testing.assert_allclose(means, np.array([values[d].mean(axis=0) for d in draws]), rtol=1e-12)
+
+
+def test_percentile_bounds_follow_the_interval_rule():
+    values = skewed(60)
+    resampled = bootstrap_means(values, n_resamples=2000, seed=3)
+    ((lo, hi),) = percentile_bounds(resampled, 0.9)
+    interval = confidence_interval(values, n_resamples=2000, seed=3, level=0.9)
+    assert (lo, hi) == pytest.approx((interval.lo, interval.hi), abs=1e-12)
+    ordered = np.sort(resampled[:, 0])
+    assert lo == ordered[100] and hi == ordered[1899]  # int(2000 * 0.05) dropped at each end
+
 
 
 @pytest.mark.parametrize("n, c1, c2", [(25, 3, 4), (1, 5, 2), (10007, 1, 2)])
