@@ -1,24 +1,26 @@
-"""Choosing a configuration from stored runs: the cheapest one not shown worse than the best.
+"""Choosing a configuration from stored runs: the cheapest one *shown* not worse than the best.
 
 ``python -m receval.select`` (the shell in :mod:`receval.select`) calls :func:`choose`:
 
 1. Every run is scored on the selection split only (``--split dev``): its mean and
    bootstrap interval of one measure.
-2. The *leader* is the best mean (ties: the smaller index).
-3. Each other run is paired with the leader question by question
-   (:func:`receval.results.pairing.align`); the ``m`` differences ``run - leader`` are
-   resampled together (:func:`receval.bootstrap.bootstrap_means`, the same question
-   draws for all). A run is *out* when its interval lies entirely below ``-margin``,
-   with the family-wise level held at ``1 - level`` by Holm's step-down correction
-   (:func:`receval.holm.holm`): the one-sided bootstrap p-value
-   ``2 * #{resampled diff >= -margin} / B`` is exactly "the percentile interval at
-   level ``1 - a`` excludes ``-margin``" for ``p <= a``, so each shown corrected interval
-   is a percentile interval at the level Holm tested it at.
-4. The *contenders* (the leader and every run not out) are ranked by cost
-   (``--prefer``: median latency ``p50_ms``, ``chunks`` indexed, or ``money`` per 1,000
-   questions), then fewer stages, then the smaller index; the first is chosen.
+2. The *leader* is the best mean (equal means: the cheapest of them by the tie rule of
+   :class:`receval.cheaper.CostOrder`).
+3. The runs *cheaper* than the leader by ``--prefer`` (:mod:`receval.cheaper`: chunks
+   and money exactly, latency only beyond its noise) are paired with it question by
+   question; a cheaper run *qualifies* only when it is shown not worse: the lower end
+   of its Holm-corrected interval of ``run - leader`` lies above ``-margin``
+   (:mod:`receval.noninferiority`). The margin is the user's statement of what "not
+   worse" means, in the measure's units; without one nothing can be shown not worse,
+   the leader is chosen, and each cheaper run's smallest qualifying margin is given.
+   With one and no run qualifying, each gets the questions it would need
+   (:func:`receval.power.non_inferiority_questions`).
+4. The contenders (the leader and every qualifying run) go through the tie rule: the
+   cheapest, and of those not measurably dearer than it, the higher mean, then fewer
+   stages, then the smaller index.
 
-Nothing here retrieves: everything is read from the stored runs.
+Nothing here retrieves: everything is read from the stored runs. Rendering is
+:mod:`receval.tables.select`.
 """
 
 from __future__ import annotations
@@ -27,20 +29,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from receval import tables
-from receval.bootstrap import Interval, bootstrap_means, confidence_intervals
+from receval import noninferiority
+from receval.bootstrap import Interval
+from receval.cheaper import (  # noqa: F401 - money: receval.stage_costs reads it here
+    COST_COLUMN, PREFERENCES, CostOrder, cost_order, costs_of, money, n_stages, p50_ms,
+)
 from receval.errors import RecevalError, RunError
-from receval.holm import holm
 from receval.results import configs, selection
 from receval.results.pairing import BootSettings, align, grouped_intervals, rows_key
 from receval.results.stored import Run
-from receval.store import LATENCY
+from receval.tables.select import SelectionTables, fmt_cost
 
-PREFERENCES = ("p50_ms", "chunks", "money")
-#: Per-question cost columns (US dollars): ``cost_usd`` for the whole search, or one
-#: ``cost_usd.<stage>`` per stage that calls a paid API (summed).
-COST_COLUMN = "cost_usd"
-CORRECTION = "Holm (1979) step-down over {m} comparisons with the leader"
+CORRECTION = "Holm (1979) step-down over the {m} run{s} cheaper than the leader"
+#: Means closer than this are equal (a mean of the same values summed in another order).
+SAME_MEAN = 1e-12
 
 
 @dataclass
@@ -51,236 +53,113 @@ class Candidate:
     label: str
     run_dir: str
     mean: Interval  # on the selection split
-    diff: Interval | None  # run - leader, Holm-corrected interval; None for the leader
-    level: float | None  # confidence level of ``diff`` after the correction
-    contender: bool
-    cost: float | None
-    stages: int
+    diff_mean: float | None  # mean(run - leader); None for the leader
+    cheaper: bool  # than the leader, by the cost used
+    diff: Interval | None = None  # Holm-corrected interval; cheaper runs only
+    level: float | None = None  # its confidence level
+    margin_needed: float | None = None  # qualifies at every margin above it; cheaper runs only
+    qualifies: bool | None = None  # at the given margin; None without one
+    questions_needed: int | None = None  # at the given margin when it does not qualify
+    contender: bool = False  # the leader, or a run that qualifies
+    cost: float | None = None
+    stages: int = 1
     costs: dict[str, float | None] = field(default_factory=dict)  # every preference
 
 
 @dataclass
-class Selection(tables.Rendered):
+class Selection(SelectionTables):
     metric: str
     split: str | None
     prefer: str  # asked for
     cost_by: str  # used (money falls back to p50_ms when no cost is recorded)
-    margin: float
+    margin: float | None  # None: not given
     boot: BootSettings
     candidates: list[Candidate]
     leader: int
     chosen: int
     why: str
+    n_questions: int  # paired questions the comparisons are over
     notes: list[str] = field(default_factory=list)
     held_out: dict | None = None  # --report-on: the chosen config on the held-out split
 
-    # ------------------------------------------------------------ rendering
+    @property
+    def tested(self) -> list[Candidate]:
+        """The cheaper runs: the family Holm corrects over."""
+        return [c for c in self.candidates if c.cheaper]
 
-    def header_lines(self) -> list[str]:
-        label = selection.measure_label(self.metric)
-        m = len(self.candidates) - 1
-        where = f"split {self.split}" if self.split else "all questions"
-        lines = [
-            f"select on {where}: {label}, {len(self.candidates)} runs; leader #{self.leader} "
-            f"(best mean); margin {self.margin:g}",
-            f"mean: {self.boot.describe()}",
-            f"diff = run - leader, paired by question; interval corrected by "
-            f"{CORRECTION.format(m=m)} (family-wise {self.boot.level:.0%}; percentile "
-            "bootstrap, same question draws for every run)",
-            f"in: the corrected interval reaches -margin ({-self.margin:g}); out: it lies "
-            "entirely below" if self.margin else
-            "in: the corrected interval reaches 0; out: it lies entirely below 0 (worse beyond chance)",
-            *self.notes,
-            f"chosen: #{self.chosen} {self.candidates[self.chosen].label} -- {self.why}",
-        ]
-        if self.held_out:
-            h = self.held_out
-            lines.append(
-                f"held out ({h['split']}, {h['n_questions']} questions, scored once): {label} "
-                f"{h['mean']:.3f} {tables.fmt_ci(*h['ci'])}; on {self.split or 'all'} "
-                f"{h['selection_mean']:.3f}: "
-                + (f"{self.split or 'selection'} overstated it by {h['overstated']:.3f}" if h["overstated"] >= 0
-                   else f"{self.split or 'selection'} understated it by {-h['overstated']:.3f}")
-            )
-        return lines
+    @property
+    def correction(self) -> str:
+        m = len(self.tested)
+        return CORRECTION.format(m=m, s="" if m == 1 else "s")
 
-    def tables(self) -> list[tables.Table]:
-        cost_title = {"p50_ms": "p50 ms", "chunks": "chunks", "money": "$ / 1k q"}[self.cost_by]
-        rows, flagged = [], set()
-        for c in self.candidates:
-            if c.diff is None:
-                diff, ci, level = "leader", "", ""
-            else:
-                diff = tables.fmt_signed(c.diff.mean)
-                ci = tables.fmt_ci(c.diff.lo, c.diff.hi, signed=True)
-                level = f"{100 * c.level:.4g}%"
-            mark = "chosen" if c.index == self.chosen else ""
-            rows.append([
-                f"#{c.index}", c.label, tables.fmt(c.mean.mean), tables.fmt_ci(c.mean.lo, c.mean.hi),
-                diff, ci, level, "in" if c.contender else "out", _fmt_cost(c.cost, self.cost_by),
-                str(c.stages), mark,
-            ])
-            if c.index == self.chosen:
-                flagged.add(len(rows) - 1)
-        label = selection.measure_label(self.metric)
-        return [tables.Table(
-            columns=["#", "run", label, f"{self.boot.level:.0%} CI", "diff", "Holm CI", "level",
-                     "", cost_title, "stages", ""],
-            rows=rows,
-            align=["r", "l", "r", "r", "r", "r", "r", "l", "r", "r", "l"],
-            flagged=flagged,
-        )]
-
-    def to_dict(self) -> dict:
-        return {
-            "metric": self.metric,
-            "split": self.split,
-            "prefer": self.prefer,
-            "cost_by": self.cost_by,
-            "margin": self.margin,
-            "correction": CORRECTION.format(m=len(self.candidates) - 1),
-            "bootstrap": self.boot.kwargs(),
-            "leader": self.leader,
-            "chosen": self.chosen,
-            "why": self.why,
-            "notes": list(self.notes),
-            "runs": [
-                {
-                    "index": c.index, "label": c.label, "run_dir": c.run_dir,
-                    **{"mean": c.mean.mean, "ci": [c.mean.lo, c.mean.hi]},
-                    "diff": None if c.diff is None else c.diff.mean,
-                    "diff_ci": None if c.diff is None else [c.diff.lo, c.diff.hi],
-                    "level": c.level, "contender": c.contender, "cost": c.cost,
-                    "costs": c.costs, "stages": c.stages,
-                }
-                for c in self.candidates
-            ],
-            "held_out": self.held_out,
-        }
-
-    def to_csv(self) -> str:
-        return tables.to_csv(
-            ["index", "run", "run_dir", "mean", "ci_lo", "ci_hi", "diff", "diff_lo", "diff_hi",
-             "level", "contender", self.cost_by, "stages", "chosen"],
-            [[c.index, c.label, c.run_dir, c.mean.mean, c.mean.lo, c.mean.hi,
-              None if c.diff is None else c.diff.mean, None if c.diff is None else c.diff.lo,
-              None if c.diff is None else c.diff.hi, c.level, c.contender, c.cost, c.stages,
-              c.index == self.chosen] for c in self.candidates],
-        )
-
-
-def _fmt_cost(cost: float | None, by: str) -> str:
-    if cost is None:
-        return "-"
-    if by == "p50_ms":
-        return tables.fmt_ms(cost)
-    if by == "chunks":
-        return str(int(cost))
-    return f"{cost:.4f}"
-
-
-# ----------------------------------------------------------------- costs
-
-
-def n_stages(run: Run) -> int:
-    stages = run.info.get("stages")
-    if isinstance(stages, dict) and stages:
-        return len(stages)
-    return max(1, sum(c.startswith(LATENCY + ".") for c in run.table.column_names))
-
-
-def p50_ms(run: Run) -> float | None:
-    if LATENCY not in run.table.column_names:
-        return None
-    values = run.values(LATENCY)
-    values = values[~np.isnan(values)]
-    return float(np.median(values)) if values.size else None
-
-
-def money(run: Run) -> float | None:
-    """US dollars per 1,000 questions from the per-question cost columns; 0 for a run
-    whose stages made no API call; None when a paid run recorded no cost."""
-    names = [c for c in run.table.column_names if c == COST_COLUMN or c.startswith(COST_COLUMN + ".")]
-    if COST_COLUMN in names:
-        names = [COST_COLUMN]
-    if names:
-        total = sum(np.nan_to_num(run.values(c)) for c in names)
-        return float(np.mean(total) * 1000)
-    stages = run.info.get("stages")
-    if isinstance(stages, dict) and stages and all(
-        not (s or {}).get("search_api_calls") for s in stages.values()
-    ):
-        return 0.0
-    return None
-
-
-def costs_of(run: Run) -> dict[str, float | None]:
-    return {"p50_ms": p50_ms(run), "chunks": run.n_chunks, "money": money(run)}
-
-
-# ----------------------------------------------------------------- choosing
+    @property
+    def planning_alpha(self) -> float:
+        """One-sided level the questions needed are planned at (Holm's first step)."""
+        return (1.0 - self.boot.level) / (2 * max(1, len(self.tested)))
 
 
 def _labels(runs: list[Run]) -> list[str]:
+    if len(runs) == 1:
+        return [str(runs[0].run_dir)]
     keys = configs.differing_params([r.flat for r in runs], [r.overrides for r in runs])
     names = configs.short_names(keys)
     if not keys:
         return [r.run_dir.name for r in runs]
+
     def shown(value) -> str:  # Optuna's k1=1.3232202558909871 as 1.323
         return f"{value:.4g}" if isinstance(value, float) else configs.format_value(value)
 
     return [" ".join(f"{names[k]}={shown(r.flat.get(k))}" for k in keys) for r in runs]
 
 
-def _differences(runs: list[Run], leader: int, metric: str) -> tuple[np.ndarray, list[int]]:
-    """``(n_questions, m)`` per-question ``run - leader`` for every other run, over the
-    questions all runs score (the leader's order); and those runs' indices."""
-    others = [i for i in range(len(runs)) if i != leader]
+def _differences(runs: list[Run], leader: int, others: list[int], metric: str) -> np.ndarray:
+    """``(n_questions, len(others))`` per-question ``run - leader`` over the questions
+    every run scores (the leader's order)."""
     base = runs[leader]
     scored = ~np.isnan(base.values(metric))
     columns = []
     for i in others:
-        rows_a, rows_b, _, _ = align(base, runs[i])  # different question sets: an error
+        _, rows_b, _, _ = align(base, runs[i])  # different question sets: an error
         b = runs[i].values(metric)[rows_b]
         scored &= ~np.isnan(b)
         columns.append(b)
     if not scored.any():
         raise RunError(f"no question is scored on {metric} by every run; nothing to compare")
     a = base.values(metric)[scored]
-    return np.column_stack([col[scored] - a for col in columns]), others
+    return np.column_stack([col[scored] - a for col in columns]) if columns else np.empty((int(scored.sum()), 0))
 
 
-def corrected(diffs: np.ndarray, margin: float, boot: BootSettings) -> list[tuple[Interval, float, bool]]:
-    """Per column of ``diffs``: Holm-corrected percentile interval, its level, and
-    whether the run is out (interval entirely below ``-margin``)."""
-    m = diffs.shape[1]
-    matrix = diffs if m > 1 else np.column_stack([diffs, diffs])  # one BLAS path for all m
-    resampled = bootstrap_means(matrix, n_resamples=boot.n_resamples, seed=boot.seed)[:, :m]
-    at_or_above = (resampled >= -margin).sum(axis=0)
-    p_values = [min(1.0, 2.0 * c / boot.n_resamples) for c in at_or_above]
-    steps = holm(p_values, 1.0 - boot.level)
-    out: list[tuple[Interval, float, bool] | None] = [None] * m
-    for alpha in sorted({s.alpha for s in steps}):
-        intervals = confidence_intervals(
-            matrix, n_resamples=boot.n_resamples, seed=boot.seed, level=1.0 - alpha, method="percentile"
+def _cost_by(prefer: str, all_costs: list[dict], notes: list[str]) -> str:
+    """The cost ranked by: ``money`` falls back to ``p50_ms`` when it says nothing."""
+    if prefer != "money":
+        return prefer
+    unknown = [i for i, c in enumerate(all_costs) if c["money"] is None]
+    if unknown:
+        shown = ", ".join(f"#{i}" for i in unknown)
+        notes.append(
+            f"money: no cost recorded ({COST_COLUMN} columns) for {shown}, which call paid "
+            "APIs; ranking by p50_ms instead"
         )
-        for j, step in enumerate(steps):
-            if step.alpha == alpha:
-                lo, hi = intervals[j].lo, intervals[j].hi
-                out[j] = (Interval(float(np.mean(diffs[:, j])), lo, hi), 1.0 - alpha, step.rejected)
-    return out  # type: ignore[return-value]
+        return "p50_ms"
+    if not any(c["money"] for c in all_costs):
+        notes.append("money: no cost recorded (every run is local: $0); ranking by p50_ms instead")
+        return "p50_ms"
+    return "money"
 
 
 def choose(
-    runs: list[Run], metric: str, prefer: str, margin: float, boot: BootSettings,
+    runs: list[Run], metric: str, prefer: str, margin: float | None, boot: BootSettings,
     split: str | None = None,
 ) -> Selection:
-    """Leader, contenders and the chosen run among ``runs`` (already filtered to the
-    selection split); see the module docstring."""
+    """Leader, cheaper runs, which qualify, and the chosen run among ``runs`` (already
+    filtered to the selection split); see the module docstring."""
     if prefer not in PREFERENCES:
         raise RecevalError(f"--prefer {prefer}: use one of {', '.join(PREFERENCES)}")
-    if not margin >= 0:
-        raise RecevalError(f"--margin {margin}: use a value >= 0 (0: not distinguishable from the leader)")
+    if margin is not None and not (np.isfinite(margin) and margin >= 0):
+        raise RecevalError(
+            f"--margin {margin}: use a value >= 0, in {selection.measure_label(metric)} units "
+            "(how much worse than the leader still counts as not worse)"
+        )
     labels = _labels(runs)
     items = []
     for run in runs:
@@ -290,64 +169,81 @@ def choose(
             raise RunError(f"{run.run_dir}: no question scored on {metric} in this split")
         items.append((rows_key(run, rows), values[rows]))
     means = grouped_intervals(items, boot)
-    leader = max(range(len(runs)), key=lambda i: (means[i].mean, -i))
-    verdicts: dict[int, tuple[Interval, float, bool]] = {}
-    if len(runs) > 1:
-        diffs, others = _differences(runs, leader, metric)
-        verdicts = dict(zip(others, corrected(diffs, margin, boot)))
+    mean_values = [m.mean for m in means]
     all_costs = [costs_of(run) for run in runs]
     notes: list[str] = []
-    cost_by = prefer
-    if prefer == "money":
-        unknown = [i for i, c in enumerate(all_costs) if c["money"] is None]
-        if unknown:
-            cost_by = "p50_ms"
-            shown = ", ".join(f"#{i}" for i in unknown)
-            notes.append(
-                f"money: no cost recorded ({COST_COLUMN} columns) for {shown}, which call paid "
-                "APIs; ranking by p50_ms instead"
-            )
-        elif not any(c["money"] for c in all_costs):
-            cost_by = "p50_ms"
-            notes.append("money: no cost recorded (every run is local: $0); ranking by p50_ms instead")
-    candidates = []
-    for i, run in enumerate(runs):
-        diff, level, out = verdicts.get(i, (None, None, False))
-        candidates.append(Candidate(
-            index=i, label=labels[i], run_dir=str(run.run_dir), mean=means[i], diff=diff,
-            level=level, contender=not out, cost=all_costs[i][cost_by], stages=n_stages(run),
-            costs=all_costs[i],
-        ))
-    contenders = [c for c in candidates if c.contender]
-    missing = [c for c in contenders if c.cost is None]
+    cost_by = _cost_by(prefer, all_costs, notes)
+    missing = [i for i, c in enumerate(all_costs) if c[cost_by] is None]
     if missing:
         raise RunError(
-            f"--prefer {cost_by}: {missing[0].run_dir} has no {cost_by} recorded; choose "
+            f"--prefer {cost_by}: {runs[missing[0]].run_dir} has no {cost_by} recorded; choose "
             f"another of {', '.join(PREFERENCES)}"
         )
-    best = min(contenders, key=lambda c: (c.cost, c.stages, c.index))
-    why = _why(best, contenders, leader, cost_by) if len(runs) > 1 else "the only run"
-    return Selection(
-        metric=metric, split=split, prefer=prefer, cost_by=cost_by, margin=margin, boot=boot,
-        candidates=candidates, leader=leader, chosen=best.index, why=why, notes=notes,
+    costs = [float(c[cost_by]) for c in all_costs]
+    stages = [n_stages(run) for run in runs]
+    order = cost_order(runs, costs, cost_by, boot)
+    best = max(mean_values)
+    leader = order.cheapest(
+        [i for i, m in enumerate(mean_values) if m >= best - SAME_MEAN], mean_values, stages
     )
-
-
-def _why(best: Candidate, contenders: list[Candidate], leader: int, cost_by: str) -> str:
-    n = len(contenders)
-    if n == 1:
-        return "the leader, and every other run is out (worse beyond chance, corrected)"
-    cost = _fmt_cost(best.cost, cost_by)
-    tied = [c for c in contenders if c.cost == best.cost]
-    how = f"cheapest of {n} contenders by {cost_by} ({cost})"
-    if len(tied) > 1:
-        fewer = [c for c in tied if c.stages == best.stages]
-        how += f", tied with {len(tied) - 1} on cost; " + (
-            "then fewer stages" if len(fewer) < len(tied) else "then the smaller index"
+    others = [i for i in range(len(runs)) if i != leader]
+    diffs = _differences(runs, leader, others, metric)
+    cheaper = [i for i in others if order.cheaper(i, leader)]
+    tested = [others.index(i) for i in cheaper]
+    verdicts = dict(zip(cheaper, noninferiority.test(diffs[:, tested], margin, boot))) if cheaper else {}
+    candidates = []
+    for i, run in enumerate(runs):
+        candidate = Candidate(
+            index=i, label=labels[i], run_dir=str(run.run_dir), mean=means[i],
+            diff_mean=None if i == leader else float(np.mean(diffs[:, others.index(i)])),
+            cheaper=i in verdicts, contender=i == leader, cost=costs[i], stages=stages[i],
+            costs=all_costs[i],
         )
-    if best.index == leader:
-        return how + "; also the leader"
-    return how + f"; not distinguishable from the leader #{leader} ({best.diff.mean:+.3f})"
+        if i in verdicts:
+            v = verdicts[i]
+            candidate.diff, candidate.level, candidate.margin_needed = v.diff, v.level, v.margin_needed
+            candidate.qualifies, candidate.questions_needed = v.qualifies, v.questions_needed
+            candidate.contender = bool(v.qualifies)
+        candidates.append(candidate)
+    contenders = [c.index for c in candidates if c.contender]
+    chosen = order.cheapest(contenders, mean_values, stages)
+    if order.noise_rule() and len(runs) > 1:
+        notes.append(order.noise_rule())
+    result = Selection(
+        metric=metric, split=split, prefer=prefer, cost_by=cost_by, margin=margin, boot=boot,
+        candidates=candidates, leader=leader, chosen=chosen, why="", n_questions=diffs.shape[0],
+        notes=notes,
+    )
+    result.why = _why(result, order)
+    return result
+
+
+def _why(s: Selection, order: CostOrder) -> str:
+    """One sentence: why the chosen run is the choice."""
+    best = s.candidates[s.chosen]
+    tested = s.tested
+    measurably = " measurably" if order.medians is not None else ""
+    if len(s.candidates) == 1:
+        return "the only run: nothing to compare it with"
+    if not tested:
+        return f"the leader (best mean); no run is{measurably} cheaper than it by {s.cost_by}"
+    if s.margin is None:
+        return (f"the leader (best mean); no --margin given, so no cheaper run ({len(tested)}) can be "
+                "shown not worse (each one's smallest qualifying margin is in the table)")
+    qualified = [c for c in tested if c.qualifies]
+    if not qualified:
+        return (f"the leader (best mean); no cheaper run ({len(tested)}) is shown not worse at "
+                f"margin {s.margin:g}")
+    how = (f"shown not worse than the leader #{s.leader} at margin {s.margin:g} (Holm interval "
+           f"[{best.diff.lo:+.3f}, {best.diff.hi:+.3f}] lies above {-s.margin:g}) and cheapest "
+           f"of the {len(qualified) + 1} contenders by {s.cost_by}")
+    tied = [c for c in s.candidates if c.contender and c.index != s.chosen and not order.cheaper(s.chosen, c.index)]
+    if tied:
+        how += (f" ({fmt_cost(best.cost, s.cost_by)}), tied on cost with {', '.join(f'#{c.index}' for c in tied)}: "
+                "the higher mean, then fewer stages, then the smaller index")
+    else:
+        how += f" ({fmt_cost(best.cost, s.cost_by)})"
+    return how
 
 
 def held_out(run: Run, split: str, metric: str, boot: BootSettings, selection_mean: float) -> dict:
@@ -364,3 +260,4 @@ def held_out(run: Run, split: str, metric: str, boot: BootSettings, selection_me
         "mean": interval.mean, "ci": [interval.lo, interval.hi],
         "selection_mean": selection_mean, "overstated": selection_mean - interval.mean,
     }
+

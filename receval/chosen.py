@@ -1,4 +1,5 @@
-"""What ``python -m receval.select`` writes for its choice: ``best.yaml`` and the plot.
+"""What ``python -m receval.select`` writes for its choice: ``best.yaml`` (the plot is
+:mod:`receval.tables.choice_plot`).
 
 ``best.yaml`` is the chosen run's complete saved config (``.hydra/config.yaml``, else
 ``run.json``'s copy) as a primary Hydra config: a defaults list naming receval's
@@ -18,12 +19,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from receval.errors import RecevalError, RunError
 from receval.results.configs import CONFIG_YAML, HYDRA_DIR
-from receval.results.selection import measure_label
 from receval.results.stored import Run
 from receval.store import atomic_write
 
@@ -81,58 +80,3 @@ def write_best(run: Run, out: str | Path, why: str) -> Path:
     text = best_yaml(run, out, why)
     atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return out
-
-
-# ----------------------------------------------------------------- plot
-
-
-def pareto_front(costs: list[float], means: list[float]) -> list[int]:
-    """Indices not dominated (another run at most as costly and at least as good, better
-    in one), ordered by cost."""
-    c, m = np.asarray(costs, dtype=float), np.asarray(means, dtype=float)
-    no_worse = (c[None, :] <= c[:, None]) & (m[None, :] >= m[:, None])
-    better = (c[None, :] < c[:, None]) | (m[None, :] > m[:, None])
-    front = np.flatnonzero(~(no_worse & better).any(axis=1)).tolist()
-    return sorted(front, key=lambda i: (costs[i], -means[i]))
-
-
-def plot(selection, path: str | Path) -> None:
-    """Quality against cost: every run with its interval, the Pareto front, the choice."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise RecevalError(
-            "--plot needs matplotlib: install receval[plot] (pip install 'receval[plot]')"
-        ) from None
-    shown = [c for c in selection.candidates if c.cost is not None]
-    costs = [float(c.cost) for c in shown]
-    means = np.array([c.mean.mean for c in shown])
-    lo = np.array([c.mean.lo for c in shown])
-    hi = np.array([c.mean.hi for c in shown])
-    figure = Figure(figsize=(6.0, 4.0), layout="constrained")
-    axes = figure.add_subplot()
-    for flag, style in ((True, dict(fmt="o", color="C0", label="contender")),
-                        (False, dict(fmt="o", color="C7", mfc="white", label="out"))):
-        keep = np.array([c.contender == flag for c in shown])
-        if keep.any():
-            axes.errorbar(np.array(costs)[keep], means[keep],
-                          yerr=[(means - lo)[keep], (hi - means)[keep]], capsize=3, **style)
-    front = pareto_front(costs, list(means))
-    axes.step([costs[i] for i in front], [means[i] for i in front], where="post", color="C1",
-              label="Pareto front")
-    for c, x, y in zip(shown, costs, means):
-        axes.annotate(f"#{c.index}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
-        if c.index == selection.chosen:
-            axes.plot([x], [y], marker="*", markersize=16, color="C3", linestyle="none", label="chosen")
-    cost_label = {"p50_ms": "median latency (ms)", "chunks": "chunks indexed",
-                  "money": "US$ per 1,000 questions"}[selection.cost_by]
-    axes.set_xlabel(cost_label)
-    split = selection.split or "all questions"
-    axes.set_ylabel(f"{measure_label(selection.metric)} on {split} ({selection.boot.level:.0%} CI)")
-    if selection.cost_by == "chunks" and max(costs) > 10 * max(min(costs), 1):
-        axes.set_xscale("log")
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=8)
-    path = Path(path)
-    fmt = path.suffix.lstrip(".").lower() or "png"
-    atomic_write(path, lambda tmp: figure.savefig(tmp, format=fmt, dpi=150))

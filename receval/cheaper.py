@@ -1,0 +1,118 @@
+"""What a run costs and when one run is cheaper than another, for ``receval.select``.
+
+Costs (``--prefer``): ``p50_ms`` (median latency per question), ``chunks`` (indexed)
+and ``money`` (US dollars per 1,000 questions). ``chunks`` and ``money`` are counts and
+prices, so they compare exactly. Latency is measured, and two runs of one config differ
+by chance; so a run is cheaper by ``p50_ms`` only beyond that noise: when the percentile
+bootstrap interval (the selection's level) of the difference of the two median
+latencies lies entirely below 0. Each run's per-question latencies are resampled on
+their own (:func:`receval.bootstrap.bootstrap_medians`, seed ``seed + run index``), not
+paired by question: a question's latency is mostly timing jitter, not something both
+runs share, and resampling apart keeps the verdict conservative (a run that is cheaper
+in every question by a constant 3 microseconds is still a tie when the latencies
+spread by a millisecond).
+
+The tie rule (:meth:`CostOrder.cheapest`): the cheapest run and every run not
+measurably dearer than it are tied; of these the higher mean wins, then fewer stages,
+then the smaller index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from receval.bootstrap import bootstrap_medians, percentile_bounds
+from receval.errors import RunError
+from receval.results.pairing import BootSettings
+from receval.results.stored import Run
+from receval.store import LATENCY
+
+PREFERENCES = ("p50_ms", "chunks", "money")
+#: Per-question cost columns (US dollars): ``cost_usd`` for the whole search, or one
+#: ``cost_usd.<stage>`` per stage that calls a paid API (summed).
+COST_COLUMN = "cost_usd"
+
+
+def n_stages(run: Run) -> int:
+    stages = run.info.get("stages")
+    if isinstance(stages, dict) and stages:
+        return len(stages)
+    return max(1, sum(c.startswith(LATENCY + ".") for c in run.table.column_names))
+
+
+def p50_ms(run: Run) -> float | None:
+    if LATENCY not in run.table.column_names:
+        return None
+    values = run.values(LATENCY)
+    values = values[~np.isnan(values)]
+    return float(np.median(values)) if values.size else None
+
+
+def money(run: Run) -> float | None:
+    """US dollars per 1,000 questions from the per-question cost columns; 0 for a run
+    whose stages made no API call; None when a paid run recorded no cost."""
+    names = [c for c in run.table.column_names if c == COST_COLUMN or c.startswith(COST_COLUMN + ".")]
+    if COST_COLUMN in names:
+        names = [COST_COLUMN]
+    if names:
+        total = sum(np.nan_to_num(run.values(c)) for c in names)
+        return float(np.mean(total) * 1000)
+    stages = run.info.get("stages")
+    if isinstance(stages, dict) and stages and all(
+        not (s or {}).get("search_api_calls") for s in stages.values()
+    ):
+        return 0.0
+    return None
+
+
+def costs_of(run: Run) -> dict[str, float | None]:
+    return {"p50_ms": p50_ms(run), "chunks": run.n_chunks, "money": money(run)}
+
+
+@dataclass
+class CostOrder:
+    """Which of the runs is cheaper than which, by one cost (see the module docstring)."""
+
+    by: str  # p50_ms, chunks or money
+    costs: list[float]
+    level: float
+    medians: np.ndarray | None = None  # (n_resamples, n_runs) resampled p50s, for p50_ms
+
+    def cheaper(self, i: int, j: int) -> bool:
+        """Run ``i`` costs less than run ``j``: exactly, or for latency beyond its noise."""
+        if self.costs[i] >= self.costs[j]:
+            return False
+        if self.medians is None:
+            return True
+        (_, hi), = percentile_bounds(self.medians[:, i] - self.medians[:, j], self.level)
+        return hi < 0
+
+    def cheapest(self, indices: list[int], means: list[float], stages: list[int]) -> int:
+        """The tie rule: the lowest cost among ``indices`` and every one not measurably
+        dearer than it are tied; the higher mean wins, then fewer stages, then the
+        smaller index."""
+        first = min(indices, key=lambda i: (self.costs[i], -means[i], stages[i], i))
+        tied = [i for i in indices if not self.cheaper(first, i)]
+        return min(tied, key=lambda i: (-means[i], stages[i], i))
+
+    def noise_rule(self) -> str | None:
+        if self.medians is None:
+            return None
+        return (f"p50_ms: cheaper only when the {self.level:.0%} bootstrap interval of the "
+                "difference of median latencies (each run's latencies resampled) lies below 0")
+
+
+def cost_order(runs: list[Run], costs: list[float], by: str, boot: BootSettings) -> CostOrder:
+    """The :class:`CostOrder` of ``runs`` by ``by`` (``costs``: each run's, by ``by``)."""
+    if by != "p50_ms":
+        return CostOrder(by, costs, boot.level)
+    medians = np.empty((boot.n_resamples, len(runs)))
+    for j, run in enumerate(runs):
+        latency = run.values(LATENCY)
+        latency = latency[~np.isnan(latency)]
+        if latency.size == 0:
+            raise RunError(f"--prefer p50_ms: {run.run_dir} has no latency recorded; choose chunks or money")
+        medians[:, j] = bootstrap_medians(latency, n_resamples=boot.n_resamples, seed=boot.seed + j)[:, 0]
+    return CostOrder(by, costs, boot.level, medians)
