@@ -1,10 +1,10 @@
 """Holm's step-down correction for the comparisons ``receval.select`` makes against its leader.
 
-Comparing every run with the best one is ``m`` tests at once; at a per-test level of 5%
-some clearly-worse runs would survive by luck and some equal ones would be dropped by
-luck far more often than 5% of the time. Holm's procedure keeps the family-wise error
-rate (the chance of dropping *any* run that is in fact not worse) at ``alpha``
-while rejecting more than a plain Bonferroni split.
+Comparing every cheaper run with the best one is ``m`` tests at once; at a per-test
+level of 5%, some run that is in fact worse by more than the margin would pass as "not
+worse" by luck far more often than 5% of the time. Holm's procedure keeps the
+family-wise error rate (the chance of calling *any* such run not worse) at ``alpha``
+while rejecting more than a plain Bonferroni split (:mod:`receval.noninferiority`).
 """
 
 from __future__ import annotations
