@@ -228,12 +228,15 @@ def _why(s: Selection, order: CostOrder) -> str:
     if not tested:
         return f"the leader (best mean); no run is{measurably} cheaper than it by {s.cost_by}"
     if s.margin is None:
-        return (f"the leader (best mean); no --margin given, so no cheaper run ({len(tested)}) can be "
-                "shown not worse (each one's smallest qualifying margin is in the table)")
+        if len(tested) == 1:
+            return ("the leader (best mean); no --margin given, so the one cheaper run cannot be "
+                    "shown not worse (its smallest qualifying margin is in the table)")
+        return (f"the leader (best mean); no --margin given, so none of the {len(tested)} cheaper "
+                "runs can be shown not worse (each one's smallest qualifying margin is in the table)")
     qualified = [c for c in tested if c.qualifies]
     if not qualified:
-        return (f"the leader (best mean); no cheaper run ({len(tested)}) is shown not worse at "
-                f"margin {s.margin:g}")
+        return (f"the leader (best mean); no cheaper run is shown not worse at margin {s.margin:g} "
+                f"({len(tested)} tested)")
     how = (f"shown not worse than the leader #{s.leader} at margin {s.margin:g} (Holm interval "
            f"[{best.diff.lo:+.3f}, {best.diff.hi:+.3f}] lies above {-s.margin:g}) and cheapest "
            f"of the {len(qualified) + 1} contenders by {s.cost_by}")
