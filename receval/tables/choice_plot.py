@@ -135,7 +135,7 @@ def plot(selection, path: str | Path) -> list:
         axes.set_xscale("log")
     axes.margins(x=0.15, y=0.1)
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=8, loc="lower right")
+    axes.legend(fontsize=8, loc="best")
     blank = Line2D([], [], linestyle="none")
     figure.legend([blank] * len(shown), [f"#{c.index}  {c.label}" for c in shown],
                   loc="outside lower center", fontsize=8, handlelength=0, handletextpad=0,
