@@ -82,7 +82,7 @@ class CostOrder:
 
     def cheaper(self, i: int, j: int) -> bool:
         """Run ``i`` costs less than run ``j``: exactly, or for latency beyond its noise."""
-        if self.costs[i] >= self.costs[j]:
+        if not self.costs[i] < self.costs[j]:  # an unknown (NaN) cost is never cheaper
             return False
         if self.medians is None:
             return True

@@ -174,14 +174,14 @@ def choose(
     notes: list[str] = []
     cost_by = _cost_by(prefer, all_costs, notes)
     missing = [i for i, c in enumerate(all_costs) if c[cost_by] is None]
-    if missing:
+    if missing and len(runs) > 1:  # a lone run is chosen whatever it costs
         raise RunError(
             f"--prefer {cost_by}: {runs[missing[0]].run_dir} has no {cost_by} recorded; choose "
             f"another of {', '.join(PREFERENCES)}"
         )
-    costs = [float(c[cost_by]) for c in all_costs]
+    costs = [float("nan") if c[cost_by] is None else float(c[cost_by]) for c in all_costs]
     stages = [n_stages(run) for run in runs]
-    order = cost_order(runs, costs, cost_by, boot)
+    order = cost_order(runs, costs, cost_by, boot) if len(runs) > 1 else CostOrder(cost_by, costs, boot.level)
     best = max(mean_values)
     leader = order.cheapest(
         [i for i, m in enumerate(mean_values) if m >= best - SAME_MEAN], mean_values, stages
@@ -196,7 +196,7 @@ def choose(
         candidate = Candidate(
             index=i, label=labels[i], run_dir=str(run.run_dir), mean=means[i],
             diff_mean=None if i == leader else float(np.mean(diffs[:, others.index(i)])),
-            cheaper=i in verdicts, contender=i == leader, cost=costs[i], stages=stages[i],
+            cheaper=i in verdicts, contender=i == leader, cost=all_costs[i][cost_by], stages=stages[i],
             costs=all_costs[i],
         )
         if i in verdicts:

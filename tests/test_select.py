@@ -260,6 +260,16 @@ def test_on_the_built_in_stages_sweep_bm25_is_chosen_only_with_a_margin(tmp_path
     assert f"chosen: #0 retriever=bm25 -- shown not worse than the leader #{got['leader']} at margin {above:g}" in text
 
 
+def test_a_single_run_without_latency_is_still_chosen(tmp_path, capsys):
+    stored(tmp_path / "lone", "bm25", [1] * 24, np.nan)
+    got = as_json(capsys, tmp_path / "lone", "--metric", "hit@3")
+    assert got["chosen"] == 0 and got["runs"][0]["cost"] is None
+    stored(tmp_path / "s" / "0", "bm25", [1] * 24, np.nan)
+    stored(tmp_path / "s" / "1", "dense", [1] * 24, 5.0)
+    assert exit_code(main, [tmp_path / "s", "--metric", "hit@3"]) == 2
+    assert "has no p50_ms recorded; choose another of p50_ms, chunks, money" in one_error_line(capsys)
+
+
 # ----------------------------------------------------------------- costs and ties
 
 

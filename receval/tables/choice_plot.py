@@ -108,6 +108,8 @@ def plot(selection, path: str | Path) -> list:
             "--plot needs matplotlib: install receval[plot] (pip install 'receval[plot]')"
         ) from None
     shown = [c for c in selection.candidates if c.cost is not None]
+    if not shown:
+        raise RecevalError(f"--plot: no run has a {selection.cost_by} to plot against")
     costs = np.array([float(c.cost) for c in shown])
     means = np.array([c.mean.mean for c in shown])
     lo = np.array([c.mean.lo for c in shown])

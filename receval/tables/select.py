@@ -14,7 +14,7 @@ RULE = ("a run cheaper than the leader by {by} is a contender only when shown no
 
 
 def fmt_cost(cost: float | None, by: str) -> str:
-    if cost is None:
+    if cost is None or cost != cost:
         return "-"
     if by == "p50_ms":
         return tables.fmt_ms(cost)
