@@ -190,7 +190,7 @@ def choose(
     diffs = _differences(runs, leader, others, metric)
     cheaper = [i for i in others if order.cheaper(i, leader)]
     tested = [others.index(i) for i in cheaper]
-    verdicts = dict(zip(cheaper, noninferiority.test(diffs[:, tested], margin, boot))) if cheaper else {}
+    verdicts = dict(zip(cheaper, noninferiority.verdicts(diffs[:, tested], margin, boot))) if cheaper else {}
     candidates = []
     for i, run in enumerate(runs):
         candidate = Candidate(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.bootstrap import Interval, bootstrap_means, confidence_intervals
+from receval.bootstrap import Interval, bootstrap_means, percentile_bounds
 from receval.holm import HolmStep, holm
 from receval.power import POWER, non_inferiority_questions
 from receval.results.pairing import BootSettings
@@ -77,7 +77,7 @@ def smallest_margins(resampled: np.ndarray, alpha: float) -> list[tuple[float, H
     return out
 
 
-def test(diffs: np.ndarray, margin: float | None, boot: BootSettings) -> list[Verdict]:
+def verdicts(diffs: np.ndarray, margin: float | None, boot: BootSettings) -> list[Verdict]:
     """A :class:`Verdict` per column of ``diffs`` (``(n_questions, m)``, run - leader).
 
     With a ``margin``, each interval is at the level Holm tests it at for that margin;
@@ -91,22 +91,17 @@ def test(diffs: np.ndarray, margin: float | None, boot: BootSettings) -> list[Ve
         steps = [step for _, step in needed]
     else:
         steps = _steps(resampled, EPS - margin, False, alpha)
-    intervals: dict[float, list[Interval]] = {}
-    for a in sorted({s.alpha for s in steps}):
-        intervals[a] = confidence_intervals(
-            matrix, n_resamples=boot.n_resamples, seed=boot.seed, level=1.0 - a, method="percentile"
-        )
-    verdicts = []
+    bounds = {a: percentile_bounds(resampled, 1.0 - a) for a in {s.alpha for s in steps}}
+    out = []
     for j, step in enumerate(steps):
-        interval = intervals[step.alpha][j]
+        lo, hi = bounds[step.alpha][j]
         qualifies = None if margin is None else step.rejected
         questions = None
         if margin is not None and not qualifies:
             # planned as Holm's first step tests: one-sided at alpha / (2 m)
             questions = non_inferiority_questions(diffs[:, j], margin, alpha / (2 * m), POWER)
-        verdicts.append(Verdict(
-            diff=Interval(float(np.mean(diffs[:, j])), interval.lo, interval.hi),
-            level=1.0 - step.alpha, margin_needed=needed[j][0], qualifies=qualifies,
-            questions_needed=questions,
+        out.append(Verdict(
+            diff=Interval(float(np.mean(diffs[:, j])), lo, hi), level=1.0 - step.alpha,
+            margin_needed=needed[j][0], qualifies=qualifies, questions_needed=questions,
         ))
-    return verdicts
+    return out

@@ -62,7 +62,7 @@ def test_verdicts_read_as_their_intervals_and_holm_levels():
     rng = np.random.default_rng(1)
     diffs = np.column_stack([rng.normal(-0.3, 0.5, 60), rng.normal(0.0, 0.5, 60), rng.normal(-0.1, 0.5, 60)])
     boot = BootSettings()
-    verdicts = noninferiority.test(diffs, 0.35, boot)
+    verdicts = noninferiority.verdicts(diffs, 0.35, boot)
     for v, column in zip(verdicts, diffs.T):
         assert v.diff.mean == pytest.approx(column.mean())
         assert v.qualifies == (v.diff.lo > -0.35)  # every shown interval reads as its verdict
@@ -72,7 +72,7 @@ def test_verdicts_read_as_their_intervals_and_holm_levels():
     # 1 - .05/2; the one left (-0.32, after the stop) at the stop's level 1 - .05
     assert [v.level for v in verdicts] == pytest.approx([1 - 0.05, 1 - 0.05 / 3, 1 - 0.05 / 2])
     # no margin: nothing qualifies or fails, each at the level it would qualify at
-    bare = noninferiority.test(diffs, None, boot)
+    bare = noninferiority.verdicts(diffs, None, boot)
     assert [v.qualifies for v in bare] == [None, None, None]
     assert [v.margin_needed for v in bare] == [v.margin_needed for v in verdicts]
 
@@ -91,13 +91,13 @@ def test_smallest_margin_is_exact():
     diffs = np.column_stack([rng.integers(-1, 1, 24), rng.integers(-1, 2, 24), rng.normal(-0.1, 0.3, 24)]).astype(float)
     boot = BootSettings(n_resamples=500)
     resampled = bootstrap_means(diffs, n_resamples=500, seed=0)
-    verdicts = noninferiority.test(diffs, None, boot)
+    verdicts = noninferiority.verdicts(diffs, None, boot)
     for j, v in enumerate(verdicts):
         needed = v.margin_needed
         assert needed >= 0
         above = needed + 2 * noninferiority.EPS
         assert _holm_qualifies(resampled, above, 0.05)[j]
-        assert noninferiority.test(diffs, above, boot)[j].qualifies
+        assert noninferiority.verdicts(diffs, above, boot)[j].qualifies
         for margin in np.linspace(0, needed, 200) if needed > 0 else []:
             assert not _holm_qualifies(resampled, margin, 0.05)[j], (j, margin)
         # the interval shown is the one it qualifies with: its lower end is at or above -needed
@@ -107,13 +107,13 @@ def test_smallest_margin_is_exact():
 def test_questions_needed_only_when_it_does_not_qualify():
     rng = np.random.default_rng(2)
     diffs = np.column_stack([rng.normal(-0.02, 0.3, 40), rng.normal(-0.3, 0.3, 40)])
-    small, large = noninferiority.test(diffs, 0.05, BootSettings())
+    small, large = noninferiority.verdicts(diffs, 0.05, BootSettings())
     assert small.qualifies is False and large.qualifies is False
     from receval.power import non_inferiority_questions
 
     assert small.questions_needed == non_inferiority_questions(diffs[:, 0], 0.05, 0.05 / 4) > 40
     assert large.questions_needed is None  # its mean is below -margin: never
-    assert noninferiority.test(diffs, 0.5, BootSettings())[0].questions_needed is None  # qualifies
+    assert noninferiority.verdicts(diffs, 0.5, BootSettings())[0].questions_needed is None  # qualifies
 
 
 # ----------------------------------------------------------------- stored runs made here
