@@ -94,6 +94,9 @@ def unknown_override(cfg: DictConfig, dotted: str) -> str | None:
     node, parts = cfg, dotted.split(".")
     for i, part in enumerate(parts):
         parent = ".".join(parts[:i])
+        empty = node._is_none() or (isinstance(node, DictConfig) and not list(node.keys()))
+        if empty and parent:  # e.g. rerank.first_size with rerank: none (Hydra's failed update leaves {})
+            return f"{dotted}: {parent} is null in this config, so it has no keys; choose one first ({parent}=<option>)"
         if isinstance(node, DictConfig):
             if part not in node:
                 valid = [str(k) for k in node.keys() if parent or k != "hydra"]

@@ -114,6 +114,15 @@ def test_a_misspelt_key_on_the_command_line_writes_nothing(command, capsys, case
     assert f"valid keys: {valid}" in line and "+" + key not in line
 
 
+def test_a_key_under_a_null_group_says_to_choose_the_group_first(command, capsys):
+    code, folder = command("rerank.first_size=5")  # rerank: none
+    assert code == 2 and not folder.exists()
+    assert capsys.readouterr().err.strip() == (
+        "receval: error: rerank.first_size: rerank is null in this config, so it has no keys; "
+        "choose one first (rerank=<option>)"
+    )
+
+
 @pytest.mark.parametrize("case", ["chunking", "retriever", "top-level", "price"])
 def test_every_job_of_a_sweep_is_checked_for_misspelt_keys_before_job_0(command, capsys, case):
     overrides, key, close, _ = MISSPELT[case]
