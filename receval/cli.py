@@ -54,10 +54,10 @@ def hydra_command(
             raise SystemExit(EXIT_USER_ERROR)
         use_sweeper(check)
         preflight.ConfigCheck.check = check
-        preflight.name_unknown_overrides()  # "did you mean", not Hydra's hint to force-add a misspelt key
         entry = hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
         try:
-            entry(job)()
+            with preflight.unknown_overrides_named():  # "did you mean", not Hydra's hint to force-add a key
+                entry(job)()
         except SystemExit as stop:
             if stop.code == 1 and not started:  # Hydra stopped before any job ran here
                 sys.stderr.write(

@@ -10,7 +10,7 @@
 - A single run: :class:`ConfigCheck`, a Hydra callback, gives the composed config
   to the command's check before Hydra makes the run folder (and its ``.hydra/``):
   a misspelt key, a number out of range or an unknown ``cost.<stage>`` leaves nothing.
-- An override naming no key (``chunking.max_word=20``): :func:`name_unknown_overrides`
+- An override naming no key (``chunking.max_word=20``): :func:`unknown_overrides_named`
   makes Hydra's loader refuse it with the keys that exist ("did you mean"), where
   Hydra would suggest force-adding it (``+chunking.max_word=20``), which runs
   with the key ignored.
@@ -18,9 +18,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -110,22 +111,23 @@ def unknown_override(cfg: DictConfig, dotted: str) -> str | None:
     return None
 
 
-def name_unknown_overrides() -> None:
-    """Make Hydra's config loader refuse an override of a key that does not exist with
-    :func:`unknown_override`'s message (exit 2), instead of its hint to force-add it.
-    Done once, when a command starts; other overrides fail as Hydra says."""
+@contextlib.contextmanager
+def unknown_overrides_named() -> Iterator[None]:
+    """While a command runs, Hydra's config loader refuses an override of a key that does
+    not exist with :func:`unknown_override`'s message (exit 2), instead of its hint to
+    force-add it; other overrides fail as Hydra says. Undone afterwards, so code composing
+    configs in the same process (tests, notebooks) sees Hydra's own errors."""
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.errors import ConfigCompositionException
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
-    original = ConfigLoaderImpl._apply_overrides_to_config
-    if getattr(original, "names_unknown_keys", False):
-        return
+    original = ConfigLoaderImpl.__dict__["_apply_overrides_to_config"]
+    hydra_apply = original.__func__
 
     def apply(overrides, cfg) -> None:
         for override in overrides:  # one at a time, in order, as Hydra applies them
             try:
-                original([override], cfg)
+                hydra_apply([override], cfg)
             except ConfigCompositionException as error:
                 plain = not (override.is_add() or override.is_force_add() or override.is_delete())
                 if plain and isinstance(error.__cause__, (ConfigAttributeError, ConfigKeyError)):
@@ -135,5 +137,8 @@ def name_unknown_overrides() -> None:
                             raise ConfigError(problem) from None
                 raise
 
-    apply.names_unknown_keys = True
     ConfigLoaderImpl._apply_overrides_to_config = staticmethod(apply)
+    try:
+        yield
+    finally:
+        ConfigLoaderImpl._apply_overrides_to_config = original

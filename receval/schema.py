@@ -75,11 +75,6 @@ def range_(
     return {RANGE: Range(low, high, low_open, high_open, hint, null)}
 
 
-def range_of(schema: type, name: str) -> Range | None:
-    found = next((f for f in fields(schema) if f.name == name), None)
-    return None if found is None else found.metadata.get(RANGE)
-
-
 # ------------------------------------------------------------------ field types
 
 
@@ -249,5 +244,7 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-if __name__ == "__main__":
-    print(table(), end="")
+if __name__ == "__main__":  # the installed module's table (this file also runs as __main__)
+    from receval.schema import table as installed_table
+
+    print(installed_table(), end="")
