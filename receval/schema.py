@@ -207,7 +207,7 @@ def range_rows(schema: type, key: str) -> list[tuple[str, str, str]]:
         if nested is not None:
             rows += range_rows(nested, join(key, f.name))
     for name, shape, bounds in numeric_fields(schema):
-        what = ("integers" if shape.many else "integer") if shape.kind is int else ("numbers" if shape.many else "number")
+        what = ("integer" if shape.kind is int else "number") + ("s" if shape.many else "")
         shown = f"{what} in {bounds}" if bounds else f"finite {what}"
         rows.append((join(key, name), shown + _null(shape, bounds), bounds.hint if bounds else ""))
     return rows
