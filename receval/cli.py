@@ -18,7 +18,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import objective, pipeline, trust
+from receval import objective, pipeline, preflight, trust
 from receval.datasets import load_dataset
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.resume import finished
@@ -29,8 +29,9 @@ def hydra_command(
     config_name: str, task: Callable[[object], object], check: Callable[[object], None] | None = None
 ) -> Callable[[], None]:
     """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
-    (what it returns goes to the sweeper: Optuna maximises it); with ``check``, a
-    multirun's every job is checked before the first runs (receval's sweeper).
+    (what it returns goes to the sweeper: Optuna maximises it); with ``check``, a single
+    run's config is checked before its folder is made (:class:`receval.preflight.ConfigCheck`)
+    and a multirun's every job before the first runs (receval's sweeper).
 
     The config folder is looked up when the command runs, not at import: a remote
     worker (Ray) imports this module to run a job whose config the driver composed,
@@ -52,9 +53,11 @@ def hydra_command(
             sys.stderr.write(f"receval: error: {missing}\n")
             raise SystemExit(EXIT_USER_ERROR)
         use_sweeper(check)
+        preflight.ConfigCheck.check = check
         entry = hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
         try:
-            entry(job)()
+            with preflight.unknown_overrides_named():  # "did you mean", not Hydra's hint to force-add a key
+                entry(job)()
         except SystemExit as stop:
             if stop.code == 1 and not started:  # Hydra stopped before any job ran here
                 sys.stderr.write(

@@ -6,7 +6,7 @@ builder with :func:`component` plus one YAML file in its config group::
     @dataclass
     class BM25Config:
         kind: str = "bm25"
-        k1: float = 1.2
+        k1: float = field(default=1.2, metadata=range_(0, 1000))
 
     @component("retriever", "bm25", BM25Config)
     def build_bm25(node, context): ...
@@ -15,15 +15,15 @@ Nothing central switches on names: :func:`discover` imports every module of the
 component packages, so the decorators run, and :func:`register_schemas` stores each
 schema in Hydra's ConfigStore as ``<group>/base_<kind>`` (Hydra's structured-config
 pattern), so a YAML option starting ``defaults: [base_bm25]`` is typed: a misspelt
-key or a wrong type is an error naming the key. A component is built from its own
-config node (``build("retriever", cfg.retriever, context)``), so what a run saves and
-what identifies it is only what applies to it.
+key (with or without ``+``) or a wrong type is an error naming the key, and each number
+is checked against the range declared beside its field (:mod:`receval.schema`). A
+component is built from its own config node (``build("retriever", cfg.retriever,
+context)``), so what a run saves and what identifies it is only what applies to it.
 """
 
 from __future__ import annotations
 
 import importlib
-import math
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -32,6 +32,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from receval.errors import ConfigError
+from receval.schema import range_problems, unknown_keys
 
 # Packages whose modules register components (imported by ``discover``).
 PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking"}
@@ -122,6 +123,9 @@ def typed(group: str, node: Any, key: str) -> DictConfig:
     if node is None or "kind" not in node:
         raise ConfigError(f"{key}: name a {group} kind ({key}.kind=...); kinds: {', '.join(kinds(group))}")
     found = entry(group, str(node["kind"]), f"{key}.kind")
+    unknown = unknown_keys(found.schema, node, key)  # a key force-added with "+" survives the merge
+    if unknown:
+        raise ConfigError(unknown)
     base = OmegaConf.structured(found.schema)
     try:
         merged = OmegaConf.merge(base, node)
@@ -142,9 +146,13 @@ def build(group: str, node: Any, context: Context, key: str | None = None) -> An
 
 
 def problems_of(node: DictConfig, key: str) -> list[str]:
-    """Range problems a component's schema reports through its optional ``problems`` method."""
-    schema = OmegaConf.to_object(node)
-    check = getattr(schema, "problems", None)
+    """Numbers outside their fields' ranges (:mod:`receval.schema`); once those hold, what
+    the schema's optional ``problems`` method reports (values that must agree)."""
+    values = OmegaConf.to_object(node)
+    out_of_range = range_problems(type(values), node, key)
+    if out_of_range:
+        return out_of_range
+    check = getattr(values, "problems", None)
     return [f"{key}.{problem}" for problem in check()] if check else []
 
 
@@ -160,18 +168,6 @@ def tree_problems(group: str, node: Any, key: str) -> list[str]:
     for child_group, child, child_key in parts(checked, key) if parts else ():
         problems += tree_problems(child_group, child, child_key)
     return problems
-
-
-def finite(name: str, value: float, low: float | None = None, high: float | None = None, hint: str = "") -> list[str]:
-    """A problem when ``value`` is NaN, infinite or outside [low, high] (a ``< low`` test lets NaN through)."""
-    value = float(value)
-    bad = not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high)
-    if not bad:
-        return []
-    where = "a finite value" if low is None and high is None else (
-        f"a value >= {low}" if high is None else f"a value from {low} to {high}"
-    )
-    return [f"{name}={value}: use {where}{hint}"]
 
 
 def label(group: str, node: Any) -> str:

@@ -1,8 +1,10 @@
 """Dataclass schemas for every config group, registered in Hydra's ConfigStore.
 
 ``conf/config.yaml`` starts its defaults list with ``receval_schema``, so every value
-is typed and a misspelt key (``chunking.max_word=40``) is an error naming the key.
-Ranges are checked by :func:`check` before any work starts.
+is typed. :func:`check` walks a composed config against the schemas before any work
+starts (:mod:`receval.schema`): a key no schema has (``+chunking.max_word=40``, which
+Hydra force-adds) is refused with the valid keys, and every number must lie in the
+range declared beside its field.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from typing import Any, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
-from receval import components
+from receval import components, schema
+from receval.bootstrap import MAX_RESAMPLES
 from receval.errors import ConfigError
+from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
 
 class DatasetFormat(StrEnum):
@@ -48,15 +52,16 @@ class TokenizerConfig:
 
 @dataclass
 class BootstrapConfig:
-    n_resamples: int = 2000
-    level: float = 0.95
-    seed: int = 0
+    n_resamples: int = field(default=2000, metadata=range_(1, MAX_RESAMPLES, hint="every resample is held in memory"))
+    level: float = field(default=0.95, metadata=range_(0, 1, low_open=True, high_open=True))
+    seed: int = field(default=0, metadata=range_(*SEED))
     method: BootstrapMethod = BootstrapMethod.percentile
 
 
 @dataclass
 class MetricsConfig:
-    ks: list[int] = field(default_factory=lambda: [1, 3, 5, 10])
+    # trec_eval's largest cutoff is 1000; ten times that is past any use
+    ks: list[int] = field(default_factory=lambda: [1, 3, 5, 10], metadata=range_(1, 10_000, hint="each at most depth"))
 
 
 @dataclass
@@ -67,7 +72,8 @@ class ObjectiveConfig:
 
 @dataclass
 class RelevanceConfig:
-    coverage: float = 0.5  # share of an evidence span the top chunks must cover (receval.coverage)
+    # share of an evidence span the top chunks must cover (receval.coverage)
+    coverage: float = field(default=0.5, metadata=range_(0, 1, low_open=True))
 
 
 @dataclass
@@ -84,8 +90,10 @@ class RecevalConfig:
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
     relevance: RelevanceConfig = field(default_factory=RelevanceConfig)
-    depth: int = 10  # chunks kept per question before collapsing to sections
-    search_batch: int = 1  # questions scored together; above 1, latency is amortised
+    # chunks kept per question before collapsing to sections; beyond the chunks it is capped
+    depth: int = field(default=10, metadata=range_(1, INT32, hint="capped at the run's chunks"))
+    # questions scored together; above 1, latency is amortised (memory is bounded by the score block)
+    search_batch: int = field(default=1, metadata=range_(1, 1_000_000))
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
     cost: Any = field(default_factory=dict)  # prices per stage: +cost.rerank.per_1k_requests=2 (receval/cost.py)
 
@@ -123,33 +131,23 @@ def config_dir() -> str:
 
 
 def check(cfg) -> None:
-    """Range checks Hydra's types cannot express; all problems at once."""
+    """Every key known, every number in its range, and the values that must agree; all
+    problems at once. ``cost.<stage>`` names are checked once the stages are built
+    (:func:`receval.pipeline.check_config`)."""
     missing = sorted(OmegaConf.missing_keys(cfg))
     if missing:
         raise ConfigError(
             [f"{key} is required and has no value: set it on the command line ({key}=...)" for key in missing]
         )
-    problems = []
-    if cfg.depth < 1:
-        problems.append(f"depth={cfg.depth}: use an integer >= 1 (chunks kept per question)")
-    if cfg.search_batch < 1:
-        problems.append(f"search_batch={cfg.search_batch}: use an integer >= 1")
+    problems = schema.problems(RecevalConfig, cfg)  # unknown keys, numbers out of range
     ks = list(cfg.metrics.ks)
-    if not ks or any(k < 1 for k in ks):
-        problems.append(f"metrics.ks={ks}: list cutoffs >= 1, e.g. [1,3,5,10]")
+    if not ks:
+        problems.append("metrics.ks=[]: list cutoffs >= 1, e.g. [1,3,5,10]")
     elif cfg.depth >= 1 and max(ks) > cfg.depth:
         problems.append(
             f"metrics.ks={ks} has {max(ks)} > depth={cfg.depth}: a cutoff beyond the depth "
             "would score missing ranks; raise depth or drop that cutoff"
         )
-    coverage = cfg.relevance.coverage
-    if not 0 < coverage <= 1:  # NaN fails this too
-        problems.append(f"relevance.coverage={coverage}: use a share in (0, 1], e.g. 0.5")
-    boot = cfg.bootstrap
-    if boot.n_resamples < 1:
-        problems.append(f"bootstrap.n_resamples={boot.n_resamples}: use an integer >= 1")
-    if not 0 < boot.level < 1:
-        problems.append(f"bootstrap.level={boot.level}: use a value between 0 and 1, e.g. 0.95")
     if len(set(ks)) != len(ks):
         problems.append(f"metrics.ks={ks} names a cutoff twice: list each once, e.g. {sorted(set(ks))}")
     try:
@@ -193,18 +191,22 @@ class SynthConfig:
     api_key_env: Optional[str] = "OPENAI_API_KEY"  # NAME of the variable holding the key
     style: SynthStyle = SynthStyle.direct
     unit: SynthUnit = SynthUnit.section  # what one question is generated from
-    per_section: int = 1  # questions per section (or chunk)
-    limit: Optional[int] = None  # at most this many sections (a seeded sample); null: all
-    temperature: float = 0.0
-    seed: int = 0  # sent to the API; also picks the sample and the multi partners
-    concurrency: int = 4  # requests in flight (threads)
-    timeout: float = 60.0  # seconds per request
-    max_retries: int = 4  # per request: 429/5xx, timeouts, malformed replies
-    backoff: float = 1.0  # first retry delay in seconds, doubled each time
-    max_backoff: float = 30.0  # cap on one delay (Retry-After included)
-    max_failures: int = 10  # stop after this many sections fail in a row; 0: never
-    passage_words: int = 800  # words of each passage put in a prompt (not chunking.max_words)
-    dev_fraction: float = 0.5  # share of questions in split dev (the rest: test), by id hash
+    per_section: int = field(default=1, metadata=range_(1, 1000))  # questions per section (or chunk)
+    # at most this many sections (a seeded sample); null: all
+    limit: Optional[int] = field(default=None, metadata=range_(1, INT32, null="every section"))
+    temperature: float = field(default=0.0, metadata=range_(0, 2, hint="chat APIs take 0 to 2"))
+    seed: int = field(default=0, metadata=range_(*SEED))  # sent to the API; also picks the sample and partners
+    concurrency: int = field(default=4, metadata=range_(*THREADS))  # requests in flight (threads)
+    timeout: float = field(default=60.0, metadata=range_(*SECONDS))  # seconds per request
+    max_retries: int = field(default=4, metadata=range_(*RETRIES))  # per request: 429/5xx, timeouts, malformed replies
+    backoff: float = field(default=1.0, metadata=range_(*WAIT))  # first retry delay in seconds, doubled each time
+    max_backoff: float = field(default=30.0, metadata=range_(*WAIT))  # cap on one delay (Retry-After included)
+    # stop after this many sections fail in a row; 0: never
+    max_failures: int = field(default=10, metadata=range_(0, 1_000_000, hint="0: never stop"))
+    # words of each passage put in a prompt (not chunking.max_words)
+    passage_words: int = field(default=800, metadata=range_(*WORDS))
+    # share of questions in split dev (the rest: test), by id hash
+    dev_fraction: float = field(default=0.5, metadata=range_(0, 1))
     out: str = "questions.synthetic.jsonl"  # appended to, resumable
 
 
@@ -218,3 +220,9 @@ class SynthRunConfig:
 def register_synth() -> None:
     register_resolvers()
     ConfigStore.instance().store(name="synth_schema", node=SynthRunConfig)
+
+
+def synth_problems(cfg) -> list[str]:
+    """``python -m receval.synth``'s keys and ranges (its chunking node's included); the
+    values that must agree are :func:`receval.synth.job.check_config`'s."""
+    return schema.problems(SynthRunConfig, cfg) + components.tree_problems("chunking", cfg.chunking, "chunking")

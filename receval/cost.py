@@ -21,13 +21,27 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from receval.errors import ConfigError
+from receval.schema import problems as schema_problems
+from receval.schema import range_, unknown_key
 
-PRICES = ("per_1k_requests", "per_1m_input_tokens", "per_1m_output_tokens")
+
+@dataclass
+class StagePrices:
+    """The prices of one stage, ``cost.<stage>``, in US dollars. Above a million dollars
+    per unit a price is a typo, and money per question stays far from overflow."""
+
+    per_1k_requests: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
+    per_1m_input_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
+    per_1m_output_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
+
+
+PRICES = tuple(f.name for f in fields(StagePrices))
 COLUMN = "cost_usd"
 COUNTS = ("requests", "input_tokens", "output_tokens")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -38,8 +52,10 @@ def estimate_tokens(texts: list[str]) -> np.ndarray:
     return np.fromiter((len(_TOKEN.findall(text)) for text in texts), np.float64, len(texts))
 
 
-def prices_of(node) -> dict[str, dict[str, float]]:
-    """``cfg.cost`` checked: stage -> {price name: dollars}; a ConfigError naming the key."""
+def prices_of(node, stages: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """``cfg.cost`` checked: stage -> {price name: dollars}; a ConfigError naming each bad key.
+    With ``stages`` (:func:`stage_names` of the built run), a stage must be one of them:
+    a misspelt stage would otherwise be priced at nothing."""
     if node is None:
         return {}
     data = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
@@ -47,21 +63,31 @@ def prices_of(node) -> dict[str, dict[str, float]]:
         raise ConfigError(f"cost={data!r}: give prices per stage, e.g. +cost.rerank.per_1k_requests=2")
     problems, out = [], {}
     for stage, prices in data.items():
+        if stages is not None and stage not in stages:
+            problems.append(unknown_key("cost", str(stage), stages, "this run", noun="stage"))
+            continue
         if not isinstance(prices, dict):
             problems.append(f"cost.{stage}={prices!r}: give named prices, e.g. +cost.{stage}.per_1k_requests=2")
             continue
-        out[stage] = {}
-        for name, value in prices.items():
-            key = f"cost.{stage}.{name}"
-            if name not in PRICES:
-                problems.append(f"{key}: not a price; use {', '.join(PRICES)}")
-            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                problems.append(f"{key}={value!r}: use a number of US dollars >= 0")
-            else:
-                out[stage][name] = float(value)
+        found = schema_problems(StagePrices, prices, f"cost.{stage}")
+        problems += found
+        if not found:
+            out[stage] = {name: float(value) for name, value in prices.items()}
     if problems:
         raise ConfigError(problems)
     return out
+
+
+def stage_names(retriever) -> list[str]:
+    """The stages a run of ``retriever`` times, as its ``latency_ms.<stage>`` columns name
+    them (:func:`receval.retrievers.base.search`): a fused retriever's members and
+    ``fusion``, or the retriever's own name; ``rerank`` after a re-ranker; ``select``."""
+    first = getattr(retriever, "first", retriever)
+    members = getattr(first, "members", None)
+    names = [m.name for m in members] + ["fusion"] if members is not None else [first.name]
+    if first is not retriever:
+        names.append("rerank")
+    return names + ["select"]
 
 
 def question_costs(prices: dict, counts: dict[str, np.ndarray], stages: dict, n_questions: int) -> dict[str, list]:

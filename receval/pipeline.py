@@ -91,11 +91,13 @@ def capped_depth(depth: int, n_chunks: int, ks: list[int]) -> int:
 
 
 def check_config(cfg) -> None:
-    """Every check a config gets before any data is read: the schema's checks (ranges,
-    each component's own), then building the retriever stages (light: models load in fit)."""
+    """Every check a config gets before any data is read: the schema's checks (keys,
+    ranges, each component's own), then building the retriever stages (light: models
+    load in fit), whose names ``cost.<stage>`` must use."""
     config_schema.check(cfg)
     tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
-    retrievers.stages(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
+    retriever = retrievers.stages(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
+    cost.prices_of(cfg.get("cost"), cost.stage_names(retriever))
 
 
 def run(cfg, run_dir: Path, dataset=None) -> RunResult:
@@ -117,6 +119,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         tokenizer=Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem),
     )
     retriever = retrievers.stages(cfg, context)
+    prices = cost.prices_of(cfg.get("cost"), cost.stage_names(retriever))  # a misspelt stage is refused
     with timer("chunk"):
         chunks = cache.chunks(
             chunk_key,
@@ -155,7 +158,6 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
     stages = stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever))
-    prices = cost.prices_of(cfg.get("cost"))
     extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
     extra.update(cost.question_costs(prices, hits.counts, stages, len(questions)))
     columns.update(extra)

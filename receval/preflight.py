@@ -7,16 +7,29 @@
   folder this user cannot write, where Hydra would print a traceback.
 - Every job of a ``-m`` sweep: receval's sweeper (:mod:`receval.hydra_plugin`)
   gives each composed job config to the command's check before job 0 runs.
+- A single run: :class:`ConfigCheck`, a Hydra callback, gives the composed config
+  to the command's check before Hydra makes the run folder (and its ``.hydra/``):
+  a misspelt key, a number out of range or an unknown ``cost.<stage>`` leaves nothing.
+- An override naming no key (``chunking.max_word=20``): :func:`unknown_overrides_named`
+  makes Hydra's loader refuse it with the keys that exist ("did you mean"), where
+  Hydra would suggest force-adding it (``+chunking.max_word=20``), which runs
+  with the key ignored.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import ClassVar
 
 from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, ListConfig, open_dict, read_write
 
 from receval.errors import ConfigError, exit_on_error
+from receval.schema import unknown_key
 
 
 def unwritable(folder: Path) -> str | None:
@@ -53,3 +66,79 @@ class OutputFolder(Callback):
     def on_multirun_start(self, config, **kwargs) -> None:
         with exit_on_error():
             check_output_dir(str(config.hydra.sweep.dir), "sweep")
+
+
+class ConfigCheck(Callback):
+    """Gives a single run's composed config to the command's check (:attr:`check`, set by
+    :func:`receval.cli.hydra_command`) before Hydra makes the run folder."""
+
+    check: ClassVar[Callable[[object], None] | None] = None
+
+    def on_run_start(self, config, **kwargs) -> None:
+        if type(self).check is None:
+            return
+        with exit_on_error():
+            type(self).check(job_view(config))
+
+
+def job_view(config) -> DictConfig:
+    """The config a job's task sees: ``config`` without its ``hydra`` node (as Hydra's run_job makes it)."""
+    task = copy.deepcopy(config)
+    with read_write(task), open_dict(task):
+        task.pop("hydra", None)
+    return task
+
+
+def unknown_override(cfg: DictConfig, dotted: str) -> str | None:
+    """The message for an override of ``dotted``, a key ``cfg`` does not have: the first
+    missing part, with the keys its parent has; None when a part is not a mapping's key."""
+    node, parts = cfg, dotted.split(".")
+    for i, part in enumerate(parts):
+        parent = ".".join(parts[:i])
+        empty = node._is_none() or (isinstance(node, DictConfig) and not list(node.keys()))
+        if empty and parent:  # e.g. rerank.first_size with rerank: none (Hydra's failed update leaves {})
+            return f"{dotted}: {parent} is null in this config, so it has no keys; choose one first ({parent}=<option>)"
+        if isinstance(node, DictConfig):
+            if part not in node:
+                valid = [str(k) for k in node.keys() if parent or k != "hydra"]
+                kind = node.get("kind") if "kind" in node else None
+                return unknown_key(parent, part, valid, f"{parent} ({kind})" if parent and kind else "")
+            node = node._get_node(part)
+        elif isinstance(node, ListConfig) and part.isdigit() and int(part) < len(node):
+            node = node._get_node(int(part))
+        else:
+            return None
+    return None
+
+
+@contextlib.contextmanager
+def unknown_overrides_named() -> Iterator[None]:
+    """While a command runs, Hydra's config loader refuses an override of a key that does
+    not exist with :func:`unknown_override`'s message (exit 2), instead of its hint to
+    force-add it; other overrides fail as Hydra says. Undone afterwards, so code composing
+    configs in the same process (tests, notebooks) sees Hydra's own errors."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra.errors import ConfigCompositionException
+    from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+
+    original = ConfigLoaderImpl.__dict__["_apply_overrides_to_config"]
+    hydra_apply = original.__func__
+
+    def apply(overrides, cfg) -> None:
+        for override in overrides:  # one at a time, in order, as Hydra applies them
+            try:
+                hydra_apply([override], cfg)
+            except ConfigCompositionException as error:
+                plain = not (override.is_add() or override.is_force_add() or override.is_delete())
+                if plain and isinstance(error.__cause__, (ConfigAttributeError, ConfigKeyError)):
+                    problem = unknown_override(cfg, override.key_or_group)
+                    if problem:
+                        with exit_on_error():
+                            raise ConfigError(problem) from None
+                raise
+
+    ConfigLoaderImpl._apply_overrides_to_config = staticmethod(apply)
+    try:
+        yield
+    finally:
+        ConfigLoaderImpl._apply_overrides_to_config = original

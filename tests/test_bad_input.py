@@ -165,21 +165,21 @@ def damaged(runs, tmp_path, how: str) -> Path:
 # ----------------------------------------------------------------- config values (command line)
 
 CONFIG_CASES = {
-    "unknown-key": (["chunking.max_word=40"], ["max_word", "WordsConfig", "fix the override"]),
+    "unknown-key": (["chunking.max_word=40"], ["chunking.max_word is not a key", "did you mean chunking.max_words"]),
     "wrong-type": (["depth=abc"], ["depth", "could not be converted to Integer"]),
-    "k1": (["retriever.k1=-1"], ["retriever.k1=-1.0", "use a value >= 0"]),
-    "negative-depth": (["depth=-1"], ["depth=-1", "use an integer >= 1"]),
+    "k1": (["retriever.k1=-1"], ["retriever.k1=-1.0", "out of range; use a number in [0, 1000]"]),
+    "negative-depth": (["depth=-1"], ["depth=-1", "out of range; use an integer in [1, "]),
     "overlap": (["chunking.overlap=120"], ["chunking.overlap=120", "smaller than chunking.max_words=120"]),
     "retriever-group": (["retriever=bm26"], ["retriever/bm26", "Available options", "bm25"]),
     "retriever-kind": (["retriever.kind=bm26"], ["retriever.kind='bm26' is not a retriever kind", "bm25", "tfidf"]),
-    "k1-for-tfidf": (["retriever=tfidf", "retriever.k1=2"], ["retriever.k1", "fix the override"]),
+    "k1-for-tfidf": (["retriever=tfidf", "retriever.k1=2"], ["retriever.k1 is not a key of retriever (tfidf)"]),
     "member": (["retriever=fused", "retriever.members=[bm25,bm27]"], ["retriever.members[1].kind='bm27'"]),
     "fusion-weights": (
         ["retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[1,2,3]"],
         ["fusion.weights has 3 values for 2 members", "one weight per member"],
     ),
     "weights-for-rrf": (["retriever=fused", "retriever.fusion.weights=[1,2]"], ["retriever.fusion.weights"]),
-    "k1-inf": (["retriever.k1=inf"], ["retriever.k1=inf", "use a value >= 0"]),
+    "k1-inf": (["retriever.k1=inf"], ["retriever.k1=inf", "out of range; use a number in [0, 1000]"]),
     "fusion-k-nan": (["retriever=fused", "retriever.fusion.k=nan"], ["retriever.fusion.k=nan"]),
     "fusion-k-inf": (["retriever=fused", "retriever.fusion.k=inf"], ["retriever.fusion.k=inf"]),
     "weights-nan": (
@@ -192,12 +192,17 @@ CONFIG_CASES = {
     ),
     "weights-negative": (
         ["retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[-1,1]"],
-        ["retriever.fusion.weights[0]=-1.0", "use a value >= 0"],
+        ["retriever.fusion.weights[0]=-1.0", "out of range; use a number in [0, 1000000]"],
     ),
     "first-size": (["rerank=dense", "rerank.first_size=0"], ["rerank.first_size=0"]),
     "ks-duplicate": (["metrics.ks=[1,1,3]"], ["metrics.ks=[1, 1, 3]", "names a cutoff twice"]),
     "cutoff": (["metrics.ks=[1,20]"], ["metrics.ks", "raise depth or drop that cutoff"]),
     "format": (["dataset.format=csv"], ["dataset.format", "csv", "folder", "beir"]),
+    # issue 22: a key force-added with "+", a misspelt price stage, a number past its range
+    "plus-key": (["+chunking.max_word=20"], ["did you mean chunking.max_words?", "kind, max_words, overlap, headings"]),
+    "plus-top-key": (["+depht=20"], ["depht is not a key of the config; did you mean depth?"]),
+    "cost-stage": (["+cost.rernak.per_1k_requests=2"], ["cost.rernak is not a stage of this run", "bm25, select"]),
+    "k1-huge": (["retriever.k1=1e308"], ["retriever.k1=1e+308: out of range; use a number in [0, 1000]"]),
 }
 
 
@@ -208,6 +213,7 @@ def test_bad_config_value(cli, case):
     done = cli(*overrides, "hydra.run.dir=out")
     assert_user_error(done, *words)
     assert_nothing_left(cli)
+    assert not (cli.work / "out").exists()  # refused before Hydra made the run folder and .hydra/
 
 
 @pytest.mark.slow

@@ -117,9 +117,9 @@ def test_headings_default_on():
 @pytest.mark.parametrize(
     "max_words, overlap, message",
     [
-        (0, 0, r"chunking\.max_words=0: use an integer >= 1, or null for whole sections"),
+        (0, 0, r"chunking\.max_words=0: out of range; use an integer in \[1, 1000000\], or null for whole sections"),
         (-3, 0, r"chunking\.max_words=-3"),
-        (5, -1, r"chunking\.overlap=-1: use an integer >= 0"),
+        (5, -1, r"chunking\.overlap=-1: out of range; use an integer in \[0, 1000000\]"),
         (None, -1, r"chunking\.overlap=-1"),
         (3, 3, r"chunking\.overlap=3 must be smaller than chunking\.max_words=3"),
         (3, 4, r"chunking\.overlap=4 must be smaller than chunking\.max_words=3"),

@@ -86,11 +86,11 @@ def test_a_single_run_from_any_directory(tmp_path):
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("chunking.max_word=40", "Key 'max_word' not in 'WordsConfig'"),
+        ("chunking.max_word=40", "chunking.max_word is not a key of chunking (words); did you mean chunking.max_words?"),
         ("depth=abc", "could not be converted to Integer"),
-        ("depth=-1", "depth=-1: use an integer >= 1"),
-        ("retriever.k1=-1", "retriever.k1=-1.0: use a value >= 0"),
-        ("retriever.b=2", "retriever.b=2.0: use a value from 0 to 1"),
+        ("depth=-1", "depth=-1: out of range; use an integer in [1, 2147483647]"),
+        ("retriever.k1=-1", "retriever.k1=-1.0: out of range; use a number in [0, 1000]"),
+        ("retriever.b=2", "retriever.b=2.0: out of range; use a number in [0, 1]"),
         ("retriever=bm26", "Could not find 'retriever/bm26'"),
         ("chunking.overlap=200", "chunking.overlap=200 must be smaller than chunking.max_words=120"),
         ("metrics.ks=[1,20]", "raise depth or drop that cutoff"),

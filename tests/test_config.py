@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 from receval import components
 from receval.config import check, config_dir
 from receval.errors import ConfigError
+from receval.schema import Range, range_
 
 CONF = Path(config_dir())
 GROUPS = ["dataset", "chunking", "retriever", "retriever/fusion", "rerank", "bootstrap"]
@@ -109,21 +110,32 @@ def test_help_lists_only_what_each_command_uses(tmp_path):
 @dataclass
 class EchoConfig:
     kind: str = "echo_test"
-    times: int = 1
+    times: int = field(default=1, metadata=range_(1, 100))
+    echo: str = "hi"
 
     def problems(self) -> list[str]:
-        return [] if self.times >= 1 else [f"times={self.times}: use an integer >= 1"]
+        return [] if self.echo else ["echo is empty: say something"]
 
 
-def test_a_new_component_is_one_registered_builder():
-    """Registering a kind makes it buildable from its own node, typed and checked."""
+@pytest.fixture
+def echo_kind():
+    """The echo_test retriever kind, registered for one test (the registry is global)."""
     components.component("retriever", "echo_test", EchoConfig)(lambda node, context: ("echo", node.times))
+    yield
+    components._REGISTRY.pop(("retriever", "echo_test"))
+
+
+def test_a_new_component_is_one_registered_builder(echo_kind):
+    """Registering a kind makes it buildable from its own node, typed and checked: its
+    keys, the range beside its field, then its own ``problems``."""
     context = components.Context()
     assert components.build("retriever", {"kind": "echo_test", "times": 3}, context) == ("echo", 3)
     assert "echo_test" in components.kinds("retriever")
-    with pytest.raises(ConfigError, match=r"retriever.times=0: use an integer >= 1"):
-        components.build("retriever", {"kind": "echo_test", "times": 0}, context)
-    with pytest.raises(ConfigError, match=r"retriever: .*colour"):
+    with pytest.raises(ConfigError, match=r"^retriever.times=0: out of range; use an integer in \[1, 100\]$"):
+        components.build("retriever", {"kind": "echo_test", "times": 0, "echo": ""}, context)  # range first
+    with pytest.raises(ConfigError, match=r"^retriever.echo is empty"):
+        components.build("retriever", {"kind": "echo_test", "echo": ""}, context)
+    with pytest.raises(ConfigError, match=r"retriever.colour is not a key of retriever \(echo_test\); valid keys: kind, times, echo"):
         components.build("retriever", {"kind": "echo_test", "colour": "red"}, context)
     with pytest.raises(ConfigError, match=r"retriever.kind='nope' is not a retriever kind; use one of: .*bm25"):
         components.build("retriever", {"kind": "nope"}, context)
@@ -139,11 +151,13 @@ def test_equal_nodes_share_one_component():
     assert a is b and a is not c
 
 
-def test_finite_refuses_nan_and_inf():
-    assert components.finite("k", float("nan"), 0)
-    assert components.finite("k", float("inf"), 0)
-    assert components.finite("k", -1, 0)
-    assert components.finite("k", 0.5, 0, 1) == []
+def test_a_range_holds_no_nan_or_infinity():
+    closed, open_low = Range(0, 1), Range(0, 1, low_open=True)
+    assert [closed.holds(v) for v in (0, 0.5, 1, -1e-9, float("nan"), float("inf"))] == [
+        True, True, True, False, False, False,
+    ]
+    assert not open_low.holds(0) and open_low.holds(1) and not Range(0, 1, high_open=True).holds(1)
+    assert (str(closed), str(open_low), str(Range(1, 1e6))) == ("[0, 1]", "(0, 1]", "[1, 1000000]")
 
 
 @pytest.mark.slow

@@ -105,8 +105,9 @@ def test_cost_prices_are_checked(make_config):
     with pytest.raises(ConfigError) as bad:
         check(make_config("+cost.rerank.per_1k_request=2", "+cost.dense.per_1m_input_tokens=-1"))
     assert bad.value.problems == [
-        "cost.rerank.per_1k_request: not a price; use per_1k_requests, per_1m_input_tokens, per_1m_output_tokens",
-        "cost.dense.per_1m_input_tokens=-1: use a number of US dollars >= 0",
+        "cost.rerank.per_1k_request is not a key of cost.rerank; did you mean cost.rerank.per_1k_requests? "
+        "valid keys: per_1k_requests, per_1m_input_tokens, per_1m_output_tokens",
+        "cost.dense.per_1m_input_tokens=-1: out of range; use a number in [0, 1000000] (US dollars)",
     ]
 
 

@@ -121,9 +121,9 @@ def test_bm25_idf_always_positive():
 @pytest.mark.parametrize(
     "k1, b, message",
     [
-        (-0.1, 0.75, r"retriever\.k1=-0\.1: use a value >= 0"),
+        (-0.1, 0.75, r"retriever\.k1=-0\.1: out of range; use a number in \[0, 1000\]"),
         (float("nan"), 0.75, r"retriever\.k1=nan"),
-        (1.2, 1.5, r"retriever\.b=1\.5: use a value from 0 to 1"),
+        (1.2, 1.5, r"retriever\.b=1\.5: out of range; use a number in \[0, 1\]"),
         (1.2, -0.1, r"retriever\.b=-0\.1"),
         (1.2, float("nan"), r"retriever\.b=nan"),
     ],

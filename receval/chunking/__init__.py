@@ -42,22 +42,23 @@ class Chunk:
 
 
 
-def check_words(max_words: int | None, overlap: int, kind: str = "words") -> list[str]:
-    """Problems of a word budget (keys relative to ``chunking``)."""
-    problems = []
-    if max_words is not None and max_words < 1:
-        problems.append(f"max_words={max_words}: use an integer >= 1, or null for whole sections")
-    if overlap < 0:
-        problems.append(f"overlap={overlap}: use an integer >= 0")
+def check_words(max_words: int | None, overlap: int) -> list[str]:
+    """An overlap that leaves a window no new word (keys relative to ``chunking``); the
+    ranges of each number are their fields' (:class:`receval.chunking.words.WordsConfig`)."""
     if max_words is not None and overlap >= max(max_words, 1):
-        problems.append(f"overlap={overlap} must be smaller than chunking.max_words={max_words}")
-    return problems
+        return [f"overlap={overlap} must be smaller than chunking.max_words={max_words}"]
+    return []
 
 
 def check_chunking(max_words: int | None, overlap: int) -> None:
-    problems = check_words(max_words, overlap)
+    """A word window's settings, as ``chunking=words`` checks them (for callers of :func:`chunk_sections`)."""
+    from receval.chunking.words import WordsConfig
+    from receval.schema import range_problems
+
+    problems = range_problems(WordsConfig, {"max_words": max_words, "overlap": overlap}, "chunking")
+    problems = problems or [f"chunking.{problem}" for problem in check_words(max_words, overlap)]
     if problems:
-        raise ConfigError([f"chunking.{problem}" for problem in problems])
+        raise ConfigError(problems)
 
 
 def describe_common(size: str, node) -> str:

@@ -8,12 +8,13 @@ is the page text it covers (its paragraphs with their line breaks).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
-from receval.chunking import Chunk, check_words, chunks_of, describe_common
+from receval.chunking import Chunk, chunks_of, describe_common
 from receval.chunking.packing import pack
 from receval.components import component
+from receval.schema import WORDS, range_
 
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
@@ -31,11 +32,8 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
 @dataclass
 class ParagraphsConfig:
     kind: str = "paragraphs"
-    max_words: Optional[int] = 120  # words per chunk; null: one chunk per section
+    max_words: Optional[int] = field(default=120, metadata=range_(*WORDS, null="one chunk per section"))
     headings: bool = True
-
-    def problems(self) -> list[str]:
-        return check_words(self.max_words, 0, "paragraphs")
 
     @staticmethod
     def describe(node) -> str:

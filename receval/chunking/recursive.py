@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Optional
 
-from receval.chunking import Chunk, check_words, chunks_of, describe_common
+from receval.chunking import Chunk, chunks_of, describe_common
 from receval.chunking.packing import pack, windows, word_count, word_spans
 from receval.chunking.paragraphs import paragraph_spans
 from receval.chunking.sentences import sentence_spans
 from receval.components import component
+from receval.schema import WORDS, range_
 
 HEADING_LINE = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
 
@@ -65,15 +66,12 @@ def split(text: str, start: int, end: int, separators: list[Separator], max_word
 @dataclass
 class RecursiveConfig:
     kind: str = "recursive"
-    max_words: Optional[int] = 120
+    max_words: Optional[int] = field(default=120, metadata=range_(*WORDS, null="whole sections"))
     separators: list[Separator] = field(
         default_factory=lambda: [Separator.headings, Separator.paragraphs, Separator.sentences, Separator.words]
     )
     language: str = "en"  # for the sentences separator
     headings: bool = True
-
-    def problems(self) -> list[str]:
-        return check_words(self.max_words, 0, "recursive")
 
     @staticmethod
     def describe(node) -> str:

@@ -9,12 +9,13 @@ into word windows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
-from receval.chunking import Chunk, check_words, chunks_of, describe_common
+from receval.chunking import Chunk, chunks_of, describe_common
 from receval.chunking.packing import pack
 from receval.components import component
+from receval.schema import WORDS, range_
 
 
 def sentence_spans(text: str, language: str = "en") -> list[tuple[int, int]]:
@@ -33,16 +34,10 @@ def sentence_spans(text: str, language: str = "en") -> list[tuple[int, int]]:
 @dataclass
 class SentencesConfig:
     kind: str = "sentences"
-    max_words: Optional[int] = 120  # words per chunk
-    overlap: int = 0  # sentences shared by consecutive chunks
+    max_words: Optional[int] = field(default=120, metadata=range_(*WORDS, null="whole sections"))
+    overlap: int = field(default=0, metadata=range_(0, 10_000))  # sentences shared by consecutive chunks
     language: str = "en"  # sentencex language code
     headings: bool = True
-
-    def problems(self) -> list[str]:
-        problems = check_words(self.max_words, 0, "sentences")
-        if self.overlap < 0:
-            problems.append(f"overlap={self.overlap}: use a number of sentences >= 0")
-        return problems
 
     @staticmethod
     def describe(node) -> str:

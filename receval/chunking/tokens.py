@@ -12,7 +12,7 @@ model folder's ``tokenizer.json``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -22,6 +22,7 @@ from receval.chunking import Chunk, chunks_of, describe_common
 from receval.components import component
 from receval.encoders.limits import limit_of, tokenizer_of
 from receval.errors import ConfigError
+from receval.schema import TOKENS, range_
 
 BUNDLED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
@@ -48,18 +49,16 @@ def model_folder(name: str) -> Path:
 @dataclass
 class TokensConfig:
     kind: str = "tokens"
-    max_tokens: Optional[int] = None  # tokens per chunk, specials and heading included; null: the model's limit
-    overlap: int = 0  # tokens shared by consecutive windows
+    # tokens per chunk, specials and heading included; null: the model's limit
+    max_tokens: Optional[int] = field(default=None, metadata=range_(*TOKENS, null="the model's limit"))
+    overlap: int = field(default=0, metadata=range_(0, TOKENS[1]))  # tokens shared by consecutive windows
     model: str = "all-MiniLM-L6-v2"  # whose tokenizer counts (the bundled model or a folder)
     headings: bool = True
 
     def problems(self) -> list[str]:
-        problems = []
-        if self.max_tokens is not None and self.max_tokens < 8:
-            problems.append(f"max_tokens={self.max_tokens}: use at least 8 tokens, or null for the model's limit")
-        if self.overlap < 0 or (self.max_tokens is not None and self.overlap >= self.max_tokens // 2):
-            problems.append(f"overlap={self.overlap}: use 0 or more tokens, under half of max_tokens")
-        return problems
+        if self.max_tokens is not None and self.overlap >= self.max_tokens // 2:
+            return [f"overlap={self.overlap}: use 0 or more tokens, under half of max_tokens"]
+        return []
 
     @staticmethod
     def describe(node) -> str:

@@ -10,22 +10,23 @@ spaces (offsets still point at the page text it covers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from receval.chunking import Chunk, check_words, chunk_sections, describe_common
 from receval.components import component
+from receval.schema import WORDS, range_
 
 
 @dataclass
 class WordsConfig:
     kind: str = "words"
-    max_words: Optional[int] = 120  # words per chunk; null: whole sections
-    overlap: int = 0  # words shared by consecutive chunks of a section
+    max_words: Optional[int] = field(default=120, metadata=range_(*WORDS, null="whole sections"))
+    overlap: int = field(default=0, metadata=range_(0, WORDS[1]))  # words shared by consecutive chunks of a section
     headings: bool = True  # prefix each chunk with its heading path
 
     def problems(self) -> list[str]:
-        return check_words(self.max_words, self.overlap, "words")
+        return check_words(self.max_words, self.overlap)
 
     @staticmethod
     def describe(node) -> str:

@@ -11,12 +11,13 @@ stage's). Ties among re-ranker scores follow the one tie rule (:mod:`receval.ran
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from receval.ranking import select_top, sort_candidates
+from receval.schema import SHORTLIST, range_
 
 
 PAIRS = "pairs_scored"  # per-question column: pairs the re-ranker scored, min(first_size, retrieved)
@@ -39,10 +40,10 @@ class Reranker(Protocol):
 class RerankFields:
     """Fields every re-ranker has."""
 
-    first_size: int = 30  # chunks of the first stage's ranking re-scored per question
+    first_size: int = field(default=30, metadata=range_(*SHORTLIST))  # chunks of the first stage re-scored per question
 
     def problems(self) -> list[str]:
-        return [] if self.first_size >= 1 else [f"first_size={self.first_size}: use an integer >= 1"]
+        return []
 
 
 class Reranked:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -21,6 +21,7 @@ import numpy as np
 from receval.components import Context, component
 from receval.errors import ConfigError
 from receval.rerankers import RerankFields, pairs_of, placed
+from receval.schema import BATCH, TOKENS, range_
 
 HOW_TO_GET = (
     "download a cross-encoder once, e.g. `huggingface-cli download cross-encoder/ms-marco-MiniLM-L-6-v2 "
@@ -37,15 +38,12 @@ INSTALL = (
 class CrossEncoderConfig(RerankFields):
     kind: str = "cross_encoder"
     model: Optional[str] = None  # a local folder holding a cross-encoder (config.json)
-    batch_size: int = 32  # pairs scored per forward pass
-    max_length: Optional[int] = 512  # tokens per pair (question + chunk), at most the model's; null: the model's
+    batch_size: int = field(default=32, metadata=range_(*BATCH))  # pairs scored per forward pass
+    # tokens per pair (question + chunk), at most the model's; null: the model's
+    max_length: Optional[int] = field(default=512, metadata=range_(*TOKENS, null="the model's limit"))
 
     def problems(self) -> list[str]:
         problems = RerankFields.problems(self)
-        if self.batch_size < 1:
-            problems.append(f"batch_size={self.batch_size}: use an integer >= 1")
-        if self.max_length is not None and self.max_length < 8:
-            problems.append(f"max_length={self.max_length}: use an integer >= 8 (tokens per pair), or null")
         if self.model is None or not str(self.model).strip():
             problems.append(f"model is required: the folder of a cross-encoder; {HOW_TO_GET}")
         return problems

@@ -14,7 +14,7 @@ so. Client rules (key from an environment variable, retries, redaction):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -24,6 +24,7 @@ from receval.cost import estimate_tokens
 from receval.errors import RecevalError
 from receval.rerankers import RerankFields
 from receval.rerankers._remote import Client, RemoteScorer
+from receval.schema import RETRIES, SECONDS, WAIT, range_
 
 
 @dataclass
@@ -33,10 +34,11 @@ class RemoteFields:
     base_url: Optional[str] = None  # the API root, e.g. http://localhost:8080 or https://api.jina.ai/v1
     model: Optional[str] = None  # sent as "model"
     api_key_env: Optional[str] = None  # NAME of the environment variable holding the key; null: none
-    timeout: float = 60.0  # seconds per request
-    retries: int = 4  # per request: 408/409/425/429/5xx, timeouts, dropped connections
-    backoff: float = 1.0  # first retry delay in seconds, doubled each time
-    max_backoff: float = 30.0  # cap on one delay (Retry-After included)
+    timeout: float = field(default=60.0, metadata=range_(*SECONDS))  # seconds per request
+    # per request: 408/409/425/429/5xx, timeouts, dropped connections
+    retries: int = field(default=4, metadata=range_(*RETRIES))
+    backoff: float = field(default=1.0, metadata=range_(*WAIT))  # first retry delay in seconds, doubled each time
+    max_backoff: float = field(default=30.0, metadata=range_(*WAIT))  # cap on one delay (Retry-After included)
 
     def remote_problems(self) -> list[str]:
         problems = []
@@ -44,10 +46,6 @@ class RemoteFields:
             problems.append("base_url is required: the API root, e.g. rerank.base_url=http://localhost:8080")
         if not self.model:
             problems.append("model is required: the model name the API expects")
-        if not self.timeout > 0:
-            problems.append(f"timeout={self.timeout}: use a number of seconds > 0")
-        if self.retries < 0:
-            problems.append(f"retries={self.retries}: use an integer >= 0")
         return problems
 
 

@@ -13,7 +13,7 @@ would not be comparable. Client rules: :mod:`receval.rerankers._remote`.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -25,6 +25,7 @@ from receval.llm import parse_json_object
 from receval.rerankers import RerankFields, pairs_of, placed
 from receval.rerankers._remote import RemoteScorer
 from receval.rerankers.http import RemoteFields, client_of, usage_tokens
+from receval.schema import SEED, THREADS, WORDS, range_
 
 SYSTEM = (
     "You judge whether a passage answers a question. Grade 3: it answers it fully; "
@@ -37,17 +38,12 @@ SYSTEM = (
 class LlmRerankConfig(RemoteFields, RerankFields):
     kind: str = "llm"
     api_key_env: Optional[str] = "OPENAI_API_KEY"
-    seed: int = 0  # sent with every request (temperature is always 0)
-    passage_words: int = 300  # words of each chunk put in a prompt
-    concurrency: int = 4  # requests in flight
+    seed: int = field(default=0, metadata=range_(*SEED))  # sent with every request (temperature is always 0)
+    passage_words: int = field(default=300, metadata=range_(*WORDS))  # words of each chunk put in a prompt
+    concurrency: int = field(default=4, metadata=range_(*THREADS))  # requests in flight
 
     def problems(self) -> list[str]:
-        problems = RerankFields.problems(self) + self.remote_problems()
-        if self.passage_words < 1:
-            problems.append(f"passage_words={self.passage_words}: use an integer >= 1")
-        if self.concurrency < 1:
-            problems.append(f"concurrency={self.concurrency}: use an integer >= 1")
-        return problems
+        return RerankFields.problems(self) + self.remote_problems()
 
     @staticmethod
     def describe(node) -> str:

@@ -16,22 +16,23 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from receval.components import Context, component, finite
+from receval.components import Context, component
 from receval.errors import ConfigError
 from receval.retrievers.lexical import LexicalRetriever, document_frequency
+from receval.schema import range_, range_problems
 from receval.text import Tokenizer
 
 
 @dataclass
 class BM25Config:
     kind: str = "bm25"
-    k1: float = 1.2  # term-frequency saturation
-    b: float = 0.75  # length normalisation (0: none, 1: full)
-
-    def problems(self) -> list[str]:
-        return finite("k1", self.k1, 0, hint=" (1.2 is usual)") + finite("b", self.b, 0, 1, hint=" (0.75 is usual)")
+    # term-frequency saturation; past a few dozen BM25 already scores raw term frequency,
+    # so 1000 leaves room for any search while (k1 + 1) * tf cannot overflow
+    k1: float = field(default=1.2, metadata=range_(0, 1000, hint="1.2 is usual"))
+    # length normalisation (0: none, 1: full)
+    b: float = field(default=0.75, metadata=range_(0, 1, hint="0.75 is usual"))
 
     @staticmethod
     def describe(node) -> str:
@@ -46,9 +47,9 @@ class BM25(LexicalRetriever):
     name = "bm25"
 
     def __init__(self, tokenizer: Tokenizer, k1: float = 1.2, b: float = 0.75, vocabularies=None):
-        problems = BM25Config(k1=k1, b=b).problems()
+        problems = range_problems(BM25Config, {"k1": k1, "b": b}, "retriever")
         if problems:
-            raise ConfigError([f"retriever.{problem}" for problem in problems])
+            raise ConfigError(problems)
         super().__init__(tokenizer, vocabularies)
         self.k1, self.b = float(k1), float(b)
 

@@ -18,7 +18,7 @@ distinct chunk texts encoded and found in the cache by ``fit``;
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Optional
@@ -29,6 +29,7 @@ from receval.components import Context, component
 from receval.encoders import limits
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
 from receval.errors import ConfigError, RecevalError
+from receval.schema import BATCH, range_
 
 
 class Backend(StrEnum):
@@ -45,10 +46,10 @@ class EncoderFields:
     backend: Backend = Backend.local
     base_url: Optional[str] = None  # http: e.g. http://localhost:11434/v1
     api_key_env: Optional[str] = None  # http: NAME of the variable holding the key
-    batch_size: int = 64  # texts encoded per batch (per request over http)
+    batch_size: int = field(default=64, metadata=range_(*BATCH))  # texts encoded per batch (per request over http)
 
     def problems(self) -> list[str]:
-        return [] if self.batch_size >= 1 else [f"batch_size={self.batch_size}: use an integer >= 1"]
+        return []
 
 
 @dataclass

@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from receval import components
-from receval.components import Context, component, finite
+from receval.components import Context, component
 from receval.errors import ConfigError
 from receval.ranking import select_top
+from receval.schema import SHORTLIST, range_
 
 
 class Normalize(StrEnum):
@@ -42,11 +43,9 @@ class RRFConfig:
     """Reciprocal rank fusion (``retriever/fusion=rrf``)."""
 
     kind: str = "rrf"
-    k: float = 60.0  # score = sum of 1 / (k + rank)
-    candidates: int = 100  # chunks each member contributes (its top 100)
-
-    def problems(self) -> list[str]:
-        return finite("k", self.k, 0, hint=" (60 is usual)") + _candidates(self.candidates)
+    # score = sum of 1 / (k + rank); past 1e6 every rank of a shortlist scores alike
+    k: float = field(default=60.0, metadata=range_(0, 1e6, hint="60 is usual"))
+    candidates: int = field(default=100, metadata=range_(*SHORTLIST))  # chunks each member contributes
 
 
 @dataclass
@@ -55,20 +54,14 @@ class WeightedConfig:
 
     kind: str = "weighted"
     normalize: Normalize = Normalize.minmax  # over each member's candidates for a question
-    weights: list[float] = field(default_factory=list)  # one per member; [] = equal
-    candidates: int = 100
+    # one per member ([] = equal); shares, not signs; 1e6 keeps weight * normalised score far from overflow
+    weights: list[float] = field(default_factory=list, metadata=range_(0, 1e6, hint="weights are shares"))
+    candidates: int = field(default=100, metadata=range_(*SHORTLIST))
 
     def problems(self) -> list[str]:
-        problems = _candidates(self.candidates)
-        for i, weight in enumerate(self.weights):
-            problems += finite(f"weights[{i}]", weight, 0, hint=": weights are shares, not signs")
-        if self.weights and not problems and sum(self.weights) <= 0:
-            problems.append(f"weights={list(self.weights)}: all zero; give at least one member a positive weight")
-        return problems
-
-
-def _candidates(n: int) -> list[str]:
-    return [] if n >= 1 else [f"candidates={n}: use an integer >= 1"]
+        if self.weights and sum(self.weights) <= 0:
+            return [f"weights={list(self.weights)}: all zero; give at least one member a positive weight"]
+        return []
 
 
 @dataclass

@@ -22,16 +22,17 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
 from omegaconf import OmegaConf
 
 from receval import api, remote
-from receval.components import Context, component, finite
+from receval.components import Context, component
 from receval.errors import ConfigError, RecevalError
 from receval.retrievers.ranked import RankOnly, top_lists
+from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
 from receval.trust import is_env_name
 
 
@@ -46,18 +47,15 @@ class HttpConfig:
     id_key: str = "id"  # each result's id (dotted)
     score_key: str = "score"  # each result's score (dotted)
     headers: Any = None  # a mapping: header name -> NAME of the env variable holding its value
-    timeout: float = 30.0  # seconds per request
-    retries: int = 3  # retries on 429/5xx, timeouts, dropped connections
-    backoff: float = 0.5  # first wait (doubles each retry; a longer Retry-After wins)
-    concurrency: int = 1  # requests in flight at once within a search batch
-    pool: int = 100  # results asked per question when fused or re-ranked
+    timeout: float = field(default=30.0, metadata=range_(*SECONDS))  # seconds per request
+    retries: int = field(default=3, metadata=range_(*RETRIES))  # on 429/5xx, timeouts, dropped connections
+    # first wait (doubles each retry; a longer Retry-After wins)
+    backoff: float = field(default=0.5, metadata=range_(*WAIT))
+    concurrency: int = field(default=1, metadata=range_(*THREADS))  # requests in flight within a search batch
+    pool: int = field(default=100, metadata=range_(*SHORTLIST))  # results asked per question when fused or re-ranked
 
     def problems(self) -> list[str]:
-        problems = finite("timeout", self.timeout, 0.001) + finite("backoff", self.backoff, 0)
-        for name, value in (("retries", self.retries), ("concurrency", self.concurrency), ("pool", self.pool)):
-            low = 0 if name == "retries" else 1
-            if value < low:
-                problems.append(f"{name}={value}: use an integer >= {low}")
+        problems = []
         for name, value in (("body", self.body), ("headers", self.headers)):
             if value is not None and not isinstance(value, dict):
                 problems.append(f"{name}={value!r}: give a mapping, e.g. '{name}={{key: value}}'")

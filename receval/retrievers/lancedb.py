@@ -27,7 +27,7 @@ import logging
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Optional
@@ -39,6 +39,7 @@ from receval.errors import ConfigError
 from receval.ranking import select_top
 from receval.retrievers.dense import EncoderFields, shared_dense
 from receval.retrievers.ranked import RankOnly, top_lists
+from receval.schema import SHORTLIST, range_
 
 INSTALL = "pip install 'receval[lancedb]'"
 TABLE = "chunks"
@@ -61,23 +62,20 @@ class LanceConfig(EncoderFields):
     kind: str = "lancedb"
     search: Search = Search.vector
     index: Index = Index.none
-    partitions: int = 0  # IVF partitions (0: LanceDB's default, about sqrt(rows))
-    sub_vectors: int = 0  # ivf_pq: PQ sub-vectors (0: LanceDB's default)
-    nprobes: int = 20  # IVF partitions searched per question
-    ef: int = 0  # ivf_hnsw_sq: candidate list size at search (0: LanceDB's default)
-    refine_factor: Optional[int] = None  # re-score refine_factor * k candidates exactly
-    pool: int = 100  # results asked per question when fused or re-ranked
+    # IVF partitions (0: LanceDB's default, about sqrt(rows)); more than a million
+    # partitions would hold about one vector each on any corpus receval reads
+    partitions: int = field(default=0, metadata=range_(0, 1_000_000, hint="0: LanceDB's default"))
+    # ivf_pq: PQ sub-vectors, at most one per dimension (0: LanceDB's default)
+    sub_vectors: int = field(default=0, metadata=range_(0, 65_536, hint="0: LanceDB's default"))
+    nprobes: int = field(default=20, metadata=range_(1, 1_000_000))  # IVF partitions searched per question
+    # ivf_hnsw_sq: candidate list size at search (0: LanceDB's default)
+    ef: int = field(default=0, metadata=range_(0, 1_000_000, hint="0: LanceDB's default"))
+    # re-score refine_factor * k candidates exactly
+    refine_factor: Optional[int] = field(default=None, metadata=range_(1, 1000, null="no exact re-scoring"))
+    pool: int = field(default=100, metadata=range_(*SHORTLIST))  # results asked per question when fused or re-ranked
 
     def problems(self) -> list[str]:
         problems = super().problems()
-        for name in ("partitions", "sub_vectors", "ef"):
-            if getattr(self, name) < 0:
-                problems.append(f"{name}={getattr(self, name)}: use an integer >= 0 (0: LanceDB's default)")
-        for name in ("nprobes", "pool"):
-            if getattr(self, name) < 1:
-                problems.append(f"{name}={getattr(self, name)}: use an integer >= 1")
-        if self.refine_factor is not None and self.refine_factor < 1:
-            problems.append(f"refine_factor={self.refine_factor}: use an integer >= 1, or null")
         if self.search == Search.fts and self.index != Index.none:
             problems.append(f"index={self.index}: an ANN index serves vector or hybrid search, not search=fts")
         return problems

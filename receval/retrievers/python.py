@@ -18,7 +18,7 @@ import importlib
 import sys
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol, runtime_checkable
 
 import numpy as np
@@ -27,6 +27,7 @@ from omegaconf import OmegaConf
 from receval.components import Context, component
 from receval.errors import ConfigError, RecevalError
 from receval.retrievers.ranked import Passage, RankOnly, top_lists
+from receval.schema import SHORTLIST, range_
 
 
 @runtime_checkable
@@ -47,10 +48,10 @@ class PythonConfig:
     kind: str = "python"
     target: Optional[str] = None  # module:attribute (a class or a factory), importable
     params: Any = None  # keyword arguments (a mapping; null: none, and lets 'params={a: 1}' set it)
-    pool: int = 100  # answers asked per question when fused or re-ranked
+    pool: int = field(default=100, metadata=range_(*SHORTLIST))  # answers asked per question when fused or re-ranked
 
     def problems(self) -> list[str]:
-        problems = [] if self.pool >= 1 else [f"pool={self.pool}: use an integer >= 1"]
+        problems = []
         if self.params is not None and not isinstance(self.params, dict):
             problems.append(f"params={self.params!r}: give keyword arguments as a mapping, e.g. 'params={{top_n: 50}}'")
         if self.target is not None and ":" not in str(self.target):

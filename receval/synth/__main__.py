@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from receval import config as config_schema
 from receval.cli import hydra_command
-from receval.synth.job import generate, summary_line
+from receval.synth.job import check_config, generate, summary_line
 
 
 def generate_one(cfg) -> None:
@@ -19,7 +19,7 @@ def generate_one(cfg) -> None:
 
 
 config_schema.register_synth()
-main = hydra_command("synth", generate_one)
+main = hydra_command("synth", generate_one, check=check_config)
 
 if __name__ == "__main__":
     main()

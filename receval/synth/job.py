@@ -11,6 +11,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from receval import outputs
+from receval.config import synth_problems
 from receval.datasets import LIBRARY, load_sections, questions_path
 from receval.errors import ConfigError, DatasetError, RecevalError
 from receval.llm import ChatClient, ReplyError, check_key_env, endpoint
@@ -39,21 +40,7 @@ def check_config(cfg) -> None:
             break
     if not str(syn.model).strip():
         problems.append("synth.model is empty: name the chat model (e.g. synth.model=llama3.1)")
-    at_least = {
-        "per_section": 1, "concurrency": 1, "max_retries": 0, "max_failures": 0, "passage_words": 1,
-    }
-    for key, low in at_least.items():
-        if syn[key] < low:
-            problems.append(f"synth.{key}={syn[key]}: use an integer >= {low}")
-    if syn.limit is not None and syn.limit < 1:
-        problems.append(f"synth.limit={syn.limit}: use an integer >= 1, or null for every section")
-    if not syn.timeout > 0:
-        problems.append(f"synth.timeout={syn.timeout}: use a number of seconds > 0")
-    for key in ("backoff", "max_backoff", "temperature"):
-        if syn[key] < 0:
-            problems.append(f"synth.{key}={syn[key]}: use a value >= 0")
-    if not 0 <= syn.dev_fraction <= 1:
-        problems.append(f"synth.dev_fraction={syn.dev_fraction}: use a share between 0 and 1")
+    problems += synth_problems(cfg)  # unknown keys, numbers out of range (receval.schema)
     if not str(syn.out).strip():
         problems.append("synth.out is empty: name the questions file to write")
     if problems:
