@@ -10,8 +10,10 @@ The leader is the best mean on ``--split``; every run whose paired interval of
 ``run - leader`` (Holm-corrected for the number of comparisons) reaches ``-margin``
 is a contender; the cheapest contender by ``--prefer`` is chosen (ties: fewer
 stages, then the smaller index) and its complete config written to ``--out``
-(re-run it with ``python -m receval -cp "$(pwd)" -cn best``). ``--report-on test``
-then scores that one config on the held-out questions and says how far the
+(re-run it with ``python -m receval -cp "$(pwd)" -cn best``), after the trust check
+``reproduce`` makes (a config that sends requests or names code needs
+``--allow-remote`` / ``--allow-code``; no interpolation is evaluated or written).
+``--report-on test`` then scores that one config on the held-out questions and says how far the
 selection split overstated it. The computation is :mod:`receval.choice`; the
 files written, :mod:`receval.chosen`. Exit status 0, or 2 with one line for a
 user error.
@@ -71,6 +73,13 @@ def build_parser() -> ArgumentParser:
                         help="a run stays a contender unless shown worse than the leader by more "
                         "than this (default 0)")
     parser.add_argument("--out", metavar="FILE.yaml", help="write the chosen run's complete config here")
+    parser.add_argument(
+        "--allow-remote", action="store_true",
+        help="--out may write a config that sends requests (an http backend, a base_url): trust the run",
+    )
+    parser.add_argument(
+        "--allow-code", action="store_true", help="--out may write a config that names code to import (target)",
+    )
     parser.add_argument("--report-on", metavar="SPLIT",
                         help="score the chosen config once on this held-out split, e.g. test")
     parser.add_argument("--plot", metavar="FILE", help="quality-vs-cost plot (png, svg, pdf)")
@@ -94,11 +103,13 @@ def main(argv: list[str] | None = None) -> int:
             margin=args.margin, report_on=args.report_on, where=parse_where(args.where),
             n_resamples=args.n_resamples, seed=args.seed, level=args.level,
         )
-        if args.out:
-            chosen.check_out(args.out)  # before anything is written
+        config = None
+        if args.out:  # before anything is written: the path, then the trust check reproduce makes
+            chosen.check_out(args.out)
+            config = chosen.best_config(best, allow_remote=args.allow_remote, allow_code=args.allow_code)
         if args.plot:
             chosen.plot(selection, args.plot)
-        written = chosen.write_best(best, args.out, selection.why) if args.out else None
+        written = chosen.write_best(best, args.out, selection.why, config) if args.out else None
         if args.format == "table":
             tables.print_rich(selection.header_lines(), selection.tables())
         else:
