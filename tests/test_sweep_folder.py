@@ -114,3 +114,26 @@ def test_two_different_sweeps_started_together_never_mix_files(tmp_path):
                     "cache_dir=null", "-m", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "receval: 0 jobs ran, 2 skipped" in again.stdout
+
+
+def test_another_sweeper_s_folder_is_claimed_when_the_multirun_starts(tmp_path):
+    """receval's sweeper claims its folder once its jobs are checked; for any other
+    (Optuna) the preflight callback claims it as the multirun starts."""
+    from omegaconf import OmegaConf
+
+    from receval.preflight import OutputFolder
+
+    def master(folder: Path, target: str, overrides: list[str]):
+        return OmegaConf.create({"hydra": {
+            "run": {"dir": str(folder)}, "sweep": {"dir": str(folder)}, "job": {"config_name": "config"},
+            "overrides": {"task": overrides}, "sweeper": {"_target_": target, "params": {"x": "1,2"}},
+        }})
+
+    optuna = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
+    OutputFolder().on_multirun_start(master(tmp_path / "o", optuna, ["+search=bm25"]))
+    assert json.loads((tmp_path / "o" / SWEEP_MARKER).read_text())["params"] == {"x": "1,2"}
+    with pytest.raises(SystemExit) as stop:
+        OutputFolder().on_multirun_start(master(tmp_path / "o", optuna, ["+search=full"]))
+    assert stop.value.code == 2
+    OutputFolder().on_multirun_start(master(tmp_path / "r", "hydra_plugins.receval_sweeper.RecevalSweeper", []))
+    assert not (tmp_path / "r").exists()  # receval's own sweeper claims it after checking its jobs
