@@ -1,9 +1,15 @@
 """What ``python -m receval.select`` writes for its choice: ``best.yaml`` (the plot is
 :mod:`receval.tables.choice_plot`).
 
-``best.yaml`` is the chosen run's complete saved config (``.hydra/config.yaml``, else
-``run.json``'s copy) as a primary Hydra config: a defaults list naming receval's
-schema (so a misspelt key is still an error) and a ``hydra.run.dir``. Run it with::
+``best.yaml`` is the chosen run's complete saved config as a primary Hydra config: a
+defaults list naming receval's schema (so a misspelt key is still an error) and a
+``hydra.run.dir``. The config is the one ``reproduce`` would re-run
+(:func:`receval.results.configs.runnable_config`): read as data, every interpolation
+replaced by the value the run saved or refused, and a config that sends requests or
+names code refused unless ``select`` is given ``--allow-remote`` / ``--allow-code``
+(which then names every host and variable it will send). So the file holds no
+interpolation of the run's (its own ``hydra.run.dir`` names the time and process), and
+re-running it sends nothing the user did not allow. Run it with::
 
     python -m receval -cp "$(pwd)" -cn best            # best.yaml in the current folder
 
@@ -21,34 +27,24 @@ from pathlib import Path
 
 import yaml
 
-from receval.errors import RecevalError, RunError
-from receval.results.configs import CONFIG_YAML, HYDRA_DIR
+from receval.errors import RecevalError
+from receval.results.configs import runnable_config
 from receval.results.stored import Run
 from receval.store import atomic_write
 
 RUN_DIR = "runs/best/${now:%Y-%m-%d}/${now:%H-%M-%S-%f}-${receval_pid:}"
 
 
-def saved_config_text(run: Run) -> dict:
-    """The run's config exactly as saved: interpolations such as ``${oc.env:...}`` kept."""
-    path = run.run_dir / HYDRA_DIR / CONFIG_YAML
-    if path.is_file():
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as error:
-            raise RunError(f"{path}: cannot be read ({error}); re-run the chosen config") from None
-    else:
-        data = run.info.get("config")
-    if not isinstance(data, dict) or not data:
-        raise RunError(f"{run.run_dir}: no saved config (.hydra/config.yaml or run.json); cannot write it")
-    data = dict(data)
-    data.pop("hydra", None)
+def best_config(run: Run, *, allow_remote: bool = False, allow_code: bool = False) -> dict:
+    """The chosen run's config as ``best.yaml`` holds it: :func:`runnable_config` (the
+    trust check ``reproduce`` makes), without a ``defaults`` list of its own."""
+    data = runnable_config(run.run_dir, allow_remote=allow_remote, allow_code=allow_code)
     data.pop("defaults", None)
     return data
 
 
-def best_yaml(run: Run, out: Path, why: str) -> str:
-    """The text of ``best.yaml`` for ``run`` (see the module docstring)."""
+def best_yaml(run: Run, out: Path, why: str, config: dict) -> str:
+    """The text of ``best.yaml`` for ``run`` and its :func:`best_config` (see the module docstring)."""
     name = out.stem
     header = [
         f"# Chosen by receval.select: {run.run_dir}",
@@ -59,7 +55,7 @@ def best_yaml(run: Run, out: Path, why: str) -> str:
     ]
     body = {
         "defaults": ["receval_schema", "_self_"],
-        **saved_config_text(run),
+        **config,
         "hydra": {"job": {"chdir": False}, "run": {"dir": RUN_DIR}},
     }
     stream = io.StringIO()
@@ -75,8 +71,9 @@ def check_out(out: str | Path) -> Path:
     return out
 
 
-def write_best(run: Run, out: str | Path, why: str) -> Path:
+def write_best(run: Run, out: str | Path, why: str, config: dict) -> Path:
     out = check_out(out)
-    text = best_yaml(run, out, why)
+    text = best_yaml(run, out, why, config)
     atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return out
+

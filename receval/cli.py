@@ -18,7 +18,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import objective, pipeline, preflight, trust
+from receval import api, objective, pipeline, preflight, trust
 from receval.datasets import load_dataset
 from receval.errors import EXIT_USER_ERROR, exit_on_error
 from receval.resume import finished
@@ -42,6 +42,7 @@ def hydra_command(
     def job(cfg):
         nonlocal started
         started = True
+        api.quiet_http_logs()  # Hydra's job logging would copy their unredacted lines to stderr and a file
         with exit_on_error():
             return task(cfg)
 

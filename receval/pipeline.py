@@ -71,6 +71,16 @@ def resolved(cfg) -> dict:
     return data
 
 
+def as_written(cfg) -> dict:
+    """The run config as plain data with every interpolation as written, Hydra's node
+    left out: what run.json saves, so a value passed as ``${oc.env:NAME}`` is stored as
+    that text, as Hydra stores it in ``.hydra/``, never as the secret it resolves to
+    (the identity hash is of :func:`resolved`)."""
+    data = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
+    data.pop("hydra", None)
+    return data
+
+
 def config_hash_of(cfg) -> str:
     """The identity hash stored with a run of ``cfg`` (resume compares it)."""
     return identity_hash(resolved(cfg))
@@ -161,9 +171,8 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
     extra.update(cost.question_costs(prices, hits.counts, stages, len(questions)))
     columns.update(extra)
-    config = resolved(cfg)
     info = {
-        "config_hash": identity_hash(config),
+        "config_hash": identity_hash(resolved(cfg)),
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(chunks),
         "n_questions": len(questions),
@@ -188,7 +197,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         for name in names
     }
     try:
-        write_run_json(run_dir, {**info, "timings": timer.seconds, "config": config, "means": means})
+        write_run_json(run_dir, {**info, "timings": timer.seconds, "config": as_written(cfg), "means": means})
     except WriteError:  # results without their run.json would be a half-written run
         (Path(run_dir) / RESULTS).unlink(missing_ok=True)
         raise

@@ -3,8 +3,10 @@
 Built on httpx (connection reuse, timeouts) and tenacity (the retry policy); both
 are imported when the first request is sent. The rules of :mod:`receval.api` apply:
 the base URL is checked, the key is read from the environment variable named by
-``api_key_env`` at each request (never stored, so a client pickles without it), and
-every piece of server text in a message goes through :func:`receval.api.clip`.
+``api_key_env`` at each request (never stored, so a client pickles without it),
+every piece of server text in a message goes through :func:`receval.api.clip`
+(redacting the value of every variable in :attr:`Client.secret_envs`), and httpx and
+httpcore never log (:func:`receval.api.quiet_http_logs`).
 
 One request (:meth:`Client.send`) ends in one of three ways:
 
@@ -82,6 +84,7 @@ def _libraries():
         import tenacity
     except ImportError as error:
         raise ConfigError(f"calling a remote API needs {error.name}, which is not installed: {INSTALL_HINT}") from None
+    api.quiet_http_logs()
     return httpx, tenacity
 
 
@@ -129,8 +132,13 @@ class Client:
         """The endpoint ``path`` under the root (a root already ending in it is kept)."""
         return api.api_url(self.root, path, f"{self.option}.base_url", f"{self.option}.api_key_env")
 
-    def clip(self, text: str | bytes, limit: int = SNIPPET) -> str:
-        return api.clip(text, limit, self.api_key_env)
+    @property
+    def secret_envs(self) -> tuple[str, ...]:
+        """The variables whose values this client sends (redacted from every message)."""
+        return (self.api_key_env,) if self.api_key_env else ()
+
+    def clip(self, text, limit: int = SNIPPET) -> str:
+        return api.clip(text, limit, *self.secret_envs)
 
     def close(self) -> None:
         if self._http is not None:

@@ -7,9 +7,13 @@
     python -m receval.reproduce RUN --out /tmp/rerun               # keep the new run there
 
 Each run is re-run from ``RUN/.hydra/config.yaml``, which Hydra saved with every
-value (so it works after ``conf/`` has changed): that file is read as data (see
-:mod:`receval.trust`: no interpolation is evaluated, a config that sends requests or
-names code is refused without ``--allow-remote`` / ``--allow-code``), merged onto
+value (so it works after ``conf/`` has changed): that file is read as data
+(:func:`receval.results.configs.runnable_config`, the path ``select --out`` takes too,
+under the rules of :mod:`receval.trust`: no interpolation is evaluated, whatever its
+key; one is replaced by the value run.json saved at the same place, a setting that
+does not change results such as ``cache_dir`` by receval's own default, or refused; a
+config that sends requests or names code is refused without ``--allow-remote`` /
+``--allow-code``, which print every host and variable it will send), merged onto
 receval's config schema (a key this receval no longer knows is an error), and passed to :func:`receval.pipeline.run`. The new
 ``results.parquet`` is compared with the stored one question by question: ids,
 retrieved sections and scores, first relevant rank and every measure -- all

@@ -11,7 +11,9 @@ is a contender only when shown not worse: the lower end of its Holm-corrected
 interval of ``run - leader`` lies above ``-margin``. The cheapest contender is
 chosen (ties in cost: the higher mean, then fewer stages, then the smaller index)
 and its complete config written to ``--out`` (re-run it with ``python -m receval
--cp "$(pwd)" -cn best``). Without ``--margin`` the leader is chosen and each
+-cp "$(pwd)" -cn best``), after the trust check ``reproduce`` makes (a config
+that sends requests or names code needs ``--allow-remote`` / ``--allow-code``; no
+interpolation is evaluated or written). Without ``--margin`` the leader is chosen and each
 cheaper run's smallest qualifying margin printed. ``--report-on test`` then scores
 that one config on the held-out questions and says how far the selection split
 overstated it. The computation is :mod:`receval.choice`; the table
@@ -80,6 +82,13 @@ def build_parser() -> ArgumentParser:
                         "its corrected interval lies above -MARGIN. Without it the leader is chosen "
                         "and each cheaper run's smallest qualifying margin printed")
     parser.add_argument("--out", metavar="FILE.yaml", help="write the chosen run's complete config here")
+    parser.add_argument(
+        "--allow-remote", action="store_true",
+        help="--out may write a config that sends requests (an http backend, a base_url): trust the run",
+    )
+    parser.add_argument(
+        "--allow-code", action="store_true", help="--out may write a config that names code to import (target)",
+    )
     parser.add_argument("--report-on", metavar="SPLIT",
                         help="score the chosen config once on this held-out split, e.g. test")
     parser.add_argument("--plot", metavar="FILE", help="quality-vs-cost plot (png, svg, pdf)")
@@ -117,9 +126,12 @@ def main(argv: list[str] | None = None) -> int:
             n_resamples=args.n_resamples, seed=args.seed, level=args.level,
             select_runs=args.select_runs,
         )
+        config = None
+        if args.out:  # the trust check reproduce makes, before anything is written
+            config = chosen.best_config(best, allow_remote=args.allow_remote, allow_code=args.allow_code)
         if args.plot:
             choice_plot.plot(selection, args.plot)
-        written = chosen.write_best(best, args.out, selection.why) if args.out else None
+        written = chosen.write_best(best, args.out, selection.why, config) if args.out else None
         if args.format == "table":
             tables.print_rich(selection.header_lines(), selection.tables())
         else:

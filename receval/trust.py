@@ -1,86 +1,156 @@
 """What a stored run, or a command line, may make receval do: the trust rules in one place.
 
-A stored run is data. ``reproduce`` reads its saved config as plain YAML (no
-interpolation or resolver is ever evaluated: ``${oc.env:...}`` would read a secret
-into a URL or a file) and refuses, naming the key and the value, a config that
-reaches the network or names code to import, unless the user says so
-(``--allow-remote`` / ``--allow-code``). The rules look at keys and values
-anywhere in the config tree, so components added later are covered without
+A stored run is data. Every path that turns a saved config into something runnable
+(``reproduce``, ``select --out``: :func:`receval.results.configs.runnable_config`)
+reads it as plain YAML and walks the parsed tree itself: no interpolation or resolver
+is ever evaluated, whatever shape its key has (``a.b``, ``1``, quoted, unicode, a
+list item). :func:`fill_interpolations` takes each one's value from the same position
+of run.json's saved config (the two trees walked together, never a path rebuilt from
+key strings) or refuses it. :func:`check_reach` then refuses, naming the key, a config
+that reaches the network or names code to import, unless the user says so
+(``--allow-remote`` / ``--allow-code``), and under ``--allow-remote`` names every host
+and every environment variable whose value will be sent. The rules look at keys and
+values anywhere in the config tree, so components added later are covered without
 changes here:
 
-- remote: a key ``url``, ``base_url``, ``endpoint``, ``host`` (or ending in
-  ``_url`` / ``_endpoint``) with a value; any value that is a network URL
-  (``scheme://`` other than ``file://``); ``backend``/``kind: http``;
+- remote: a key ``url``, ``base_url``, ``endpoint``, ``host`` (or ending in ``_url`` /
+  ``_endpoint``) with a value; any value that is a network URL once normalised as the
+  client normalises it (:func:`receval.api.split_url`: ``" http://h"`` is one);
+  ``backend``/``kind: http``. What it sends: the value of every ``*_env`` and every
+  ``headers`` value in the same mapping;
 - code: a key ``target`` or ``_target_`` (or ending in ``_target``).
 
-On the command line (:func:`check_argv`, before Hydra writes anything): a value
-given where a variable NAME belongs (``*.api_key_env=sk-...``) and a URL carrying
-credentials (``https://user:KEY@host``) are refused without echoing them.
+On the command line (:func:`check_argv`) and in a composed config
+(:func:`config_problems`, checked by :mod:`receval.preflight`), both before Hydra writes
+anything: a value given where a variable NAME belongs (``*.api_key_env=sk-...``, a
+header value) and a URL carrying a secret (``https://user:KEY@host``, ``?api_key=...``)
+are refused without echoing them.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import sys
-import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from receval.api import ENV_NAME, host_of, looks_like_key, network_url, shown, url_secret
 from receval.errors import ConfigError, RunError
 
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-KEY_PREFIXES = (
-    "sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "ASIA", "hf_", "glpat-", "AIza",
-)
+__all__ = [
+    "Reach", "argv_problems", "check_argv", "check_reach", "config_problems", "fill_interpolations",
+    "is_env_name", "is_interpolation", "label", "looks_like_key", "reaches", "shown",
+]
+
 REMOTE_KEYS = {"url", "base_url", "endpoint", "host", "api_base"}
 REMOTE_KINDS = {"http", "https", "api", "remote"}
 KIND_KEYS = {"backend", "kind"}
 CODE_KEYS = {"target", "_target_"}
-URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+ABSENT = object()  # no value at this position
 
 
 # ----------------------------------------------------------------- values
-
-
-def looks_like_key(value: str) -> bool:
-    """A secret rather than a variable name: a known key prefix, or long mixed text with digits."""
-    return value.startswith(KEY_PREFIXES) or (
-        len(value) >= 24 and any(c.isdigit() for c in value) and any(c.islower() for c in value)
-    )
 
 
 def is_env_name(value) -> bool:
     return isinstance(value, str) and bool(ENV_NAME.fullmatch(value)) and not looks_like_key(value)
 
 
-def has_userinfo(value: str) -> bool:
-    """A URL carrying credentials (``scheme://user:KEY@host``)."""
-    if not URL.match(value):
-        return False
-    netloc = urllib.parse.urlsplit(value).netloc
-    return "@" in netloc
+def is_interpolation(value) -> bool:
+    """Text OmegaConf would evaluate (``${...}``): a parsed key or value, never a path."""
+    return isinstance(value, str) and "${" in value
 
 
-def shown(value) -> str:
-    """A value safe to print: a URL loses its userinfo; a key-like string is not shown."""
-    text = str(value)
-    if isinstance(value, str) and URL.match(text):
-        parts = urllib.parse.urlsplit(text)
-        host = parts.netloc.rsplit("@", 1)[-1]
-        return urllib.parse.urlunsplit(parts._replace(netloc=host))
-    if isinstance(value, str) and looks_like_key(text):
-        return "<hidden: looks like a key>"
-    return repr(value) if isinstance(value, str) else text
+def holds_interpolation(node) -> bool:
+    if isinstance(node, dict):
+        return any(is_interpolation(k) or holds_interpolation(v) for k, v in node.items())
+    if isinstance(node, list):
+        return any(holds_interpolation(v) for v in node)
+    return is_interpolation(node)
 
 
-def host_of(value: str) -> str:
-    parts = urllib.parse.urlsplit(value)
-    return (parts.hostname or "?") + (f":{parts.port}" if parts.port else "")
+class Index(int):
+    """A list position in a config path (a mapping's key may be an int too)."""
 
 
-# ----------------------------------------------------------------- command line
+def label(path: tuple) -> str:
+    """A position for messages: ``retriever.body['a.b'][0]`` (a key that is not a plain
+    name is quoted and cut; one that looks like a secret is not shown)."""
+    out = ""
+    for part in path:
+        if isinstance(part, Index):
+            out += f"[{int(part)}]"
+        elif isinstance(part, str) and PLAIN_KEY.fullmatch(part) and not looks_like_key(part):
+            out += ("." if out else "") + part
+        else:
+            out += f"[{shown(part)}]"
+    return out or "(the top level)"
+
+
+def _walk(node, path: tuple = ()):
+    """(path, value, parent mapping or None) for every mapping value and list item."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield path + (key,), value, node
+            yield from _walk(value, path + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield path + (Index(i),), value, None
+            yield from _walk(value, path + (Index(i),))
+
+
+def _last_key(path: tuple) -> str:
+    last = path[-1] if path else ""
+    return last.lower() if isinstance(last, str) else ""
+
+
+# ----------------------------------------------------------------- secrets written into a config
+
+
+def _key_message(where: str) -> str:
+    return (
+        f"{where} must be the NAME of an environment variable holding the key (e.g. OPENAI_API_KEY), "
+        "not the key itself: export the key as that variable and give its name (nothing was written)"
+    )
+
+
+def _header_message(where: str) -> str:
+    return (
+        f"{where}: a header's value is the NAME of an environment variable holding it (e.g. "
+        "{Authorization: ES_AUTH}), never the value itself (nothing was written)"
+    )
+
+
+def _url_message(where: str, secret: str) -> str:
+    return (
+        f"{where}: a URL with {secret} is refused so the key is never saved: give the URL "
+        "without it and the key in an environment variable named by the matching api_key_env "
+        "(or headers) (nothing was written)"
+    )
+
+
+def config_problems(data) -> list[str]:
+    """Secrets written into a composed config (a config file or an override): a URL
+    carrying a key, a key where a variable NAME belongs. Checked before Hydra saves
+    the config (:mod:`receval.preflight`); an interpolation is left to run time."""
+    problems = []
+    for path, value, _ in _walk(data):
+        key = _last_key(path)
+        if key == "headers" and isinstance(value, dict):
+            if any(isinstance(v, str) and not is_interpolation(v) and not is_env_name(v) for v in value.values()):
+                problems.append(_header_message(label(path)))
+        if not isinstance(value, str) or is_interpolation(value):
+            continue
+        secret = url_secret(value)
+        if secret:
+            problems.append(_url_message(label(path), secret))
+        elif key.endswith("key_env") and value and not is_env_name(value):
+            problems.append(_key_message(label(path)))
+    return problems
 
 
 def argv_problems(argv: list[str]) -> list[str]:
@@ -91,26 +161,15 @@ def argv_problems(argv: list[str]) -> list[str]:
             continue
         key, value = arg.split("=", 1)
         key = key.lstrip("+~")
-        values = [v.strip() for v in re.sub(r"^(choice|range)\(|\)$", "", value).split(",")]
-        if key.endswith("api_key_env") and any(
-            v not in ("", "null", "None") and not is_env_name(v) for v in values
-        ):
-            problems.append(
-                f"{key} must be the NAME of an environment variable holding the key (e.g. "
-                f"OPENAI_API_KEY), not the key itself: export the key as that variable and "
-                f"pass {key}=NAME (nothing was written)"
-            )
+        inner = re.sub(r"^(choice|range)\(|\)$", "", value)
+        values = [v.strip().strip("'\"") for v in [value, *inner.split(",")]]
+        named = [v for v in values[1:] if v not in ("", "null", "None")]
+        if key.endswith("key_env") and not all(map(is_env_name, named)):
+            problems.append(_key_message(key))
         elif _header_values(key, value) is not None and not all(map(is_env_name, _header_values(key, value))):
-            problems.append(
-                f"{key}: a header's value is the NAME of an environment variable holding it (e.g. "
-                "{Authorization: ES_AUTH}), never the value itself (nothing was written)"
-            )
-        elif any(has_userinfo(v) for v in values):
-            problems.append(
-                f"{key}: a URL with credentials (user:KEY@host) is refused so the key is never "
-                "saved: give the URL without them and the key in an environment variable named "
-                "by the matching api_key_env (nothing was written)"
-            )
+            problems.append(_header_message(key))
+        elif secret := next(filter(None, map(url_secret, values)), None):
+            problems.append(_url_message(key, secret))
     return problems
 
 
@@ -134,114 +193,111 @@ def check_argv(argv: list[str]) -> None:
 # ----------------------------------------------------------------- stored configs
 
 
-def _walk(node, prefix: str = ""):
-    """(dotted key, last key, value, parent mapping) for every leaf and mapping value."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
-            yield path, str(key), value, node
-            yield from _walk(value, path)
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            path = f"{prefix}[{i}]"
-            yield path, "", value, None
-            yield from _walk(value, path)
+def fill_interpolations(data: dict, saved, where: Path | str, *, strict: bool = True, fallback=None) -> dict:
+    """``data`` (a parsed config; its ``hydra`` node dropped) with each interpolation
+    replaced by what ``saved`` (run.json's config) holds at the same position of its
+    own tree, else by ``fallback(path)`` (when it returns something other than
+    :data:`ABSENT`); none is ever evaluated. An interpolation without either, or a key
+    holding ``${``, is refused (``strict``: one RunError naming each) or kept as written
+    (for display)."""
+    problems = []
 
+    def fill(node, twin, path: tuple):
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if not path and key == "hydra":  # Hydra's own settings: never used by a re-run
+                    continue
+                if is_interpolation(key):
+                    problems.append(
+                        f"{where}: the key {label(path + (key,))} holds an interpolation; a stored run is "
+                        "data and receval evaluates none: rename the key"
+                    )
+                mate = twin.get(key, ABSENT) if isinstance(twin, dict) and isinstance(key, str) else ABSENT
+                out[key] = fill(value, mate, path + (key,))
+            return out
+        if isinstance(node, list):
+            return [
+                fill(value, twin[i] if isinstance(twin, list) and i < len(twin) else ABSENT, path + (Index(i),))
+                for i, value in enumerate(node)
+            ]
+        if not is_interpolation(node):
+            return node
+        if twin is not ABSENT and not holds_interpolation(twin):
+            return copy.deepcopy(twin)
+        if fallback is not None and (value := fallback(path)) is not ABSENT:
+            return value
+        problems.append(
+            f"{where}: {label(path)}={shown(node)} is an interpolation; a stored run is data and "
+            "receval evaluates none: write the value itself there"
+        )
+        return node
 
-def _lookup(data, dotted: str):
-    node = data
-    for part in re.split(r"\.|\[(\d+)\]", dotted):
-        if part in (None, ""):
-            continue
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
-def load_saved_config(run_dir: Path, config_file: Path, info: dict) -> dict:
-    """A run's saved config as plain data, nothing resolved (the ``hydra`` node dropped).
-
-    Hydra saves a value like ``cache_dir: ${oc.env:...}`` as written; the run's
-    ``run.json`` holds the value it resolved to, which is used instead. An
-    interpolation without such a saved value is refused, never evaluated."""
-    saved = info.get("config") if isinstance(info.get("config"), dict) else None
-    if config_file.is_file():
-        data = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-        where = config_file
-        if not isinstance(data, dict):
-            raise RunError(f"{config_file}: not a config mapping; delete it to re-run from run.json's config")
-    elif saved is not None:
-        data, where, saved = saved, run_dir / "run.json", None
-    else:
-        raise RunError(f"{run_dir}: no saved config (.hydra/config.yaml, or run.json's config); cannot re-run it")
-    return fill_interpolations(data, saved, where)
-
-
-def fill_interpolations(data: dict, saved: dict | None, where: Path | str, strict: bool = True) -> dict:
-    """``data`` with each interpolation replaced by the value ``saved`` (run.json's
-    resolved config) holds at the same key; none is ever evaluated. One without a
-    saved value is an error (``strict``) or kept as written (for display)."""
-    data = dict(data)
-    data.pop("hydra", None)  # Hydra's own settings: never used by a re-run
-    for dotted, _, value, parent in list(_walk(data)):
-        if not (isinstance(value, str) and "${" in value):
-            continue
-        resolved = _lookup(saved, dotted) if isinstance(saved, dict) else None
-        if resolved is None or "${" in str(resolved) or parent is None:
-            if not strict:
-                continue
-            raise RunError(
-                f"{where}: {dotted}={shown(value)} is an interpolation; a stored run is data and "
-                "reproduce evaluates none: write the value itself there"
-            )
-        parent[dotted.rsplit(".", 1)[-1]] = resolved
-    return data
+    out = fill(data, saved if isinstance(saved, dict) else ABSENT, ())
+    if strict and problems:
+        raise RunError(problems)
+    return out
 
 
 @dataclass
 class Reach:
     """One thing a config makes receval do beyond reading files."""
 
-    key: str
+    key: str  # where, as :func:`label` shows it
     value: object
     what: str  # remote | code
-    key_env: str | None = None  # remote: the variable named beside it
+    envs: tuple[str, ...] = ()  # remote: the variables whose values it sends
     node: int = 0  # identity of the mapping holding it (one message per component)
+    name: str = ""  # its own key, lower case
+
+
+def sent_envs(node) -> tuple[str, ...]:
+    """The variables a component's mapping sends the values of: each ``*_env`` value
+    (``api_key_env``) and each ``headers`` value (``{Authorization: ES_AUTH}``)."""
+    if not isinstance(node, dict):
+        return ()
+    envs = []
+    for key, value in node.items():
+        name = key.lower() if isinstance(key, str) else ""
+        if name.endswith("_env") and isinstance(value, str) and value:
+            envs.append(value)
+        elif name == "headers" and isinstance(value, dict):
+            envs.extend(str(v) for v in value.values() if v not in (None, ""))
+    return tuple(dict.fromkeys(envs))
 
 
 def reaches(data: dict) -> list[Reach]:
     """Every key of ``data`` that sends requests or imports code (see the module doc)."""
     found = []
-    for dotted, key, value, parent in _walk(data):
+    for path, value, parent in _walk(data):
+        key = _last_key(path)
         if key in CODE_KEYS or key.endswith("_target"):
             if value not in (None, ""):
-                found.append(Reach(dotted, value, "code"))
+                found.append(Reach(label(path), value, "code"))
             continue
-        if value in (None, "") or isinstance(value, (dict, list)):
+        if value is None or value == "" or isinstance(value, (dict, list)):
             continue
         remote = (
             key in REMOTE_KEYS or key.endswith(("_url", "_endpoint"))
             or (key in KIND_KEYS and str(value).lower() in REMOTE_KINDS)
-            or (isinstance(value, str) and (m := URL.match(value)) and m.group(1).lower() != "file")
+            or network_url(value) is not None
         )
         if remote:
-            env = None
-            if parent is not None:
-                env = next((str(v) for k, v in parent.items() if str(k).endswith("api_key_env") and v), None)
-                headers = parent.get("headers")  # retriever=http: header name -> variable name
-                if env is None and isinstance(headers, dict) and headers:
-                    env = str(next(iter(headers.values())))
-            found.append(Reach(dotted, value, "remote", env, id(parent)))
-    with_url = {r.node for r in found if r.what == "remote" and isinstance(r.value, str) and URL.match(r.value)}
-    return [r for r in found if not (r.what == "remote" and r.node in with_url and not URL.match(str(r.value)))]
+            found.append(Reach(label(path), value, "remote", sent_envs(parent), id(parent), key))
+    with_url = {r.node for r in found if r.what == "remote" and network_url(r.value)}
+    return [r for r in found if not (r.what == "remote" and r.node in with_url and not network_url(r.value))]
 
 
-def check_reach(data: dict, where: Path, *, allow_remote: bool, allow_code: bool, stream=None) -> None:
-    """Refuse what the user did not allow; print what an allowed remote call will use."""
+def sending(envs: tuple[str, ...]) -> str:
+    if not envs:
+        return "no key"
+    names = ", ".join(f"${env}" for env in envs)
+    return f"the key from {names}" if len(envs) == 1 else f"the keys from {names}"
+
+
+def check_reach(data: dict, where: Path | str, *, allow_remote: bool, allow_code: bool, stream=None) -> None:
+    """Refuse what the user did not allow; before anything runs, name every host an
+    allowed config sends requests to and every variable whose value goes with them."""
     found = reaches(data)
     problems = []
     for reach in found:
@@ -255,15 +311,21 @@ def check_reach(data: dict, where: Path, *, allow_remote: bool, allow_code: bool
                 f"{where}: {reach.key}={shown(reach.value)} would send requests over the network; "
                 "a stored run does not unless you pass --allow-remote"
             )
-        elif reach.what == "remote" and reach.key_env is not None and not is_env_name(reach.key_env):
-            problems.append(f"{where}: the api_key_env beside {reach.key} is not a variable name")
+        elif reach.what == "remote":
+            if not all(map(is_env_name, reach.envs)):
+                problems.append(
+                    f"{where}: beside {reach.key}, an api_key_env or header value is not a variable name"
+                )
+            if secret := url_secret(reach.value):
+                problems.append(f"{where}: {reach.key}={shown(reach.value)} carries {secret}; it is not sent")
     if problems:
         raise RunError(problems)
     stream = stream or sys.stderr
     for reach in found:
-        if reach.what == "remote" and isinstance(reach.value, str) and URL.match(reach.value):
-            key = f"the key from ${reach.key_env}" if reach.key_env else "no key"
+        parts = network_url(reach.value) if reach.what == "remote" else None
+        if parts is not None or (reach.what == "remote" and reach.name in REMOTE_KEYS):
+            host = host_of(parts) if parts is not None else shown(reach.value)
             print(
-                f"receval: {where}: {reach.key} sends requests to {host_of(reach.value)} with {key}",
+                f"receval: {where}: {reach.key} sends requests to {host} with {sending(reach.envs)}",
                 file=stream, flush=True,
             )

@@ -396,7 +396,7 @@ def test_a_python_retriever_is_the_first_stage_of_re_ranking(user_code, tmp_path
     ("url", "message"),
     [
         (None, "retriever.url is required: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"),
-        ("ftp://host/search", "retriever.url='ftp://host/search': give your search endpoint"),
+        ("ftp://host/search", "retriever.url=ftp://host/search: give your search endpoint"),
         ("http://user@host/search", "retriever.url must hold no user, password, query or fragment"),
     ],
 )

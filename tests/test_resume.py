@@ -91,13 +91,26 @@ def test_sigkill_midway_then_rerun_finishes_only_missing_jobs(tmp_path):
 
 
 @pytest.mark.slow
-def test_changed_config_reruns_the_job(tmp_path):
-    first = run_cli("retriever=bm25", "chunking.max_words=20,40", f"hydra.sweep.dir={tmp_path}/s", "-m", cwd=tmp_path)
+def test_changed_data_reruns_the_job_and_another_sweep_is_refused(site, tmp_path):
+    """The same sweep again re-runs the job whose data changed and skips the other; a
+    different sweep into the same folder is refused (it would mix two sweeps' jobs)."""
+    questions = site / "questions.jsonl"
+    other = site / "other.jsonl"
+    other.write_text(questions.read_text())
+    args = ["dataset=folder", f"dataset.path={site}", f"dataset.questions={questions},{other}",
+            f"hydra.sweep.dir={tmp_path}/s", "-m"]
+    first = run_cli(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    second = run_cli("retriever=bm25", "chunking.max_words=20,41", f"hydra.sweep.dir={tmp_path}/s", "-m", cwd=tmp_path)
-    assert "receval: 1 jobs ran, 1 skipped" in second.stdout
+    lines = [line for line in other.read_text().splitlines() if line.strip()]
+    other.write_text("\n".join(lines[:-1]) + "\n")  # one question fewer: job 1's dataset changed
+    second = run_cli(*args, cwd=tmp_path)
+    assert "receval: 1 jobs ran, 1 skipped" in second.stdout, second.stderr
     info = json.loads((tmp_path / "s" / "1" / RUN_JSON).read_text())
-    assert info["config"]["chunking"]["max_words"] == 41
+    assert info["n_questions"] == len(lines) - 1
+    before = snapshot(tmp_path / "s")
+    third = run_cli(*args[:-2], "chunking.max_words=41", *args[-2:], cwd=tmp_path)
+    assert third.returncode == 2 and "holds another sweep" in third.stderr, third.stderr
+    assert snapshot(tmp_path / "s") == before
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ stored run or dataset, a directory, and an existing file without ``--force``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -154,14 +155,16 @@ def test_an_interpolation_is_never_evaluated(run, tmp_path):
     assert SECRET not in done.stdout + done.stderr and files_holding(tmp_path, SECRET) == []
 
 
-def test_hydras_unresolved_values_are_taken_from_run_json_and_no_hydra_node_is_kept(run, tmp_path):
-    # Hydra saves cache_dir as written (${oc.env:...}); the run resolved and saved it in run.json
+def test_hydras_unresolved_values_are_not_evaluated_and_no_hydra_node_is_kept(run, tmp_path):
+    # Hydra saves cache_dir as written (${oc.env:...}) and so does run.json: a setting that does
+    # not change results is re-run with receval's own default instead, the run's text never evaluated
     tamper(run, lambda c: c.update(hydra={"callbacks": {"x": {"_target_": "builtins.open", "file": "f"}}}))
+    assert json.loads((run / "run.json").read_text())["config"]["cache_dir"].startswith("${oc.env:")
     result = reproduce.reproduce(run, tmp_path / "again")
     assert result.identical
     saved = yaml.safe_load((tmp_path / "again" / ".hydra" / "config.yaml").read_text())
     assert "hydra" not in saved and "${" not in json.dumps(saved)
-    assert saved["cache_dir"] == json.loads((run / "run.json").read_text())["config"]["cache_dir"]
+    assert saved["cache_dir"] == os.environ["RECEVAL_CACHE_DIR"]
 
 
 def test_readme_recommends_no_plain_hydra_rerun_of_a_saved_config():
@@ -176,11 +179,11 @@ def test_reach_rules_are_generic_over_future_components():
         "index": {"uri": "db://remote-table"},
         "store": {"uri": "/local/lancedb", "url": None},
     }
-    found = {(r.key, r.what, r.key_env) for r in trust.reaches(config)}
+    found = {(r.key, r.what, r.envs) for r in trust.reaches(config)}
     assert found == {
-        ("retriever.target", "code", None),
-        ("rerank.base_url", "remote", "OPENAI_API_KEY"),
-        ("index.uri", "remote", None),
+        ("retriever.target", "code", ()),
+        ("rerank.base_url", "remote", ("OPENAI_API_KEY",)),
+        ("index.uri", "remote", ()),
     }
 
 

@@ -209,7 +209,7 @@ def test_item8_the_sweeper_composes_each_job_once(sweep_in_process, monkeypatch)
     expected = [(kind, depth) for kind in ("bm25", "tfidf") for depth in (5, 6, 8)]
     assert checked == ran == expected
     assert len(composed) == len(set(composed)) == 6
-    assert sorted(p.name for p in folder.iterdir()) == ["0", "1", "2", "3", "4", "5", "multirun.yaml"]
+    assert sorted(p.name for p in folder.iterdir()) == [".receval-sweep.json", "0", "1", "2", "3", "4", "5", "multirun.yaml"]
 
 
 def test_item8_the_sweepers_loader_pickles_as_hydras():

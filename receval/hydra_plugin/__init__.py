@@ -14,7 +14,10 @@ expansion, order and batches as Hydra's basic sweeper; two differences:
   job 1 (exit 2), not job 0's results and then a traceback;
 - the launcher is handed the configs composed for that check instead of composing
   each job again (Hydra's basic sweeper composes every job twice: once to validate,
-  once to launch; composition is most of a small job's fixed cost).
+  once to launch; composition is most of a small job's fixed cost);
+- the sweep folder is claimed for this sweep once the jobs are checked
+  (:func:`receval.preflight.claim_sweep_dir`): a different sweep already there is
+  refused before any job runs; the same sweep again resumes.
 
 Other sweepers (``hydra/sweeper=optuna``) pick their own trials and keep Hydra's
 own checks.
@@ -79,10 +82,12 @@ class RecevalSweeper(BasicSweeper):
         params.extend(arguments)
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         self.overrides = self.split_arguments(parser.parse_overrides(params), self.max_batch_size)
+        from receval.preflight import claim_sweep_dir, sweep_identity
+
         with exit_on_error():
             self.check_jobs(params)
+            claim_sweep_dir(self.config.hydra.sweep.dir, sweep_identity(self.config))
         sweep_dir = Path(self.config.hydra.sweep.dir)
-        sweep_dir.mkdir(parents=True, exist_ok=True)
         from omegaconf import OmegaConf
 
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")

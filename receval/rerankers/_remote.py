@@ -11,7 +11,6 @@ re-ranked run with a hole in it would not be comparable: the run stops (exit 2).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 
@@ -54,8 +53,6 @@ class Client:
             option=option, sleep=sleep,
         )
         self.option, self.path, self.url = option, path, self.shared.url(path)
-        if logging.getLogger("httpx").level == logging.NOTSET:  # no INFO line per request under Hydra
-            logging.getLogger("httpx").setLevel(logging.WARNING)
 
     def __repr__(self) -> str:
         return f"Client(url={self.url!r}, api_key_env={self.shared.api_key_env!r})"

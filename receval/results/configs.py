@@ -1,8 +1,12 @@
 """A run's saved config and facts read back, and how configs differ.
 
 - :func:`read_info`: ``run.json`` (the facts written last).
-- :func:`load_config`: ``.hydra/config.yaml`` as plain data (run.json's copy when missing).
-- :func:`saved_config`: the same composed by Hydra onto receval's schema, to re-run it.
+- :func:`load_config`: ``.hydra/config.yaml`` as plain data (run.json's copy when missing),
+  for display: an interpolation is shown as written, never evaluated.
+- :func:`runnable_config`: the same checked by :mod:`receval.trust` (no interpolation
+  left, network and code use refused unless allowed): what ``reproduce`` re-runs and
+  ``select --out`` writes, the one path from a stored config to something runnable.
+- :func:`saved_config`: that merged onto receval's schema, to re-run it.
 - :func:`differing_params`: the flattened keys whose values differ between runs
   (``retriever.kind``, ``chunking.max_words``), shown by :func:`short_names`
   (``retriever``, ``max_words``).
@@ -54,20 +58,21 @@ ConfigLoader.add_implicit_resolver(
 )
 
 
-def _load_yaml_config(path: Path) -> dict:
+def read_config_yaml(path: Path) -> dict:
+    """A saved ``config.yaml`` parsed as plain YAML (never through OmegaConf: nothing in
+    it is evaluated), its ``hydra`` node dropped; a RunError naming the file and line."""
     try:
-        text = path.read_text(encoding="utf-8")
-        if "${" not in text:  # nothing to resolve: plain YAML
-            data = yaml.load(text, Loader=ConfigLoader)  # noqa: S506 - a SafeLoader subclass
-            if isinstance(data, dict):
-                data.pop("hydra", None)
-                return data
-        conf = OmegaConf.create(text)
-    except Exception as error:  # noqa: BLE001 - any parse problem is the user's file
-        raise RunError(f"{path}: cannot be read as a config ({error})") from None
-    data = OmegaConf.to_container(conf, resolve=False)  # a stored run is data: never evaluated
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=ConfigLoader)  # noqa: S506 - a SafeLoader
+    except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError) as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
+        raise RunError(
+            f"{path}: not a readable YAML config ({problem}{where}); "
+            "fix it, or delete it to use the config saved in run.json"
+        ) from None
     if not isinstance(data, dict):
-        raise RunError(f"{path}: not a config mapping")
+        raise RunError(f"{path}: not a config mapping; delete it to use the config saved in run.json")
     data.pop("hydra", None)
     return data
 
@@ -94,8 +99,8 @@ def read_info(run_dir: Path) -> dict:
 def load_config(run_dir: Path, info: dict | None = None) -> dict:
     """The run's saved config as plain data: ``.hydra/config.yaml``, else run.json's."""
     path = Path(run_dir) / HYDRA_DIR / CONFIG_YAML
-    if path.is_file():  # interpolations: the values run.json saved (receval.trust)
-        return trust.fill_interpolations(_load_yaml_config(path), (info or {}).get("config"), path, strict=False)
+    if path.is_file():  # interpolations: the values run.json saved (receval.trust), else as written
+        return trust.fill_interpolations(read_config_yaml(path), (info or {}).get("config"), path, strict=False)
     config = (info or {}).get("config")
     return dict(config) if isinstance(config, dict) else {}
 
@@ -202,30 +207,59 @@ def short_names(keys: list[str]) -> dict[str, str]:
     return {k: (s if shorts.count(s) == 1 else k) for k, s in zip(keys, shorts)}
 
 
+_OWN: dict | None = None
+
+
+def own_default(path: tuple):
+    """For a setting that does not change results (:data:`receval.identity.NON_RESULT_KEYS`:
+    ``cache_dir``, ...) saved as an interpolation: what receval's own ``conf/config.yaml``
+    sets there, else its schema's default (:data:`receval.trust.ABSENT` for a result
+    setting, which is refused instead). Evaluates receval's own file, never the run's."""
+    global _OWN
+    if not path or not all(isinstance(part, str) for part in path) or is_result_key(".".join(path)):
+        return trust.ABSENT
+    if _OWN is None:
+        own = yaml.safe_load((Path(config_schema.config_dir()) / "config.yaml").read_text(encoding="utf-8"))
+        own = {k: v for k, v in own.items() if k not in ("defaults", "hydra")}
+        _OWN = {**schema_defaults(), **flatten(OmegaConf.to_container(OmegaConf.create(own), resolve=True))}
+    value = _OWN.get(".".join(path), trust.ABSENT)
+    return trust.ABSENT if value == "???" else jsonable(value)
+
+
+def runnable_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool = False, stream=None) -> dict:
+    """The run's saved config as data a re-run may use: ``.hydra/config.yaml`` (else
+    run.json's copy) read as plain YAML, every interpolation replaced by the value
+    run.json saved at the same position (:func:`receval.trust.fill_interpolations`; a
+    setting that does not change results, by :func:`own_default`) or refused, then
+    checked for network and code use (:func:`receval.trust.check_reach`). Holds no
+    interpolation."""
+    run_dir = Path(run_dir)
+    info = read_info(run_dir)
+    saved = info.get("config") if isinstance(info.get("config"), dict) else None
+    path = run_dir / HYDRA_DIR / CONFIG_YAML
+    if path.is_file():
+        where = path.resolve()
+        data = read_config_yaml(path)
+    elif saved is not None:
+        data, where, saved = saved, run_dir / RUN_JSON, None
+    else:
+        raise RunError(f"{run_dir}: no saved config (.hydra/config.yaml, or run.json's config); cannot re-run it")
+    data = trust.fill_interpolations(data, saved, where, fallback=own_default)
+    trust.check_reach(data, where, allow_remote=allow_remote, allow_code=allow_code, stream=stream)
+    return data
+
+
 def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool = False):
-    """The run's saved config as data (nothing resolved, see :mod:`receval.trust`),
-    checked for network and code use, merged onto receval's schema."""
+    """:func:`runnable_config` merged onto receval's schema (a key this receval no
+    longer knows is an error)."""
     from omegaconf.errors import OmegaConfBaseException
 
-    config_file = (run_dir / HYDRA_DIR / CONFIG_YAML).resolve()
+    data = runnable_config(run_dir, allow_remote=allow_remote, allow_code=allow_code)
     try:
-        data = trust.load_saved_config(run_dir, config_file, read_info(run_dir))
-        trust.check_reach(data, config_file if config_file.is_file() else run_dir / RUN_JSON,
-                          allow_remote=allow_remote, allow_code=allow_code)
         return OmegaConf.merge(OmegaConf.structured(config_schema.RecevalConfig), OmegaConf.create(data))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
-        raise RunError(
-            f"{config_file}: not a readable YAML config ({problem}{where}); "
-            "fix it, or delete it to re-run from the config saved in run.json"
-        ) from None
     except OmegaConfBaseException as error:
         message = str(error).splitlines()[0]
-        raise RunError(
-            f"{run_dir}: its saved config does not fit this receval ({message})"
-        ) from None
+        raise RunError(f"{run_dir}: its saved config does not fit this receval ({message})") from None
 
 
 COMPONENT_GROUPS = ("chunking", "retriever", "rerank")

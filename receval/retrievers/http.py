@@ -102,8 +102,9 @@ class SearchClient(remote.Client):
     """The shared client, plus headers whose values come from environment variables."""
 
     def __init__(self, url: str, headers: dict[str, str], **options):
-        if not url or not str(url).startswith(("http://", "https://")):
-            given = f"={url!r}" if url else " is required"
+        parts = api.split_url(url) if url else None
+        if parts is None or parts.scheme not in ("http", "https"):
+            given = f"={api.shown(url)}" if url else " is required"
             raise ConfigError(
                 f"retriever.url{given}: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"
             )
@@ -125,14 +126,10 @@ class SearchClient(remote.Client):
                 self._http = httpx.Client(timeout=self.timeout, follow_redirects=False, headers=values)
         return super().send(path, payload)
 
-    def clip(self, text, limit: int = remote.SNIPPET) -> str:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8", "replace")
-        for env in self.header_envs.values():
-            secret = os.environ.get(env)
-            if secret:
-                text = text.replace(secret, "***")
-        return super().clip(text, limit)
+    @property
+    def secret_envs(self) -> tuple[str, ...]:
+        """The header variables too: a server may echo a header's value."""
+        return tuple(getattr(self, "header_envs", {}).values())
 
 
 class HttpRetriever(RankOnly):
@@ -179,7 +176,7 @@ class HttpRetriever(RankOnly):
         try:
             items = at(data, node.results_path)
         except KeyError:
-            shape = sorted(data)[:8] if isinstance(data, dict) else type(data).__name__
+            shape = self.client.clip(list(data)[:8], 120) if isinstance(data, dict) else type(data).__name__
             raise RecevalError(
                 f"{url}: malformed reply: no {node.results_path!r} in it (it has {shape}); "
                 "set retriever.results_path to the path of the result list"
@@ -206,7 +203,10 @@ class HttpRetriever(RankOnly):
         else:
             done = [self.ask(q, k) for q in questions]
         self.question_seconds = np.array([seconds for _, seconds in done], dtype=np.float64)
-        return top_lists([pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}")
+        return top_lists(
+            [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}",
+            clip=self.client.clip,
+        )
 
 
 @component("retriever", "http", HttpConfig)

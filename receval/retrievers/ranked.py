@@ -16,7 +16,8 @@ them) or a section id, which stands for that section's first chunk (so a service
 with its own index over whole sections needs no ``fit``; after collapsing chunks to
 sections it scores exactly the section). An unknown id is an error naming it and the
 closest known ids; a non-finite score is an error; an id named twice keeps its best
-score.
+score. Ids and scores quoted in a message go through ``clip`` (a server's answer:
+its client's redact-then-cut :func:`receval.api.clip`; by default cut only).
 """
 
 from __future__ import annotations
@@ -27,8 +28,16 @@ from typing import Any
 
 import numpy as np
 
+from receval import api
 from receval.errors import RecevalError
 from receval.ranking import sort_candidates
+
+ANSWER_TEXT = 120  # characters of an answered id or score quoted in a message
+
+
+def cut(text: str) -> str:
+    """Answered text as a message quotes it, cut (a local answer: no secret to redact)."""
+    return api.clip(text, ANSWER_TEXT)
 
 
 @dataclass(frozen=True)
@@ -67,19 +76,20 @@ class Ids:
         for i, chunk in enumerate(chunks):
             self.index[chunk.id] = i  # a chunk id wins over an equal section id
 
-    def unknown(self, name: str, where: str) -> RecevalError:
-        close = difflib.get_close_matches(name, list(self.index), n=3, cutoff=0.5)
+    def unknown(self, name: str, where: str, clip=cut) -> RecevalError:
+        close = difflib.get_close_matches(name[:200], list(self.index), n=3, cutoff=0.5)
         hint = f"; closest known ids: {', '.join(map(repr, close))}" if close else ""
         return RecevalError(
-            f"{where} answered id {name!r}, which is neither a chunk id nor a section id of this run{hint}"
+            f"{where} answered id {clip(repr(name))}, which is neither a chunk id nor a section id of this run{hint}"
         )
 
 
 def top_lists(
-    answers: list[list[tuple[str, float]]], ids: Ids | None, tie_rank: np.ndarray, depth: int, where: str
+    answers: list[list[tuple[str, float]]], ids: Ids | None, tie_rank: np.ndarray, depth: int, where: str,
+    clip=cut,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Answers ((id, score) pairs per question) -> (idx (B, depth) int32 -1 padded,
-    scores float64 NaN padded), ordered by the tie rule."""
+    scores float64 NaN padded), ordered by the tie rule; ``clip`` quotes answered text."""
     n_rows = len(answers)
     counts = np.fromiter((len(a) for a in answers), np.int64, n_rows)
     rows = np.repeat(np.arange(n_rows), counts)
@@ -90,16 +100,20 @@ def top_lists(
         lookup = ids.index
         cols = np.fromiter((lookup.get(str(name), -1) for name, _ in flat), np.int64, len(flat))
     if ids is not None and (cols < 0).any():
-        raise ids.unknown(str(flat[int(np.argmax(cols < 0))][0]), where)
+        raise ids.unknown(str(flat[int(np.argmax(cols < 0))][0]), where, clip)
     try:
         values = np.array([score for _, score in flat], dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
         bad = next(pair for pair in flat if not _number(pair[1]))
-        raise RecevalError(f"{where} gave id {bad[0]!r} the score {bad[1]!r}: scores must be numbers") from None
+        raise RecevalError(
+            f"{where} gave id {clip(repr(bad[0]))} the score {clip(repr(bad[1]))}: scores must be numbers"
+        ) from None
     bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.argmax(bad))
-        raise RecevalError(f"{where} gave id {flat[i][0]!r} the score {flat[i][1]!r}: scores must be finite numbers")
+        raise RecevalError(
+            f"{where} gave id {clip(repr(flat[i][0]))} the score {clip(repr(flat[i][1]))}: scores must be finite numbers"
+        )
     # an id named twice (or a section and its first chunk): keep the best score
     order = np.lexsort((-values, cols, rows))
     rows, cols, values = rows[order], cols[order], values[order]
