@@ -95,6 +95,15 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
+def per_second(rate: float) -> str:
+    """``1234/s``, ``16.2/s``, ``0.333/s``: three figures at most, never an exponent."""
+    if rate >= 100:
+        return f"{rate:.0f}/s"
+    if rate >= 10:
+        return f"{rate:.1f}/s"
+    return f"{rate:.3g}/s" if rate >= 0.001 else f"{rate:.4f}/s"
+
+
 class Progress:
     """``with Progress(label, total, unit="texts") as p: p.advance(n)``; ``total=None`` for
     a status line (no count).
@@ -149,7 +158,7 @@ class Progress:
         elapsed = max(now - self._started, 1e-9)
         rate = self.done / elapsed
         if self.mode == "plain":
-            text += f" ({100 * self.done / self.total:.0f}%), {rate:.3g}/s"
+            text += f" ({100 * self.done / self.total:.0f}%), {per_second(rate)}"
         if 0 < self.done < self.total and rate > 0:
             text += f", {duration((self.total - self.done) / rate)} left"
         return text
@@ -182,6 +191,6 @@ class Progress:
                 if self.total:
                     unit = f" {self.unit}" if self.unit else ""
                     rate = self.done / max(took, 1e-9)
-                    self._print(f"{self.label}: {self.done}/{self.total}{unit} in {duration(took)} ({rate:.3g}/s)")
+                    self._print(f"{self.label}: {self.done}/{self.total}{unit} in {duration(took)} ({per_second(rate)})")
                 else:
                     self._print(f"{self.label}: done in {duration(took)}")

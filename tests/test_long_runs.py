@@ -100,6 +100,11 @@ def test_plain_lines_off_a_terminal_at_most_every_interval_with_rate_and_time_le
     ]
 
 
+def test_rates_and_durations_read_plainly():
+    assert [progress.per_second(r) for r in (1234.4, 16.23, 0.3333, 0.0)] == ["1234/s", "16.2/s", "0.333/s", "0.0000/s"]
+    assert [progress.duration(s) for s in (0.4, 42, 185, 7805)] == ["0s", "42s", "3m 05s", "2h 10m"]
+
+
 def test_short_work_prints_nothing_off_a_terminal(monkeypatch, capsys):
     clock = Clock()
     monkeypatch.setattr(progress.time, "monotonic", clock)
@@ -135,7 +140,7 @@ def test_a_run_off_a_terminal_prints_search_progress_lines(tmp_path_factory, mon
     err = capsys.readouterr().err
     counts = [int(m) for m in re.findall(rf"receval: searching \(bm25\): (\d+)/{n} questions \(", err)]
     assert counts == list(range(1, n + 1))  # one line per question at interval 0, in order
-    assert re.search(rf"receval: searching \(bm25\): {n}/{n} questions in \d+s \([\d.e+]+/s\)\n", err)
+    assert re.search(rf"receval: searching \(bm25\): {n}/{n} questions in \d+s \([\d.]+/s\)\n", err)
 
 
 def test_embedding_progress_lines_off_a_terminal(tmp_path, monkeypatch, capsys):
