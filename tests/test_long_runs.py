@@ -30,7 +30,7 @@ import pytest
 
 from receval import machine, progress
 from receval.encoders import EmbeddingCache, embed, text_key
-from receval.encoders.base import flush_size
+from receval.encoders import base
 from receval.errors import RecevalError, RecevalWarning
 from receval.pipeline import stage_facts
 from receval.retrievers.dense import Dense
@@ -172,17 +172,50 @@ def test_warnings_are_python_warnings_a_caller_can_filter(capsys):
 # --------------------------------------------------------------------------- saved as computed
 
 
-def test_vectors_are_saved_group_by_group_and_a_crash_keeps_the_finished_groups(tmp_path):
+class Watching(Fake):
+    """A fake encoder that notes how many packs the cache holds when each call starts."""
+
+    def __init__(self, cache, clock=None, **kw):
+        super().__init__(**kw)
+        self.cache, self.clock, self.packs_seen = cache, clock, []
+
+    def encode(self, texts, on_progress=None):
+        self.packs_seen.append(len(self.cache.packs()))
+        if self.clock is not None:
+            self.clock.now += 10  # each call takes 10 s
+        return super().encode(texts, on_progress)
+
+
+def test_vectors_are_saved_every_16_batches_while_encoding(tmp_path, monkeypatch):
+    monkeypatch.setattr(base, "SAVE_SECONDS", float("inf"))
     cache = EmbeddingCache(tmp_path, Fake.identity, "fake")
-    step = flush_size(Fake(batch_size=2))
-    assert step == 32  # 16 batches of 2
+    watching = Watching(cache, batch_size=2)
+    embed(TEXTS, watching, cache)
+    # 70 texts in calls of 4 batches of 2 (8 texts): a pack after every 4 calls (32 texts), the rest at the end
+    assert watching.packs_seen == [0, 0, 0, 0, 1, 1, 1, 1, 2]
+    assert sorted(len(EmbeddingCache.read_pack(p)[0]) for p in cache.packs()) == [6, 32, 32]
+
+
+def test_slow_encoding_is_saved_every_15_seconds(tmp_path, monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(base, "time", SimpleNamespace(monotonic=clock))
+    cache = EmbeddingCache(tmp_path, Fake.identity, "fake")
+    watching = Watching(cache, clock, batch_size=2)
+    embed(TEXTS, watching, cache)
+    # 10 s a call: saved after every second call (20 s >= 15 s), long before 16 batches
+    assert watching.packs_seen == [0, 0, 1, 1, 2, 2, 3, 3, 4]
+    assert len(cache.packs()) == 5
+
+
+def test_a_crash_keeps_what_was_encoded_and_the_next_run_encodes_only_the_rest(tmp_path):
+    cache = EmbeddingCache(tmp_path, Fake.identity, "fake")
     with pytest.raises(KeyboardInterrupt):
-        embed(TEXTS, Fake(batch_size=2, stop_after=2), cache)  # dies in the third group
+        embed(TEXTS, Fake(batch_size=2, stop_after=3), cache)  # Ctrl-C in the fourth call
     saved = cache.get([text_key(t) for t in TEXTS])
-    assert len(cache.packs()) == 2 and len(saved) == 2 * step
+    assert len(saved) == 3 * 8  # three calls of 8 texts, saved on the way out
     again = Fake(batch_size=2)
     result = embed(TEXTS, again, cache)
-    assert (result.encoded, result.cache_hits) == (len(TEXTS) - 2 * step, 2 * step)
+    assert (result.encoded, result.cache_hits) == (len(TEXTS) - 24, 24)
     assert not {text_key(t) for t in again.seen} & set(saved)  # nothing saved is encoded again
     np.testing.assert_array_equal(result.vectors, np.asarray([vector(t) for t in TEXTS], np.float32))
 
@@ -363,7 +396,7 @@ def test_a_dense_run_killed_mid_encode_resumes_without_re_encoding_what_it_saved
     with loopback(Embeddings) as server:
         server.lock, server.requests = threading.Lock(), []
         server.stuck, server.release = threading.Event(), threading.Event()
-        server.block_at = 20  # groups are 16 requests of 4 texts: hangs in the second group
+        server.block_at = 20  # 4 texts a request, saved every 16 requests: hangs after the first save
         cache = tmp_path / "cache"
         args = [
             "retriever=dense", "retriever.backend=http", f"retriever.base_url={server.root}/v1",
@@ -376,16 +409,20 @@ def test_a_dense_run_killed_mid_encode_resumes_without_re_encoding_what_it_saved
                 cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err, env=env,
             )
             try:
-                assert server.stuck.wait(120), "the run never reached the second group"
+                assert server.stuck.wait(120), "the run never reached request 20"
             finally:
                 first.send_signal(signal.SIGKILL)
                 first.wait(30)
         assert first.returncode == -signal.SIGKILL
         # stderr was a file: the progress lines were there, up to the group under way
         assert "receval: encoding with fake-embed: 64/99 texts (65%)" in (tmp_path / "first.err").read_text()
-        (pack,) = list((cache / "embeddings").glob("*/pack-*.emb"))
-        saved, _ = EmbeddingCache.read_pack(pack)
-        assert len(saved) == 64 and set(saved) <= {text_key(t) for t in chunk_texts}
+        packs = list((cache / "embeddings").glob("*/pack-*.emb"))
+        saved = {key for pack in packs for key in EmbeddingCache.read_pack(pack)[0]}
+        # saved every 16 requests (64 texts), or sooner on a slow machine (every 15 s), in calls
+        # of 4 requests: the 64 texts of the first 16 requests at most, the call under way lost
+        assert packs and 0 < len(saved) <= 64 and len(saved) % 16 == 0
+        assert saved <= {text_key(t) for t in chunk_texts}
+        pack = packs[0]
         (pack.parent / f".{pack.name}.half.tmp").write_bytes(pack.read_bytes()[:100])  # a write cut short
 
         server.block_at, before = None, len(server.requests)
@@ -396,7 +433,7 @@ def test_a_dense_run_killed_mid_encode_resumes_without_re_encoding_what_it_saved
         sent = [t for request in server.requests[before:] for t in request]
         encoded_chunks = [t for t in sent if t in chunk_texts]
         assert not {text_key(t) for t in encoded_chunks} & set(saved)  # nothing saved is sent again
-        assert len(encoded_chunks) == len(chunk_texts) - 64 == 35
+        assert len(encoded_chunks) == len(chunk_texts) - len(saved)
         assert {text_key(t) for t in encoded_chunks} | set(saved) == {text_key(t) for t in chunk_texts}
 
         fresh = run_cli(*args[:-1], f"cache_dir={tmp_path / 'fresh'}", f"hydra.run.dir={tmp_path / 'fresh-run'}",
