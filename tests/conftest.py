@@ -129,6 +129,14 @@ def isolated_cache(tmp_path_factory):
     os.environ["RECEVAL_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def quiet_progress():
+    """No plain progress lines unless a test asks for them (RECEVAL_PROGRESS_SECONDS): a
+    run slowed past 10 s by a busy machine would otherwise add lines to the stderr that
+    tests read. tests/test_long_runs.py sets the interval it checks."""
+    os.environ.setdefault("RECEVAL_PROGRESS_SECONDS", "3600")
+
+
 @pytest.fixture(autouse=True)
 def receval_warnings_on_stderr(monkeypatch):
     """pytest records warnings; receval's are printed as the command line prints them
