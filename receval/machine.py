@@ -3,8 +3,9 @@
 A run stores them in ``run.json`` as ``machine``: the CPU model, logical cores, the
 cores this process may use (its CPU affinity, and a container's CPU quota when one is
 set), the threads the numeric libraries use (``torch`` when loaded, BLAS/OpenMP pools
-as threadpoolctl sees them, and the ``*_NUM_THREADS`` variables set), and the load
-average (1, 5 and 15 minutes) when the run started and when it ended.
+as threadpoolctl sees them, the ``*_NUM_THREADS`` variables set, and an onnx encoder's
+own as ``<stage>.encoder``), and the load average (1, 5 and 15 minutes) when the run
+started and when it ended.
 
 **Very different load.** A run's *load per core* is the 1-minute load average at its
 start divided by the cores it may use. The report warns when it shows latencies of
@@ -94,13 +95,14 @@ def started() -> dict:
     return {"load_start": load_average()}
 
 
-def facts(at_start: dict) -> dict:
-    """``run.json``'s ``machine``: the facts above, ``at_start`` from :func:`started`."""
+def facts(at_start: dict, stage_threads: dict | None = None) -> dict:
+    """``run.json``'s ``machine``: the facts above, ``at_start`` from :func:`started`;
+    ``stage_threads``: threads the run's own stages set (an onnx encoder's)."""
     out = {
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "usable_cores": usable_cores(),
-        "threads": threads(),
+        "threads": {**threads(), **(stage_threads or {})},
         "load_start": at_start.get("load_start"),
         "load_end": load_average(),
     }

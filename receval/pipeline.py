@@ -195,7 +195,8 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         "dataset_notes": dict(dataset.notes),
         **retrievers.facts(retriever),
         "truncated": retrievers.truncated(retriever),  # chunks a dense model cut at its token limit
-        "machine": machine.facts(at_start),  # what explains the latencies: CPU, cores, threads, load
+        # what explains the latencies: CPU, cores, threads, load
+        "machine": machine.facts(at_start, retrievers.encoder_threads(retriever)),
     }
     names = [m.name for m in measures]
     with timer("write"):

@@ -295,6 +295,19 @@ def test_run_json_holds_the_machine_and_the_warm_up_is_timed_apart(tmp_path, tmp
     assert info["timings"]["warmup_s"] >= 1.0 and latency.max() < 1000.0
 
 
+def test_an_encoders_own_threads_are_recorded_per_stage():
+    from receval.retrievers import encoder_threads
+    from receval.rerankers import Reranked
+    from receval.rerankers.dense import DenseReranker
+
+    onnx_like = Fake()
+    onnx_like.threads = 3
+    dense = Dense(onnx_like)
+    assert encoder_threads(dense) == {"dense.encoder": 3}
+    assert encoder_threads(Reranked(dense, DenseReranker(dense), 5)) == {"dense.encoder": 3}  # one stage, once
+    assert encoder_threads(Dense(Fake())) == {}  # torch's threads are read from torch
+
+
 def test_warm_up_calls_are_counted_apart_from_the_search():
     facts = stage_facts(["http", "select"], {"http": 2}, {"http": 12}, {"http": 3})
     assert facts == {

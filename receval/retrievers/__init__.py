@@ -67,6 +67,17 @@ def truncated(retriever) -> dict[str, int]:
     return {part.name: part.truncated for part in parts(retriever) if isinstance(getattr(part, "truncated", None), int)}
 
 
+def encoder_threads(retriever) -> dict[str, int]:
+    """Threads a stage's encoder runs at once, where it sets them itself (onnx: one
+    batch per thread), keyed ``<stage>.encoder``."""
+    found = {}
+    for part in parts(retriever):
+        count = getattr(getattr(part, "encoder", None), "threads", None)
+        if isinstance(count, int):
+            found[f"{part.name}.encoder"] = count
+    return found
+
+
 def warm_up(retriever, questions: list[str], depth: int, tie_rank) -> None:
     """One search before the timed one: the first question, its answer dropped.
 
