@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from receval.chunking import Chunk
+from receval.progress import warn
 from receval.retrievers.lexical import Vocabulary
 from receval.store import atomic_write
 from receval.text import Tokenizer
@@ -110,11 +110,7 @@ class IndexCache:
             try:
                 value = load(path)
             except ChecksumMismatch:  # decodes, but not what was written: say so
-                print(
-                    f"receval: warning: cache entry {path} does not match its checksum "
-                    "(edited or damaged); rebuilding it",
-                    file=sys.stderr, flush=True,
-                )
+                warn(f"cache entry {path} does not match its checksum (edited or damaged); rebuilding it")
                 path.unlink(missing_ok=True)
             except Exception:  # a damaged entry is rebuilt, never trusted
                 path.unlink(missing_ok=True)

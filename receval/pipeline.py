@@ -1,7 +1,11 @@
-"""One run: load -> chunk -> index -> search -> evaluate -> write, each step timed.
+"""One run: load -> chunk -> index -> warm up -> search -> evaluate -> write, each step timed.
 
-Plain functions on a composed config; the Hydra shell in :mod:`receval.cli` only
-supplies the config and the output directory.
+Before the timed search, the first question is searched once and its answer dropped
+(:func:`receval.retrievers.warm_up`): its time is ``timings.warmup_s`` and the API
+calls it made are ``warmup_api_calls``, apart from the search's. ``run.json`` also
+stores the machine the run was timed on (:mod:`receval.machine`). Plain functions on
+a composed config; the Hydra shell in :mod:`receval.cli` only supplies the config and
+the output directory.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers
 from receval import config as config_schema
-from receval import cost
+from receval import cost, machine
 from receval.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
@@ -52,16 +56,22 @@ class _Timer:
         self.seconds[f"{step}_s"] = time.perf_counter() - began
 
 
-def stage_facts(stages: list[str], after_index: dict, after_search: dict) -> dict[str, dict]:
+def stage_facts(
+    stages: list[str], after_index: dict, after_search: dict, after_warmup: dict | None = None
+) -> dict[str, dict]:
     """Per stage: API calls made while indexing and while answering the questions
-    (0 for local work); the report turns the latter into calls per 1,000 questions."""
-    return {
-        stage: {
+    (0 for local work); the report turns the latter into calls per 1,000 questions.
+    ``warmup_api_calls`` (only when there were any): the warm-up question's calls."""
+    warmed = after_index if after_warmup is None else after_warmup
+    facts = {}
+    for stage in stages:
+        facts[stage] = {
             "index_api_calls": int(after_index.get(stage, 0)),
-            "search_api_calls": int(after_search.get(stage, 0) - after_index.get(stage, 0)),
+            "search_api_calls": int(after_search.get(stage, 0) - warmed.get(stage, 0)),
         }
-        for stage in stages
-    }
+        if warmed.get(stage, 0) - after_index.get(stage, 0):
+            facts[stage]["warmup_api_calls"] = int(warmed.get(stage, 0) - after_index.get(stage, 0))
+    return facts
 
 
 def resolved(cfg) -> dict:
@@ -100,6 +110,12 @@ def capped_depth(depth: int, n_chunks: int, ks: list[int]) -> int:
     return capped
 
 
+def search_label(cfg) -> str:
+    """The search's progress stage: ``searching (bm25)``, ``searching and re-ranking (...)``."""
+    stage = "searching" if cfg.get("rerank") is None else "searching and re-ranking"
+    return f"{stage} ({retrievers.describe(cfg)})"
+
+
 def check_config(cfg) -> None:
     """Every check a config gets before any data is read: the schema's checks (keys,
     ranges, each component's own), then building the retriever stages (light: models
@@ -114,6 +130,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     """Evaluate one configuration and store its per-question results in ``run_dir``
     (``dataset``: already loaded from ``cfg.dataset``, e.g. to check resume)."""
     config_schema.check(cfg)
+    at_start = machine.started()
     timer = _Timer()
     with timer("load"):
         dataset = dataset or load_dataset(cfg.dataset)
@@ -141,10 +158,13 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         retriever.fit([chunk.text for chunk in chunks], tie_rank)
     calls_after_index = retrievers.api_calls(retriever)
     questions = dataset.questions
+    depth = capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks))
+    with timer("warmup"):
+        retrievers.warm_up(retriever, [q.text for q in questions], depth, tie_rank)
+    calls_after_warmup = retrievers.api_calls(retriever)
     with timer("search"):
         hits = retrievers.search(
-            retriever, [q.text for q in questions],
-            capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks)), tie_rank, cfg.search_batch,
+            retriever, [q.text for q in questions], depth, tie_rank, cfg.search_batch, search_label(cfg),
         )
     measures = measures_for(list(cfg.metrics.ks))
     with timer("evaluate"):
@@ -167,7 +187,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
-    stages = stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever))
+    stages = stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever), calls_after_warmup)
     extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
     extra.update(cost.question_costs(prices, hits.counts, stages, len(questions)))
     columns.update(extra)
@@ -186,6 +206,8 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         "dataset_notes": dict(dataset.notes),
         **retrievers.facts(retriever),
         "truncated": retrievers.truncated(retriever),  # chunks a dense model cut at its token limit
+        # what explains the latencies: CPU, cores, threads, load
+        "machine": machine.facts(at_start, retrievers.encoder_threads(retriever)),
     }
     names = [m.name for m in measures]
     with timer("write"):

@@ -1,26 +1,54 @@
 """Warnings and progress on stderr: the one place that prints them.
 
-Progress on long work (loading a model, encoding, synth requests) is a single line
-redrawn in place when stderr is a terminal, and nothing at all otherwise (logs and
-pipes get no bar debris). :func:`warn` clears the line, prints the warning, and the
-line comes back on the next update. Safe across threads (synth's workers).
+Progress on long work (loading a model, encoding, searching and re-ranking, synth
+requests) shows in one of two ways:
+
+- on a terminal, a single line redrawn in place;
+- anywhere else (a log file, a pipe, a batch job), a plain line at most every
+  ``RECEVAL_PROGRESS_SECONDS`` seconds (default 10): stage, done/total, rate and time
+  left, and a last line with the total time when the work took that long. Short work
+  prints nothing, so logs get no debris.
+
+Warnings go through Python's :mod:`warnings` as :class:`~receval.errors.RecevalWarning`,
+so a Python caller filters or records them like any other warning
+(``warnings.filterwarnings("ignore", category=RecevalWarning)``). receval shows them
+as ``receval: warning: <message>`` on stderr, above any progress line, each time they
+occur. Safe across threads (synth's workers).
 """
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 import threading
 import time
+import warnings
 
-_LOCK = threading.Lock()
-_ACTIVE: list["Progress"] = []  # the line on screen, if any
-REDRAW = 0.1  # seconds between redraws
+from receval.errors import RecevalError, RecevalWarning
+
+_LOCK = threading.RLock()
+_ACTIVE: list["Progress"] = []  # terminal lines open; the last one is on screen
+REDRAW = 0.1  # seconds between redraws of the terminal line
+EVERY_ENV = "RECEVAL_PROGRESS_SECONDS"
+EVERY = 10.0  # seconds between plain lines off a terminal, unless EVERY_ENV says otherwise
 
 
 def warn(message: str) -> None:
-    """``receval: warning: <message>`` on stderr, above any progress line."""
+    """Issue ``message`` as a :class:`RecevalWarning` (shown as ``receval: warning: ...``)."""
+    warnings.warn(message, RecevalWarning, stacklevel=2)
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` for receval's warnings: one ``receval: warning:`` line on
+    stderr, with the terminal's progress line cleared first and redrawn below it; any
+    other warning goes to the hook that was there before."""
+    if not (isinstance(category, type) and issubclass(category, RecevalWarning)):
+        return _shown_before(message, category, filename, lineno, file, line)
     with _LOCK:
-        stream = sys.stderr
+        stream = file or sys.stderr
+        if stream is None:
+            return
         if _ACTIVE:
             stream.write("\r\x1b[K")
         stream.write(f"receval: warning: {message}\n")
@@ -29,28 +57,82 @@ def warn(message: str) -> None:
             _ACTIVE[-1]._draw(force=True)
 
 
-def shown_by_default() -> bool:
+_shown_before = warnings.showwarning
+warnings.showwarning = show_warning
+# every occurrence is shown (each job of a sweep says what it found); appended, so a
+# caller's own filters come first
+warnings.filterwarnings("always", category=RecevalWarning, append=True)
+
+
+def on_terminal() -> bool:
     try:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
 
 
-class Progress:
-    """``with Progress(label, total) as p: p.advance(n)``; ``total=None`` for a status line.
+def every_seconds() -> float:
+    """Seconds between plain progress lines: ``$RECEVAL_PROGRESS_SECONDS`` or 10."""
+    text = os.environ.get(EVERY_ENV, "").strip()
+    if not text:
+        return EVERY
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise RecevalError(f"{EVERY_ENV}={text!r}: use a number of seconds >= 0 (10 by default)")
+    return value
 
-    ``shown``: draw the line (default: when stderr is a terminal). Never shown when
-    ``total`` is 0.
+
+def duration(seconds: float) -> str:
+    """``42s``, ``3m 05s``, ``2h 10m``: short, for a progress line."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+
+
+def per_second(rate: float) -> str:
+    """``1234/s``, ``16.2/s``, ``0.333/s``: three figures at most, never an exponent."""
+    if rate >= 100:
+        return f"{rate:.0f}/s"
+    if rate >= 10:
+        return f"{rate:.1f}/s"
+    return f"{rate:.3g}/s" if rate >= 0.001 else f"{rate:.4f}/s"
+
+
+class Progress:
+    """``with Progress(label, total, unit="texts") as p: p.advance(n)``; ``total=None`` for
+    a status line (no count).
+
+    ``shown``: ``False`` prints nothing; ``True`` or ``None`` (the default) shows the
+    redrawn line on a terminal and plain lines elsewhere. Never shown when ``total`` is
+    0. ``every``: seconds between plain lines (default :func:`every_seconds`).
     """
 
-    def __init__(self, label: str, total: int | None = None, shown: bool | None = None):
-        self.label, self.total, self.done = label, total, 0
-        self.shown = (shown_by_default() if shown is None else shown) and total != 0
-        self._started = self._drawn = 0.0
+    def __init__(
+        self, label: str, total: int | None = None, shown: bool | None = None, unit: str = "",
+        every: float | None = None,
+    ):
+        self.label, self.total, self.unit, self.done = label, total, unit, 0
+        if shown is False or total == 0:
+            self.mode = "off"
+        else:
+            self.mode = "line" if on_terminal() else "plain"
+        self.every = every_seconds() if every is None else float(every)
+        self._started = self._drawn = self._printed = 0.0
+        self.lines = 0  # plain lines printed
+
+    @property
+    def shown(self) -> bool:
+        return self.mode != "off"
 
     def __enter__(self) -> "Progress":
-        if self.shown:
-            self._started = time.monotonic()
+        self._started = self._printed = time.monotonic()
+        if self.mode == "line":
             with _LOCK:
                 _ACTIVE.append(self)
                 self._draw(force=True)
@@ -59,29 +141,56 @@ class Progress:
     def advance(self, n: int = 1) -> None:
         with _LOCK:
             self.done += n
-            if self.shown:
+            if self.mode == "line":
                 self._draw()
+            elif self.mode == "plain":
+                now = time.monotonic()
+                if now - self._printed >= self.every:
+                    self._printed = now
+                    self._print(self.status(now))
+
+    def status(self, now: float) -> str:
+        """``label: done/total unit (pct), rate/s, left``: what the line says now."""
+        if not self.total:
+            return f"{self.label} ..." if self.mode == "line" else f"{self.label}: {duration(now - self._started)} so far"
+        unit = f" {self.unit}" if self.unit else ""
+        text = f"{self.label}: {self.done}/{self.total}{unit}"
+        elapsed = max(now - self._started, 1e-9)
+        rate = self.done / elapsed
+        if self.mode == "plain":
+            text += f" ({100 * self.done / self.total:.0f}%), {per_second(rate)}"
+        if 0 < self.done < self.total and rate > 0:
+            text += f", {duration((self.total - self.done) / rate)} left"
+        return text
 
     def _draw(self, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self._drawn < REDRAW:
             return
         self._drawn = now
-        text = f"{self.label} ..."
-        if self.total:
-            text = f"{self.label}: {self.done}/{self.total}"
-            rate = self.done / max(now - self._started, 1e-9)
-            if 0 < self.done < self.total and rate > 0:
-                text += f", {(self.total - self.done) / rate:.0f}s left"
-        sys.stderr.write(f"\r\x1b[K{text}")
+        sys.stderr.write(f"\r\x1b[K{self.status(now)}")
+        sys.stderr.flush()
+
+    def _print(self, text: str) -> None:
+        self.lines += 1
+        sys.stderr.write(f"receval: {text}\n")
         sys.stderr.flush()
 
     def __exit__(self, *exc) -> None:
-        if self.shown:
-            with _LOCK:
+        now = time.monotonic()
+        with _LOCK:
+            if self.mode == "line":
                 if self in _ACTIVE:
                     _ACTIVE.remove(self)
                 sys.stderr.write("\r\x1b[K")
                 sys.stderr.flush()
                 if _ACTIVE:
                     _ACTIVE[-1]._draw(force=True)
+            elif self.mode == "plain" and exc[0] is None and (self.lines or now - self._started >= self.every):
+                took = now - self._started
+                if self.total:
+                    unit = f" {self.unit}" if self.unit else ""
+                    rate = self.done / max(took, 1e-9)
+                    self._print(f"{self.label}: {self.done}/{self.total}{unit} in {duration(took)} ({per_second(rate)})")
+                else:
+                    self._print(f"{self.label}: done in {duration(took)}")

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
@@ -17,7 +18,9 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 
+from receval import progress
 from receval.config import config_dir, register
+from receval.errors import RecevalWarning
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,6 +127,23 @@ class _undone:
 def isolated_cache(tmp_path_factory):
     """Runs made by tests cache chunks and embeddings in a temporary folder, not the repo."""
     os.environ["RECEVAL_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def quiet_progress():
+    """No plain progress lines unless a test asks for them (RECEVAL_PROGRESS_SECONDS): a
+    run slowed past 10 s by a busy machine would otherwise add lines to the stderr that
+    tests read. tests/test_long_runs.py sets the interval it checks."""
+    os.environ.setdefault("RECEVAL_PROGRESS_SECONDS", "3600")
+
+
+@pytest.fixture(autouse=True)
+def receval_warnings_on_stderr(monkeypatch):
+    """pytest records warnings; receval's are printed as the command line prints them
+    (``receval: warning: ...`` on stderr), so a test reads them with capsys.
+    ``pytest.warns(RecevalWarning)`` still records them."""
+    monkeypatch.setattr(warnings, "showwarning", progress.show_warning)
+    warnings.filterwarnings("always", category=RecevalWarning)
 
 
 @pytest.fixture

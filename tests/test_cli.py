@@ -62,7 +62,7 @@ def test_each_run_prints_one_line_and_records_its_facts(sweep):
     info = json.loads((sweep / "2" / RUN_JSON).read_text())
     assert info["config"]["retriever"] == {"kind": "bm25", "k1": 1.2, "b": 0.75}
     assert info["config"]["chunking"]["max_words"] == 120
-    assert set(info["timings"]) == {"load_s", "chunk_s", "index_s", "search_s", "evaluate_s", "write_s"}
+    assert set(info["timings"]) == {"load_s", "chunk_s", "index_s", "warmup_s", "search_s", "evaluate_s", "write_s"}
     assert info["n_questions"] == 49 and info["n_unanswerable"] == 2
     meta = read_run(sweep / "2").metadata
     for key in ("receval_version", "schema_version", "config_hash", "dataset_fingerprint", "n_chunks"):

@@ -1,5 +1,6 @@
-"""receval.progress: one redrawn line on a terminal, nothing when stderr is not one;
-warnings print above the line."""
+"""receval.progress on a terminal: one redrawn line, warnings printed above it; off a
+terminal, short work prints nothing but warnings (plain lines for long work:
+tests/test_long_runs.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ class Terminal(io.StringIO):
         return True
 
 
-def test_nothing_but_warnings_when_stderr_is_not_a_terminal(monkeypatch):
+def test_short_work_prints_nothing_but_warnings_when_stderr_is_not_a_terminal(monkeypatch):
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)
     with progress.Progress("encoding", 3) as line:

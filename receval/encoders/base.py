@@ -7,6 +7,7 @@ Encoders turn texts into L2-normalised float32 rows, so a cosine is one dot prod
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -14,14 +15,17 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from receval.errors import RecevalError
-from receval.progress import Progress
+from receval.progress import Progress, on_terminal
 
 if TYPE_CHECKING:
     from receval.encoders.cache import EmbeddingCache
 
 RECIPE = 1  # bump when the way texts become vectors changes (invalidates every cache)
-PROGRESS_MIN = 1000  # show progress when more texts than this are encoded (on a TTY)
-FLUSH_EVERY = 8192  # newly encoded texts are saved to the cache in groups of this many
+PROGRESS_MIN = 1000  # on a terminal, draw the line when more texts than this are encoded
+CALL_BATCHES = 4  # encoder batches per call (the most a kill loses besides SAVE_SECONDS)
+SAVE_BATCHES = 16  # new vectors are saved once this many batches are pending ...
+SAVE_SECONDS = 15.0  # ... or this many seconds have passed since the last save
+
 
 def text_key(text: str) -> bytes:
     """The cache key of a text: the sha256 digest of its UTF-8 bytes."""
@@ -56,6 +60,11 @@ class Embedded:
     cache_hits: int  # distinct texts found in the cache
 
 
+def batch_of(encoder: Encoder) -> int:
+    """The encoder's batch size (texts per forward pass or request; 64 when it has none)."""
+    return max(1, int(getattr(encoder, "batch_size", 64) or 64))
+
+
 def embed(
     texts: list[str],
     encoder: Encoder,
@@ -64,9 +73,15 @@ def embed(
 ) -> Embedded:
     """Vectors of ``texts``: each distinct text read from the cache or encoded once.
 
-    New vectors are saved every ``FLUSH_EVERY`` texts, so an interrupted run keeps
-    what it encoded. ``progress``: a progress line on stderr; ``None`` shows it when
-    more than ``PROGRESS_MIN`` texts are encoded and stderr is a terminal.
+    New vectors are saved as they are computed: the encoder is called on
+    ``CALL_BATCHES`` of its batches at a time, and what it returned is saved as one pack
+    once ``SAVE_BATCHES`` batches are pending or ``SAVE_SECONDS`` have passed since the
+    last save, at the end, and when encoding stops on an error or Ctrl-C. So a run
+    killed mid-encode loses at most the last 15 seconds or the call under way, and the
+    next run starts from what was saved; fast encoders still write few packs.
+    ``progress``: ``False`` shows nothing; ``None`` shows plain lines off a terminal
+    (long work only) and, on a terminal, the redrawn line when more than
+    ``PROGRESS_MIN`` texts are encoded.
     """
     keys = [text_key(t) for t in texts]
     first: dict[bytes, int] = {}
@@ -76,16 +91,36 @@ def embed(
     misses = [k for k in first if k not in found]
     # longest first, as the model orders them itself: groups keep its batches
     misses.sort(key=lambda k: -len(texts[first[k]]))
-    if progress is None and len(misses) <= PROGRESS_MIN:
+    if progress is None and len(misses) <= PROGRESS_MIN and on_terminal():
         progress = False
     new: dict[bytes, np.ndarray] = {}
-    with Progress(f"encoding with {encoder.label}", len(misses), progress) as line:
-        for start in range(0, len(misses), FLUSH_EVERY):
-            group = misses[start : start + FLUSH_EVERY]
-            vectors = np.asarray(encoder.encode([texts[first[k]] for k in group], line.advance), dtype=np.float32)
-            if cache is not None:
-                cache.put(group, vectors)
-            new.update(zip(group, vectors))
+    batch = batch_of(encoder)
+    pending: list[tuple[list[bytes], np.ndarray]] = []
+    saved_at = time.monotonic()
+
+    def save() -> None:
+        nonlocal saved_at
+        if cache is not None and pending:
+            if len({v.shape[1] for _, v in pending}) == 1:
+                cache.put([k for group, _ in pending for k in group], np.concatenate([v for _, v in pending]))
+            else:  # a model that changed its size mid-run: kept apart (and refused below)
+                for group, vectors in pending:
+                    cache.put(group, vectors)
+        pending.clear()
+        saved_at = time.monotonic()
+
+    with Progress(f"encoding with {encoder.label}", len(misses), progress, unit="texts") as line:
+        try:
+            for start in range(0, len(misses), CALL_BATCHES * batch):
+                group = misses[start : start + CALL_BATCHES * batch]
+                vectors = np.asarray(encoder.encode([texts[first[k]] for k in group], line.advance), dtype=np.float32)
+                new.update(zip(group, vectors))
+                pending.append((group, vectors))
+                held = sum(len(g) for g, _ in pending)
+                if held >= SAVE_BATCHES * batch or time.monotonic() - saved_at >= SAVE_SECONDS:
+                    save()
+        finally:
+            save()  # the rest, or what was done before an error or Ctrl-C
     every = {**found, **new}
     dims = {v.shape[0] for v in every.values()}
     if len(dims) > 1:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from receval import chain, stage_costs
+from receval import chain, machine, stage_costs
 from receval.bootstrap import Interval
 from receval.errors import RecevalError
 from receval.identity import mixed_datasets
@@ -86,6 +86,7 @@ class Report(ReportTables):
     shown: list | None = None  # --show: receval.results.show.QuestionView per question
     gate: Any = None  # --gate: receval.results.gate.Gate
     chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.chain)
+    cautions: list[str] = field(default_factory=list)  # what makes the table misleading (latencies under unlike load)
 
     # ------------------------------------------------------------- dict / json
 
@@ -101,6 +102,8 @@ class Report(ReportTables):
             "bootstrap": self.boot.kwargs(),
             "baseline": self.runs[self.baseline].run_dir if self.baseline is not None else None,
         }
+        if self.cautions:
+            out["warnings"] = list(self.cautions)
         if self.floors:
             out["fail_under"] = {
                 "floors": self.floors,
@@ -202,6 +205,18 @@ def run_notes(run: Run) -> list[str]:
         if key.startswith("ann_recall@") and isinstance(value, (int, float)):
             notes.append(f"{key} {value:.3f} (the ANN index's top-k against exact search)")
     return notes
+
+
+def latency_cautions(runs: list[Run], summaries: list[RunSummary]) -> list[str]:
+    """A warning when the report shows latencies of runs timed under very different
+    machine load (:func:`receval.machine.load_warning`)."""
+    timed = [
+        (f"#{i} {summary.label}", (run.info or {}).get("machine"))
+        for i, (run, summary) in enumerate(zip(runs, summaries))
+        if summary.latency_p50 is not None
+    ]
+    found = machine.load_warning(timed)
+    return [found] if found else []
 
 
 def build_report(
@@ -341,6 +356,7 @@ def build_report(
         baseline=base_index,
         pairs=pairs,
         floors=checked_floors,
+        cautions=latency_cautions(loaded, summaries),
     )
     if chain_steps and len(loaded) > 1:
         report.chain = chain.chain_pairs(loaded, metric, boot, intersect)

@@ -51,17 +51,47 @@ def facts(retriever) -> dict:
     return found
 
 
+def parts(retriever) -> list:
+    """The retriever and every stage inside it (fused members, a re-ranked first stage,
+    the retriever a re-ranker scores with), each once, inner ones first."""
+    found: list = []
+    inner = [getattr(retriever, "first", None), getattr(getattr(retriever, "reranker", None), "retriever", None)]
+    for part in [*getattr(retriever, "members", ()), *inner]:
+        if part is not None and part is not retriever:
+            found += [p for p in parts(part) if not any(p is q for q in found)]
+    return found + [retriever]
+
+
 def truncated(retriever) -> dict[str, int]:
     """Per dense stage: chunks longer than its model's limit, which the model cut."""
-    found: dict[str, int] = {}
-    parts = [getattr(retriever, "first", None), getattr(getattr(retriever, "reranker", None), "retriever", None)]
-    for part in [*getattr(retriever, "members", ()), *parts]:
-        if part is not None and part is not retriever:
-            found.update(truncated(part))
-    count = getattr(retriever, "truncated", None)
-    if isinstance(count, int):
-        found[retriever.name] = count
+    return {part.name: part.truncated for part in parts(retriever) if isinstance(getattr(part, "truncated", None), int)}
+
+
+def encoder_threads(retriever) -> dict[str, int]:
+    """Threads a stage's encoder runs at once, where it sets them itself (onnx: one
+    batch per thread), keyed ``<stage>.encoder``."""
+    found = {}
+    for part in parts(retriever):
+        count = getattr(getattr(part, "encoder", None), "threads", None)
+        if isinstance(count, int):
+            found[f"{part.name}.encoder"] = count
     return found
+
+
+def warm_up(retriever, questions: list[str], depth: int, tie_rank) -> None:
+    """One search before the timed one: the first question, its answer dropped.
+
+    A stage's first call pays for set-up later calls do not (lazy allocations, thread
+    pools, a server connection), which would otherwise land on one question's latency.
+    Stages forget the batch they last scored (``forget``), so the timed search of the
+    same question does the whole work again."""
+    if not questions:
+        return
+    search(retriever, list(questions[:1]), depth, tie_rank, 1, label=None)
+    for part in parts(retriever):
+        forget = getattr(part, "forget", None)
+        if callable(forget):
+            forget()
 
 
 def describe(cfg) -> str:
@@ -73,4 +103,6 @@ def describe(cfg) -> str:
     return f"{first} > {components.label('rerank', node)}"
 
 
-__all__ = ["Context", "Hits", "Retriever", "api_calls", "build", "describe", "facts", "search", "stages"]
+__all__ = [
+    "Context", "Hits", "Retriever", "api_calls", "build", "describe", "facts", "parts", "search", "stages", "warm_up",
+]

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
+from receval.progress import Progress
 from receval.ranking import select_top
 
 # Cap on one dense score block (questions x chunks), in floats: bounds memory on
@@ -54,11 +55,14 @@ def search(
     depth: int,
     tie_rank: np.ndarray,
     batch_size: int = 256,
+    label: str | None = "searching",
 ) -> Hits:
     """Score all questions in batches and keep each one's best ``depth`` chunks.
 
     Latency per question is its batch's wall time (scoring and selection) divided by
-    the batch size; ``search_batch=1`` times each question on its own.
+    the batch size; ``search_batch=1`` times each question on its own. ``label``: the
+    progress line's stage (:mod:`receval.progress`; ``None``: no line); it is updated
+    after each batch, outside the timed part.
     """
     n_chunks = max(len(tie_rank), 1)
     step = max(1, min(batch_size, MAX_BLOCK // n_chunks))
@@ -67,25 +71,28 @@ def search(
     latency = np.zeros(len(questions), dtype=np.float64)
     stage_ms: dict[str, np.ndarray] = {}
     counts: dict[str, np.ndarray] = {}
-    for start in range(0, len(questions), step):
-        batch = questions[start : start + step]
-        began = time.perf_counter()
-        if hasattr(retriever, "rank"):  # a multi-stage retriever that orders its own shortlist
-            top_idx, top_scores = retriever.rank(batch, depth)
-            scored = time.perf_counter()
-        else:
-            block = retriever.score(batch)
-            scored = time.perf_counter()
-            top_idx, top_scores = select_top(block, depth, tie_rank, floor=retriever.floor)
-        elapsed = time.perf_counter() - began
-        rows = slice(start, start + len(batch))
-        idx[rows], scores[rows] = top_idx, top_scores
-        own = getattr(retriever, "question_seconds", None)  # per-request wall times (concurrent http)
-        latency[rows] = 1000.0 * (own if own is not None and len(own) == len(batch) else elapsed / len(batch))
-        stages = getattr(retriever, "stage_seconds", None) or {retriever.name: scored - began}
-        stages = {**stages, "select": elapsed - (scored - began)}
-        for stage, seconds in stages.items():
-            stage_ms.setdefault(stage, np.zeros(len(questions)))[rows] = 1000.0 * seconds / len(batch)
-        for name, values in (getattr(retriever, "question_counts", None) or {}).items():
-            counts.setdefault(name, np.zeros(len(questions)))[rows] = values
+    shown = None if label is not None else False
+    with Progress(label or "", len(questions), shown, unit="questions") as line:
+        for start in range(0, len(questions), step):
+            batch = questions[start : start + step]
+            began = time.perf_counter()
+            if hasattr(retriever, "rank"):  # a multi-stage retriever that orders its own shortlist
+                top_idx, top_scores = retriever.rank(batch, depth)
+                scored = time.perf_counter()
+            else:
+                block = retriever.score(batch)
+                scored = time.perf_counter()
+                top_idx, top_scores = select_top(block, depth, tie_rank, floor=retriever.floor)
+            elapsed = time.perf_counter() - began
+            rows = slice(start, start + len(batch))
+            idx[rows], scores[rows] = top_idx, top_scores
+            own = getattr(retriever, "question_seconds", None)  # per-request wall times (concurrent http)
+            latency[rows] = 1000.0 * (own if own is not None and len(own) == len(batch) else elapsed / len(batch))
+            stages = getattr(retriever, "stage_seconds", None) or {retriever.name: scored - began}
+            stages = {**stages, "select": elapsed - (scored - began)}
+            for stage, seconds in stages.items():
+                stage_ms.setdefault(stage, np.zeros(len(questions)))[rows] = 1000.0 * seconds / len(batch)
+            for name, values in (getattr(retriever, "question_counts", None) or {}).items():
+                counts.setdefault(name, np.zeros(len(questions)))[rows] = values
+            line.advance(len(batch))
     return Hits(idx, scores, latency, stage_ms, counts)

@@ -13,7 +13,9 @@ dense member, then its re-ranker, the same retriever) is encoded once.
 Counters, for the run record and the report: ``encoded`` and ``cache_hits`` count
 distinct chunk texts encoded and found in the cache by ``fit``;
 ``questions_encoded`` counts question texts; ``api_calls`` counts HTTP requests
-(retries included; 0 for a local model).
+(retries included; 0 for a local model); ``truncated`` counts the chunks longer than a
+local model's token limit, which the model cuts silently: ``fit`` warns when there
+are any, naming the remedy (``chunking=tokens``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from receval.components import Context, component
 from receval.encoders import limits
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
 from receval.errors import ConfigError, RecevalError
+from receval.progress import warn
 from receval.schema import BATCH, range_
 
 
@@ -68,6 +71,15 @@ def encoder_key(node) -> tuple:
 def shared_dense(node, context: Context) -> "Dense":
     """The one Dense retriever of this run for these encoder fields (retriever or re-ranker)."""
     return context.once(("dense",) + encoder_key(node), lambda: Dense.from_config(node, context.cache_dir))
+
+
+def truncation_warning(model: str, limit: int, cut: int, chunks: int) -> str:
+    """What a run says when its model cut chunks at its token limit, and the remedy."""
+    return (
+        f"{model} reads at most {limit} tokens: {cut} of {chunks} chunks ({cut / chunks:.0%}) are longer "
+        "and were cut, so their vectors miss the rest of the text; use chunking=tokens (windows that fit "
+        "the model) or a smaller chunking.max_words"
+    )
 
 
 class Dense:
@@ -137,7 +149,14 @@ class Dense:
         self.encoded += result.encoded
         self.cache_hits += result.cache_hits
         info = getattr(self.encoder, "model_info", None)  # a local model: count what it cuts
-        self.truncated = limits.truncated(info.path if info else None, list(texts))
+        folder = info.path if info else None
+        self.truncated = limits.truncated(folder, list(texts))
+        if self.truncated:
+            warn(truncation_warning(self.encoder.label, limits.limit_of(folder), self.truncated, len(texts)))
+
+    def forget(self) -> None:
+        """Drop the batch last scored, so the next ``score`` of it encodes it again (after a warm-up)."""
+        self._last = None
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) float32 cosines of each question with each fitted chunk."""

@@ -40,6 +40,7 @@ class ReportTables(tables.Rendered):
             lines.append(f"baseline: #{self.baseline} {base.label} ({base.run_dir})")
         for i, run in enumerate(self.runs):
             lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
+        lines += [f"warning: {caution}" for caution in self.cautions]
         return lines
 
     def _params_cells(self, run) -> list[str]:
