@@ -270,6 +270,31 @@ def test_config_checks(synth_config, monkeypatch):
         generate(synth_config(*site_cfg(), f"synth.out={SITE / 'questions.jsonl'}"))
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_number_is_refused_before_any_request(synth_config, server, value):
+    with pytest.raises(ConfigError) as caught:
+        generate(synth_config(f"synth.temperature={value}", f"synth.backoff={value}"))
+    text = "\n".join(caught.value.problems)
+    assert f"synth.temperature={float(value)}: use a finite value >= 0" in text
+    assert f"synth.backoff={float(value)}: use a finite value >= 0" in text
+    assert not server.requests
+
+
+def test_a_job_failing_at_its_first_request_leaves_no_file(synth_config, server, tmp_path):
+    """A refused key stops the job before any question: neither the file nor the folder
+    made for it stays behind; a file that was there before is left alone."""
+    server.respond = lambda body, attempt: error(401, "bad key")
+    out = tmp_path / "new" / "folder" / "q.jsonl"
+    with pytest.raises(ServerError, match="refused the request"):
+        generate(synth_config(*site_cfg(), f"synth.out={out}"), progress=False)
+    assert server.requests and not (tmp_path / "new").exists()
+    out.parent.mkdir(parents=True)
+    out.write_bytes(b"")
+    with pytest.raises(ServerError):
+        generate(synth_config(*site_cfg(), f"synth.out={out}"), progress=False)
+    assert out.is_file()  # the user's own (empty) file stays
+
+
 # ----------------------------------------------------------------- structured output and retries
 
 

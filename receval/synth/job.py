@@ -3,6 +3,7 @@ the records, and say what happened."""
 
 from __future__ import annotations
 
+import math
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -47,11 +48,11 @@ def check_config(cfg) -> None:
             problems.append(f"synth.{key}={syn[key]}: use an integer >= {low}")
     if syn.limit is not None and syn.limit < 1:
         problems.append(f"synth.limit={syn.limit}: use an integer >= 1, or null for every section")
-    if not syn.timeout > 0:
-        problems.append(f"synth.timeout={syn.timeout}: use a number of seconds > 0")
+    if not (math.isfinite(syn.timeout) and syn.timeout > 0):
+        problems.append(f"synth.timeout={syn.timeout}: use a finite number of seconds > 0")
     for key in ("backoff", "max_backoff", "temperature"):
-        if syn[key] < 0:
-            problems.append(f"synth.{key}={syn[key]}: use a value >= 0")
+        if not (math.isfinite(syn[key]) and syn[key] >= 0):  # nan and inf pass a plain "< 0" test
+            problems.append(f"synth.{key}={syn[key]}: use a finite value >= 0")
     if not 0 <= syn.dev_fraction <= 1:
         problems.append(f"synth.dev_fraction={syn.dev_fraction}: use a share between 0 and 1")
     if not str(syn.out).strip():

@@ -108,17 +108,36 @@ class QuestionsFile:
         return records
 
     def __enter__(self) -> "QuestionsFile":
+        """Open for appending; what this creates (the file, missing folders) is removed
+        again on exit when no line was written, so a job that fails before its first
+        reply (a refused key, an unreachable server) leaves no empty file behind."""
+        made = [p for p in [self.path.parent, *self.path.parent.parents] if not p.exists()]
+        created = not self.path.exists()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = open(self.path, "ab")
         except OSError as error:
+            self._remove(made, False)
             raise ConfigError(f"synth.out={str(self.path)!r}: cannot write there ({error.strerror})") from None
+        self._made, self._created, self._written = made, created, 0
         return self
 
     def __exit__(self, *exc) -> None:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+            if not self._written:
+                self._remove(self._made, self._created)
+
+    def _remove(self, folders: list[Path], file: bool) -> None:
+        """Undo what ``__enter__`` made: the (empty) file, then the folders, innermost first."""
+        try:
+            if file and self.path.stat().st_size == 0:
+                self.path.unlink()
+            for folder in folders:
+                folder.rmdir()
+        except OSError:
+            pass  # not empty or not ours any more: leave it
 
     def append(self, record: dict) -> None:
         """One whole line, flushed and fsync'ed before returning."""
@@ -127,6 +146,7 @@ class QuestionsFile:
             self._handle.write(line)
             self._handle.flush()
             os.fsync(self._handle.fileno())
+            self._written += 1
 
 
 def _parse_line(raw: bytes) -> tuple[dict | None, str]:
