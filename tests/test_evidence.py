@@ -123,6 +123,57 @@ def test_bad_spans_are_refused_with_the_fix(tmp_path):
         _load(questions=_questions_file(tmp_path, backwards))
 
 
+def test_a_whitespace_only_span_is_refused(tmp_path):
+    page = _load().pages["bees"]
+    gap = page.index("\n\n")  # a paragraph break: characters, but no word
+    blank = {"id": "x", "question": "?", "spans": [{"page": "bees", "start": gap, "end": gap + 2}]}
+    with pytest.raises(DatasetError) as raised:
+        _load(questions=_questions_file(tmp_path, blank))
+    (problem,) = raised.value.problems
+    assert problem.endswith(
+        f"question 'x' span bees:{gap}-{gap + 2} holds only whitespace ('\\n\\n'); give the offsets of the passage's words"
+    )
+
+
+def _page_folder(root, text: str):
+    (root / "pages").mkdir(parents=True)
+    (root / "pages" / "menu.md").write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("page_form, quote_form", [("NFD", "NFC"), ("NFC", "NFD")])
+def test_a_quote_that_differs_only_by_unicode_normalisation_is_found(tmp_path, page_form, quote_form):
+    """macOS and PDF exports write "e" + combining accent; a label is typed with "é":
+    the quote is found, and its span is in the page's own characters."""
+    import unicodedata
+
+    text = "Opening hours.\n\nThe café serves crème brûlée daily.\n\nClosed on Mondays.\n"
+    root = _page_folder(tmp_path / "site", unicodedata.normalize(page_form, text))
+    page = (root / "pages" / "menu.md").read_text(encoding="utf-8")
+    for quote, expected in [
+        ("café serves crème brûlée", "café serves crème brûlée"),
+        ("brûlée daily", "brûlée daily"),
+        ("rème", "rème"),  # starts after the c, inside a changed word
+        ("caf", None),  # ends before the accent: not the whole "é", so "café" is not what matches
+    ]:
+        record = {"id": "q", "question": "?", "evidence": [unicodedata.normalize(quote_form, quote)]}
+        path = _questions_file(tmp_path, record)
+        if expected is None:
+            (question,) = _load(root, path).questions
+            (item,) = question.evidence
+            assert unicodedata.normalize("NFC", page[item.start : item.end]) == "caf"
+            continue
+        (question,) = _load(root, path).questions
+        (item,) = question.evidence
+        assert page[item.start : item.end] == unicodedata.normalize(page_form, expected)
+
+
+def test_a_quote_not_found_says_how_it_was_compared(tmp_path):
+    path = _questions_file(tmp_path, {"id": "x", "question": "?", "evidence": ["the candles every night"]})
+    with pytest.raises(DatasetError, match=r"not in the pages \(compared with whitespace ignored and both in Unicode NFC\)"):
+        _load(questions=path)
+
+
 # ------------------------------------------------------------------ pinned measures
 
 
