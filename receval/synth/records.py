@@ -27,19 +27,22 @@ def split_of(question_id: str, dev_fraction: float) -> str:
 
 
 def make_record(
-    qid: str, style: str, units: list[Unit], n: int, reply: dict, syn, dataset_name: str
+    qid: str, style: str, units: list[Unit], n: int, reply: dict, syn, dataset_name: str, spans: list[dict]
 ) -> dict:
+    """One line of the file. ``spans``: where the answer is, the reply's quotes found in
+    the passage (:func:`receval.synth.quotes.locate_quotes`); the passages it was
+    written from stay in ``provenance.source.spans``."""
     texts = "\0".join(u.text for u in units)
     relevant = list(dict.fromkeys(u.section_id for u in units))
-    return {
+    record = {
         "id": qid,
         "kind": style,
         "question": " ".join(reply["question"].split()),
         "relevant": relevant,
-        # the source passages: the question is scored against them, not their whole section
-        "spans": [{"page": u.page, "start": u.start, "end": u.end} for u in units if 0 <= u.start < u.end],
+        "spans": spans,  # the question is scored against its quotes, not its whole unit or section
         "split": split_of(qid, float(syn.dev_fraction)),
         "answer": reply["answer"].strip(),
+        "quotes": [" ".join(quote.split()) for quote in reply["quotes"]],
         "provenance": {
             "model": str(syn.model),
             "style": style,
@@ -50,11 +53,15 @@ def make_record(
                 "dataset": dataset_name,
                 "unit": str(syn.unit),
                 "ids": [u.id for u in units],
+                "spans": [{"page": u.page, "start": u.start, "end": u.end} for u in units if 0 <= u.start < u.end],
                 "n": n,
                 "text_sha256": hashlib.sha256(texts.encode("utf-8")).hexdigest()[:16],
             },
         },
     }
+    if not spans:  # offsets not known: labelled by its sections alone
+        del record["spans"]
+    return record
 
 
 class QuestionsFile:
