@@ -118,7 +118,7 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
     for record in done.values():
         if isinstance(record.get("question"), str):
             kept.add(record["question"])
-    verdict = Verdict()
+    verdict = Verdict(kept=len(kept))  # the set judged is the file's, not this rerun's replies alone
     by_section = {s.id: s for s in sections}
     tasks: list[_Task] = []
     summary = Summary(path=out)
