@@ -185,3 +185,45 @@ def test_a_chunk_size_sweep_is_not_biased_toward_the_generating_size(synth_confi
     assert abs(mean(quote_40) - mean(quote_20)) < 0.05  # gone (0.975 against 0.956)
     assert mean(quote_20) - mean(chunk_20) > 0.15  # 20 words lost for the label alone
     assert all(quote_40[q] >= chunk_40[q] for q in chunk_40)
+
+
+# ----------------------------------------------------------------- the report's note
+
+
+def test_units_per_question_counts_evidence_items_else_graded_sections():
+    import pyarrow as pa
+
+    from receval.results.labels import units_per_question
+
+    relevant = pa.array([["a#x"], ["a#x", "b#y"], ["a#x", "essay:0-40"], ["essay:0-40", "essay:90-120"], [], None])
+    grades = pa.array([[1], [2, 0], [1, 1], [1, 1], [], None], pa.list_(pa.int32()))
+    assert units_per_question(relevant, grades).tolist() == [1, 1, 1, 2, 0, 0]  # grade 0 is no label
+
+
+def test_a_set_with_one_label_per_question_gets_the_note(synth_config, server, tmp_path_factory):
+    from receval.report import build_report
+    from receval.results.labels import ONE_LABEL
+
+    summary = generate(synth_config("dataset=folder", f"dataset.path={SITE}"), progress=False)
+    run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={SITE}", f"dataset.questions={summary.path}",
+                     "metrics.ks=[1,3]", "depth=3", "chunking.max_words=8")
+    report = build_report([run_dir], metrics=["hit@3", "recall@3", "precision@3"])
+    assert report.questions["notes"] == [ONE_LABEL]
+    from receval.tables import html
+
+    assert f"note: {ONE_LABEL}" in report.to_text() and f"note: {ONE_LABEL}" in html.render(report)
+    assert report.to_dict()["questions"]["notes"] == [ONE_LABEL]
+    table = pq.read_table(run_dir / "results.parquet").to_pydict()
+    for k in (1, 3):  # what the note says, on every question
+        assert table[f"recall@{k}"] == table[f"hit@{k}"]
+        assert max(table[f"precision@{k}"]) <= 1 / k
+    # one question with two labels, and the note is gone
+    records = lines(summary.path)
+    records[0]["spans"].append({**records[1]["spans"][0]})
+    two = summary.path.with_name("two.jsonl")
+    two.write_text("".join(json.dumps(r) + "\n" for r in records))
+    other = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={SITE}", f"dataset.questions={two}",
+                   "metrics.ks=[1,3]", "depth=3", "chunking.max_words=8")
+    assert build_report([other]).questions["notes"] == []
+    assert build_report([run_dir, other]).questions["notes"] == []
+    assert build_report([run_dir], where=[("question_id", records[1]["id"])]).questions["notes"] == [ONE_LABEL]
