@@ -108,7 +108,7 @@ def test_a_broken_server_repeating_one_question_is_refused_early(synth_config, s
     assert "check the server and synth.model" in message
     (kept,) = lines(Path(synth_config().synth.out))  # the one distinct question stays, said so
     assert kept["question"] == "What is this about?"
-    assert f"The 1 distinct questions are kept in {synth_config().synth.out}" in message
+    assert f"The 1 distinct question is kept in {synth_config().synth.out}" in message
     assert 20 <= len(server.requests) <= 24  # stopped at the first judgement (2 in flight)
 
 

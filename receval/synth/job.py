@@ -177,8 +177,9 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
         why = verdict.refusal(at_least)
         if why:
             raise RecevalError(
-                f"refused the generated questions: {why}. The {len(kept)} distinct questions are kept "
-                f"in {out}; delete it if they are no good, and rerun once the model answers properly"
+                f"refused the generated questions: {why}. The {len(kept)} distinct question"
+                f"{' is' if len(kept) == 1 else 's are'} kept in {out}; delete it if they are no good, "
+                "and rerun once the model answers properly"
             )
 
     in_a_row, last_reason = 0, ""
