@@ -61,10 +61,10 @@ Every problem is reported with its file and line, gathered per file (at most
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 from receval.datasets import Dataset, Question, Section, fingerprint, grade_problem
+from receval.datasets.beir_splits import judged_ids, one_split_each, split_names
 from receval.errors import DatasetError
 
 KIND = "judged"
@@ -245,21 +245,6 @@ def _unknown(path: Path, what: str, found: dict[str, int], fix: str) -> str:
     return f"{path}: {len(found)} unknown {noun}: {named}{more}; {fix}"
 
 
-def _split_names(value) -> list[str] | None:
-    """``dataset.split`` as a list of names (None: every split of the folder)."""
-    if value is None:
-        return None
-    names = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
-    if not names or not all(isinstance(n, str) and n.strip() and "/" not in n for n in names):
-        raise DatasetError(
-            f"dataset.split={value!r}: name a qrels file of the folder (dataset.split=test), a list "
-            "of them (dataset.split=[train,test]), or null for every split"
-        )
-    if len(set(names)) < len(names):
-        raise DatasetError(f"dataset.split={names}: names a split twice; list each once")
-    return names
-
-
 def _files(cfg) -> tuple[Path, Path, Path, dict[str, Path], bool]:
     """(root, corpus, queries, split name -> qrels file, whether the splits were named)."""
     if not cfg.path:
@@ -267,7 +252,7 @@ def _files(cfg) -> tuple[Path, Path, Path, dict[str, Path], bool]:
     root = Path(cfg.path).expanduser()
     if not root.is_dir():
         raise DatasetError(f"dataset.path={str(root)!r} is not a folder; {LAYOUT}")
-    names = _split_names(cfg.split)
+    names = split_names(cfg.split)
     corpus = root / "corpus.jsonl"
     queries = Path(cfg.questions).expanduser() if cfg.questions else root / "queries.jsonl"
     here = sorted(p.stem for p in (root / "qrels").glob("*.tsv") if p.is_file())
@@ -283,37 +268,6 @@ def _files(cfg) -> tuple[Path, Path, Path, dict[str, Path], bool]:
     if missing:
         raise DatasetError([*missing, LAYOUT])
     return root, corpus, queries, {name: root / "qrels" / f"{name}.tsv" for name in sorted(names)}, cfg.split is not None
-
-
-def judged_ids(path: Path) -> set[str]:
-    """The query ids of a qrels file not loaded, for the notes only: read leniently
-    (its own problems are for the run that loads it)."""
-    ids = set()
-    with path.open("rb") as handle:
-        for raw in handle:
-            qid = raw.split(b"\t", 1)[0].strip()
-            if qid and qid != b"query-id":
-                ids.add(qid.decode("utf-8", "replace"))
-    return ids
-
-
-def _one_split_each(qrels: dict[str, dict], files: dict[str, Path]) -> None:
-    """A query judged in two loaded files is an error naming it and both files and lines."""
-    first: dict[str, tuple[str, int]] = {}
-    problems = []
-    for name, judged in qrels.items():
-        for qid, docs in judged.items():
-            line = min(number for _, number in docs.values())
-            if qid in first:
-                other, other_line = first[qid]
-                problems.append(
-                    f"query {qid!r} is judged in {files[other]}:{other_line} and in {files[name]}:{line}; "
-                    "a question belongs to one split (tuning on one must not see the other): keep its "
-                    "judgements in one file, or load one of them with dataset.split=NAME"
-                )
-            else:
-                first[qid] = (name, line)
-    _raise(problems)
 
 
 def load_sections(cfg) -> list[Section]:
@@ -349,7 +303,7 @@ def load(cfg) -> Dataset:
             f"{root / 'qrels'}: no split has a relevant document (score >= 1); "
             "a BEIR run needs judgements with score >= 1"
         )
-    _one_split_each(qrels, split_files)
+    one_split_each(qrels, split_files)
 
     known = {section.id for section in sections}
     problems = []
