@@ -118,7 +118,7 @@ def test_empty_questions_count_towards_the_refusal(synth_config, server):
         return chat_reply(json.dumps({"question": " ? ", "answer": "a", "quotes": [first_sentence(texts[0])]}))
 
     server.respond = respond
-    with pytest.raises(RecevalError, match=r"0 of 16 replies repeated a question .* and 16 had no words"):
+    with pytest.raises(RecevalError, match=r"0 of 16 replies repeated a question .* and 16 had no words.* Nothing was written; rerun once"):
         generate(synth_config("dataset=folder", f"dataset.path={SITE}", "synth.max_retries=1"), progress=False)
     assert not Path(synth_config().synth.out).exists()  # nothing kept: no file left
 

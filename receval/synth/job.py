@@ -176,11 +176,12 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
     def refuse(at_least: int) -> None:
         why = verdict.refusal(at_least)
         if why:
-            raise RecevalError(
-                f"refused the generated questions: {why}. The {len(kept)} distinct question"
-                f"{' is' if len(kept) == 1 else 's are'} kept in {out}; delete it if they are no good, "
-                "and rerun once the model answers properly"
+            n = len(kept)
+            where = (
+                f"The {n} distinct question{' is' if n == 1 else 's are'} kept in {out}; delete it if "
+                "they are no good, and rerun" if n else "Nothing was written; rerun"
             )
+            raise RecevalError(f"refused the generated questions: {why}. {where} once the model answers properly")
 
     in_a_row, last_reason = 0, ""
     with file, reporter:
