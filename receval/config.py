@@ -40,7 +40,7 @@ class DatasetConfig:
     format: DatasetFormat = DatasetFormat.folder
     path: Optional[str] = MISSING  # null: the built-in library
     questions: Optional[str] = None  # null: <path>/questions.jsonl
-    split: Optional[str] = None  # beir: qrels/<split>.tsv
+    split: Any = None  # beir: null = every qrels/<split>.tsv, a name, or a list of names
     title: bool = True  # beir: prepend each document's title to its text
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import SHARED
+from conftest import FIXTURES, SHARED
 from receval.chunking import chunk_sections
 from receval.config import check
 from receval.datasets import load_dataset
@@ -18,6 +18,7 @@ from receval.pipeline import run
 from receval.results import read_run
 
 CRANFIELD = SHARED / "datasets" / "cranfield"
+SPLITS = FIXTURES / "beir-splits"  # 12 library documents; qrels/train.tsv (q1-q6, q12 score 0 only), qrels/test.tsv (q7-q10)
 SCIFACT = SHARED / "datasets" / "scifact"
 
 DOCS = [
@@ -83,7 +84,10 @@ def test_documents_are_sections_and_judged_queries_are_questions(make_config, be
         ("q2", "judged", "test", {"d3": 1}),  # the score-0 judgement is not a label
     ]
     assert all(q.answerable for q in dataset.questions)
-    assert dataset.notes == {"unjudged_questions": 1, "no_relevant_questions": 1, "judged_not_relevant": 2}
+    assert dataset.notes == {
+        "splits": {"test": 2}, "unjudged_questions": 1, "other_split_questions": 0,
+        "no_relevant_questions": 1, "judged_not_relevant": 2,
+    }
     assert dataset.name == "beir" and len(dataset.fingerprint) == 64
 
 
@@ -151,6 +155,93 @@ def test_a_beir_run_end_to_end(make_config, beir, tmp_path):
     assert table["retrieved"][0][0] == "d1" and table["rr"][0] == 1.0
 
 
+# --------------------------------------------------------------------------- splits
+
+
+def test_every_split_loads_into_one_run_with_its_name(make_config):
+    dataset = load(make_config, SPLITS)
+    assert [(q.id, q.split) for q in dataset.questions] == [
+        ("q1", "train"), ("q2", "train"), ("q3", "train"), ("q4", "train"), ("q5", "train"), ("q6", "train"),
+        ("q7", "test"), ("q8", "test"), ("q9", "test"), ("q10", "test"),
+    ]
+    assert dataset.notes == {
+        "splits": {"test": 4, "train": 6},
+        "unjudged_questions": 1,  # q11: no file judges it
+        "other_split_questions": 0,
+        "no_relevant_questions": 1,  # q12: judged in train, score 0 only
+        "judged_not_relevant": 2,
+    }
+
+
+def test_one_split_counts_the_others_judged_queries_apart_from_unjudged(make_config):
+    """Why run.json called SciFact's 809 train-judged queries "unjudged": only the chosen
+    split's file was read, and every other query counted as unjudged."""
+    test = load(make_config, SPLITS, "dataset.split=test")
+    assert [q.id for q in test.questions] == ["q7", "q8", "q9", "q10"]
+    assert test.notes["unjudged_questions"] == 1 and test.notes["other_split_questions"] == 7  # q1-q6, q12
+    both = load(make_config, SPLITS, "dataset.split=[train,test]")
+    assert both.questions == load(make_config, SPLITS).questions
+    single = fingerprint([SPLITS / "corpus.jsonl", SPLITS / "queries.jsonl", SPLITS / "qrels" / "test.tsv"], SPLITS)
+    assert test.fingerprint == single  # one split: the same files, the same fingerprint as before
+
+
+def test_a_query_judged_in_two_splits_is_an_error_naming_both_files(make_config, tmp_path):
+    root = write_beir(tmp_path / "b", qrels=[("q1", "d1", 1), ("q2", "d3", 1)], split="train")
+    write_beir(root, qrels=[("q4", "d4", 1), ("q1", "d2", 1)], split="test")
+    with pytest.raises(DatasetError) as excinfo:
+        load(make_config, root)
+    assert problems(excinfo) == [
+        f"query 'q1' is judged in {root / 'qrels' / 'test.tsv'}:3 and in {root / 'qrels' / 'train.tsv'}:2; "
+        "a question belongs to one split (tuning on one must not see the other): keep its judgements "
+        "in one file, or load one of them with dataset.split=NAME"
+    ]
+    assert [q.id for q in load(make_config, root, "dataset.split=train").questions] == ["q1", "q2"]
+
+
+def test_a_split_without_relevant_judgements_is_left_out_unless_named(make_config, tmp_path):
+    root = write_beir(tmp_path / "b")
+    write_beir(root, qrels=[("q4", "d1", 0)], split="sources")
+    dataset = load(make_config, root)
+    assert [q.split for q in dataset.questions] == ["test", "test"]
+    assert dataset.notes["splits_without_relevant"] == ["sources"]
+    assert dataset.notes["other_split_questions"] == 1 and dataset.notes["unjudged_questions"] == 0
+    for named in ("sources", "[test,sources]"):
+        with pytest.raises(DatasetError, match=r"sources\.tsv: no query has a relevant document .* split 'sources'"):
+            load(make_config, root, f"dataset.split={named}")
+
+
+@pytest.mark.parametrize("value, says", [
+    ("''", "name a qrels file of the folder"),
+    ("[test,test]", "names a split twice"),
+    ("[]", "name a qrels file of the folder"),
+    ("[dev,test]", r"dev\.tsv: not found"),
+])
+def test_bad_split_values(make_config, beir, value, says):
+    with pytest.raises(DatasetError, match=says):
+        load(make_config, beir, f"dataset.split={value}")
+
+
+def test_select_tunes_on_train_and_reports_on_test_of_one_beir_folder(tmp_path_factory):
+    from conftest import run_of
+
+    from receval.select import select
+
+    runs = [
+        run_of(tmp_path_factory, "dataset=beir", f"dataset.path={SPLITS}", "chunking.max_words=null",
+               f"retriever={name}", "depth=5", "metrics.ks=[1,3,5]")
+        for name in ("bm25", "tfidf")
+    ]
+    selection, best = select([str(r) for r in runs], metric="rr", split="train", prefer="chunks", report_on="test")
+    table = read_run(best.run_dir).table.to_pydict()
+    test = [rr for rr, split in zip(table["rr"], table["split"]) if split == "test"]
+    train = [rr for rr, split in zip(table["rr"], table["split"]) if split == "train"]
+    assert len(test) == 4 and len(train) == 6
+    held = selection.held_out
+    assert held["split"] == "test" and held["n_questions"] == 4
+    assert held["mean"] == pytest.approx(sum(test) / 4)
+    assert held["overstated"] == pytest.approx(sum(train) / 6 - sum(test) / 4)
+
+
 # --------------------------------------------------------------------------- real collections
 
 
@@ -161,7 +252,11 @@ def test_cranfield_loads(make_config):
     grades = {g for q in dataset.questions for g in q.relevant.values()}
     assert grades == {1, 2, 3, 4}
     assert sum(len(q.relevant) for q in dataset.questions) == 1612
-    assert dataset.notes == {"unjudged_questions": 0, "no_relevant_questions": 0, "judged_not_relevant": 0}
+    assert dataset.notes == {  # every split loaded; the source-paper list (all score 0) adds no question
+        "splits": {"test": 225}, "unjudged_questions": 0, "other_split_questions": 0,
+        "no_relevant_questions": 0, "judged_not_relevant": 0, "splits_without_relevant": ["test_source_docs"],
+    }
+    assert dataset.fingerprint == load(make_config, CRANFIELD, "dataset.split=test").fingerprint
 
 
 @pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")

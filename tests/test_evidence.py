@@ -123,6 +123,57 @@ def test_bad_spans_are_refused_with_the_fix(tmp_path):
         _load(questions=_questions_file(tmp_path, backwards))
 
 
+def test_a_whitespace_only_span_is_refused(tmp_path):
+    page = _load().pages["bees"]
+    gap = page.index("\n\n")  # a paragraph break: characters, but no word
+    blank = {"id": "x", "question": "?", "spans": [{"page": "bees", "start": gap, "end": gap + 2}]}
+    with pytest.raises(DatasetError) as raised:
+        _load(questions=_questions_file(tmp_path, blank))
+    (problem,) = raised.value.problems
+    assert problem.endswith(
+        f"question 'x' span bees:{gap}-{gap + 2} holds only whitespace ('\\n\\n'); give the offsets of the passage's words"
+    )
+
+
+def _page_folder(root, text: str):
+    (root / "pages").mkdir(parents=True)
+    (root / "pages" / "menu.md").write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("page_form, quote_form", [("NFD", "NFC"), ("NFC", "NFD")])
+def test_a_quote_that_differs_only_by_unicode_normalisation_is_found(tmp_path, page_form, quote_form):
+    """macOS and PDF exports write "e" + combining accent; a label is typed with "é":
+    the quote is found, and its span is in the page's own characters."""
+    import unicodedata
+
+    text = "Opening hours.\n\nThe café serves crème brûlée daily.\n\nClosed on Mondays.\n"
+    root = _page_folder(tmp_path / "site", unicodedata.normalize(page_form, text))
+    page = (root / "pages" / "menu.md").read_text(encoding="utf-8")
+    for quote, expected in [
+        ("café serves crème brûlée", "café serves crème brûlée"),
+        ("brûlée daily", "brûlée daily"),
+        ("rème", "rème"),  # starts after the c, inside a changed word
+        ("caf", None),  # ends before the accent: not the whole "é", so "café" is not what matches
+    ]:
+        record = {"id": "q", "question": "?", "evidence": [unicodedata.normalize(quote_form, quote)]}
+        path = _questions_file(tmp_path, record)
+        if expected is None:
+            (question,) = _load(root, path).questions
+            (item,) = question.evidence
+            assert unicodedata.normalize("NFC", page[item.start : item.end]) == "caf"
+            continue
+        (question,) = _load(root, path).questions
+        (item,) = question.evidence
+        assert page[item.start : item.end] == unicodedata.normalize(page_form, expected)
+
+
+def test_a_quote_not_found_says_how_it_was_compared(tmp_path):
+    path = _questions_file(tmp_path, {"id": "x", "question": "?", "evidence": ["the candles every night"]})
+    with pytest.raises(DatasetError, match=r"not in the pages \(compared with whitespace ignored and both in Unicode NFC\)"):
+        _load(questions=path)
+
+
 # ------------------------------------------------------------------ pinned measures
 
 
@@ -205,27 +256,39 @@ def test_report_shows_token_measures(essay_runs, capsys):
     assert exit_code(report_main, [essay_runs[20], "--metrics", "token_recall@7"]) == 2
 
 
-def test_synth_records_the_source_passage_and_runs_score_it(tmp_path, tmp_path_factory):
+def test_synth_records_the_quote_as_evidence_and_runs_score_it(tmp_path, tmp_path_factory):
     from receval.synth import make_record, make_units
+    from receval.synth.quotes import locate_quotes, sources
 
     dataset = _load()
     units = make_units(dataset.sections, "chunk", OmegaConf.create({"kind": "words", "max_words": 40, "overlap": 0}))
     syn = OmegaConf.create({"model": "m", "temperature": 0.0, "seed": 0, "dev_fraction": 0.5, "unit": "chunk"})
     fog = next(u for u in units if u.id == "lighthouses#lighthouses@4")  # words 160-199: cottages, fog
-    record = make_record("syn-1", "direct", [fog], 0, {"question": "What became of the old keepers cottages?", "answer": "holiday homes"}, syn, "essays")
-    assert record["spans"] == [{"page": "lighthouses", "start": fog.start, "end": fog.end}]
-    assert " ".join(dataset.pages["lighthouses"][fog.start : fog.end].split()) == fog.text
+    quote = "Some old keepers'\n cottages have become holiday homes"  # whitespace as a model may give it
+    reply = {"question": "What became of the old keepers cottages?", "answer": "holiday homes", "quotes": [quote]}
+    spans, problem = locate_quotes(reply["quotes"], sources([fog], {s.id: s for s in dataset.sections}))
+    page = dataset.pages["lighthouses"]
+    at = page.index("Some old keepers' cottages")
+    assert problem is None and spans == [{"page": "lighthouses", "start": at, "end": at + len(" ".join(quote.split()))}]
+    assert fog.start <= at < spans[0]["end"] <= fog.end
+    record = make_record("syn-1", "direct", [fog], 0, reply, syn, "essays", spans)
+    assert record["spans"] == spans and record["quotes"] == [" ".join(quote.split())]
+    assert record["provenance"]["source"]["spans"] == [{"page": "lighthouses", "start": fog.start, "end": fog.end}]
+    assert locate_quotes(["keepers' cottages became hotels"], sources([fog], {}))[1].startswith(
+        "quote \"keepers' cottages became hotels\" is not in the passage"
+    )
     path = _questions_file(tmp_path, record)
     # read with sections alone (synth's own check) and as a run reads it: same span
     from receval.datasets.questions import read_questions
 
     (alone,) = read_questions(tmp_path / "q.jsonl", dataset.sections)
     (question,) = _load(questions=path).questions
-    assert alone.evidence == question.evidence and question.evidence[0].start == fog.start
+    assert alone.evidence == question.evidence and question.evidence[0].start == at
     run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", f"dataset.questions={path}", "chunking.max_words=40")
     (row,) = pq.read_table(run_dir / "results.parquet").to_pylist()
     assert row["retrieved"][0] == "lighthouses#lighthouses@4" and row["rr"] == 1.0
-    assert row["token_recall@1"] == 1.0 and row["token_precision@1"] == 1.0  # the passage, not the page
+    assert row["token_recall@1"] == 1.0  # the quote's 8 words, inside the 40-word chunk
+    assert row["token_precision@1"] == pytest.approx(8 / 40)
 
 
 def test_report_bolds_the_fewest_context_tokens(essay_runs):

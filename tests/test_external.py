@@ -53,10 +53,26 @@ def test_beir_tsv_qrels_and_errors(tmp_path):
     tsv.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n")
     assert read_labels(tsv) == {"q1": {"d1": 2, "d2": 0}}
     tsv.write_text("query-id\tcorpus-id\tscore\nq1\td1\tlots\n")
-    with pytest.raises(RecevalError, match=r"test.tsv:2: expected 'query-id<TAB>corpus-id<TAB>score'"):
+    with pytest.raises(RecevalError, match=r"test.tsv:2: expected 3 tab-separated columns 'query-id corpus-id score'"):
         read_labels(tsv)
     with pytest.raises(RecevalError, match="file not found"):
         read_labels(tmp_path / "none.tsv")
+
+
+@pytest.mark.parametrize("layout", ["beir", "trec"])
+def test_conflicting_judgements_name_the_file_both_lines_and_the_pair(tmp_path, layout):
+    """A pair judged 2 on one line and 0 on another is an error, not the last line silently winning."""
+    if layout == "beir":
+        path = tmp_path / "test.tsv"
+        path.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t1\nq1\td1\t0\n")
+        expected = f"{path}:4: query 'q1' judges document 'd1' 0, but line 2 judges it 2; keep one judgement"
+    else:
+        path = tmp_path / "qrels.txt"
+        path.write_text("q1 0 d1 2\nq1 0 d2 1\nq1 0 d1 0\n")
+        expected = f"{path}:3: question 'q1' judges document 'd1' 0, but {path}:1 judges it 2; keep one judgement"
+    with pytest.raises(RecevalError) as raised:
+        read_labels(path)
+    assert raised.value.problems == [expected]
 
 
 @pytest.mark.slow

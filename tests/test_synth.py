@@ -1,12 +1,6 @@
-"""Synthetic questions against a local chat-completions server started by the tests.
-
-The server (``ChatServer``) speaks the OpenAI chat-completions protocol on
-127.0.0.1 and an ephemeral port. By default it answers every request with a good
-reply built from the prompt's first passage ("What about <its first 8 words>?"),
-so a test can check that each question is labelled with the section it came from.
-A test swaps in ``server.respond`` to send malformed content, 429/500/400 answers
-or slow replies; ``server.requests`` records what arrived (headers and bodies).
-"""
+"""Synthetic questions against a local chat-completions server started by the tests
+(:mod:`chatserver`: a good reply by default; a test swaps in ``server.respond`` to send
+malformed content, 429/500/400 answers or slow replies)."""
 
 from __future__ import annotations
 
@@ -20,6 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from chatserver import PASSAGE, ChatServer, chat_reply, error, good_content, passages_of
 from conftest import FIXTURES, ROOT, run_cli
 from hydra import compose, initialize_config_dir
 
@@ -46,79 +41,6 @@ register_synth()
 
 SITE = FIXTURES / "site"
 KEY = "sk-test-DO-NOT-LEAK-8c1f2e"
-PASSAGE = re.compile(r"<passage>\n(?:Heading: (.*?)\n)?(.*?)\n</passage>", re.S)
-
-
-# ----------------------------------------------------------------- the server
-
-
-def passages_of(body: dict) -> list[str]:
-    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    return [text for _, text in PASSAGE.findall(user)]
-
-
-def good_content(body: dict) -> str:
-    """A deterministic question made of the first passage's first 8 words."""
-    texts = passages_of(body)
-    words = " ".join(" ".join(t.split()[:8]) for t in texts)
-    _, _, earlier = body["messages"][-1]["content"].partition("Questions already written")
-    n_earlier = sum(line.startswith("- ") for line in earlier.splitlines())
-    suffix = f" (variant {n_earlier})" if n_earlier else ""
-    return json.dumps({"question": f"What about {words}?{suffix}", "answer": texts[0].split(".")[0]})
-
-
-def chat_reply(content: str) -> tuple[int, dict, bytes]:
-    payload = {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-    }
-    return 200, {}, json.dumps(payload).encode()
-
-
-class ChatServer:
-    def __init__(self) -> None:
-        self.requests: list[dict] = []  # {"path", "headers", "body"}
-        self.attempts: dict[str, int] = {}  # user message -> requests seen for it
-        self.respond = None  # (body, attempt) -> (status, headers, bytes) | None for a good reply
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                body = json.loads(raw)
-                user = body["messages"][-1]["content"]
-                with server.lock:
-                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                    server.attempts[user] = attempt = server.attempts.get(user, 0) + 1
-                answer = server.respond(body, attempt) if server.respond else None
-                status, headers, data = answer or chat_reply(good_content(body))
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up (timeout test)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.handle_error = lambda *args: None
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def formats(self) -> list[str | None]:
-        return [(r["body"].get("response_format") or {}).get("type") for r in self.requests]
 
 
 @pytest.fixture
@@ -128,10 +50,6 @@ def server():
     yield chat
     chat.httpd.shutdown()
     chat.httpd.server_close()
-
-
-def error(status: int, message: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
-    return status, headers or {}, json.dumps({"error": {"message": message}}).encode()
 
 
 @pytest.fixture
@@ -270,6 +188,31 @@ def test_config_checks(synth_config, monkeypatch):
         generate(synth_config(*site_cfg(), f"synth.out={SITE / 'questions.jsonl'}"))
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_number_is_refused_before_any_request(synth_config, server, value):
+    with pytest.raises(ConfigError) as caught:
+        generate(synth_config(f"synth.temperature={value}", f"synth.backoff={value}"))
+    text = "\n".join(caught.value.problems)
+    assert f"synth.temperature={float(value)}: use a finite value >= 0" in text
+    assert f"synth.backoff={float(value)}: use a finite value >= 0" in text
+    assert not server.requests
+
+
+def test_a_job_failing_at_its_first_request_leaves_no_file(synth_config, server, tmp_path):
+    """A refused key stops the job before any question: neither the file nor the folder
+    made for it stays behind; a file that was there before is left alone."""
+    server.respond = lambda body, attempt: error(401, "bad key")
+    out = tmp_path / "new" / "folder" / "q.jsonl"
+    with pytest.raises(ServerError, match="refused the request"):
+        generate(synth_config(*site_cfg(), f"synth.out={out}"), progress=False)
+    assert server.requests and not (tmp_path / "new").exists()
+    out.parent.mkdir(parents=True)
+    out.write_bytes(b"")
+    with pytest.raises(ServerError):
+        generate(synth_config(*site_cfg(), f"synth.out={out}"), progress=False)
+    assert out.is_file()  # the user's own (empty) file stays
+
+
 # ----------------------------------------------------------------- structured output and retries
 
 
@@ -402,7 +345,10 @@ def test_parse_json_object_accepts_fences_and_prose():
     assert parse_json_object("[1, 2]") is None and parse_json_object("no json") is None
     assert validate_reply({"question": " ", "answer": "b"}) == "'question' is missing or not a non-empty string"
     assert validate_reply({"question": "q", "answer": 3}) is not None
-    assert validate_reply({"question": "q", "answer": "a", "extra": 1}) is None
+    assert validate_reply({"question": "q", "answer": "a", "quotes": ["a"], "extra": 1}) is None
+    assert validate_reply({"question": "q", "answer": "a"}).startswith("'quotes' is missing")
+    assert validate_reply({"question": "q", "answer": "a", "quotes": [" "]}).startswith("'quotes' is missing")
+    assert validate_reply({"question": "? ...", "answer": "a", "quotes": ["a"]}) == "the question has no words: '? ...'"
 
 
 # ----------------------------------------------------------------- resuming
@@ -466,15 +412,21 @@ def test_larger_limit_and_per_section_only_add(synth_config, server):
 def test_multi_pairs_sections_of_the_same_page_when_it_can(synth_config, server):
     summary = generate(synth_config(*site_cfg(), "synth.style=multi"), progress=False)
     records = lines(summary.path)
-    assert len(records) == 8
+    units = make_units(site_sections())
+    pairs = {(u.id, v.id) for u, v in ((u, pick_partners(units, units, 0)[u.id]) for u in units)}
+    reversed_twice = sum((b, a) in pairs for a, b in pairs) // 2
+    # the server's question for (b, a) has the words of (a, b)'s: the second is a near-duplicate
+    assert reversed_twice >= 1 and summary.duplicates == reversed_twice
+    assert len(records) == summary.written == 8 - reversed_twice
     for record in records:
         a, b = record["relevant"]
         assert a != b and a.split("#")[0] == b.split("#")[0]  # both pages have several sections
         assert record["kind"] == "multi" and record["id"].startswith("syn-multi-")
         assert record["provenance"]["source"]["ids"] == [a, b]
+        assert [span["page"] for span in record["spans"]] == [a.split("#")[0]] * 2  # a quote from each
     user = server.requests[0]["body"]["messages"][-1]["content"]
-    assert user.count("<passage>") == 2 and "both passages" in user
-    assert len(read_questions(summary.path, site_sections())) == 8
+    assert user.count("<passage>") == 2 and "both passages" in user and "one quote from each" in user
+    assert len(read_questions(summary.path, site_sections())) == len(records)
 
 
 def test_partners_do_not_depend_on_the_sample():

@@ -5,7 +5,8 @@
     <path>/corpus.jsonl        {"_id": "d1", "title": "...", "text": "..."} per line
     <path>/queries.jsonl       {"_id": "q1", "text": "..."} per line
     <path>/qrels/<split>.tsv   header "query-id<TAB>corpus-id<TAB>score", then one
-                               judgement per line (integer score, graded)
+                               judgement per line (integer score, graded); one file
+                               per split (train.tsv, dev.tsv, test.tsv, ...)
 
 Documents. Each document is one :class:`~receval.datasets.Section` -- the labelled
 unit -- with ``id`` = ``page`` = ``_id``. With ``dataset.title`` true (the default)
@@ -17,24 +18,39 @@ document is cut into windows like any section and the title is in its first
 window only; ``chunking.max_words=null`` indexes whole documents (the BEIR
 setting).
 
+Splits. ``dataset.split`` null (the default) loads every ``qrels/<split>.tsv`` of
+the folder into one run, each question in the split its file names (the ``split``
+column of ``results.parquet``), so ``select --split train --report-on test`` tunes
+on one split and reports on another from the same runs. A name (``test``) or a list
+(``[dev,test]``) loads those files only: name them on a collection with a huge
+training split (MS MARCO's train.tsv judges 500k queries). With every split loaded,
+a file that holds no relevant judgement (score >= 1) is left out and named in the
+notes (``splits_without_relevant``): it adds no question (cranfield's
+``test_source_docs.tsv`` lists, with score 0, the paper each question came from); a
+file named in ``dataset.split`` must have one. A query judged in two loaded files is
+an error naming the query and both files and lines: a question belongs to one split,
+or tuning on one split would see the other.
+
 Judgements. A qrels score >= 1 marks the document relevant with grade = score; a
 score <= 0 is "judged not relevant" and is not a label (every receval measure
 counts it exactly like an unjudged document, as trec_eval's ``recip_rank``,
 ``ndcg_cut_k``, ``recall_k``, ``P_k`` and ``success_k`` do). Questions, in
-``queries.jsonl`` order, are the queries with at least one relevant document in
-the split; kind ``judged``, split = ``dataset.split``. Left out, and counted in
-``Dataset.notes``:
+``queries.jsonl`` order, are the queries with at least one relevant document in a
+loaded split; kind ``judged``, split = the file's name. Left out, and counted in
+``Dataset.notes`` (with ``splits``: questions per loaded split):
 
-- ``unjudged_questions``: queries with no judgement in the split (BEIR query files
-  hold every split's queries);
-- ``no_relevant_questions``: queries judged in the split whose every score is <= 0.
+- ``unjudged_questions``: queries no qrels file of the folder judges (BEIR query
+  files hold every split's queries; a query judged in a split not loaded is not
+  "unjudged" but ``other_split_questions``);
+- ``no_relevant_questions``: queries judged in a loaded split whose every score is <= 0.
   trec_eval would score them 0 on every measure above, which says nothing about
   the retriever and pulls the mean towards 0; they are neither answerable (no
   relevant document) nor "unanswerable" in receval's sense (a question that has
   no answer in the pages), so they are kept out and only counted.
 
 ``dataset.questions``, when set, replaces ``<path>/queries.jsonl``. The
-fingerprint is sha256 over the three files (corpus, queries, the split's qrels),
+fingerprint is sha256 over the corpus, the queries and the loaded qrels files (in
+split-name order; one split: the same three files as before splits were merged),
 read in 1 MiB blocks. Files are read one line at a time (``json.loads`` per
 line), so a corpus of millions of passages needs memory for its sections only.
 
@@ -48,6 +64,7 @@ import json
 from pathlib import Path
 
 from receval.datasets import Dataset, Question, Section, fingerprint, grade_problem
+from receval.datasets.beir_splits import judged_ids, one_split_each, split_names
 from receval.errors import DatasetError
 
 KIND = "judged"
@@ -228,25 +245,29 @@ def _unknown(path: Path, what: str, found: dict[str, int], fix: str) -> str:
     return f"{path}: {len(found)} unknown {noun}: {named}{more}; {fix}"
 
 
-def _files(cfg) -> tuple[Path, Path, Path, Path]:
+def _files(cfg) -> tuple[Path, Path, Path, dict[str, Path], bool]:
+    """(root, corpus, queries, split name -> qrels file, whether the splits were named)."""
     if not cfg.path:
         raise DatasetError(f"dataset.path is required for dataset.format=beir; {LAYOUT}")
     root = Path(cfg.path).expanduser()
     if not root.is_dir():
         raise DatasetError(f"dataset.path={str(root)!r} is not a folder; {LAYOUT}")
-    if not cfg.split:
-        raise DatasetError("dataset.split is required for dataset.format=beir (e.g. dataset.split=test)")
+    names = split_names(cfg.split)
     corpus = root / "corpus.jsonl"
     queries = Path(cfg.questions).expanduser() if cfg.questions else root / "queries.jsonl"
-    qrels = root / "qrels" / f"{cfg.split}.tsv"
+    here = sorted(p.stem for p in (root / "qrels").glob("*.tsv") if p.is_file())
     missing = [f"{file}: not found" for file in (corpus, queries) if not file.is_file()]
-    if not qrels.is_file():
-        splits = sorted(p.stem for p in (root / "qrels").glob("*.tsv"))
-        have = f"; splits here: {', '.join(splits)}" if splits else ""
-        missing.append(f"{qrels}: not found (dataset.split={cfg.split!r}){have}")
+    if names is None:
+        if not here:
+            missing.append(f"{root / 'qrels'}: holds no <split>.tsv file")
+        names = here
+    for name in names:
+        if name not in here:
+            have = f"; splits here: {', '.join(here)}" if here else ""
+            missing.append(f"{root / 'qrels' / (name + '.tsv')}: not found (dataset.split={cfg.split!r}){have}")
     if missing:
         raise DatasetError([*missing, LAYOUT])
-    return root, corpus, queries, qrels
+    return root, corpus, queries, {name: root / "qrels" / f"{name}.tsv" for name in sorted(names)}, cfg.split is not None
 
 
 def load_sections(cfg) -> list[Section]:
@@ -260,58 +281,83 @@ def load_sections(cfg) -> list[Section]:
 
 
 def load(cfg) -> Dataset:
-    """Load a BEIR folder (``dataset.path``) and the judgements of ``dataset.split``."""
-    root, corpus_file, queries_file, qrels_file = _files(cfg)
+    """Load a BEIR folder (``dataset.path``) and the judgements of its splits
+    (``dataset.split``: null for every split, a name, or a list of names)."""
+    root, corpus_file, queries_file, split_files, named = _files(cfg)
     sections = read_corpus(corpus_file, bool(cfg.title))
     queries = read_queries(queries_file)
-    qrels = read_judgements(qrels_file)
+    qrels = {name: read_judgements(path) for name, path in split_files.items()}
+    without_relevant = [
+        name for name, judged in qrels.items()
+        if not any(score >= 1 for docs in judged.values() for score, _ in docs.values())
+    ]
+    for name in without_relevant:
+        if named:
+            raise DatasetError(
+                f"{split_files[name]}: no query has a relevant document (score >= 1) in split "
+                f"{name!r}; choose another dataset.split"
+            )
+        del qrels[name]  # adds no question: named in the notes
+    if not qrels:
+        raise DatasetError(
+            f"{root / 'qrels'}: no split has a relevant document (score >= 1); "
+            "a BEIR run needs judgements with score >= 1"
+        )
+    one_split_each(qrels, split_files)
 
     known = {section.id for section in sections}
-    unknown_docs: dict[str, int] = {}
-    unknown_queries: dict[str, int] = {}
-    for qid, judged in qrels.items():
-        if qid not in queries:
-            unknown_queries.setdefault(qid, min(line for _, line in judged.values()))
-        for doc_id, (_, line) in judged.items():
-            if doc_id not in known:
-                unknown_docs.setdefault(doc_id, line)
     problems = []
-    if unknown_docs:
-        problems.append(
-            _unknown(qrels_file, "document id", unknown_docs, f"every corpus-id must be an _id in {corpus_file}")
-        )
-    if unknown_queries:
-        problems.append(
-            _unknown(qrels_file, "query id", unknown_queries, f"every query-id must be an _id in {queries_file}")
-        )
+    for name, judged in qrels.items():
+        unknown_docs: dict[str, int] = {}
+        unknown_queries: dict[str, int] = {}
+        for qid, docs in judged.items():
+            if qid not in queries:
+                unknown_queries.setdefault(qid, min(line for _, line in docs.values()))
+            for doc_id, (_, line) in docs.items():
+                if doc_id not in known:
+                    unknown_docs.setdefault(doc_id, line)
+        if unknown_docs:
+            problems.append(
+                _unknown(split_files[name], "document id", unknown_docs, f"every corpus-id must be an _id in {corpus_file}")
+            )
+        if unknown_queries:
+            problems.append(
+                _unknown(split_files[name], "query id", unknown_queries, f"every query-id must be an _id in {queries_file}")
+            )
     _raise(problems)
 
+    split_of = {qid: name for name, judged in qrels.items() for qid in judged}
     questions: list[Question] = []
     no_relevant = 0
     for qid, text in queries.items():
-        judged = qrels.get(qid)
-        if judged is None:
+        name = split_of.get(qid)
+        if name is None:
             continue
-        relevant = {doc_id: score for doc_id, (score, _) in judged.items() if score >= 1}
+        relevant = {doc_id: score for doc_id, (score, _) in qrels[name][qid].items() if score >= 1}
         if not relevant:
             no_relevant += 1
             continue
-        questions.append(Question(qid, text, KIND, cfg.split, relevant))
-    if not questions:
-        raise DatasetError(
-            f"{qrels_file}: no query has a relevant document (score >= 1) in split "
-            f"{cfg.split!r}; choose another dataset.split"
-        )
+        questions.append(Question(qid, text, KIND, name, relevant))
+    others = set()
+    for path in (root / "qrels").glob("*.tsv"):
+        if path.stem not in qrels and path.is_file():
+            others |= judged_ids(path)
+    others = (others & queries.keys()) - split_of.keys()
+    notes = {
+        "splits": {name: sum(q.split == name for q in questions) for name in qrels},
+        "unjudged_questions": len(queries) - len(split_of) - len(others),
+        "other_split_questions": len(others),
+        "no_relevant_questions": no_relevant,
+        "judged_not_relevant": sum(
+            score <= 0 for judged in qrels.values() for docs in judged.values() for score, _ in docs.values()
+        ),
+    }
+    if without_relevant:
+        notes["splits_without_relevant"] = without_relevant
     return Dataset(
         name=cfg.name,
         sections=sections,
         questions=questions,
-        fingerprint=fingerprint([corpus_file, queries_file, qrels_file], root),
-        notes={
-            "unjudged_questions": len(queries) - len(qrels),
-            "no_relevant_questions": no_relevant,
-            "judged_not_relevant": sum(
-                score <= 0 for judged in qrels.values() for score, _ in judged.values()
-            ),
-        },
+        fingerprint=fingerprint([corpus_file, queries_file, *(split_files[name] for name in qrels)], root),
+        notes=notes,
     )

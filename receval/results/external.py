@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from receval import trec
 from receval.datasets import UNANSWERABLE, Question
+from receval.datasets.beir import read_judgements
 from receval.errors import RecevalError
 from receval.evaluate import question_rows
 from receval.metrics import measures_for, parse_measure
@@ -35,7 +36,10 @@ DEFAULT_CUTOFFS = [1, 3, 5, 10]  # without stored runs: depth 10 and these cutof
 
 
 def read_labels(path: str | Path) -> dict[str, dict[str, int]]:
-    """Qrels as question -> document -> grade, from TREC or BEIR tsv layout."""
+    """Qrels as question -> document -> grade, from TREC or BEIR tsv layout, read by the
+    format's one reader (:func:`receval.trec.read_qrels`,
+    :func:`receval.datasets.beir.read_judgements`): a pair judged twice with different
+    grades is an error naming the file, both lines and the pair."""
     path = Path(path)
     if not path.is_file():
         raise RecevalError(f"--qrels {path}: file not found; give TREC qrels or a BEIR qrels/<split>.tsv")
@@ -43,23 +47,8 @@ def read_labels(path: str | Path) -> dict[str, dict[str, int]]:
         first = handle.readline()
     if first.split()[:1] != ["query-id"]:
         return trec.read_qrels(path)
-    qrels: dict[str, dict[str, int]] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise RecevalError(f"{path}: not UTF-8 text ({error.reason}); save it as UTF-8") from None
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        parts = line.split("\t")
-        try:
-            qid, doc, grade = parts[0], parts[1], int(parts[2])
-        except (IndexError, ValueError):
-            raise RecevalError(
-                f"{path}:{number}: expected 'query-id<TAB>corpus-id<TAB>score' with an integer score"
-            ) from None
-        qrels.setdefault(qid, {})[doc] = grade
-    return qrels
+    judged = read_judgements(path)  # the BEIR reader: every bad line and conflicting judgement named
+    return {qid: {doc: score for doc, (score, _) in docs.items()} for qid, docs in judged.items()}
 
 
 def trec_run_table(

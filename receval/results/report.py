@@ -23,6 +23,7 @@ from receval.results.breakdown import ByTable, QuestionRow, by_table, ranks_per_
 from receval.results.configs import format_value
 from receval.results.derived import with_derived
 from receval.results.discovery import load_runs, warn
+from receval.results.labels import one_label_note
 from receval.results.pairing import BootSettings, Pair, bootstrap_settings, grouped_intervals, mask_key, paired
 from receval.results.stored import Run
 from receval.tables.report import ReportTables
@@ -169,6 +170,7 @@ def _question_counts(runs: list[Run], metric: str) -> dict:
         "kinds": {str(k): n for k, n in kinds.items()},
         "splits": {str(k): n for k, n in splits.items()},
         "same_questions": same,
+        "notes": [note for note in [one_label_note(runs)] if note],  # what the labels say about the measures
     }
 
 

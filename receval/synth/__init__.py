@@ -21,9 +21,13 @@ different one. Styles (``synth.style``):
   page; the partner is drawn from ``synth.seed`` and the unit's id alone (it does
   not change with ``limit``). Labelled with both sections.
 
-Replies. The model must answer with the JSON object ``{"question", "answer"}``
-(structured output, see :mod:`receval.llm` for the fallbacks and retries); both
-must be non-empty strings. A unit whose request still fails after the retries is
+Replies. The model must answer with the JSON object ``{"question", "answer",
+"quotes"}`` (structured output, see :mod:`receval.llm` for the fallbacks and
+retries): non-empty strings, a question with a word, and quotes copied from the
+passage, each found in it (:mod:`.quotes`; for ``multi`` one per passage), else the
+reply is asked again. A question that near-duplicates one already in the file is
+dropped and counted; a set more than half duplicates or empty questions is refused
+(:mod:`.dedup`). A unit whose request still fails after the retries is
 reported on stderr (``receval: warning: skipped section '<id>': <reason>``) and
 skipped; ``synth.max_failures`` units failing in a row stop the job (exit status 2),
 as do a wrong key, URL or model and an unreachable server.
@@ -31,14 +35,16 @@ as do a wrong key, URL or model and an unreachable server.
 The file (``synth.out``), one JSON object per line::
 
     {"id": "syn-direct-<16 hex>", "kind": "direct", "question": "...",
-     "relevant": ["fines#daily-rates"], "spans": [{"page": "fines", "start": 812, "end": 1460}],
-     "split": "dev", "answer": "...",
+     "relevant": ["fines#daily-rates"], "spans": [{"page": "fines", "start": 901, "end": 962}],
+     "split": "dev", "answer": "...", "quotes": ["..."],
      "provenance": {"model", "style", "prompt_hash", "temperature", "seed",
-                    "source": {"dataset", "unit", "ids", "n", "text_sha256"}}}
+                    "source": {"dataset", "unit", "ids", "spans", "n", "text_sha256"}}}
 
-- ``spans``: the source passage of each unit (section or chunk) as character
-  offsets into its page, so the question is scored against that passage, not the
-  whole section (an evidence label, :mod:`receval.evidence`).
+- ``spans``: where the answer is: each quote's characters in its page (an evidence
+  label, :mod:`receval.evidence`), so the question is scored against its answer, not
+  its whole unit; a chunk-size sweep is then not biased toward the size that wrote
+  the questions (:mod:`.quotes`). Left out when the unit's offsets are not known.
+  ``provenance.source.spans``: the units' passages.
 - ``id``: ``syn-<style>-`` + the first 16 hex of sha256 over the unit id (and, for
   ``multi``, the partner's id) and the question's number ``n`` (0-based), joined by
   NUL bytes. The same unit, style and ``n`` always give the same id.
@@ -59,7 +65,8 @@ reaches the file, the saved config or a message: it is read from the environment
 variable named by ``synth.api_key_env`` when each request is sent.
 
 Layout: :mod:`.prompts` (what is sent), :mod:`.units` (what questions are written
-from), :mod:`.records` (the file), :mod:`.job` (config checks and the request loop),
+from), :mod:`.quotes` (the answer's span), :mod:`.dedup` (near-duplicates, refusal),
+:mod:`.records` (the file), :mod:`.job` (config checks and the request loop),
 ``__main__`` (the Hydra shell).
 """
 

@@ -4,7 +4,8 @@ call :func:`receval.synth.generate`.
 Exit status 0 when the job ran to the end (units that failed are listed on stderr
 and in the summary; a rerun retries them), 2 for every user error: a bad config
 value, a wrong key, URL or model, an unreachable server, too many failures in a row,
-and a config Hydra cannot compose.
+a refused set (mostly near-duplicate or empty questions), and a config Hydra cannot
+compose.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ the records, and say what happened."""
 
 from __future__ import annotations
 
+import math
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -16,7 +17,9 @@ from receval.datasets import LIBRARY, load_sections, questions_path
 from receval.errors import ConfigError, DatasetError, RecevalError
 from receval.llm import ChatClient, ReplyError, check_key_env, endpoint
 from receval.progress import Progress, warn
-from receval.synth.prompts import QA_SCHEMA, build_messages, prompt_hash, validate_reply
+from receval.synth.dedup import JACCARD, JUDGED_FROM, QuestionSet, Verdict
+from receval.synth.prompts import EMPTY, QA_SCHEMA, build_messages, prompt_hash, validate_reply
+from receval.synth.quotes import locate_quotes, sources
 from receval.synth.records import QuestionsFile, make_record, record_id
 from receval.synth.units import Unit, make_units, pick_partners, select_units
 
@@ -58,6 +61,8 @@ class Summary:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (unit id, reason)
     requests: int = 0
     mode: str = ""
+    duplicates: int = 0  # replies dropped: a near-duplicate of a question in the set (receval.synth.dedup)
+    empty: int = 0  # replies whose question had no words (asked again)
 
 
 @dataclass
@@ -96,6 +101,12 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
 
     file = QuestionsFile(out)
     done = file.resume(warn=warn)
+    kept = QuestionSet()
+    for record in done.values():
+        if isinstance(record.get("question"), str):
+            kept.add(record["question"])
+    verdict = Verdict(kept=len(kept))  # the set judged is the file's, not this rerun's replies alone
+    by_section = {s.id: s for s in sections}
     tasks: list[_Task] = []
     summary = Summary(path=out)
     for unit in chosen:
@@ -112,6 +123,16 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
 
     def work(task: _Task) -> tuple[int, str | None]:
         earlier = [done[i]["question"] for i in task.ids if i in done and isinstance(done[i].get("question"), str)]
+        shown = sources(task.units, by_section)
+
+        def check(reply: dict) -> str | None:
+            problem = validate_reply(reply)
+            if problem is None:
+                return locate_quotes(reply["quotes"], shown)[1]
+            if problem.startswith(EMPTY):
+                verdict.count("empty")
+            return problem
+
         written = 0
         for n, qid in enumerate(task.ids):
             if qid in done:
@@ -121,17 +142,33 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
             messages = build_messages(syn.style, task.units, earlier, int(syn.passage_words))
             try:
                 reply = client.complete_json(
-                    messages, QA_SCHEMA, validate_reply, temperature=float(syn.temperature), seed=int(syn.seed)
+                    messages, QA_SCHEMA, check, temperature=float(syn.temperature), seed=int(syn.seed)
                 )
             except ReplyError as error:
                 reporter.advance(sum(i not in done for i in task.ids[n:]))
                 return written, error.reason
-            record = make_record(qid, syn.style, task.units, n, reply, syn, cfg.dataset.name)
+            reporter.advance()
+            twin = kept.claim(" ".join(reply["question"].split()))
+            if twin is not None:
+                verdict.count("duplicates", twin)
+                continue
+            verdict.count("kept")
+            spans, _ = locate_quotes(reply["quotes"], shown)
+            record = make_record(qid, syn.style, task.units, n, reply, syn, cfg.dataset.name, spans)
             file.append(record)
             earlier.append(record["question"])
             written += 1
-            reporter.advance()
         return written, None
+
+    def refuse(at_least: int) -> None:
+        why = verdict.refusal(at_least)
+        if why:
+            n = len(kept)
+            where = (
+                f"The {n} distinct question{' is' if n == 1 else 's are'} kept in {out}; delete it if "
+                "they are no good, and rerun" if n else "Nothing was written; rerun"
+            )
+            raise RecevalError(f"refused the generated questions: {why}. {where} once the model answers properly")
 
     in_a_row, last_reason = 0, ""
     with file, reporter:
@@ -152,6 +189,7 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
                     task = running.pop(future)
                     written, reason = future.result()  # a ServerError stops the job here
                     summary.written += written
+                    refuse(JUDGED_FROM)  # a broken server is stopped early
                     if reason is None:
                         in_a_row = 0
                         continue
@@ -172,6 +210,13 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
             raise
         executor.shutdown(wait=True)
     summary.requests, summary.mode = client.requests, client.mode
+    summary.duplicates, summary.empty = verdict.duplicates, verdict.empty
+    refuse(1)
+    if verdict.duplicates:
+        warn(
+            f"dropped {verdict.duplicates} near-duplicate questions (same words, or word-set Jaccard >= "
+            f"{JACCARD} with a question already in the set)"
+        )
     return summary
 
 
@@ -195,6 +240,8 @@ def summary_line(summary: Summary) -> str:
     parts = [f"wrote {summary.written} questions to {summary.path}"]
     if summary.already:
         parts.append(f"{summary.already} were already there")
+    if summary.duplicates:
+        parts.append(f"{summary.duplicates} near-duplicates dropped")
     if summary.failed:
         parts.append(f"{len(summary.failed)} failed (rerun to retry them)")
     parts.append(f"{summary.requests} requests, structured output: {summary.mode}")

@@ -7,6 +7,8 @@ import hashlib
 import json
 from typing import TYPE_CHECKING
 
+from receval.synth.dedup import words
+
 if TYPE_CHECKING:
     from receval.synth.units import Unit
 
@@ -17,8 +19,14 @@ QA_SCHEMA = {
     "properties": {
         "question": {"type": "string", "description": "the question a user would ask"},
         "answer": {"type": "string", "description": "a short answer taken from the passage(s)"},
+        "quotes": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "the words of the passage that answer the question, copied exactly "
+            "(one short quote per passage used)",
+        },
     },
-    "required": ["question", "answer"],
+    "required": ["question", "answer", "quotes"],
     "additionalProperties": False,
 }
 
@@ -29,8 +37,10 @@ SYSTEM = (
     "Each question must be one that a real user could type, that the given text answers, "
     "and that makes sense on its own to someone who has not seen the text (never say "
     '"the passage", "the text" or "according to"). '
-    'Reply with one JSON object with exactly two string keys, "question" and "answer" '
-    "(a short answer taken from the text), and nothing else."
+    'Reply with one JSON object with exactly three keys, and nothing else: "question", '
+    '"answer" (a short answer taken from the text) and "quotes" (a list of the shortest '
+    "passages of the text that answer the question, each copied word for word from the text, "
+    "one sentence or less: they are checked against the text)."
 )
 
 INSTRUCTIONS = {
@@ -46,7 +56,8 @@ INSTRUCTIONS = {
     ),
     "multi": (
         "Write one question whose answer needs information from both passages: neither "
-        "passage alone should be enough to answer it. Ask it naturally, as one question."
+        "passage alone should be enough to answer it. Ask it naturally, as one question. "
+        "Give one quote from each passage."
     ),
 }
 
@@ -78,10 +89,24 @@ def build_messages(style: str, units: list["Unit"], earlier: list[str], max_word
 
 
 def validate_reply(reply: dict) -> str | None:
-    """None when ``question`` and ``answer`` are non-empty strings; else the problem."""
+    """None when ``question`` and ``answer`` are non-empty strings, the question has a
+    word, and ``quotes`` lists non-empty strings; else the problem. (Whether the quotes
+    are in the passage is checked against the unit, :func:`receval.synth.quotes.locate_quotes`.)"""
     for key in ("question", "answer"):
         value = reply.get(key)
         if not isinstance(value, str) or not value.strip():
             return f"{key!r} is missing or not a non-empty string"
+    if not has_words(reply["question"]):
+        return f"{EMPTY}: {reply['question'][:40]!r}"
+    quotes = reply.get("quotes")
+    if not isinstance(quotes, list) or not quotes or not all(isinstance(q, str) and q.split() for q in quotes):
+        return "'quotes' is missing or not a list of non-empty strings copied from the passage"
     return None
 
+
+EMPTY = "the question has no words"
+
+
+def has_words(question: str) -> bool:
+    """A question with no word ("?", "...", see :func:`receval.synth.dedup.words`) is empty."""
+    return bool(words(question))

@@ -27,19 +27,22 @@ def split_of(question_id: str, dev_fraction: float) -> str:
 
 
 def make_record(
-    qid: str, style: str, units: list[Unit], n: int, reply: dict, syn, dataset_name: str
+    qid: str, style: str, units: list[Unit], n: int, reply: dict, syn, dataset_name: str, spans: list[dict]
 ) -> dict:
+    """One line of the file. ``spans``: where the answer is, the reply's quotes found in
+    the passage (:func:`receval.synth.quotes.locate_quotes`); the passages it was
+    written from stay in ``provenance.source.spans``."""
     texts = "\0".join(u.text for u in units)
     relevant = list(dict.fromkeys(u.section_id for u in units))
-    return {
+    record = {
         "id": qid,
         "kind": style,
         "question": " ".join(reply["question"].split()),
         "relevant": relevant,
-        # the source passages: the question is scored against them, not their whole section
-        "spans": [{"page": u.page, "start": u.start, "end": u.end} for u in units if 0 <= u.start < u.end],
+        "spans": spans,  # the question is scored against its quotes, not its whole unit or section
         "split": split_of(qid, float(syn.dev_fraction)),
         "answer": reply["answer"].strip(),
+        "quotes": [" ".join(quote.split()) for quote in reply["quotes"]],
         "provenance": {
             "model": str(syn.model),
             "style": style,
@@ -50,11 +53,15 @@ def make_record(
                 "dataset": dataset_name,
                 "unit": str(syn.unit),
                 "ids": [u.id for u in units],
+                "spans": [{"page": u.page, "start": u.start, "end": u.end} for u in units if 0 <= u.start < u.end],
                 "n": n,
                 "text_sha256": hashlib.sha256(texts.encode("utf-8")).hexdigest()[:16],
             },
         },
     }
+    if not spans:  # offsets not known: labelled by its sections alone
+        del record["spans"]
+    return record
 
 
 class QuestionsFile:
@@ -108,17 +115,36 @@ class QuestionsFile:
         return records
 
     def __enter__(self) -> "QuestionsFile":
+        """Open for appending; what this creates (the file, missing folders) is removed
+        again on exit when no line was written, so a job that fails before its first
+        reply (a refused key, an unreachable server) leaves no empty file behind."""
+        made = [p for p in [self.path.parent, *self.path.parent.parents] if not p.exists()]
+        created = not self.path.exists()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = open(self.path, "ab")
         except OSError as error:
+            self._remove(made, False)
             raise ConfigError(f"synth.out={str(self.path)!r}: cannot write there ({error.strerror})") from None
+        self._made, self._created, self._written = made, created, 0
         return self
 
     def __exit__(self, *exc) -> None:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+            if not self._written:
+                self._remove(self._made, self._created)
+
+    def _remove(self, folders: list[Path], file: bool) -> None:
+        """Undo what ``__enter__`` made: the (empty) file, then the folders, innermost first."""
+        try:
+            if file and self.path.stat().st_size == 0:
+                self.path.unlink()
+            for folder in folders:
+                folder.rmdir()
+        except OSError:
+            pass  # not empty or not ours any more: leave it
 
     def append(self, record: dict) -> None:
         """One whole line, flushed and fsync'ed before returning."""
@@ -127,6 +153,7 @@ class QuestionsFile:
             self._handle.write(line)
             self._handle.flush()
             os.fsync(self._handle.fileno())
+            self._written += 1
 
 
 def _parse_line(raw: bytes) -> tuple[dict | None, str]:

@@ -34,7 +34,7 @@ class ReportTables(tables.Rendered):
             first += "; where " + ", ".join(f"{c}={v}" for c, v in self.where)
         if not q["same_questions"]:
             first += "; NOTE the runs are not over the same questions (see n)"
-        lines = [first, self.boot.describe()]
+        lines = [first, self.boot.describe(), *(f"note: {note}" for note in q.get("notes", []))]
         if self.baseline is not None:
             base = self.runs[self.baseline]
             lines.append(f"baseline: #{self.baseline} {base.label} ({base.run_dir})")
