@@ -193,8 +193,8 @@ def test_a_non_finite_number_is_refused_before_any_request(synth_config, server,
     with pytest.raises(ConfigError) as caught:
         generate(synth_config(f"synth.temperature={value}", f"synth.backoff={value}"))
     text = "\n".join(caught.value.problems)
-    assert f"synth.temperature={float(value)}: use a finite value >= 0" in text
-    assert f"synth.backoff={float(value)}: use a finite value >= 0" in text
+    assert f"synth.temperature={float(value)}: out of range; use a number in [0, 2]" in text
+    assert f"synth.backoff={float(value)}: out of range; use a number in [0, 3600]" in text
     assert not server.requests
 
 
