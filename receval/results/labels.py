@@ -1,0 +1,486 @@
+"""A run's name: one rule for every place that shows runs (the line a run prints, the
+report in every format and its plots, ``compare``, ``select``, ``--show`` and ``list``).
+
+- A run an experiment's stage made (``+experiment=stages`` runs ``+stage=hybrid_rerank``)
+  is called by that name: ``conf/stage/*.yaml`` save it as the config's ``name`` key
+  (any run may be given one: ``name=baseline``); a run saved before that key existed
+  is named by its ``+stage=`` override.
+- Among several runs, a run is called by what differs between them (:func:`naming`):
+  its retriever as it reads (``bm25``, ``rrf(bm25+dense)``), a component another run
+  lacks or has of another kind (``rerank=none`` beside ``rerank=dense@30``), then
+  ``key=value`` for each other setting that differs (``max_words=40``). A setting
+  differs only between runs whose component is of the same kind (bm25's ``k1`` beside
+  tfidf is no difference); a named run leaves out what its name already tells apart.
+- One run alone, or runs that differ in nothing, are described (:func:`describe`):
+  ``bm25 > dense@30, 120 words, headings``.
+
+A value is shown as typed (:func:`shown`), never as ``null`` (a setting a run does not
+have is left out; one set to null reads ``none``) and never as a URL (its host), a
+file path by its last part. ``compare`` lists every difference of two saved configs
+with the same values (:func:`differences`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+from urllib.parse import urlsplit
+
+from receval.identity import is_result_key
+
+NAME = "name"  # the config key naming a run (set by conf/stage/*.yaml)
+STAGE_GROUP = "stage"  # conf/stage/: ``+stage=keyword`` names runs saved before NAME existed
+GROUPS = ("chunking", "retriever", "rerank")  # components a run has (rerank: or not)
+_BARE = "retriever"  # the one component shown without ``key=``: what the run is
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
+_LONGEST = 48  # characters of one shown value
+
+
+# ------------------------------------------------------------------ values
+
+
+def _host(match: re.Match) -> str:
+    try:
+        host = urlsplit(match.group(0)).hostname
+    except ValueError:
+        host = None
+    return host or "remote"
+
+
+def without_urls(text: str) -> str:
+    """Every URL in ``text`` replaced by its host: ``http://127.0.0.1:8089/v1`` -> ``127.0.0.1``."""
+    return _URL.sub(_host, text)
+
+
+def shown(value: Any) -> str:
+    """A setting as a label shows it: ``none``, ``true``, ``0.9``, ``[1, 3]``; a float to
+    4 significant digits (Optuna's 1.3232202558909871 as 1.323), a URL as its host, a
+    path (``/models/e5``) by its last part, a long text cut."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {shown(v)}" for k, v in value.items()) + "}"
+    text = str(value)
+    if _URL.search(text):
+        text = without_urls(text)
+    elif text.startswith(("/", "~", "./", "../")) and PurePath(text).name:
+        text = PurePath(text).name
+    return text if len(text) <= _LONGEST else text[: _LONGEST - 1] + "…"
+
+
+# ------------------------------------------------------------------ one config
+
+
+def run_name(config: dict, overrides: list[str] | None = None) -> str | None:
+    """The name a run was given (``name`` in its config, else its ``+stage=`` override)."""
+    value = config.get(NAME) if isinstance(config, dict) else None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    for override in overrides or []:
+        key, _, choice = str(override).lstrip("+~").partition("=")
+        if key == STAGE_GROUP and choice.strip():
+            return choice.strip()
+    return None
+
+
+_SEEN: dict[tuple[str, str, str], Any] = {}  # (what, group, node as JSON) -> result: sweeps repeat nodes
+
+
+def _once(what: str, group: str, node: Any, make) -> Any:
+    key = (what, group, json.dumps(node, sort_keys=True, default=str))
+    if key not in _SEEN:
+        _SEEN[key] = make()
+    return copy.deepcopy(_SEEN[key])
+
+
+def component(group: str, node: Any) -> str:
+    """A component as it reads: its schema's ``describe`` (``rrf(bm25+dense)``,
+    ``dense@30``) or its kind; ``none`` when the run has none. A node this receval
+    cannot read (an older or unknown kind) is called by its kind."""
+    if node is None:
+        return "none"
+    if isinstance(node, str):
+        return node
+    return _once("label", group, node, lambda: without_urls(_described(group, node)))
+
+
+def _described(group: str, node: Any) -> str:
+    try:
+        from receval import components
+
+        return components.label(group, node)
+    except Exception:  # noqa: BLE001 - a stored run is data: any unreadable node is named by its kind
+        return str(node.get("kind", node.get("name", "?"))) if isinstance(node, dict) else "?"
+
+
+def signature(node: Any) -> tuple:
+    """What kind of component ``node`` is, members and fusion included:
+    ``("fused", ("bm25",), ("dense",), ("rrf",))``; ``("none",)`` when absent."""
+    if node is None:
+        return ("none",)
+    if isinstance(node, str):
+        return (node,)
+    if isinstance(node, list | tuple):
+        return tuple(signature(item) for item in node)
+    if not isinstance(node, dict):
+        return ()
+    parts: list = [node.get("kind", node.get("name"))]
+    for value in node.values():
+        if isinstance(value, dict) and ("kind" in value or "name" in value):
+            parts.append(signature(value))
+        elif isinstance(value, list) and any(isinstance(v, dict | str) for v in value) and _members(value):
+            parts.extend(signature(v) for v in value)
+    return tuple(parts)
+
+
+def _members(items: list) -> bool:
+    """A list of components (kind names or nodes with a kind), as ``retriever.members``."""
+    return all(isinstance(v, str) or (isinstance(v, dict) and "kind" in v) for v in items)
+
+
+def settings(config: dict) -> dict[str, Any]:
+    """Every setting that can tell runs apart, dotted, in config order: each component's
+    keys (a fused retriever's members by index: ``retriever.members.0.k1``) and the
+    top-level ones. Left out: kinds (the component says them), the name, and settings
+    that do not change results (:data:`receval.identity.NON_RESULT_KEYS`)."""
+    out: dict[str, Any] = {}
+
+    def walk(node: Any, key: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k != "kind":
+                    walk(v, f"{key}.{k}" if key else str(k))
+            return
+        if isinstance(node, list) and node and _members(node):
+            for i, item in enumerate(node):
+                walk(_filled(key.split(".", 1)[0], item), f"{key}.{i}")
+            return
+        if is_result_key(key) and key not in (NAME, "hydra") and not key.startswith("hydra."):
+            out[key] = tuple(node) if isinstance(node, list) else node
+
+    walk(config if isinstance(config, dict) else {}, "")
+    return out
+
+
+def _filled(group: str, node: Any) -> Any:
+    """A member as its kind's schema fills it (``{kind: dense}`` gets ``backend: local``),
+    so a default left out and the same value written out are no difference."""
+
+    def fill():
+        try:
+            from omegaconf import OmegaConf
+
+            from receval import components
+
+            return OmegaConf.to_container(components.typed(group, node, group), resolve=False, enum_to_str=True)
+        except Exception:  # noqa: BLE001 - an unknown kind: as saved
+            return node
+
+    return _once("filled", group, node, fill)
+
+
+def describe(config: dict, overrides: list[str] | None = None) -> str:
+    """One run on its own: ``[name: ]retriever[ > rerank], chunking`` --
+    ``hybrid_rerank: rrf(bm25+dense) > dense@30, 120 words, headings``."""
+    name = run_name(config, overrides)
+    if not config:
+        return name or "?"
+    what = components_text(config)
+    parts = [what] if what else []
+    if config.get("chunking"):
+        parts.append(component("chunking", config["chunking"]))
+    text = ", ".join(parts)
+    return f"{name}: {text}" if name and text else (name or text or "?")
+
+
+def components_text(config: dict) -> str:
+    """The retriever and its re-ranker: ``bm25``, ``rrf(bm25+dense) > dense@30``."""
+    if not config.get("retriever"):
+        return ""
+    first = component("retriever", config["retriever"])
+    return f"{first} > {component('rerank', config['rerank'])}" if config.get("rerank") else first
+
+
+# ------------------------------------------------------------------ several runs
+
+
+@dataclass(frozen=True)
+class Naming:
+    """How a list of runs is shown: ``labels`` (one per run, distinct), ``columns`` (the
+    names of what differs, the report's parameter columns: ``name`` when a run has one,
+    ``retriever``, ``rerank``, ``max_words``...), ``params`` (per run, column -> value,
+    only what applies to that run: a component's text, a setting's saved value)."""
+
+    labels: list[str]
+    columns: list[str]
+    params: list[dict[str, Any]]
+
+
+def _component_of(key: str) -> str | None:
+    group = key.split(".", 1)[0]
+    return group if group in GROUPS else None
+
+
+_ABSENT = object()
+
+
+def naming(
+    configs: list[dict], overrides: list[list[str]] | None = None, fallbacks: list[str] | None = None
+) -> Naming:
+    """Labels and parameter columns for runs shown together (see the module docstring).
+    ``configs``: each run's saved config (plain data); ``overrides``: each run's
+    command-line overrides (they order the columns and name pre-``name`` stage runs);
+    ``fallbacks``: what to call a run with no saved config (its folder)."""
+    n = len(configs)
+    overrides = list(overrides or [[] for _ in configs])
+    names = [run_name(c or {}, o) for c, o in zip(configs, overrides)]
+    values: list[dict[str, Any]] = []  # per run: facet or setting -> comparable value
+    texts: list[dict[str, str]] = []  # per run: facet -> its text
+    order: list[str] = []
+    for config in configs:
+        config = config if isinstance(config, dict) else {}
+        run_values: dict[str, Any] = {}
+        run_texts: dict[str, str] = {}
+        for group in GROUPS:
+            if group in config or group == "rerank" and config:
+                node = config.get(group)
+                run_values[group] = signature(node)
+                run_texts[group] = component(group, node) if group != "chunking" else str(
+                    (node or {}).get("kind", "?") if isinstance(node, dict) else node
+                )
+        for key, value in settings(config).items():
+            run_values[key] = value
+        values.append(run_values)
+        texts.append(run_texts)
+        for key in _config_order(config, run_values):
+            if key not in order:
+                order.append(key)
+
+    def differs(key: str, among: list[int]) -> bool:
+        group = _component_of(key) if key not in GROUPS else None
+        by_kind: dict[Any, set] = {}
+        for i in among:
+            if key in values[i]:
+                kind = values[i].get(group) if group else None
+                by_kind.setdefault(repr(kind), set()).add(repr(values[i][key]))
+        return any(len(v) > 1 for v in by_kind.values())
+
+    everyone = list(range(n))
+    differing = [k for k in _ranked(order, overrides) if differs(k, everyone)]
+    named = [i for i in everyone if names[i]]
+    by_name: dict[str, list[int]] = {}
+    for i in named:
+        by_name.setdefault(names[i], []).append(i)
+    # a key the name tells apart is no part of a named run's label (the table keeps it)
+    unexplained = [k for k in differing if any(differs(k, group) for group in by_name.values())]
+    short = _short_names(differing, reserved={"name"} if named else set())
+
+    labels, params = [], []
+    for i in everyone:
+        keys = unexplained if names[i] else differing
+        pieces = [names[i]] if names[i] else []
+        for key in keys:
+            if key not in values[i]:
+                continue
+            if key in GROUPS:
+                text = texts[i][key]
+                pieces.append(text if key == _BARE else f"{short[key]}={text}")
+            else:
+                pieces.append(f"{short[key]}={shown(values[i][key])}")
+        if not pieces:
+            pieces = [describe(configs[i], overrides[i]) if configs[i] else
+                      f"{fallbacks[i] if fallbacks else '?'} (no saved config)"]
+        labels.append(without_urls(" ".join(pieces)))
+        row = {"name": names[i]} if named and names[i] else {}
+        for key in differing:
+            if key in values[i]:
+                row[short[key]] = texts[i][key] if key in GROUPS else values[i][key]
+        params.append(row)
+    columns = (["name"] if named else []) + [short[k] for k in differing]
+    counts = Counter(labels)
+    labels = [f"{label} #{i}" if counts[label] > 1 else label for i, label in enumerate(labels)]
+    return Naming(labels=labels, columns=columns, params=params)
+
+
+def run_labels(runs: list) -> list[str]:
+    """The labels of stored runs (:class:`receval.results.stored.Run`) shown together."""
+    return naming(
+        [r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs]
+    ).labels
+
+
+def naming_of(runs: list) -> Naming:
+    """:func:`naming` of stored runs."""
+    return naming([r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs])
+
+
+def _config_order(config: dict, run_values: dict[str, Any]) -> list[str]:
+    """Facets where their group sits in the config, settings after their group's facet."""
+    out: list[str] = []
+    for key in run_values:
+        group = key.split(".", 1)[0]
+        if group in run_values and group not in out:
+            out.append(group)
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def _override_key(override: str) -> str:
+    key = str(override).split("=", 1)[0].lstrip("+~")
+    return key.split("@", 1)[0]
+
+
+def _ranked(keys: list[str], overrides: list[list[str]]) -> list[str]:
+    """``keys`` as the command line named them (``retriever=bm25,tfidf
+    chunking.max_words=20,40``: retriever first), then in config order."""
+    named: list[str] = []
+    for run_overrides in overrides:
+        for override in run_overrides or []:
+            key = _override_key(override)
+            if key not in named:
+                named.append(key)
+
+    def rank(key: str) -> tuple[int, int]:
+        for i, name in enumerate(named):
+            if key == name or key.startswith(name + "."):
+                return (i, keys.index(key))
+        return (len(named), keys.index(key))
+
+    return sorted(keys, key=rank)
+
+
+def _short_names(keys: list[str], reserved: set[str] = frozenset()) -> dict[str, str]:
+    """The shortest dotted suffix naming each key apart from the others (and from the
+    ``reserved`` column names), never a bare index: ``chunking.max_words`` ->
+    ``max_words``; ``retriever.k1`` beside ``retriever.members.0.k1`` ->
+    ``retriever.k1`` and ``members.0.k1``."""
+    out: dict[str, str] = {}
+    for key in keys:
+        bits = key.split(".")
+        for n in range(1, len(bits) + 1):
+            candidate = ".".join(bits[-n:])
+            if bits[-n].isdigit() and n < len(bits):
+                continue
+            clash = (candidate in reserved and candidate != key) or any(
+                other != key and (other == candidate or other.endswith("." + candidate)) for other in keys
+            )
+            if not clash or n == len(bits):
+                out[key] = candidate
+                break
+    return out
+
+
+# ------------------------------------------------------------------ two configs
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One difference of two saved configs: dotted ``key``, the two values as saved
+    (None when absent), and ``text`` (``rerank: none -> llm (first_size 30, ...)``)."""
+
+    key: str
+    a: Any
+    b: Any
+    text: str
+    affects_results: bool
+
+
+def differences(a: dict, b: dict, defaults: dict[str, Any] | None = None) -> list[Difference]:
+    """Every difference between two saved configs, in config order: a setting changed,
+    a component of another kind (``retriever: bm25 (...) -> rrf(bm25+dense) (...)``), a
+    component added or removed (``rerank: none -> llm (model m, first_size 30)``).
+    ``defaults`` (flattened schema defaults) stand in for a key one config lacks (a run
+    saved before that setting existed)."""
+    out: list[Difference] = []
+    defaults = defaults or {}
+
+    def walk(x: Any, y: Any, key: str) -> None:
+        if x is _ABSENT and key in defaults:
+            x = defaults[key]
+        if y is _ABSENT and key in defaults:
+            y = defaults[key]
+        if key == "hydra":
+            return
+        if _is_node(x) or _is_node(y):
+            if signature(_value(x)) != signature(_value(y)):
+                out.append(_difference(key, x, y, f"{key}: {_node_text(key, x)} -> {_node_text(key, y)}"))
+                return
+        if isinstance(x, dict) and isinstance(y, dict):
+            for k in list(x) + [k for k in y if k not in x]:
+                walk(x.get(k, _ABSENT), y.get(k, _ABSENT), f"{key}.{k}" if key else str(k))
+            return
+        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y) and x and _members(x + y):
+            group = key.split(".", 1)[0]  # members: each as its kind's schema fills it
+            for i, (u, v) in enumerate(zip(x, y)):
+                walk(_filled(group, u), _filled(group, v), f"{key}.{i}")
+            return
+        if _value(x) != _value(y) or (x is _ABSENT) != (y is _ABSENT):
+            out.append(_difference(key, x, y, f"{key}: {_leaf_text(x, y)} -> {_leaf_text(y, x)}"))
+
+    walk(a or {}, b or {}, "")
+    return out
+
+
+def _value(x: Any) -> Any:
+    return None if x is _ABSENT else x
+
+
+def _is_node(x: Any) -> bool:
+    """A component node (a mapping with a kind), or a component slot left empty."""
+    return isinstance(x, dict) and "kind" in x
+
+
+def _difference(key: str, x: Any, y: Any, text: str) -> Difference:
+    return Difference(key, _value(x), _value(y), text, is_result_key(key))
+
+
+def _leaf_text(x: Any, other: Any) -> str:
+    if x is _ABSENT:
+        return "(not set)"
+    text = shown(x)
+    if isinstance(x, str) and isinstance(other, str) and text == shown(other) and x != other:
+        text = _exact(x)  # two URLs on one host: what tells them apart, credentials left out
+    return text
+
+
+def _exact(text: str) -> str:
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text
+    if not parts.scheme or not parts.hostname:
+        return text
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.hostname}{port}{parts.path}"
+
+
+def _node_group(key: str) -> str:
+    bits = key.split(".")
+    if len(bits) >= 2 and bits[-1] == "fusion":
+        return "retriever/fusion"
+    return "retriever" if bits[0] == "retriever" else bits[0]
+
+
+def _node_text(key: str, node: Any) -> str:
+    """A component node with its settings: ``llm (model m, first_size 30)``; ``none``."""
+    node = _value(node)
+    if node is None:
+        return "none"
+    if not isinstance(node, dict):
+        return shown(node)
+    name = component(_node_group(key), node)
+    inner = settings(node)
+    own = ", ".join(f"{k} {shown(v)}" for k, v in inner.items() if v is not None)
+    return f"{name} ({own})" if own else name
