@@ -31,7 +31,8 @@ from receval import tables
 from receval.bootstrap import Interval, bootstrap_means, confidence_intervals
 from receval.errors import RecevalError, RunError
 from receval.holm import holm
-from receval.results import configs, selection
+from receval.results import selection
+from receval.results.labels import run_labels
 from receval.results.pairing import BootSettings, align, grouped_intervals, rows_key
 from receval.results.stored import Run
 from receval.store import LATENCY
@@ -222,14 +223,8 @@ def costs_of(run: Run) -> dict[str, float | None]:
 
 
 def _labels(runs: list[Run]) -> list[str]:
-    keys = configs.differing_params([r.flat for r in runs], [r.overrides for r in runs])
-    names = configs.short_names(keys)
-    if not keys:
-        return [r.run_dir.name for r in runs]
-    def shown(value) -> str:  # Optuna's k1=1.3232202558909871 as 1.323
-        return f"{value:.4g}" if isinstance(value, float) else configs.format_value(value)
-
-    return [" ".join(f"{names[k]}={shown(r.flat.get(k))}" for k in keys) for r in runs]
+    """Each run's label, as every command names it (:mod:`receval.results.labels`)."""
+    return run_labels(runs)
 
 
 def _differences(runs: list[Run], leader: int, metric: str) -> tuple[np.ndarray, list[int]]:

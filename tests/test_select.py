@@ -76,7 +76,7 @@ def test_corrected_intervals_agree_with_verdicts_and_levels():
 def test_grid_choice_is_pinned(grid, capsys):
     got = as_json(capsys, grid, "--split", "dev", "--prefer", "chunks")
     labels = [r["label"] for r in got["runs"]]
-    assert labels[3] == "retriever=tfidf max_words=3"
+    assert labels[3] == "tfidf max_words=3"
     assert got["leader"] == 1  # bm25 at 40 words
     assert [r["contender"] for r in got["runs"]] == [True, True, True, False, True, True]
     assert got["chosen"] == 2  # bm25 at 120 words: 99 chunks, tied with tfidf 120, smaller index

@@ -10,7 +10,7 @@ from typing import Any
 
 from receval import chain, stage_costs, tables
 from receval.metrics import lower_is_better
-from receval.results.configs import format_value
+from receval.results.labels import shown
 from receval.results.selection import measure_label
 
 MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
@@ -43,7 +43,8 @@ class ReportTables(tables.Rendered):
         return lines
 
     def _params_cells(self, run) -> list[str]:
-        return [format_value(run.params.get(p)) for p in self.params]
+        """The run's value of each parameter column; ``-`` where it does not apply."""
+        return [shown(run.params[p]) if p in run.params else "-" for p in self.params]
 
     def main_table(self) -> tables.Table:
         level = f"{self.boot.level:.0%} CI"
