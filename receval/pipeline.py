@@ -203,13 +203,9 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
 def summary_line(cfg, result: RunResult) -> str:
     """The one line each run prints: its name (a stage's), retriever, chunking, chunks,
     hit@1, hit@3, MRR (the names as :mod:`receval.results.labels` gives them)."""
-    from receval.results import labels
+    from receval.results.labels import parts
 
-    config = resolved(cfg)
-    what = labels.components_text(config)
-    name = labels.run_name(config)
-    what = f"{name}: {what}" if name else what
-    words = labels.component("chunking", config["chunking"])
+    what, words = parts(resolved(cfg))
     scores = "  ".join(
         f"{label} {result.means[name]:.3f}"
         for label, name in (("hit@1", "hit@1"), ("hit@3", "hit@3"), ("MRR", "rr"))

@@ -22,6 +22,7 @@ from receval import select as select_mod
 from receval.config import config_dir
 from receval.pipeline import resolved, run, summary_line
 from receval.results import labels
+from receval.results.differences import differences_of
 from receval.store import RUN_JSON
 
 URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -144,19 +145,19 @@ def test_differences_list_every_change_a_component_added_included():
     plain = config("retriever=bm25")
     llm = config("retriever=bm25", "rerank=llm", "rerank.base_url=http://u:pw@127.0.0.1:8089/v1",
                  "rerank.model=qwen", "rerank.first_size=30", "search_batch=4")
-    found = labels.differences(plain, llm)
+    found = differences_of(plain, llm)
     assert [d.key for d in found] == ["rerank", "search_batch"]  # in config order
     assert [d.affects_results for d in found] == [True, False]
     text = found[0].text
     assert text.startswith("rerank: none -> llm:qwen@30 (first_size 30, base_url 127.0.0.1, model qwen, ")
     assert "pw" not in text and not URL.search(text)
-    assert labels.differences(llm, plain)[0].text.endswith("-> none")
+    assert differences_of(llm, plain)[0].text.endswith("-> none")
     # a member's default written out or left out is no difference; a changed one is
     hybrid = config("retriever=hybrid")
     remote = config("retriever=hybrid", "+retriever.members.1.backend=http", "+retriever.members.1.base_url=http://h:1/v1")
-    assert [d.text for d in labels.differences(hybrid, remote)] == [
+    assert [d.text for d in differences_of(hybrid, remote)] == [
         "retriever.members.1.backend: local -> http", "retriever.members.1.base_url: none -> h"]
-    assert labels.differences(hybrid, config("retriever=hybrid")) == []
+    assert differences_of(hybrid, config("retriever=hybrid")) == []
 
 
 # ------------------------------------------------------------------ everywhere, end to end

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from receval.results import configs, labels, selection
+from receval.results.differences import Difference, differences_of
 from receval.results.derived import with_derived
 from receval.results.discovery import load_one, warn
 from receval.results.pairing import BootSettings, Pair, bootstrap_settings, paired
@@ -17,7 +18,7 @@ from receval.tables.compare import ComparisonTables
 class Comparison(ComparisonTables):
     pair: Pair
     labels: tuple[str, str]  # A's and B's labels (receval.results.labels)
-    differences: list[labels.Difference]  # every difference of the saved configs
+    differences: list[Difference]  # every difference of the saved configs
     boot: BootSettings
     where: list[tuple[str, str]]
 
@@ -68,7 +69,7 @@ def compare(
     boot = bootstrap_settings(both, n_resamples, seed, level, method)
     (pair,) = paired(both[0], [both[1]], metric, boot, intersect)
     named = labels.run_labels([run_a, run_b])
-    found = labels.differences(run_a.config, run_b.config, configs.schema_defaults())
+    found = differences_of(run_a.config, run_b.config, configs.schema_defaults())
     return Comparison(
         pair=pair, labels=(named[0], named[1]), differences=found, boot=boot, where=list(where or [])
     )

@@ -17,7 +17,7 @@ report in every format and its plots, ``compare``, ``select``, ``--show`` and ``
 A value is shown as typed (:func:`shown`), never as ``null`` (a setting a run does not
 have is left out; one set to null reads ``none``) and never as a URL (its host), a
 file path by its last part. ``compare`` lists every difference of two saved configs
-with the same values (:func:`differences`).
+with the same values (:mod:`receval.results.differences`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from receval.identity import is_result_key
+from receval.results.configs import ordered_as_named
 
 NAME = "name"  # the config key naming a run (set by conf/stage/*.yaml)
 STAGE_GROUP = "stage"  # conf/stage/: ``+stage=keyword`` names runs saved before NAME existed
@@ -139,12 +140,12 @@ def signature(node: Any) -> tuple:
     for value in node.values():
         if isinstance(value, dict) and ("kind" in value or "name" in value):
             parts.append(signature(value))
-        elif isinstance(value, list) and any(isinstance(v, dict | str) for v in value) and _members(value):
+        elif isinstance(value, list) and any(isinstance(v, dict | str) for v in value) and are_members(value):
             parts.extend(signature(v) for v in value)
     return tuple(parts)
 
 
-def _members(items: list) -> bool:
+def are_members(items: list) -> bool:
     """A list of components (kind names or nodes with a kind), as ``retriever.members``."""
     return all(isinstance(v, str) or (isinstance(v, dict) and "kind" in v) for v in items)
 
@@ -162,9 +163,9 @@ def settings(config: dict) -> dict[str, Any]:
                 if k != "kind":
                     walk(v, f"{key}.{k}" if key else str(k))
             return
-        if isinstance(node, list) and node and _members(node):
+        if isinstance(node, list) and node and are_members(node):
             for i, item in enumerate(node):
-                walk(_filled(key.split(".", 1)[0], item), f"{key}.{i}")
+                walk(filled(key.split(".", 1)[0], item), f"{key}.{i}")
             return
         if is_result_key(key) and key not in (NAME, "hydra") and not key.startswith("hydra."):
             out[key] = tuple(node) if isinstance(node, list) else node
@@ -173,7 +174,7 @@ def settings(config: dict) -> dict[str, Any]:
     return out
 
 
-def _filled(group: str, node: Any) -> Any:
+def filled(group: str, node: Any) -> Any:
     """A member as its kind's schema fills it (``{kind: dense}`` gets ``backend: local``),
     so a default left out and the same value written out are no difference."""
 
@@ -190,26 +191,23 @@ def _filled(group: str, node: Any) -> Any:
     return _once("filled", group, node, fill)
 
 
+def parts(config: dict, overrides: list[str] | None = None) -> tuple[str, str]:
+    """One run on its own, in two parts (the line a run prints aligns them): what it
+    is, ``[name: ]retriever[ > rerank]``, and its chunking, ``120 words, headings``."""
+    name = run_name(config or {}, overrides)
+    what = ""
+    if config and config.get("retriever"):
+        what = component("retriever", config["retriever"])
+        if config.get("rerank"):
+            what += f" > {component('rerank', config['rerank'])}"
+    what = f"{name}: {what}" if name and what else (name or what)
+    chunks = component("chunking", config["chunking"]) if config and config.get("chunking") else ""
+    return what, chunks
+
+
 def describe(config: dict, overrides: list[str] | None = None) -> str:
-    """One run on its own: ``[name: ]retriever[ > rerank], chunking`` --
-    ``hybrid_rerank: rrf(bm25+dense) > dense@30, 120 words, headings``."""
-    name = run_name(config, overrides)
-    if not config:
-        return name or "?"
-    what = components_text(config)
-    parts = [what] if what else []
-    if config.get("chunking"):
-        parts.append(component("chunking", config["chunking"]))
-    text = ", ".join(parts)
-    return f"{name}: {text}" if name and text else (name or text or "?")
-
-
-def components_text(config: dict) -> str:
-    """The retriever and its re-ranker: ``bm25``, ``rrf(bm25+dense) > dense@30``."""
-    if not config.get("retriever"):
-        return ""
-    first = component("retriever", config["retriever"])
-    return f"{first} > {component('rerank', config['rerank'])}" if config.get("rerank") else first
+    """One run on its own: ``hybrid_rerank: rrf(bm25+dense) > dense@30, 120 words, headings``."""
+    return ", ".join(part for part in parts(config, overrides) if part) or "?"
 
 
 # ------------------------------------------------------------------ several runs
@@ -230,9 +228,6 @@ class Naming:
 def _component_of(key: str) -> str | None:
     group = key.split(".", 1)[0]
     return group if group in GROUPS else None
-
-
-_ABSENT = object()
 
 
 def naming(
@@ -277,7 +272,7 @@ def naming(
         return any(len(v) > 1 for v in by_kind.values())
 
     everyone = list(range(n))
-    differing = [k for k in _ranked(order, overrides) if differs(k, everyone)]
+    differing = [k for k in ordered_as_named(order, overrides) if differs(k, everyone)]
     named = [i for i in everyone if names[i]]
     by_name: dict[str, list[int]] = {}
     for i in named:
@@ -313,16 +308,14 @@ def naming(
     return Naming(labels=labels, columns=columns, params=params)
 
 
-def run_labels(runs: list) -> list[str]:
-    """The labels of stored runs (:class:`receval.results.stored.Run`) shown together."""
-    return naming(
-        [r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs]
-    ).labels
-
-
 def naming_of(runs: list) -> Naming:
-    """:func:`naming` of stored runs."""
+    """:func:`naming` of stored runs (:class:`receval.results.stored.Run`)."""
     return naming([r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs])
+
+
+def run_labels(runs: list) -> list[str]:
+    """The labels of stored runs shown together."""
+    return naming_of(runs).labels
 
 
 def _config_order(config: dict, run_values: dict[str, Any]) -> list[str]:
@@ -335,30 +328,6 @@ def _config_order(config: dict, run_values: dict[str, Any]) -> list[str]:
         if key not in out:
             out.append(key)
     return out
-
-
-def _override_key(override: str) -> str:
-    key = str(override).split("=", 1)[0].lstrip("+~")
-    return key.split("@", 1)[0]
-
-
-def _ranked(keys: list[str], overrides: list[list[str]]) -> list[str]:
-    """``keys`` as the command line named them (``retriever=bm25,tfidf
-    chunking.max_words=20,40``: retriever first), then in config order."""
-    named: list[str] = []
-    for run_overrides in overrides:
-        for override in run_overrides or []:
-            key = _override_key(override)
-            if key not in named:
-                named.append(key)
-
-    def rank(key: str) -> tuple[int, int]:
-        for i, name in enumerate(named):
-            if key == name or key.startswith(name + "."):
-                return (i, keys.index(key))
-        return (len(named), keys.index(key))
-
-    return sorted(keys, key=rank)
 
 
 def _short_names(keys: list[str], reserved: set[str] = frozenset()) -> dict[str, str]:
@@ -380,107 +349,3 @@ def _short_names(keys: list[str], reserved: set[str] = frozenset()) -> dict[str,
                 out[key] = candidate
                 break
     return out
-
-
-# ------------------------------------------------------------------ two configs
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One difference of two saved configs: dotted ``key``, the two values as saved
-    (None when absent), and ``text`` (``rerank: none -> llm (first_size 30, ...)``)."""
-
-    key: str
-    a: Any
-    b: Any
-    text: str
-    affects_results: bool
-
-
-def differences(a: dict, b: dict, defaults: dict[str, Any] | None = None) -> list[Difference]:
-    """Every difference between two saved configs, in config order: a setting changed,
-    a component of another kind (``retriever: bm25 (...) -> rrf(bm25+dense) (...)``), a
-    component added or removed (``rerank: none -> llm (model m, first_size 30)``).
-    ``defaults`` (flattened schema defaults) stand in for a key one config lacks (a run
-    saved before that setting existed)."""
-    out: list[Difference] = []
-    defaults = defaults or {}
-
-    def walk(x: Any, y: Any, key: str) -> None:
-        if x is _ABSENT and key in defaults:
-            x = defaults[key]
-        if y is _ABSENT and key in defaults:
-            y = defaults[key]
-        if key == "hydra":
-            return
-        if _is_node(x) or _is_node(y):
-            if signature(_value(x)) != signature(_value(y)):
-                out.append(_difference(key, x, y, f"{key}: {_node_text(key, x)} -> {_node_text(key, y)}"))
-                return
-        if isinstance(x, dict) and isinstance(y, dict):
-            for k in list(x) + [k for k in y if k not in x]:
-                walk(x.get(k, _ABSENT), y.get(k, _ABSENT), f"{key}.{k}" if key else str(k))
-            return
-        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y) and x and _members(x + y):
-            group = key.split(".", 1)[0]  # members: each as its kind's schema fills it
-            for i, (u, v) in enumerate(zip(x, y)):
-                walk(_filled(group, u), _filled(group, v), f"{key}.{i}")
-            return
-        if _value(x) != _value(y) or (x is _ABSENT) != (y is _ABSENT):
-            out.append(_difference(key, x, y, f"{key}: {_leaf_text(x, y)} -> {_leaf_text(y, x)}"))
-
-    walk(a or {}, b or {}, "")
-    return out
-
-
-def _value(x: Any) -> Any:
-    return None if x is _ABSENT else x
-
-
-def _is_node(x: Any) -> bool:
-    """A component node (a mapping with a kind), or a component slot left empty."""
-    return isinstance(x, dict) and "kind" in x
-
-
-def _difference(key: str, x: Any, y: Any, text: str) -> Difference:
-    return Difference(key, _value(x), _value(y), text, is_result_key(key))
-
-
-def _leaf_text(x: Any, other: Any) -> str:
-    if x is _ABSENT:
-        return "(not set)"
-    text = shown(x)
-    if isinstance(x, str) and isinstance(other, str) and text == shown(other) and x != other:
-        text = _exact(x)  # two URLs on one host: what tells them apart, credentials left out
-    return text
-
-
-def _exact(text: str) -> str:
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return text
-    if not parts.scheme or not parts.hostname:
-        return text
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.hostname}{port}{parts.path}"
-
-
-def _node_group(key: str) -> str:
-    bits = key.split(".")
-    if len(bits) >= 2 and bits[-1] == "fusion":
-        return "retriever/fusion"
-    return "retriever" if bits[0] == "retriever" else bits[0]
-
-
-def _node_text(key: str, node: Any) -> str:
-    """A component node with its settings: ``llm (model m, first_size 30)``; ``none``."""
-    node = _value(node)
-    if node is None:
-        return "none"
-    if not isinstance(node, dict):
-        return shown(node)
-    name = component(_node_group(key), node)
-    inner = settings(node)
-    own = ", ".join(f"{k} {shown(v)}" for k, v in inner.items() if v is not None)
-    return f"{name} ({own})" if own else name
