@@ -24,6 +24,7 @@ from receval.pipeline import resolved, run, summary_line
 from receval.results import labels
 from receval.results.differences import differences_of
 from receval.store import RUN_JSON
+from receval.swept import swept_suffix
 
 URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
 
@@ -65,6 +66,10 @@ def test_shown_values_never_null_never_a_url():
     assert labels.shown("http://user:secret@embed.example.org:8089/v1?key=k") == "embed.example.org"
     assert labels.shown("/models/ms-marco-MiniLM-L-6-v2") == "ms-marco-MiniLM-L-6-v2"
     assert labels.without_urls("rrf(a+b) via https://10.0.0.2:9/x, more") == "rrf(a+b) via 10.0.0.2, more"
+    # the sweep line's swept values too
+    argv = ["rerank=dense", "rerank.base_url=http://127.0.0.1:9/v1,http://h:1/v1", "rerank.first_size=null,3", "-m"]
+    job = ["rerank=dense", "rerank.base_url=http://127.0.0.1:9/v1", "rerank.first_size=null"]
+    assert swept_suffix(job, argv) == "  [base_url=127.0.0.1 first_size=none]"
 
 
 # ------------------------------------------------------------------ one function, several runs
