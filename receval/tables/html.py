@@ -47,8 +47,10 @@ def table_html(table) -> str:
 
 
 def intervals_svg(labels: list[str], cells: list, title: str, zero: bool = False) -> str:
-    """Dot-and-whisker plot, one row per label (mean and interval), as inline SVG."""
-    left, width, row = 260, 420, 24
+    """Dot-and-whisker plot, one row per label (mean and interval), as inline SVG; the
+    label column as wide as the longest label (about 7 px a character at 12 px)."""
+    left = min(max(120, 7 * max((len(label) for label in labels), default=0) + 16), 560)
+    width, row = 420, 24
     height = row * len(labels) + 50
     lo = min([c.lo for c in cells] + ([0.0] if zero else []))
     hi = max([c.hi for c in cells] + ([0.0] if zero else []))
