@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from receval.identity import is_result_key
-from receval.results.labels import filled, are_members, component, settings, shown, signature
+from receval.results.labels import are_members, component, filled, settings, shown, signature
 
 _ABSENT = object()  # a key one config of the two lacks
 
@@ -51,7 +51,7 @@ def differences_of(a: dict, b: dict, defaults: dict[str, Any] | None = None) -> 
             for k in list(x) + [k for k in y if k not in x]:
                 walk(x.get(k, _ABSENT), y.get(k, _ABSENT), f"{key}.{k}" if key else str(k))
             return
-        if isinstance(x, list) and isinstance(y, list) and len(x) == len(y) and x and are_members(x + y):
+        if isinstance(y, list) and are_members(key, x) and are_members(key, y) and len(x) == len(y):
             group = key.split(".", 1)[0]  # members: each as its kind's schema fills it
             for i, (u, v) in enumerate(zip(x, y)):
                 walk(filled(group, u), filled(group, v), f"{key}.{i}")

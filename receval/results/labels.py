@@ -137,17 +137,21 @@ def signature(node: Any) -> tuple:
     if not isinstance(node, dict):
         return ()
     parts: list = [node.get("kind", node.get("name"))]
-    for value in node.values():
-        if isinstance(value, dict) and ("kind" in value or "name" in value):
+    for key, value in node.items():
+        if isinstance(value, dict) and "kind" in value:  # a fused retriever's fusion
             parts.append(signature(value))
-        elif isinstance(value, list) and any(isinstance(v, dict | str) for v in value) and are_members(value):
+        elif are_members(key, value):
             parts.extend(signature(v) for v in value)
     return tuple(parts)
 
 
-def are_members(items: list) -> bool:
-    """A list of components (kind names or nodes with a kind), as ``retriever.members``."""
-    return all(isinstance(v, str) or (isinstance(v, dict) and "kind" in v) for v in items)
+MEMBERS = "members"  # a component's list of components (retriever.members)
+
+
+def are_members(key: str, items: Any) -> bool:
+    """``items`` is a list of components: kind names or nodes with a kind under ``members``."""
+    return (str(key).rsplit(".", 1)[-1] == MEMBERS and isinstance(items, list)
+            and all(isinstance(v, str) or (isinstance(v, dict) and "kind" in v) for v in items))
 
 
 def settings(config: dict) -> dict[str, Any]:
@@ -163,7 +167,7 @@ def settings(config: dict) -> dict[str, Any]:
                 if k != "kind":
                     walk(v, f"{key}.{k}" if key else str(k))
             return
-        if isinstance(node, list) and node and are_members(node):
+        if node and are_members(key, node):
             for i, item in enumerate(node):
                 walk(filled(key.split(".", 1)[0], item), f"{key}.{i}")
             return
