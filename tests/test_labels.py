@@ -5,6 +5,8 @@ and every place that shows runs -- the run line, the report (JSON, markdown, HTM
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 import re
 import shutil
@@ -248,6 +250,9 @@ def test_every_command_names_runs_without_null_or_url(stored, capsys, tmp_path):
     assert [r["label"] for r in data["runs"]] == expected
     assert data["params"] == ["name", "retriever", "rerank", "k"]
     markdown = output(capsys, report.main, [root, "--format", "markdown", "--baseline", root / "4"])
+    csv_text = output(capsys, report.main, [root, "--format", "csv"])
+    assert [row["label"] for row in csv.DictReader(io.StringIO(csv_text))] == expected
+    assert "null" not in csv_text and not URL.search(csv_text)
     html_file = tmp_path / "r.html"
     assert exit_code(report.main, [root, "--format", "html", "--out", html_file, "--baseline", root / "4"]) == 0
     capsys.readouterr()

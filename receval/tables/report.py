@@ -201,7 +201,7 @@ class ReportTables(tables.Rendered):
                 for q in self.per_question
             ]
             return tables.to_csv(columns, rows)
-        columns = ["run", "run_dir", *self.params, "n_chunks", "n_questions", "n_unanswerable"]
+        columns = ["run", "label", "run_dir", *self.params, "n_chunks", "n_questions", "n_unanswerable"]
         for name in self.metrics:
             columns += [name, f"{name}_lo", f"{name}_hi"]
         columns += ["latency_p50_ms", "latency_p95_ms"]
@@ -215,7 +215,8 @@ class ReportTables(tables.Rendered):
                 columns += [base, f"{base}_lo", f"{base}_hi"]
         rows = []
         for i, run in enumerate(self.runs):
-            row: list[Any] = [i, run.run_dir, *self._params_cells(run), run.n_chunks, run.n_questions, run.n_unanswerable]
+            row: list[Any] = [i, run.label, run.run_dir, *self._params_cells(run), run.n_chunks, run.n_questions,
+                              run.n_unanswerable]
             for name in self.metrics:
                 iv = run.metrics[name]
                 row += [iv.mean, iv.lo, iv.hi]
