@@ -180,19 +180,34 @@ def settings(config: dict) -> dict[str, Any]:
 
 def filled(group: str, node: Any) -> Any:
     """A member as its kind's schema fills it (``{kind: dense}`` gets ``backend: local``),
-    so a default left out and the same value written out are no difference."""
+    so a default left out and the same value written out are no difference; as saved
+    when its kind is unknown."""
+    if isinstance(node, str):
+        node = {"kind": node}
+    if not isinstance(node, dict) or "kind" not in node:
+        return node
+    defaults = _once("defaults", group, str(node["kind"]), lambda: _defaults(group, str(node["kind"])))
+    return _merged(defaults, node) if defaults is not None else node
 
-    def fill():
-        try:
-            from omegaconf import OmegaConf
 
-            from receval import components
+def _defaults(group: str, kind: str) -> dict | None:
+    """The schema of ``kind`` in ``group`` as plain data (None for a kind not known here)."""
+    try:
+        from omegaconf import OmegaConf
 
-            return OmegaConf.to_container(components.typed(group, node, group), resolve=False, enum_to_str=True)
-        except Exception:  # noqa: BLE001 - an unknown kind: as saved
-            return node
+        from receval import components
 
-    return _once("filled", group, node, fill)
+        schema = components.entry(group, kind, group).schema
+        return OmegaConf.to_container(OmegaConf.structured(schema), resolve=False, enum_to_str=True)
+    except Exception:  # noqa: BLE001 - an older or unknown kind
+        return None
+
+
+def _merged(base: dict, node: dict) -> dict:
+    out = dict(base)
+    for key, value in node.items():
+        out[key] = _merged(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return out
 
 
 def parts(config: dict, overrides: list[str] | None = None) -> tuple[str, str]:
@@ -244,27 +259,23 @@ def naming(
     n = len(configs)
     overrides = list(overrides or [[] for _ in configs])
     names = [run_name(c or {}, o) for c, o in zip(configs, overrides)]
-    values: list[dict[str, Any]] = []  # per run: facet or setting -> comparable value
-    texts: list[dict[str, str]] = []  # per run: facet -> its text
-    order: list[str] = []
+    values: list[dict[str, Any]] = []  # per run: component (its signature) or setting -> value
+    order: dict[str, None] = {}
     for config in configs:
         config = config if isinstance(config, dict) else {}
         run_values: dict[str, Any] = {}
-        run_texts: dict[str, str] = {}
         for group in GROUPS:
             if group in config or group == "rerank" and config:
-                node = config.get(group)
-                run_values[group] = signature(node)
-                run_texts[group] = component(group, node) if group != "chunking" else str(
-                    (node or {}).get("kind", "?") if isinstance(node, dict) else node
-                )
-        for key, value in settings(config).items():
-            run_values[key] = value
+                run_values[group] = signature(config.get(group))
+        run_values.update(settings(config))
         values.append(run_values)
-        texts.append(run_texts)
-        for key in _config_order(config, run_values):
-            if key not in order:
-                order.append(key)
+        order.update(dict.fromkeys(_config_order(run_values)))
+
+    def text(i: int, group: str) -> str:  # only for what is shown: describe() is not free
+        node = configs[i].get(group)
+        if group == "chunking":  # its settings say the rest
+            return str(node.get("kind", "?")) if isinstance(node, dict) else str(node)
+        return component(group, node)
 
     def differs(key: str, among: list[int]) -> bool:
         group = _component_of(key) if key not in GROUPS else None
@@ -276,7 +287,7 @@ def naming(
         return any(len(v) > 1 for v in by_kind.values())
 
     everyone = list(range(n))
-    differing = [k for k in ordered_as_named(order, overrides) if differs(k, everyone)]
+    differing = [k for k in ordered_as_named(list(order), overrides) if differs(k, everyone)]
     named = [i for i in everyone if names[i]]
     by_name: dict[str, list[int]] = {}
     for i in named:
@@ -293,8 +304,8 @@ def naming(
             if key not in values[i]:
                 continue
             if key in GROUPS:
-                text = texts[i][key]
-                pieces.append(text if key == _BARE else f"{short[key]}={text}")
+                what = text(i, key)
+                pieces.append(what if key == _BARE else f"{short[key]}={what}")
             else:
                 pieces.append(f"{short[key]}={shown(values[i][key])}")
         if not pieces:
@@ -304,7 +315,7 @@ def naming(
         row = {"name": names[i]} if named and names[i] else {}
         for key in differing:
             if key in values[i]:
-                row[short[key]] = texts[i][key] if key in GROUPS else values[i][key]
+                row[short[key]] = text(i, key) if key in GROUPS else values[i][key]
         params.append(row)
     columns = (["name"] if named else []) + [short[k] for k in differing]
     counts = Counter(labels)
@@ -322,16 +333,15 @@ def run_labels(runs: list) -> list[str]:
     return naming_of(runs).labels
 
 
-def _config_order(config: dict, run_values: dict[str, Any]) -> list[str]:
-    """Facets where their group sits in the config, settings after their group's facet."""
-    out: list[str] = []
+def _config_order(run_values: dict[str, Any]) -> list[str]:
+    """A run's keys, each component before its own settings."""
+    out: dict[str, None] = {}
     for key in run_values:
         group = key.split(".", 1)[0]
-        if group in run_values and group not in out:
-            out.append(group)
-        if key not in out:
-            out.append(key)
-    return out
+        if group in run_values:
+            out[group] = None
+        out[key] = None
+    return list(out)
 
 
 def _short_names(keys: list[str], reserved: set[str] = frozenset()) -> dict[str, str]:
