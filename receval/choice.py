@@ -35,7 +35,8 @@ from receval.cheaper import (  # noqa: F401 - money: receval.stage_costs reads i
     COST_COLUMN, PREFERENCES, CostOrder, cost_order, costs_of, money, n_stages, p50_ms,
 )
 from receval.errors import RecevalError, RunError
-from receval.results import configs, selection
+from receval.results import selection
+from receval.results.labels import run_labels
 from receval.results.pairing import BootSettings, align, grouped_intervals, rows_key
 from receval.results.stored import Run
 from receval.tables.select import SelectionTables, fmt_cost
@@ -99,17 +100,8 @@ class Selection(SelectionTables):
 
 
 def _labels(runs: list[Run]) -> list[str]:
-    if len(runs) == 1:
-        return [str(runs[0].run_dir)]
-    keys = configs.differing_params([r.flat for r in runs], [r.overrides for r in runs])
-    names = configs.short_names(keys)
-    if not keys:
-        return [r.run_dir.name for r in runs]
-
-    def shown(value) -> str:  # Optuna's k1=1.3232202558909871 as 1.323
-        return f"{value:.4g}" if isinstance(value, float) else configs.format_value(value)
-
-    return [" ".join(f"{names[k]}={shown(r.flat.get(k))}" for k in keys) for r in runs]
+    """Each run's label, as every command names it (:mod:`receval.results.labels`)."""
+    return run_labels(runs)
 
 
 def _differences(runs: list[Run], leader: int, others: list[int], metric: str) -> np.ndarray:

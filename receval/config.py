@@ -81,6 +81,7 @@ class RecevalConfig:
     """One run. ``retriever`` and ``rerank`` are component nodes: each option of their
     groups brings its own schema (``base_<kind>``, see :mod:`receval.components`)."""
 
+    name: Optional[str] = None  # what reports call the run (conf/stage/* set it); null: named by its settings
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     chunking: Any = MISSING  # a chunker node (receval/chunking/)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)

@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from receval.store import config_hash
 
 # Dotted config keys (a key names its whole subtree) that do not change a run's results:
-# where caches live, how questions are batched, the report's intervals, and what a run
-# returns to a sweeper (read from the stored results, skipped runs included).
-NON_RESULT_KEYS = ("cache_dir", "search_batch", "bootstrap", "objective")
+# what the run is called, where caches live, how questions are batched, the report's
+# intervals, and what a run returns to a sweeper (read from the stored results, skipped
+# runs included).
+NON_RESULT_KEYS = ("name", "cache_dir", "search_batch", "bootstrap", "objective")
 
 
 def is_result_key(dotted: str) -> bool:
-    """False for ``cache_dir``, ``search_batch``, ``bootstrap.*`` and ``objective.*``."""
+    """False for ``name``, ``cache_dir``, ``search_batch``, ``bootstrap.*`` and ``objective.*``."""
     return not any(dotted == key or dotted.startswith(key + ".") for key in NON_RESULT_KEYS)
 
 

@@ -234,8 +234,11 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
 
 
 def summary_line(cfg, result: RunResult) -> str:
-    """The one line each run prints: retriever, chunking, chunks, hit@1, hit@3, MRR."""
-    words = chunking.label(cfg.chunking)
+    """The one line each run prints: its name (a stage's), retriever, chunking, chunks,
+    hit@1, hit@3, MRR (the names as :mod:`receval.results.labels` gives them)."""
+    from receval.results.labels import parts
+
+    what, words = parts(resolved(cfg))
     scores = "  ".join(
         f"{label} {result.means[name]:.3f}"
         for label, name in (("hit@1", "hit@1"), ("hit@3", "hit@3"), ("MRR", "rr"))
@@ -245,6 +248,6 @@ def summary_line(cfg, result: RunResult) -> str:
     if where.startswith(".."):
         where = str(result.run_dir)
     return (
-        f"{retrievers.describe(cfg):<6} {words:<28} {result.n_chunks:>6} chunks  {scores}"
+        f"{what:<6}  {words:<28} {result.n_chunks:>6} chunks  {scores}"
         f"  [{result.n_questions - result.n_unanswerable} questions] -> {where}"
     )

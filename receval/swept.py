@@ -31,5 +31,12 @@ def swept_suffix(job_overrides: list[str], argv: list[str]) -> str:
     for override in job_overrides:
         key, _, value = override.lstrip("+~").partition("=")
         values[key] = value
-    shown = [f"{key.rsplit('.', 1)[-1]}={values[key]}" for key in keys if key in values]
-    return f"  [{' '.join(shown)}]" if shown else ""
+    from receval.results.labels import without_urls
+
+    shown = [f"{key.rsplit('.', 1)[-1]}={_value(values[key])}" for key in keys if key in values]
+    return f"  [{without_urls(' '.join(shown))}]" if shown else ""
+
+
+def _value(text: str) -> str:
+    """A swept value as labels show it: ``null`` reads ``none`` (receval.results.labels)."""
+    return "none" if text.strip() in ("null", "~") else text

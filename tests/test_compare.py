@@ -50,7 +50,8 @@ def test_pairs_two_separate_runs_by_question(runs, capsys):
     a, b = runs["headings"], runs["no_headings"]
     data = as_json(capsys, a, b)
     assert data["a"] == str(a) and data["b"] == str(b) and data["metric"] == "rr"
-    assert data["params"] == {"headings": [True, False]}
+    assert data["params"] == {"chunking.headings": [True, False]}
+    assert data["differences"] == ["chunking.headings: true -> false"]
     sa, sb = stored(a), stored(b)
     assert sa["question_id"] == sb["question_id"]
     keep = [i for i, v in enumerate(sa["rr"]) if v is not None]

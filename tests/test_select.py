@@ -380,7 +380,7 @@ def test_plot_and_pareto_front():
 def test_grid_choice_is_pinned(grid, capsys):
     got = as_json(capsys, grid, "--split", "dev", "--prefer", "chunks")
     labels = [r["label"] for r in got["runs"]]
-    assert labels[3] == "retriever=tfidf max_words=3"
+    assert labels[3] == "tfidf max_words=3"
     assert got["leader"] == 1 and got["chosen"] == 1  # bm25 at 40 words; no margin: the leader
     assert [r["status"] for r in got["runs"]] == [
         "not cheaper", "leader", "cheaper", "not cheaper", "not cheaper", "cheaper"]  # 99 < 187 chunks

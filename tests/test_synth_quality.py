@@ -194,7 +194,7 @@ def test_a_chunk_size_sweep_is_not_biased_toward_the_generating_size(synth_confi
 def test_units_per_question_counts_evidence_items_else_graded_sections():
     import pyarrow as pa
 
-    from receval.results.labels import units_per_question
+    from receval.results.units import units_per_question
 
     relevant = pa.array([["a#x"], ["a#x", "b#y"], ["a#x", "essay:0-40"], ["essay:0-40", "essay:90-120"], [], None])
     grades = pa.array([[1], [2, 0], [1, 1], [1, 1], [], None], pa.list_(pa.int32()))
@@ -203,7 +203,7 @@ def test_units_per_question_counts_evidence_items_else_graded_sections():
 
 def test_a_set_with_one_label_per_question_gets_the_note(synth_config, server, tmp_path_factory):
     from receval.report import build_report
-    from receval.results.labels import ONE_LABEL
+    from receval.results.units import ONE_LABEL
 
     summary = generate(synth_config("dataset=folder", f"dataset.path={SITE}"), progress=False)
     run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={SITE}", f"dataset.questions={summary.path}",

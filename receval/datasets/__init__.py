@@ -62,6 +62,16 @@ class Evidence:
     def label(self) -> str:
         return f"{self.page}:{self.start}-{self.end}"
 
+    @staticmethod
+    def parse(label: str) -> "Evidence | None":
+        """The item a stored label (``page:start-end``, :attr:`label`) names; None for a
+        label of another form (a section id)."""
+        page, _, offsets = str(label).rpartition(":")
+        start, _, end = offsets.partition("-")
+        if not page or not start.isdigit() or not end.isdigit() or int(start) >= int(end):
+            return None
+        return Evidence(page, int(start), int(end))
+
 
 @dataclass(frozen=True)
 class Question:

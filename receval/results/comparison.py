@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from receval.results import configs, selection
+from receval.results import configs, labels, selection
+from receval.results.differences import Difference, differences_of
 from receval.results.derived import with_derived
 from receval.results.discovery import load_one, warn
 from receval.results.pairing import BootSettings, Pair, bootstrap_settings, paired
@@ -16,16 +17,26 @@ from receval.tables.compare import ComparisonTables
 @dataclass(frozen=True)
 class Comparison(ComparisonTables):
     pair: Pair
-    params: dict[str, list[str]]  # differing config values: short name -> [A, B]
+    labels: tuple[str, str]  # A's and B's labels (receval.results.labels)
+    differences: list[Difference]  # every difference of the saved configs
     boot: BootSettings
     where: list[tuple[str, str]]
+
+    @property
+    def params(self) -> dict[str, list]:
+        """Dotted key -> [A's value, B's value] for each difference (a component node
+        whole, None where a config has no such key)."""
+        return {d.key: [configs.jsonable(d.a), configs.jsonable(d.b)] for d in self.differences}
 
     def to_dict(self) -> dict:
         p = self.pair
         return {
             "a": p.a,
             "b": p.b,
+            "label_a": self.labels[0],
+            "label_b": self.labels[1],
             "params": self.params,
+            "differences": [d.text for d in self.differences],
             "mean_a": p.mean_a,
             "mean_b": p.mean_b,
             **p.to_dict(),
@@ -57,9 +68,8 @@ def compare(
         warn("A and B were run on different dataset files (fingerprints differ)")
     boot = bootstrap_settings(both, n_resamples, seed, level, method)
     (pair,) = paired(both[0], [both[1]], metric, boot, intersect)
-    keys = configs.differing_params([r.flat for r in both], [r.overrides for r in both])
-    names = configs.short_names(keys)
-    params = {
-        names[k]: [configs.jsonable(r.flat.get(k)) for r in both] for k in keys
-    }
-    return Comparison(pair=pair, params=params, boot=boot, where=list(where or []))
+    named = labels.run_labels([run_a, run_b])
+    found = differences_of(run_a.config, run_b.config, configs.schema_defaults())
+    return Comparison(
+        pair=pair, labels=(named[0], named[1]), differences=found, boot=boot, where=list(where or [])
+    )

@@ -172,10 +172,16 @@ def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | N
         k for k in keys
         if is_result_key(k) and len({repr(flat[k]) for flat in flats if k in flat}) > 1
     ]
+    return ordered_as_named(differ, overrides)
+
+
+def ordered_as_named(keys: list[str], overrides: list[list[str]] | None) -> list[str]:
+    """``keys`` in the order the command line named them (``retriever=bm25,tfidf
+    chunking.max_words=20,40``: retriever first), then as given."""
     named: list[str] = []
     for run_overrides in overrides or []:
-        for override in run_overrides:
-            key = _override_key(override)
+        for override in run_overrides or []:
+            key = _override_key(str(override))
             if key not in named:
                 named.append(key)
 
@@ -185,7 +191,7 @@ def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | N
                 return (i, keys.index(key))
         return (len(named), keys.index(key))
 
-    return sorted(differ, key=rank)
+    return sorted(keys, key=rank)
 
 
 def jsonable(value: Any) -> Any:

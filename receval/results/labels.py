@@ -1,72 +1,365 @@
-"""What a run's stored labels say about its measures.
+"""A run's name: one rule for every place that shows runs (the line a run prints, the
+report in every format and its plots, ``compare``, ``select``, ``--show`` and ``list``).
 
-With one relevant unit per question (one section, or one evidence item: what
-synthetic questions and most QA sets have), ``recall@k`` is the share of that one
-unit found in the top k, which is ``hit@k`` exactly, and ``precision@k`` is 1/k at
-best; a report over such a set says so, so neither reads as a separate finding.
+- A run an experiment's stage made (``+experiment=stages`` runs ``+stage=hybrid_rerank``)
+  is called by that name: ``conf/stage/*.yaml`` save it as the config's ``name`` key
+  (any run may be given one: ``name=baseline``); a run saved before that key existed
+  is named by its ``+stage=`` override.
+- Among several runs, a run is called by what differs between them (:func:`naming`):
+  its retriever as it reads (``bm25``, ``rrf(bm25+dense)``), a component another run
+  lacks or has of another kind (``rerank=none`` beside ``rerank=dense@30``), then
+  ``key=value`` for each other setting that differs (``max_words=40``). A setting
+  differs only between runs whose component is of the same kind (bm25's ``k1`` beside
+  tfidf is no difference); a named run leaves out what its name already tells apart.
+- One run alone, or runs that differ in nothing, are described (:func:`describe`):
+  ``bm25 > dense@30, 120 words, headings``.
 
-A question's relevant *units* are its evidence items when it has any (labels stored
-as ``page:start-end``, after its section ids, :mod:`receval.evaluate`), otherwise its
-sections with grade >= 1, as the measures count them (:mod:`receval.spans`).
+A value is shown as typed (:func:`shown`), never as ``null`` (a setting a run does not
+have is left out; one set to null reads ``none``) and never as a URL (its host), a
+file path by its last part. ``compare`` lists every difference of two saved configs
+with the same values (:mod:`receval.results.differences`).
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
+import copy
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+from urllib.parse import urlsplit
 
-from receval.results.stored import Run
-from receval.store import RESULTS
+from receval.identity import is_result_key
+from receval.results.configs import ordered_as_named
 
-EVIDENCE = r":[0-9]+-[0-9]+$"  # an evidence item's stored label: page:start-end
-ONE_LABEL = "every question has one relevant label: recall@k equals hit@k, and precision@k is at most 1/k"
-
-
-def units_per_question(relevant: pa.Array, grades: pa.Array) -> np.ndarray:
-    """Relevant units of each row, from the stored ``relevant`` and ``grades`` lists."""
-    relevant, grades = pc.fill_null(relevant, pa.scalar([], relevant.type)), pc.fill_null(grades, pa.scalar([], grades.type))
-    rows = pc.list_parent_indices(relevant).to_numpy()
-    labels = pc.list_flatten(relevant)
-    evidence = pc.fill_null(pc.match_substring_regex(labels, EVIDENCE), False).to_numpy(zero_copy_only=False)
-    graded = pc.fill_null(pc.greater_equal(pc.list_flatten(grades), 1), False).to_numpy(zero_copy_only=False)
-    if len(graded) != len(evidence):  # grades not one per label: not a file receval wrote
-        raise ValueError("relevant and grades differ in length")
-    n = len(relevant)
-    items = np.bincount(rows[evidence], minlength=n)
-    sections = np.bincount(rows[~evidence & graded], minlength=n)
-    return np.where(items > 0, items, sections)
+NAME = "name"  # the config key naming a run (set by conf/stage/*.yaml)
+STAGE_GROUP = "stage"  # conf/stage/: ``+stage=keyword`` names runs saved before NAME existed
+GROUPS = ("chunking", "retriever", "rerank")  # components a run has (rerank: or not)
+_BARE = "retriever"  # the one component shown without ``key=``: what the run is
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
+_LONGEST = 48  # characters of one shown value
 
 
-def _stored_units(run: Run) -> np.ndarray | None:
-    """Units per question of the run's (filtered) questions, read from its results
-    file; None when there is none to read (an imported TREC run) or it is not receval's."""
-    path = run.run_dir / RESULTS
+# ------------------------------------------------------------------ values
+
+
+def _host(match: re.Match) -> str:
     try:
-        table = pq.read_table(path, columns=["question_id", "relevant", "grades"])
-        table = table.filter(pc.is_in(table.column("question_id"), pa.array(run.ids.tolist(), pa.string())))
-        return units_per_question(table.column("relevant").combine_chunks(), table.column("grades").combine_chunks())
-    except (OSError, ValueError, TypeError, pa.ArrowException):
+        host = urlsplit(match.group(0)).hostname
+    except ValueError:
+        host = None
+    return host or "remote"
+
+
+def without_urls(text: str) -> str:
+    """Every URL in ``text`` replaced by its host: ``http://127.0.0.1:8089/v1`` -> ``127.0.0.1``."""
+    return _URL.sub(_host, text)
+
+
+def shown(value: Any) -> str:
+    """A setting as a label shows it: ``none``, ``true``, ``0.9``, ``[1, 3]``; a float to
+    4 significant digits (Optuna's 1.3232202558909871 as 1.323), a URL as its host, a
+    path (``/models/e5``) by its last part, a long text cut."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {shown(v)}" for k, v in value.items()) + "}"
+    text = str(value)
+    if _URL.search(text):
+        text = without_urls(text)
+    elif text.startswith(("/", "~", "./", "../")) and PurePath(text).name:
+        text = PurePath(text).name
+    return text if len(text) <= _LONGEST else text[: _LONGEST - 1] + "…"
+
+
+# ------------------------------------------------------------------ one config
+
+
+def run_name(config: dict, overrides: list[str] | None = None) -> str | None:
+    """The name a run was given (``name`` in its config, else its ``+stage=`` override)."""
+    value = config.get(NAME) if isinstance(config, dict) else None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    for override in overrides or []:
+        key, _, choice = str(override).lstrip("+~").partition("=")
+        if key == STAGE_GROUP and choice.strip():
+            return choice.strip()
+    return None
+
+
+_SEEN: dict[tuple[str, str, str], Any] = {}  # (what, group, node as JSON) -> result: sweeps repeat nodes
+
+
+def _once(what: str, group: str, node: Any, make) -> Any:
+    key = (what, group, json.dumps(node, sort_keys=True, default=str))
+    if key not in _SEEN:
+        _SEEN[key] = make()
+    return copy.deepcopy(_SEEN[key])
+
+
+def component(group: str, node: Any) -> str:
+    """A component as it reads: its schema's ``describe`` (``rrf(bm25+dense)``,
+    ``dense@30``) or its kind; ``none`` when the run has none. A node this receval
+    cannot read (an older or unknown kind) is called by its kind."""
+    if node is None:
+        return "none"
+    if isinstance(node, str):
+        return node
+    return _once("label", group, node, lambda: without_urls(_described(group, node)))
+
+
+def _described(group: str, node: Any) -> str:
+    try:
+        from receval import components
+
+        return components.label(group, node)
+    except Exception:  # noqa: BLE001 - a stored run is data: any unreadable node is named by its kind
+        return str(node.get("kind", node.get("name", "?"))) if isinstance(node, dict) else "?"
+
+
+def signature(node: Any) -> tuple:
+    """What kind of component ``node`` is, members and fusion included:
+    ``("fused", ("bm25",), ("dense",), ("rrf",))``; ``("none",)`` when absent."""
+    if node is None:
+        return ("none",)
+    if isinstance(node, str):
+        return (node,)
+    if isinstance(node, list | tuple):
+        return tuple(signature(item) for item in node)
+    if not isinstance(node, dict):
+        return ()
+    parts: list = [node.get("kind", node.get("name"))]
+    for key, value in node.items():
+        if isinstance(value, dict) and "kind" in value:  # a fused retriever's fusion
+            parts.append(signature(value))
+        elif are_members(key, value):
+            parts.extend(signature(v) for v in value)
+    return tuple(parts)
+
+
+MEMBERS = "members"  # a component's list of components (retriever.members)
+
+
+def are_members(key: str, items: Any) -> bool:
+    """``items`` is a list of components: kind names or nodes with a kind under ``members``."""
+    return (str(key).rsplit(".", 1)[-1] == MEMBERS and isinstance(items, list)
+            and all(isinstance(v, str) or (isinstance(v, dict) and "kind" in v) for v in items))
+
+
+def settings(config: dict) -> dict[str, Any]:
+    """Every setting that can tell runs apart, dotted, in config order: each component's
+    keys (a fused retriever's members by index: ``retriever.members.0.k1``) and the
+    top-level ones. Left out: kinds (the component says them), the name, and settings
+    that do not change results (:data:`receval.identity.NON_RESULT_KEYS`)."""
+    out: dict[str, Any] = {}
+
+    def walk(node: Any, key: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k != "kind":
+                    walk(v, f"{key}.{k}" if key else str(k))
+            return
+        if node and are_members(key, node):
+            for i, item in enumerate(node):
+                walk(filled(key.split(".", 1)[0], item), f"{key}.{i}")
+            return
+        if is_result_key(key) and key not in (NAME, "hydra") and not key.startswith("hydra."):
+            out[key] = tuple(node) if isinstance(node, list) else node
+
+    walk(config if isinstance(config, dict) else {}, "")
+    return out
+
+
+def filled(group: str, node: Any) -> Any:
+    """A member as its kind's schema fills it (``{kind: dense}`` gets ``backend: local``),
+    so a default left out and the same value written out are no difference; as saved
+    when its kind is unknown."""
+    if isinstance(node, str):
+        node = {"kind": node}
+    if not isinstance(node, dict) or "kind" not in node:
+        return node
+    defaults = _once("defaults", group, str(node["kind"]), lambda: _defaults(group, str(node["kind"])))
+    return _merged(defaults, node) if defaults is not None else node
+
+
+def _defaults(group: str, kind: str) -> dict | None:
+    """The schema of ``kind`` in ``group`` as plain data (None for a kind not known here)."""
+    try:
+        from omegaconf import OmegaConf
+
+        from receval import components
+
+        schema = components.entry(group, kind, group).schema
+        return OmegaConf.to_container(OmegaConf.structured(schema), resolve=False, enum_to_str=True)
+    except Exception:  # noqa: BLE001 - an older or unknown kind
         return None
 
 
-def one_label_note(runs: list[Run]) -> str | None:
-    """:data:`ONE_LABEL` when every scored question of every run has exactly one
-    relevant unit (each question set, same ids from the same dataset files, read once),
-    else None."""
-    seen: set[tuple] = set()
-    any_scored = False
-    for run in runs:
-        key = (run.ids_digest, str(run.metadata.get("dataset_fingerprint")))
-        if key in seen:
-            continue
-        seen.add(key)
-        units = _stored_units(run)
-        if units is None:
-            return None
-        scored = units[units > 0]
-        if (scored != 1).any():
-            return None
-        any_scored |= scored.size > 0
-    return ONE_LABEL if any_scored else None
+def _merged(base: dict, node: dict) -> dict:
+    out = dict(base)
+    for key, value in node.items():
+        out[key] = _merged(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return out
+
+
+def parts(config: dict, overrides: list[str] | None = None) -> tuple[str, str]:
+    """One run on its own, in two parts (the line a run prints aligns them): what it
+    is, ``[name: ]retriever[ > rerank]``, and its chunking, ``120 words, headings``."""
+    name = run_name(config or {}, overrides)
+    what = ""
+    if config and config.get("retriever"):
+        what = component("retriever", config["retriever"])
+        if config.get("rerank"):
+            what += f" > {component('rerank', config['rerank'])}"
+    what = f"{name}: {what}" if name and what else (name or what)
+    chunks = component("chunking", config["chunking"]) if config and config.get("chunking") else ""
+    return what, chunks
+
+
+def describe(config: dict, overrides: list[str] | None = None) -> str:
+    """One run on its own: ``hybrid_rerank: rrf(bm25+dense) > dense@30, 120 words, headings``."""
+    return ", ".join(part for part in parts(config, overrides) if part) or "?"
+
+
+# ------------------------------------------------------------------ several runs
+
+
+@dataclass(frozen=True)
+class Naming:
+    """How a list of runs is shown: ``labels`` (one per run, distinct), ``columns`` (the
+    names of what differs, the report's parameter columns: ``name`` when a run has one,
+    ``retriever``, ``rerank``, ``max_words``...), ``params`` (per run, column -> value,
+    only what applies to that run: a component's text, a setting's saved value)."""
+
+    labels: list[str]
+    columns: list[str]
+    params: list[dict[str, Any]]
+
+
+def _component_of(key: str) -> str | None:
+    group = key.split(".", 1)[0]
+    return group if group in GROUPS else None
+
+
+def naming(
+    configs: list[dict], overrides: list[list[str]] | None = None, fallbacks: list[str] | None = None
+) -> Naming:
+    """Labels and parameter columns for runs shown together (see the module docstring).
+    ``configs``: each run's saved config (plain data); ``overrides``: each run's
+    command-line overrides (they order the columns and name pre-``name`` stage runs);
+    ``fallbacks``: what to call a run with no saved config (its folder)."""
+    n = len(configs)
+    overrides = list(overrides or [[] for _ in configs])
+    names = [run_name(c or {}, o) for c, o in zip(configs, overrides)]
+    values: list[dict[str, Any]] = []  # per run: component (its signature) or setting -> value
+    order: dict[str, None] = {}
+    for config in configs:
+        config = config if isinstance(config, dict) else {}
+        run_values: dict[str, Any] = {}
+        for group in GROUPS:
+            if group in config or group == "rerank" and config:
+                run_values[group] = signature(config.get(group))
+        run_values.update(settings(config))
+        values.append(run_values)
+        order.update(dict.fromkeys(_config_order(run_values)))
+
+    def text(i: int, group: str) -> str:  # only for what is shown: describe() is not free
+        node = configs[i].get(group)
+        if group == "chunking":  # its settings say the rest
+            return str(node.get("kind", "?")) if isinstance(node, dict) else str(node)
+        return component(group, node)
+
+    def differs(key: str, among: list[int]) -> bool:
+        group = _component_of(key) if key not in GROUPS else None
+        by_kind: dict[Any, set] = {}
+        for i in among:
+            if key in values[i]:
+                kind = values[i].get(group) if group else None
+                by_kind.setdefault(repr(kind), set()).add(repr(values[i][key]))
+        return any(len(v) > 1 for v in by_kind.values())
+
+    everyone = list(range(n))
+    differing = [k for k in ordered_as_named(list(order), overrides) if differs(k, everyone)]
+    named = [i for i in everyone if names[i]]
+    by_name: dict[str, list[int]] = {}
+    for i in named:
+        by_name.setdefault(names[i], []).append(i)
+    # a key the name tells apart is no part of a named run's label (the table keeps it)
+    unexplained = [k for k in differing if any(differs(k, group) for group in by_name.values())]
+    short = _short_names(differing, reserved={"name"} if named else set())
+
+    labels, params = [], []
+    for i in everyone:
+        keys = unexplained if names[i] else differing
+        pieces = [names[i]] if names[i] else []
+        for key in keys:
+            if key not in values[i]:
+                continue
+            if key in GROUPS:
+                what = text(i, key)
+                pieces.append(what if key == _BARE else f"{short[key]}={what}")
+            else:
+                pieces.append(f"{short[key]}={shown(values[i][key])}")
+        if not pieces:
+            pieces = [describe(configs[i], overrides[i]) if configs[i] else
+                      f"{fallbacks[i] if fallbacks else '?'} (no saved config)"]
+        labels.append(without_urls(" ".join(pieces)))
+        row = {"name": names[i]} if named and names[i] else {}
+        for key in differing:
+            if key in values[i]:
+                row[short[key]] = text(i, key) if key in GROUPS else values[i][key]
+        params.append(row)
+    columns = (["name"] if named else []) + [short[k] for k in differing]
+    counts = Counter(labels)
+    labels = [f"{label} #{i}" if counts[label] > 1 else label for i, label in enumerate(labels)]
+    return Naming(labels=labels, columns=columns, params=params)
+
+
+def naming_of(runs: list) -> Naming:
+    """:func:`naming` of stored runs (:class:`receval.results.stored.Run`)."""
+    return naming([r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs])
+
+
+def run_labels(runs: list) -> list[str]:
+    """The labels of stored runs shown together."""
+    return naming_of(runs).labels
+
+
+def _config_order(run_values: dict[str, Any]) -> list[str]:
+    """A run's keys, each component before its own settings."""
+    out: dict[str, None] = {}
+    for key in run_values:
+        group = key.split(".", 1)[0]
+        if group in run_values:
+            out[group] = None
+        out[key] = None
+    return list(out)
+
+
+def _short_names(keys: list[str], reserved: set[str] = frozenset()) -> dict[str, str]:
+    """The shortest dotted suffix naming each key apart from the others (and from the
+    ``reserved`` column names), never a bare index: ``chunking.max_words`` ->
+    ``max_words``; ``retriever.k1`` beside ``retriever.members.0.k1`` ->
+    ``retriever.k1`` and ``members.0.k1``."""
+    out: dict[str, str] = {}
+    for key in keys:
+        bits = key.split(".")
+        for n in range(1, len(bits) + 1):
+            candidate = ".".join(bits[-n:])
+            if bits[-n].isdigit() and n < len(bits):
+                continue
+            clash = (candidate in reserved and candidate != key) or any(
+                other != key and (other == candidate or other.endswith("." + candidate)) for other in keys
+            )
+            if not clash or n == len(bits):
+                out[key] = candidate
+                break
+    return out

@@ -1,7 +1,8 @@
 """Every stored run under folders of runs, as records (``python -m receval.list``).
 
 One record per run directory, complete or not, in path order: when it was written,
-the parameters that differ between the listed runs, the dataset fingerprint,
+its label and the parameters that differ between the listed runs
+(:mod:`receval.results.labels`), the dataset fingerprint,
 questions (scored / all), MRR from ``run.json``, and whether ``results.parquet``
 exists. Only ``run.json`` and the saved config are read, never the results.
 """
@@ -12,9 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from receval.errors import RecevalError
-from receval.results.configs import (
-    differing_params, flatten, load_config, load_overrides, read_info, schema_defaults, short_names,
-)
+from receval.results.configs import load_config, load_overrides, read_info
+from receval.results.labels import naming
 from receval.results.discovery import runs_under
 from receval.store import RESULTS, RUN_JSON
 
@@ -32,16 +32,14 @@ def listing(paths: list[str | Path]) -> list[dict]:
             "no runs under " + ", ".join(str(p) for p in paths)
             + f" (no folder holds {RESULTS} or {RUN_JSON})"
         )
-    infos, flats = [], []
+    infos, configs = [], []
     for run_dir in dirs:
         info = read_info(run_dir)
-        config = load_config(run_dir, info)
         infos.append(info)
-        flats.append({**schema_defaults(), **flatten(config)} if config else {})
-    keys = differing_params(flats, [load_overrides(d) for d in dirs])
-    names = short_names(keys)
+        configs.append(load_config(run_dir, info))
+    named = naming(configs, [load_overrides(d) for d in dirs], [d.name for d in dirs])
     records = []
-    for run_dir, info, flat in zip(dirs, infos, flats):
+    for run_dir, info, label, params in zip(dirs, infos, named.labels, named.params):
         complete = (run_dir / RESULTS).is_file()
         stamp = (run_dir / RESULTS) if complete else run_dir
         when = datetime.fromtimestamp(stamp.stat().st_mtime, tz=timezone.utc)
@@ -49,7 +47,8 @@ def listing(paths: list[str | Path]) -> list[dict]:
         records.append({
             "run_dir": str(run_dir),
             "when": when.isoformat(timespec="seconds"),
-            "params": {names[k]: _plain(flat.get(k)) for k in keys},
+            "label": label,
+            "params": {k: _plain(v) for k, v in params.items()},
             "dataset_fingerprint": info.get("dataset_fingerprint"),
             "n_questions": n,
             "n_scored": (n - unanswerable) if isinstance(n, int) else None,

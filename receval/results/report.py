@@ -17,13 +17,13 @@ from receval.bootstrap import Interval
 from receval.errors import RecevalError
 from receval.identity import mixed_datasets
 from receval.results import configs, selection
+from receval.results import labels as labels_mod
 from receval.results import gate as gate_mod
 from receval.results import show as show_mod
 from receval.results.breakdown import ByTable, QuestionRow, by_table, ranks_per_question, stage_latency, with_overlap
-from receval.results.configs import format_value
 from receval.results.derived import with_derived
 from receval.results.discovery import load_runs, warn
-from receval.results.labels import one_label_note
+from receval.results.units import one_label_note
 from receval.results.pairing import BootSettings, Pair, bootstrap_settings, grouped_intervals, mask_key, paired
 from receval.results.stored import Run
 from receval.tables.report import ReportTables
@@ -36,7 +36,7 @@ DEFAULT_METRICS = ("hit@1", "hit@3", "recall@3", "rr", "ndcg@5")
 class RunSummary:
     run_dir: str
     label: str
-    params: dict[str, Any]  # short name -> config value
+    params: dict[str, Any]  # column -> what differs, as it applies to this run (receval.results.labels)
     n_chunks: int | None
     n_questions: int  # scored (answerable) questions, after --where
     n_unanswerable: int
@@ -72,7 +72,7 @@ class Report(ReportTables):
     """Everything the report shows, computed once; ``to_*`` only format it."""
 
     runs: list[RunSummary]
-    params: list[str]  # short names of the differing config keys, in order
+    params: list[str]  # what differs between the runs: the parameter columns (receval.results.labels)
     metrics: list[str]  # canonical measure names, in column order
     metric: str  # the measure with the CI column, the baseline pairs and the plot
     questions: dict  # header counts
@@ -144,17 +144,6 @@ class Report(ReportTables):
                         f"fail-under: #{i} {run.label}: {metric} {mean:.3f} < {floor:g} ({run.run_dir})"
                     )
         return lines
-
-
-def _labels(runs: list[Run], keys: list[str]) -> list[str]:
-    if keys:
-        labels = [" ".join(format_value(r.flat.get(k)) for k in keys) for r in runs]
-    else:
-        labels = [r.run_dir.name for r in runs]
-        if len(set(labels)) < len(labels):
-            labels = [f"{r.run_dir.parent.name}/{r.run_dir.name}" for r in runs]
-    counts = Counter(labels)
-    return [f"{label} #{i}" if counts[label] > 1 else label for i, label in enumerate(labels)]
 
 
 def _question_counts(runs: list[Run], metric: str) -> dict:
@@ -300,9 +289,8 @@ def build_report(
         by_names = [selection.canonical_measure(m, loaded, option="--by-metric") for m in by_names or ["hit@3"]]
 
     boot = bootstrap_settings(loaded, n_resamples, seed, level, method)
-    keys = configs.differing_params([r.flat for r in loaded], [r.overrides for r in loaded])
-    names_of = configs.short_names(keys)
-    labels = _labels(loaded, keys)
+    naming = labels_mod.naming_of(loaded)
+    labels = naming.labels
 
     # every run x measure interval: one bootstrap call per question set
     items = []
@@ -316,7 +304,7 @@ def build_report(
     intervals = iter(grouped_intervals(items, boot))
 
     summaries = []
-    for run, label in zip(loaded, labels):
+    for run, label, params in zip(loaded, labels, naming.params):
         metric_ivs = {name: next(intervals) for name in names}
         scored = ~np.isnan(run.values(metric))
         latency = run.values("latency_ms") if "latency_ms" in run.table.column_names else np.array([np.nan])
@@ -328,7 +316,7 @@ def build_report(
             RunSummary(
                 run_dir=str(run.run_dir),
                 label=label,
-                params={names_of[k]: run.flat.get(k) for k in keys},
+                params=params,
                 settings=configs.component_settings(run.config),
                 n_chunks=run.n_chunks,
                 n_questions=int(scored.sum()),
@@ -349,7 +337,7 @@ def build_report(
 
     report = Report(
         runs=summaries,
-        params=[names_of[k] for k in keys],
+        params=naming.columns,
         metrics=names,
         metric=metric,
         questions=_question_counts(loaded, metric),

@@ -17,6 +17,7 @@ from receval import metrics as measures
 from receval.errors import RecevalError
 from receval.results.configs import differing_params, format_value, short_name, short_names
 from receval.results.discovery import load_one
+from receval.results.labels import shown
 from receval.results.stored import Run
 
 
@@ -116,11 +117,11 @@ def _resolve_key(name: str, runs: list[Run], differ: list[str]) -> str:
     keys: list[str] = []
     for run in runs:
         keys.extend(k for k in run.flat if k not in keys)
+    for choice in (f"{name}.name", f"{name}.kind"):  # retriever=tfidf: the group's choice
+        if choice in keys:  # (before ``rerank`` itself: null where a run has no re-ranker)
+            return choice
     if name in keys:
         return name
-    for choice in (f"{name}.name", f"{name}.kind"):  # retriever=tfidf: the group's choice
-        if choice in keys:
-            return choice
     matches = [k for k in keys if short_name(k) == name or k.endswith("." + name)]
     if len(matches) > 1:
         narrowed = [k for k in matches if k in differ]
@@ -134,8 +135,8 @@ def _resolve_key(name: str, runs: list[Run], differ: list[str]) -> str:
 
 
 def _value_matches(value: Any, wanted: str) -> bool:
-    if format_value(value) == wanted or str(value) == wanted:
-        return True
+    if format_value(value) == wanted or str(value) == wanted or shown(value) == wanted:
+        return True  # rerank=none: a run without one (labels call it so)
     try:
         parsed = yaml.safe_load(wanted)
     except yaml.YAMLError:
@@ -152,13 +153,28 @@ def select(runs: list[Run], selector: str) -> list[int]:
     return [
         i
         for i, run in enumerate(runs)
-        if all(key in run.flat and _value_matches(run.flat[key], v) for key, v in wanted)
+        if all(_has(run, key) and _value_matches(_get(run, key), v) for key, v in wanted)
     ]
 
 
+def _component_slot(run: Run, key: str) -> str | None:
+    """``rerank`` for ``rerank.kind`` when the run has no re-ranker (``rerank: null``)."""
+    group, _, last = key.rpartition(".")
+    return group if last in ("kind", "name") and group in run.flat and run.flat[group] is None else None
+
+
+def _has(run: Run, key: str) -> bool:
+    return key in run.flat or _component_slot(run, key) is not None
+
+
+def _get(run: Run, key: str) -> Any:
+    return run.flat[key] if key in run.flat else None
+
+
 def describe(run: Run, keys: list[str]) -> str:
+    """A run in a message: its folder and its values of ``keys`` (those it has)."""
     names = short_names(keys)
-    params = ", ".join(f"{names[k]}={format_value(run.flat.get(k))}" for k in keys)
+    params = ", ".join(f"{names[k]}={shown(run.flat[k])}" for k in keys if k in run.flat)
     return f"{run.run_dir}" + (f" ({params})" if params else "")
 
 

@@ -1,16 +1,25 @@
 """What came back for a question: ``report RUNS --show q18,q19|misses|changed [--top 5]``.
 
-For each chosen question and each run: the top sections (rank, id, heading, a
-one-line snippet, score), relevant ones marked ``*``, then the relevant sections
-missed from the top with their rank when retrieved further down (``-`` when not
-retrieved at all). ``misses``: the questions every run misses; ``changed``: the
-questions whose first-relevant rank differs between the runs.
+For each chosen question and each run: the first relevant rank as ``results.parquet``
+stores it, the top results (rank, id, heading, a one-line snippet, score), relevant ones
+marked ``*``, then the relevant units missed from the top with the rank where they were
+found further down (``-`` when never). ``misses``: the questions every run misses;
+``changed``: the questions whose first relevant rank differs between the runs.
 
-Section ids, ranks and scores are read from each run's ``results.parquet``;
-headings and snippets from the run's dataset files when they can be read (the
-built-in library always can); otherwise ids alone. The snippet is the 24-word
-window of the section sharing most words with the question (the best chunk is
-not stored, only its section). Rendered as text by :mod:`receval.tables.show`,
+A question labelled with sections was scored by section: its results are sections and
+a relevant one is a labelled section. A question labelled with evidence (quotes or
+spans) was scored at chunk ranks with its evidence items as the units
+(:mod:`receval.spans`): its results are chunks, a chunk is marked ``*`` when it holds
+part of an item (with the share of the item it holds), and an item is found at the
+first rank where the chunks so far cover ``relevance.coverage`` of it -- recomputed
+here by the same rule (:func:`receval.spans.judge_spans`) from the chunks the run's
+saved chunking cuts from its dataset, and checked against the stored rank.
+
+Ids, ranks and scores are read from each run's ``results.parquet``; headings,
+snippets, chunk offsets and evidence passages from the run's dataset files when they
+can be read and are the ones the run read (same fingerprint); otherwise ids alone,
+with a note saying why. The snippet is the 24-word window of the section (or chunk)
+sharing most words with the question. Rendered as text by :mod:`receval.tables.show`,
 in the HTML page by :mod:`receval.tables.html`.
 """
 
@@ -22,31 +31,37 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pyarrow.parquet as pq
 
+from receval.datasets import Evidence, Question
 from receval.errors import RecevalError
 from receval.store import RESULTS
 
 SNIPPET_WORDS = 24
+PASSAGE_CHARS = 100  # of an evidence item shown beside its label
 MAX_ALL = 500  # questions the HTML page expands (a BEIR set has thousands)
 _WORD = re.compile(r"\w+")
+_COLUMNS = ["question_id", "relevant", "retrieved", "scores", "first_relevant_rank"]
 
 
 @dataclass
 class Hit:
     rank: int
-    section_id: str
+    section_id: str  # the id as stored: a section's, or a chunk's (``page#slug@2``) for evidence
     heading: str
     snippet: str
     score: float | None
     relevant: bool
+    covers: list[tuple[str, float]] = field(default_factory=list)  # evidence item, share of it held
 
 
 @dataclass
 class RunView:
     label: str
     run_dir: str
-    first_relevant_rank: int | None
+    first_relevant_rank: int | None  # as results.parquet stores it
     top: list[Hit]
-    missed: list[tuple[str, int | None]]  # relevant section id, its rank below the top (or None)
+    missed: list[tuple[str, int | None]]  # relevant unit, the rank it was found at below the top (or None)
+    by_evidence: bool = False  # scored at chunk ranks with evidence items as units
+    note: str = ""  # why marks or headings are missing
 
 
 @dataclass
@@ -56,6 +71,7 @@ class QuestionView:
     kind: str | None
     relevant: list[str]
     runs: list[RunView] = field(default_factory=list)
+    passages: dict[str, str] = field(default_factory=dict)  # evidence item -> its text (cut)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,31 +89,71 @@ def parse_show(text: str) -> list[str] | str:
 
 
 def _stored(run) -> dict[str, dict]:
-    """question id -> its retrieved, scores and relevant lists, from results.parquet."""
+    """question id -> its relevant, retrieved, scores and first relevant rank, from results.parquet."""
     if run.table.num_rows and "retrieved" in run.table.column_names:
         table = run.table
     else:
         path = run.run_dir / RESULTS
         if not path.is_file():
             raise RecevalError(f"--show: {run.run_dir} has no {RESULTS} with retrieved sections")
-        table = pq.read_table(path, columns=["question_id", "relevant", "retrieved", "scores"])
-    return {row["question_id"]: row for row in table.select(
-        ["question_id", "relevant", "retrieved", "scores"]).to_pylist()}
+        table = pq.read_table(path, columns=_COLUMNS)
+    return {row["question_id"]: row for row in table.select(_COLUMNS).to_pylist()}
 
 
-def _sections(run) -> dict:
-    """Section id -> Section from the run's saved dataset config ({} when unreadable)."""
-    from omegaconf import OmegaConf
+class DatasetView:
+    """A run's dataset as ``--show`` reads it: sections by id, page texts, and the
+    chunks each saved chunking cuts (built when first needed, shared by runs on the
+    same dataset)."""
 
-    from receval.config import DatasetConfig
-    from receval.datasets import load_sections
+    def __init__(self, saved: dict | None):
+        from omegaconf import OmegaConf
 
-    saved = run.config.get("dataset") if isinstance(run.config, dict) else None
-    try:
-        cfg = OmegaConf.merge(OmegaConf.structured(DatasetConfig), saved or {})
-        return {s.id: s for s in load_sections(cfg)}
-    except Exception:  # noqa: BLE001 - moved or remote data: show ids alone
-        return {}
+        from receval.config import DatasetConfig
+
+        self.cfg = OmegaConf.merge(OmegaConf.structured(DatasetConfig), saved or {})
+        self.problem = ""
+        try:
+            from receval.datasets import load_sections
+
+            self.sections = load_sections(self.cfg)
+        except Exception as error:  # noqa: BLE001 - moved or remote data: show ids alone
+            self.sections, self.problem = [], f"its dataset cannot be read ({_reason(error)})"
+        self.by_id = {s.id: s for s in self.sections}
+        self._full = None
+        self._chunks: dict[str, tuple] = {}
+
+    def full(self):
+        """(page texts, fingerprint) of the dataset as it is now; fingerprint None when
+        it cannot be read whole (then pages are rebuilt from the sections)."""
+        if self._full is None:
+            from receval.datasets import load_dataset
+            from receval.evidence import pages_from_sections
+
+            try:
+                dataset = load_dataset(self.cfg)
+                pages = dict(pages_from_sections(self.sections)) | dict(dataset.pages)
+                self._full = (pages, dataset.fingerprint)
+            except Exception:  # noqa: BLE001 - e.g. its questions no longer load
+                self._full = (pages_from_sections(self.sections), None)
+        return self._full
+
+    def chunks(self, chunking: dict | None) -> tuple[dict[str, int], list, str]:
+        """(chunk id -> index, the chunks, problem) for a saved chunking config."""
+        key = repr(chunking)
+        if key not in self._chunks:
+            from receval.chunking import cut
+
+            try:
+                chunks = cut(chunking, self.sections)
+                self._chunks[key] = ({c.id: i for i, c in enumerate(chunks)}, chunks, "")
+            except Exception as error:  # noqa: BLE001 - e.g. a tokens chunker whose model is gone
+                self._chunks[key] = ({}, [], f"its chunks cannot be cut again ({_reason(error)})")
+        return self._chunks[key]
+
+
+def _reason(error: Exception) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text[:160]
 
 
 def snippet(text: str, question: str, words: int = SNIPPET_WORDS) -> str:
@@ -148,35 +204,168 @@ def show(runs: list, labels: list[str], which: list[str] | str, top: int = 5) ->
     if top < 1:
         raise RecevalError(f"--top {top}: use an integer >= 1, e.g. --top 5")
     ids = choose(runs, which)
-    sections: dict = {}
     stored = [_stored(run) for run in runs]
+    datasets: dict[str, DatasetView] = {}
     views = []
     for qid in ids:
         run0 = next(i for i, s in enumerate(stored) if qid in s)
-        row0 = runs[run0].table.filter(
-            np.asarray(runs[run0].ids == qid)).to_pylist()[0]
+        row0 = runs[run0].table.filter(np.asarray(runs[run0].ids == qid)).to_pylist()[0]
         view = QuestionView(qid, row0.get("question") or "", row0.get("kind"),
                             list(stored[run0][qid]["relevant"] or []))
-        for run, label, rows in zip(runs, labels, stored):
-            if qid not in rows:
-                continue
-            if not sections:
-                sections = _sections(run)
-            row = rows[qid]
-            retrieved, scores = row["retrieved"] or [], row["scores"] or []
-            relevant = set(row["relevant"] or [])
-            hits = []
-            for rank, (sid, score) in enumerate(zip(retrieved[:top], scores[:top]), start=1):
-                section = sections.get(sid)
-                hits.append(Hit(
-                    rank, sid, section.heading if section else "",
-                    snippet(section.text, view.question) if section else "", score, sid in relevant,
-                ))
-            missed = [
-                (sid, retrieved.index(sid) + 1 if sid in retrieved else None)
-                for sid in sorted(relevant) if sid not in retrieved[:top]
-            ]
-            first = next((i + 1 for i, sid in enumerate(retrieved) if sid in relevant), None)
-            view.runs.append(RunView(label, str(run.run_dir), first, hits, missed))
         views.append(view)
+    for run, label, rows in zip(runs, labels, stored):
+        saved = run.config.get("dataset") if isinstance(run.config, dict) else None
+        if repr(saved) not in datasets:
+            datasets[repr(saved)] = DatasetView(saved)
+        data = datasets[repr(saved)]
+        shown = [view for view in views if view.question_id in rows]
+        evidence = _EvidenceRun(run, data, [rows[v.question_id] for v in shown])
+        for view in shown:
+            view.runs.append(_run_view(view, rows[view.question_id], run, label, data, evidence, top))
     return views
+
+
+def _items(relevant: list[str], data: DatasetView) -> list[Evidence]:
+    """The evidence items among a row's relevant labels (the rest are section ids)."""
+    items = [Evidence.parse(label) for label in relevant if label not in data.by_id]
+    return [item for item in items if item is not None]
+
+
+def _run_view(view: QuestionView, row: dict, run, label: str, data: DatasetView, evidence, top: int) -> RunView:
+    retrieved, scores = row["retrieved"] or [], row["scores"] or []
+    relevant = list(row["relevant"] or [])
+    items = _items(relevant, data)
+    first = row.get("first_relevant_rank")
+    if not items:  # scored by section
+        wanted = set(relevant)
+        hits = []
+        for rank, (sid, score) in enumerate(zip(retrieved[:top], scores[:top]), start=1):
+            section = data.by_id.get(sid)
+            hits.append(Hit(
+                rank, sid, section.heading if section else "",
+                snippet(section.text, view.question) if section else "", score, sid in wanted,
+            ))
+        missed = [
+            (sid, retrieved.index(sid) + 1 if sid in retrieved else None)
+            for sid in sorted(wanted) if sid not in retrieved[:top]
+        ]
+        return RunView(label, str(run.run_dir), first, hits, missed, note=data.problem)
+    found, holds, note = evidence.judged(view.question_id)
+    pages = evidence.pages
+    for item in items:
+        if pages and item.page in pages and item.label not in view.passages:
+            view.passages[item.label] = _cut(" ".join(pages[item.page][item.start:item.end].split()))
+    hits = []
+    for rank, (cid, score) in enumerate(zip(retrieved[:top], scores[:top]), start=1):
+        chunk = evidence.chunk(cid)
+        section = data.by_id.get(chunk.section_id if chunk else cid.rpartition("@")[0])
+        text = chunk.text if chunk else (section.text if section else "")
+        covers = holds.get(cid, [])
+        hits.append(Hit(
+            rank, cid, section.heading if section else "", snippet(text, view.question) if text else "",
+            score, bool(covers), covers,
+        ))
+    missed = [] if note else [
+        (item.label, found.get(item.label)) for item in items if not found.get(item.label) or found[item.label] > top
+    ]
+    return RunView(label, str(run.run_dir), first, hits, missed, by_evidence=True, note=note)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= PASSAGE_CHARS else text[: PASSAGE_CHARS - 1] + "…"
+
+
+class _EvidenceRun:
+    """One run's evidence rows, judged again by the run's own rule: each item's found
+    rank (:func:`receval.spans.judge_spans` over the chunks its saved chunking cuts) and
+    the share of each item each retrieved chunk holds."""
+
+    def __init__(self, run, data: DatasetView, rows: list[dict]):
+        self.run, self.data, self.rows = run, data, [r for r in rows if _items(r["relevant"] or [], data)]
+        self.pages: dict[str, str] = {}
+        self._index: dict[str, int] = {}
+        self._chunks: list = []
+        self._judged: dict[str, tuple] = {}
+        self.problem = data.problem
+        if self.rows and not self.problem:
+            self._prepare()
+
+    def _prepare(self) -> None:
+        pages, fingerprint = self.data.full()
+        stored = (self.run.metadata or {}).get("dataset_fingerprint") or (self.run.info or {}).get(
+            "dataset_fingerprint")
+        if fingerprint and stored and fingerprint != stored:
+            self.problem = "the dataset changed since this run: chunk marks left out"
+            return
+        chunking = self.run.config.get("chunking") if isinstance(self.run.config, dict) else None
+        self._index, self._chunks, self.problem = self.data.chunks(chunking)
+        if self.problem:
+            return
+        self.pages = pages
+        missing = {cid for r in self.rows for cid in r["retrieved"] or [] if cid not in self._index}
+        if missing:
+            self.problem = f"{len(missing)} retrieved chunks are not among the chunks cut again: marks left out"
+            return
+        self._judge_all()
+
+    def chunk(self, cid: str):
+        i = self._index.get(cid)
+        return self._chunks[i] if i is not None and not self.problem else None
+
+    def judged(self, qid: str) -> tuple[dict[str, int], dict[str, list[tuple[str, float]]], str]:
+        """(item -> rank it was found at, chunk id -> items it holds part of, note)."""
+        if self.problem:
+            return {}, {}, self.problem
+        return self._judged.get(qid, ({}, {}, ""))
+
+    def _judge_all(self) -> None:
+        from receval.spans import judge_spans
+
+        sections = self.data.sections
+        section_index = {s.id: i for i, s in enumerate(sections)}
+        chunks = self._chunks
+        chunk_section = np.fromiter((section_index[c.section_id] for c in chunks), np.int64, len(chunks))
+        chunk_start = np.fromiter((c.start for c in chunks), np.int64, len(chunks))
+        chunk_end = np.fromiter((c.end for c in chunks), np.int64, len(chunks))
+        questions, rows_of = [], []
+        depth = max((len(r["retrieved"] or []) for r in self.rows), default=0)
+        for r in self.rows:
+            for item in _items(r["relevant"] or [], self.data):
+                questions.append(Question(r["question_id"], "", "", "", evidence=(item,)))
+                rows_of.append(r)
+        ranked = np.full((len(questions), max(depth, 1)), -1, dtype=np.int64)
+        for q, r in enumerate(rows_of):
+            got = [self._index[cid] for cid in r["retrieved"] or []]
+            ranked[q, : len(got)] = got
+        relevance = (self.run.config.get("relevance") or {}) if isinstance(self.run.config, dict) else {}
+        coverage = float(relevance.get("coverage", 0.5))
+        judged = judge_spans(questions, sections, self.pages, chunk_section, chunk_start, chunk_end,
+                             ranked, [], coverage).judged
+        gains = judged.gains > 0
+        for q, (question, row) in enumerate(zip(questions, rows_of)):
+            item = question.evidence[0]
+            found, holds, _ = self._judged.setdefault(row["question_id"], ({}, {}, ""))
+            found[item.label] = int(np.argmax(gains[q]) + 1) if gains[q].any() else None
+            text = self.pages.get(item.page, "")
+            size = _letters(text[item.start:item.end])
+            for cid in row["retrieved"] or []:
+                chunk = chunks[self._index[cid]]
+                if sections[section_index[chunk.section_id]].page != item.page or chunk.start < 0:
+                    continue
+                inside = _letters(text[max(chunk.start, item.start):min(chunk.end, item.end)])
+                if inside and size:
+                    holds.setdefault(cid, []).append((item.label, inside / size))
+        for row in self.rows:  # the stored rank is the first rank any item was found at
+            found = self._judged.get(row["question_id"], ({}, {}, ""))[0]
+            ranks = [r for r in found.values() if r]
+            if (min(ranks) if ranks else None) != row["first_relevant_rank"]:
+                self.problem = (
+                    "judged again, the chunks do not give the stored first relevant rank "
+                    f"(question {row['question_id']}): marks left out"
+                )
+                return
+
+
+def _letters(text: str) -> int:
+    """Characters that are not whitespace: the coverage rule's unit (receval.spans)."""
+    return len(text) - sum(c.isspace() for c in text)

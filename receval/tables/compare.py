@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from receval import tables
 from receval.chain import cutoff, fixed_note
-from receval.results.configs import format_value
 from receval.results.selection import measure_label
 
 
@@ -14,12 +13,18 @@ class ComparisonTables(tables.Rendered):
 
     def header_lines(self) -> list[str]:
         p = self.pair
-        fv = format_value
-        params = "; ".join(f"{k}: {fv(a)} -> {fv(b)}" for k, (a, b) in self.params.items())
+        results = [d.text for d in self.differences if d.affects_results]
+        others = [d.text for d in self.differences if not d.affects_results]
         lines = [
-            f"A {p.a}",
-            f"B {p.b}",
-            f"config: {params}" if params else "config: identical",
+            f"A {self.labels[0]}  ({p.a})",
+            f"B {self.labels[1]}  ({p.b})",
+            ("config: " + "; ".join(results)) if results else (
+                "config: identical" + (" in every setting that changes results" if others else "")
+            ),
+        ]
+        if others:
+            lines.append("also differ (results unaffected): " + "; ".join(others))
+        lines += [
             f"{p.n_questions} questions scored in both"
             + (f" (where {', '.join(f'{c}={v}' for c, v in self.where)})" if self.where else "")
             + (f"; {p.only_a} only in A and {p.only_b} only in B left out" if p.only_a or p.only_b else "")

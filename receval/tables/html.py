@@ -13,6 +13,7 @@ from html import escape
 
 from receval.results.selection import measure_label
 from receval.results.show import MAX_ALL
+from receval.tables.show import holds, missed_text
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
@@ -46,8 +47,10 @@ def table_html(table) -> str:
 
 
 def intervals_svg(labels: list[str], cells: list, title: str, zero: bool = False) -> str:
-    """Dot-and-whisker plot, one row per label (mean and interval), as inline SVG."""
-    left, width, row = 260, 420, 24
+    """Dot-and-whisker plot, one row per label (mean and interval), as inline SVG; the
+    label column as wide as the longest label (about 7 px a character at 12 px)."""
+    left = min(max(120, 7 * max((len(label) for label in labels), default=0) + 16), 560)
+    width, row = 420, 24
     height = row * len(labels) + 50
     lo = min([c.lo for c in cells] + ([0.0] if zero else []))
     hi = max([c.hi for c in cells] + ([0.0] if zero else []))
@@ -76,7 +79,8 @@ def intervals_svg(labels: list[str], cells: list, title: str, zero: bool = False
 
 
 def questions_html(views, total: int) -> str:
-    """Each question a ``<details>``: each run's top sections, relevant marked."""
+    """Each question a ``<details>``: each run's top results, relevant marked (for
+    evidence, with the share of each item a chunk holds), and what it missed."""
     out = ["<h2>Per question: what came back</h2>"]
     if len(views) == MAX_ALL and total > MAX_ALL:  # the whole set was asked for, and cut
         out.append(f"<p class='note'>the first {len(views)} of {total} questions</p>")
@@ -88,20 +92,31 @@ def questions_html(views, total: int) -> str:
             f"<details><summary><b>{escape(view.question_id)}</b> ({escape(view.kind or '')}) "
             f"{escape(view.question)} <span class='head'>[{ranks}]</span></summary>"
         )
-        out.append(f"<p class='note'>relevant: {escape(', '.join(view.relevant) or 'none')}</p>")
+        relevant = [
+            f"{r} \u201c{view.passages[r]}\u201d" if r in view.passages else r for r in view.relevant
+        ]
+        out.append(f"<p class='note'>relevant: {escape(', '.join(relevant) or 'none')}</p>")
         for run in view.runs:
-            out.append(f"<p><b>{escape(run.label)}</b></p><ol>")
+            unit = " (chunk ranks: evidence items as units)" if run.by_evidence else ""
+            out.append(
+                f"<p><b>{escape(run.label)}</b> <span class='head'>first relevant at "
+                f"{run.first_relevant_rank or '-'}{unit}</span></p>"
+            )
+            if run.note:
+                out.append(f"<p class='note'>note: {escape(run.note)}</p>")
+            out.append("<ol>")
             for hit in run.top:
                 cls = " class='rel'" if hit.relevant else ""
                 score = f"{hit.score:.3f}" if hit.score is not None else "-"
+                covers = f" <span class='head'>[holds {escape(holds(hit.covers))}]</span>" if hit.covers else ""
                 out.append(
-                    f"<li><span{cls}>{'* ' if hit.relevant else ''}{escape(hit.section_id)}</span> "
-                    f"{score} <span class='head'>{escape(hit.heading)}</span>"
+                    f"<li value='{hit.rank}'><span{cls}>{'* ' if hit.relevant else ''}{escape(hit.section_id)}</span> "
+                    f"{score} <span class='head'>{escape(hit.heading)}</span>{covers}"
                     f"<br><span class='snip'>{escape(hit.snippet)}</span></li>"
                 )
             out.append("</ol>")
-            for sid, rank in run.missed:
-                out.append(f"<p class='note'>missed {escape(sid)} ({f'rank {rank}' if rank else 'not retrieved'})</p>")
+            for unit_id, rank in run.missed:
+                out.append(f"<p class='note'>{escape(missed_text(run, unit_id, rank))}</p>")
         out.append("</details>")
     return "\n".join(out)
 

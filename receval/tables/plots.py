@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from receval.errors import RecevalError
-from receval.results.configs import format_value
+from receval.results.labels import shown
 from receval.results.selection import measure_label
 from receval.store import atomic_write
 
@@ -75,17 +75,39 @@ def grouped_bars(report, figure) -> None:
 
 
 def _sort_key(value) -> tuple:
-    return (0, value, "") if isinstance(value, int | float) and not isinstance(value, bool) else (1, 0, format_value(value))
+    return (0, value, "") if isinstance(value, int | float) and not isinstance(value, bool) else (1, 0, shown(value))
+
+
+NOT_SET = "-"  # a parameter a run does not have (bm25's k1 on a tfidf run)
+
+
+def _value(run, param: str):
+    return run.params[param] if param in run.params else NOT_SET
 
 
 def axes_of(report) -> list[str]:
     """The swept parameters: those with two or more set values. A parameter set for
-    some runs only (bm25's k1 beside tfidf) follows another one and gets no panel."""
+    some runs only (bm25's k1 beside tfidf) follows another one and gets no panel, nor
+    does one an earlier axis decides (a stage's retriever, given the stage's name)."""
     swept = [
         p for p in report.params
-        if len({repr(run.params.get(p)) for run in report.runs if run.params.get(p) is not None}) > 1
+        if len({repr(run.params[p]) for run in report.runs if run.params.get(p) is not None}) > 1
     ]
-    return swept or report.params
+    axes: list[str] = []
+    for p in swept:
+        if not any(_decides(report.runs, a, p) for a in axes):
+            axes.append(p)
+    return axes or report.params
+
+
+def _decides(runs, axis: str, param: str) -> bool:
+    """Every run's ``param`` follows from its ``axis`` value."""
+    seen: dict[str, str] = {}
+    for run in runs:
+        key, value = repr(_value(run, axis)), repr(_value(run, param))
+        if seen.setdefault(key, value) != value:
+            return False
+    return True
 
 
 def panels(report, figure) -> None:
@@ -106,18 +128,18 @@ def panels(report, figure) -> None:
     grid = figure.subplots(1, len(swept), sharey=True, squeeze=False)[0]
     for axes, param in zip(grid, swept):
         others = [p for p in swept if p != param]
-        xs = sorted({run.params.get(param) for run in report.runs}, key=_sort_key)
+        xs = sorted({_value(run, param) for run in report.runs}, key=_sort_key)
         lines: dict[tuple, list] = {}
         for run in report.runs:
-            lines.setdefault(tuple(run.params.get(p) for p in others), []).append(run)
+            lines.setdefault(tuple(_value(run, p) for p in others), []).append(run)
         shift = 0.08 * (np.arange(len(lines)) - (len(lines) - 1) / 2)
         for offset, (key, members) in zip(shift, lines.items()):
-            members = sorted(members, key=lambda run: _sort_key(run.params.get(param)))
-            x = np.array([xs.index(run.params.get(param)) for run in members]) + offset
+            members = sorted(members, key=lambda run: _sort_key(_value(run, param)))
+            x = np.array([xs.index(_value(run, param)) for run in members]) + offset
             means, err = _errors([run.metrics[metric] for run in members])
-            name = " ".join(f"{p}={format_value(v)}" for p, v in zip(others, key)) or metric
+            name = " ".join(f"{p}={shown(v)}" for p, v in zip(others, key)) or metric
             axes.errorbar(x, means, yerr=err, fmt="o-", capsize=3, label=name)
-        axes.set_xticks(range(len(xs)), [format_value(v) for v in xs])
+        axes.set_xticks(range(len(xs)), [shown(v) for v in xs])
         axes.set_xlabel(param)
         axes.grid(axis="y", alpha=0.3)
         if others and len(lines) <= 12:

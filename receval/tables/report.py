@@ -10,7 +10,7 @@ from typing import Any
 
 from receval import chain, stage_costs, tables
 from receval.metrics import lower_is_better
-from receval.results.configs import format_value
+from receval.results.labels import shown
 from receval.results.selection import measure_label
 
 MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
@@ -44,7 +44,8 @@ class ReportTables(tables.Rendered):
         return lines
 
     def _params_cells(self, run) -> list[str]:
-        return [format_value(run.params.get(p)) for p in self.params]
+        """The run's value of each parameter column; ``-`` where it does not apply."""
+        return [shown(run.params[p]) if p in run.params else "-" for p in self.params]
 
     def main_table(self) -> tables.Table:
         level = f"{self.boot.level:.0%} CI"
@@ -201,7 +202,7 @@ class ReportTables(tables.Rendered):
                 for q in self.per_question
             ]
             return tables.to_csv(columns, rows)
-        columns = ["run", "run_dir", *self.params, "n_chunks", "n_questions", "n_unanswerable"]
+        columns = ["run", "label", "run_dir", *self.params, "n_chunks", "n_questions", "n_unanswerable"]
         for name in self.metrics:
             columns += [name, f"{name}_lo", f"{name}_hi"]
         columns += ["latency_p50_ms", "latency_p95_ms"]
@@ -215,7 +216,8 @@ class ReportTables(tables.Rendered):
                 columns += [base, f"{base}_lo", f"{base}_hi"]
         rows = []
         for i, run in enumerate(self.runs):
-            row: list[Any] = [i, run.run_dir, *self._params_cells(run), run.n_chunks, run.n_questions, run.n_unanswerable]
+            row: list[Any] = [i, run.label, run.run_dir, *self._params_cells(run), run.n_chunks, run.n_questions,
+                              run.n_unanswerable]
             for name in self.metrics:
                 iv = run.metrics[name]
                 row += [iv.mean, iv.lo, iv.hi]

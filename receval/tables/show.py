@@ -1,9 +1,22 @@
-"""``report --show`` as plain text: one block per question, each run's top
-sections (relevant ones marked ``*``) and the relevant sections it missed."""
+"""``report --show`` as plain text: one block per question, each run's first relevant
+rank (as stored), its top results (relevant ones marked ``*``; for evidence, the share
+of each item a chunk holds) and the relevant units it missed."""
 
 from __future__ import annotations
 
-from receval.results.show import QuestionView
+from receval.results.show import QuestionView, RunView
+
+
+def holds(covers: list[tuple[str, float]]) -> str:
+    """``holds 100% of bees:684-731``: what of the evidence a chunk holds."""
+    return ", ".join(f"{share:.0%} of {item}" for item, share in covers)
+
+
+def missed_text(run: RunView, unit: str, rank: int | None) -> str:
+    """``missed bees:684-731 (found at rank 8)``; a section: ``(rank 8)``."""
+    if run.by_evidence:
+        return f"missed {unit} ({f'found at rank {rank}' if rank else 'not found in the retrieved chunks'})"
+    return f"missed {unit} ({f'rank {rank}' if rank else 'not retrieved'})"
 
 
 def to_text(views: list[QuestionView], which: str) -> str:
@@ -14,19 +27,23 @@ def to_text(views: list[QuestionView], which: str) -> str:
     lines = []
     for view in views:
         lines.append(f"{view.question_id} ({view.kind}): {view.question}")
-        lines.append(f"  relevant: {', '.join(view.relevant) or '(none: unanswerable)'}")
+        relevant = [f'{r} "{view.passages[r]}"' if r in view.passages else r for r in view.relevant]
+        lines.append(f"  relevant: {', '.join(relevant) or '(none: unanswerable)'}")
         for run in view.runs:
             first = run.first_relevant_rank
-            lines.append(f"  {run.label}: first relevant at {first if first else '-'}")
+            unit = " (chunk ranks: evidence items as units)" if run.by_evidence else ""
+            lines.append(f"  {run.label}: first relevant at {first if first else '-'}{unit}")
+            if run.note:
+                lines.append(f"    note: {run.note}")
             for hit in run.top:
                 mark = "*" if hit.relevant else " "
                 score = f"{hit.score:.3f}" if hit.score is not None else "-"
                 heading = f"  {hit.heading}" if hit.heading else ""
-                lines.append(f"   {mark}{hit.rank:>2} {score}  {hit.section_id}{heading}")
+                covers = f"  [holds {holds(hit.covers)}]" if hit.covers else ""
+                lines.append(f"   {mark}{hit.rank:>2} {score}  {hit.section_id}{heading}{covers}")
                 if hit.snippet:
                     lines.append(f"          {hit.snippet}")
-            for sid, rank in run.missed:
-                where = f"rank {rank}" if rank else "not retrieved"
-                lines.append(f"    missed {sid} ({where})")
+            for unit_id, rank in run.missed:
+                lines.append(f"    {missed_text(run, unit_id, rank)}")
         lines.append("")
     return "\n".join(lines)

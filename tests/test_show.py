@@ -1,0 +1,131 @@
+"""``report --show`` and the HTML per-question panels on evidence labels (quotes and
+spans, ``fixtures/essays``): the first relevant rank as ``results.parquet`` stores it,
+``*`` on the chunks that hold part of the evidence, snippets, and the rank each missed
+item was found at (issue 22: they once said "first relevant at -" and "not retrieved")."""
+
+from __future__ import annotations
+
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import FIXTURES, exit_code, run_of
+from receval import report
+from receval.chunking import chunk_sections
+from receval.datasets import Evidence, folder
+from receval.report import build_report
+
+ESSAYS = FIXTURES / "essays"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return [run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", f"chunking.max_words={w}")
+            for w in (20, 40)]
+
+
+def rows(run_dir) -> dict[str, dict]:
+    return {r["question_id"]: r for r in pq.read_table(run_dir / "results.parquet").to_pylist()}
+
+
+def letters(text: str) -> int:
+    return sum(not c.isspace() for c in text)
+
+
+def test_evidence_labels_round_trip():
+    assert Evidence.parse("bees:684-731") == Evidence("bees", 684, 731)
+    assert Evidence.parse("my:page:3-9") == Evidence("my:page", 3, 9)
+    assert Evidence.parse("loans#loan-periods") is None and Evidence.parse("x:9-3") is None
+
+
+def test_show_agrees_with_results_parquet_and_marks_the_chunks_holding_evidence(runs):
+    dataset = folder.load(folder_cfg())
+    ids = [q.id for q in dataset.questions]
+    built = build_report(runs, show=ids, top=10)
+    assert [v.question_id for v in built.shown] == ids
+    for words, run_dir, index in zip((20, 40), runs, range(2)):
+        stored = rows(run_dir)
+        chunks = {c.id: c for c in chunk_sections(dataset.sections, words, 0, True)}
+        page_of = {s.id: s.page for s in dataset.sections}
+        for view in built.shown:
+            row, seen = stored[view.question_id], view.runs[index]
+            assert seen.first_relevant_rank == row["first_relevant_rank"]
+            assert [h.section_id for h in seen.top] == row["retrieved"][:10]
+            question = next(q for q in dataset.questions if q.id == view.question_id)
+            if not question.evidence:
+                assert not seen.by_evidence  # scored by section: marks by section
+                assert [h.relevant for h in seen.top] == [h.section_id in question.relevant for h in seen.top]
+                continue
+            assert seen.by_evidence and seen.note == ""
+            assert all(h.snippet and h.heading for h in seen.top)
+            for hit in seen.top:  # marked exactly when the chunk holds characters of an item
+                chunk = chunks[hit.section_id]
+                text = dataset.pages[page_of[chunk.section_id]]
+                held = [
+                    (e.label, letters(text[max(chunk.start, e.start):min(chunk.end, e.end)])
+                     / letters(text[e.start:e.end]))
+                    for e in question.evidence if e.page == page_of[chunk.section_id]
+                ]
+                held = [(label, share) for label, share in held if share > 0]
+                assert hit.relevant == bool(held)
+                assert [label for label, _ in hit.covers] == [label for label, _ in held]
+                assert [share for _, share in hit.covers] == pytest.approx([share for _, share in held])
+            first = row["first_relevant_rank"]
+            if first:  # the chunk that completes an item is one that holds part of it
+                assert seen.top[first - 1].relevant
+            assert all(view.passages[e.label] for e in question.evidence)
+
+
+def folder_cfg():
+    from omegaconf import OmegaConf
+
+    return OmegaConf.create({"name": "essays", "path": str(ESSAYS), "questions": None})
+
+
+def test_fresnel_and_honey_left_as_hand_computed(runs, capsys):
+    """fresnel at 20 words (tests/test_evidence.py): @3 ranked first holds 6 of the
+    quote's 29 words, @1 eighth 3, @2 tenth 20: found at rank 10. honey-left: bees@10,
+    second, holds all of it."""
+    built = build_report(runs[:1], show=["fresnel", "honey-left"], top=10)
+    fresnel, honey = (view.runs[0] for view in built.shown)
+    assert fresnel.first_relevant_rank == 10
+    assert [h.rank for h in fresnel.top if h.relevant] == [1, 8, 10]
+    assert [h.section_id for h in fresnel.top if h.relevant] == [
+        "lighthouses#lighthouses@3", "lighthouses#lighthouses@1", "lighthouses#lighthouses@2"]
+    assert sum(share for h in fresnel.top for _, share in h.covers) == pytest.approx(1.0)
+    assert [h.rank for h in honey.top if h.relevant] == [2] and honey.first_relevant_rank == 2
+    assert [share for _, share in honey.top[1].covers] == [1.0]
+
+    assert exit_code(report.main, [runs[0], "--show", "fresnel", "--top", "5"]) == 0
+    text = capsys.readouterr().out
+    assert "first relevant at 10 (chunk ranks: evidence items as units)" in text
+    assert "   * 1 " in text and "  [holds 2" in text  # about a fifth of the quote's letters
+    assert "missed lighthouses:210-375 (found at rank 10)" in text
+    assert "not retrieved" not in text and "first relevant at -" not in text
+    assert 'relevant: lighthouses:210-375 "so a navigator who counted the flashes' in text
+
+
+def test_the_html_panels_say_the_same(runs, tmp_path):
+    out = tmp_path / "r.html"
+    assert exit_code(report.main, [*runs, "--format", "html", "--out", out]) == 0
+    html = out.read_text()
+    panel = html[html.index("<b>fresnel</b>"):]
+    panel = panel[: panel.index("</details>")]
+    assert "[max_words=20: 10 max_words=40: 1]" in panel
+    assert "first relevant at 10 (chunk ranks: evidence items as units)" in panel
+    assert "<span class='rel'>* lighthouses#lighthouses@3</span>" in panel
+    assert "missed lighthouses:210-375 (found at rank 10)" in panel
+    assert "not retrieved" not in panel
+
+
+def test_a_changed_dataset_leaves_the_marks_out_and_says_so(tmp_path, tmp_path_factory):
+    data = tmp_path / "essays"
+    shutil.copytree(ESSAYS, data)
+    run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={data}", "chunking.max_words=20")
+    page = data / "pages" / "lighthouses.md"
+    page.write_text("Moved on. " + page.read_text())
+    (seen,) = build_report([run_dir], show=["fresnel"], top=3).shown[0].runs
+    assert seen.first_relevant_rank == 10  # still what results.parquet says
+    assert "the dataset changed since this run" in seen.note
+    assert not any(h.relevant for h in seen.top) and seen.missed == []
