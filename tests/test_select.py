@@ -22,6 +22,7 @@ from receval.store import write_results, write_run_json
 from receval.tables import choice_plot
 from receval.reproduce import compare_tables
 from receval.results import Run, load_runs
+from receval.results.labels import run_labels
 from receval.results.pairing import BootSettings
 from receval.select import main, select
 
@@ -188,7 +189,7 @@ def test_a_margin_above_the_smallest_qualifying_one_chooses_the_cheaper_run(stag
     assert main([str(stages_like), "--metric", "hit@3", "--margin", str(above)]) == 0
     text = capsys.readouterr().out
     assert f"margin: {above:g} (hit@3 units, --margin)" in text
-    assert f"chosen: #0 retriever=bm25 -- shown not worse than the leader #1 at margin {above:g}" in text
+    assert f"chosen: #0 bm25 -- shown not worse than the leader #1 at margin {above:g}" in text
 
 
 def test_the_printout_states_the_rule_the_margin_and_the_questions_needed(stages_like, capsys):
@@ -232,12 +233,14 @@ def test_csv_and_markdown_carry_the_new_fields(stages_like, capsys):
 def test_a_single_run_is_chosen_with_nothing_to_compare(stages_like, capsys):
     got = as_json(capsys, stages_like / "2", "--metric", "hit@3")
     assert got["chosen"] == got["leader"] == 0 and got["why"] == "the only run: nothing to compare it with"
-    assert got["runs"][0]["label"] == str(stages_like / "2")
+    alone = run_labels(load_runs([stages_like / "2"]))[0]  # one run alone is described, never "2:"
+    assert got["runs"][0]["label"] == alone and "null" not in alone and alone != "2"
     narrowed = as_json(capsys, stages_like, "--metric", "hit@3", "--runs", "retriever=bm25")
     assert len(narrowed["runs"]) == 1 and narrowed["runs"][0]["run_dir"] == str(stages_like / "0")
     assert main([str(stages_like), "--metric", "hit@3", "--runs", "retriever=bm25"]) == 0
     text = capsys.readouterr().out
-    assert "1 run: nothing to compare it with" in text and "chosen: #0 " + str(stages_like / "0") in text
+    named = run_labels(load_runs([stages_like / "0"]))[0]
+    assert "1 run: nothing to compare it with" in text and f"chosen: #0 {named} " in text
 
 
 @pytest.mark.dense
@@ -257,7 +260,7 @@ def test_on_the_built_in_stages_sweep_bm25_is_chosen_only_with_a_margin(tmp_path
     assert as_json(capsys, *runs, "--split", "dev", "--metric", "hit@3", "--margin", needed)["chosen"] != 0
     assert main([*map(str, runs), "--split", "dev", "--metric", "hit@3", "--margin", str(above)]) == 0
     text = capsys.readouterr().out
-    assert f"chosen: #0 retriever=bm25 -- shown not worse than the leader #{got['leader']} at margin {above:g}" in text
+    assert f"chosen: #0 keyword -- shown not worse than the leader #{got['leader']} at margin {above:g}" in text
 
 
 def test_a_single_run_without_latency_is_still_chosen(tmp_path, capsys):
