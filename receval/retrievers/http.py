@@ -208,7 +208,10 @@ class HttpRetriever(RankOnly):
         else:
             done = [self.ask(q, k) for q in questions]
         self.question_seconds = np.array([seconds for _, seconds in done], dtype=np.float64)
-        return top_lists([pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}")
+        return top_lists(
+            [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}",
+            questions, lambda text: self.client.clip(text, 80),
+        )
 
 
 @component("retriever", "http", HttpConfig)
