@@ -29,14 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from receval import api, numeric
+from receval import numeric
+from receval.api import cut
 from receval.errors import RecevalError
 from receval.ranking import sort_candidates
-
-
-def cut(text: str) -> str:
-    """What a message shows of a user's or a stored string: one line, at most 80 characters."""
-    return api.clip(text, 80, None)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from html import escape
 
 from receval.results.selection import measure_label
 from receval.results.show import MAX_ALL
+from receval.tables import shown
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
@@ -86,7 +87,7 @@ def questions_html(views, total: int) -> str:
         )
         out.append(
             f"<details><summary><b>{escape(view.question_id)}</b> ({escape(view.kind or '')}) "
-            f"{escape(view.question)} <span class='head'>[{ranks}]</span></summary>"
+            f"{escape(shown(view.question))} <span class='head'>[{ranks}]</span></summary>"
         )
         out.append(f"<p class='note'>relevant: {escape(', '.join(view.relevant) or 'none')}</p>")
         for run in view.runs:

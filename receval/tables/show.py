@@ -4,6 +4,7 @@ sections (relevant ones marked ``*``) and the relevant sections it missed."""
 from __future__ import annotations
 
 from receval.results.show import QuestionView
+from receval.tables import shown
 
 
 def to_text(views: list[QuestionView], which: str) -> str:
@@ -13,7 +14,7 @@ def to_text(views: list[QuestionView], which: str) -> str:
         return f"no question {what.get(which.strip(), 'matched')}\n"
     lines = []
     for view in views:
-        lines.append(f"{view.question_id} ({view.kind}): {view.question}")
+        lines.append(f"{view.question_id} ({view.kind}): {shown(view.question)}")
         lines.append(f"  relevant: {', '.join(view.relevant) or '(none: unanswerable)'}")
         for run in view.runs:
             first = run.first_relevant_rank
