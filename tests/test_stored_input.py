@@ -122,6 +122,9 @@ CASES = {  # name -> (tamper keyword arguments, the message after "<file>: ")
     "negative tokens": (
         {"change": column("input_tokens.rerank", lambda n: [-1e12] * n)},
         "column 'input_tokens.rerank' holds -1000000000000.0 for question 'q01', not a finite number >= 0"),
+    "a rank of 0": (
+        {"change": column("first_relevant_rank", lambda n: pa.array([0] * n, pa.int32()))},
+        f"column 'first_relevant_rank' holds 0.0 for question 'q01', not a finite number >= 1; {EDITED}"),
     "a missing latency": (
         {"change": column("latency_ms", lambda n: [None] + [1.0] * (n - 1))},
         "column 'latency_ms' holds a missing value for question 'q01', not a finite number >= 0 in every row"),
@@ -154,6 +157,15 @@ def test_a_tampered_results_file_is_one_line_naming_the_file_and_column(good, tm
     if "retrieved" not in case and "scores" not in case:  # report and compare skip those columns
         with pytest.raises(RunError, match="re-run|upgrade|no receval metadata"):
             load_run(run_dir)
+
+
+def test_an_integer_beyond_float_precision_is_checked_without_an_arrow_error(good, tmp_path):
+    big = pa.array([2**62] * 49, pa.int64())
+    run_dir = tampered(good, tmp_path / "run", change=column("first_relevant_rank", big))
+    assert read_run(run_dir).table.column("first_relevant_rank").type == pa.int64()  # a valid (if odd) rank
+    run_dir = tampered(good, tmp_path / "tokens", change=column("input_tokens.rerank", pa.array([-(2**62)] * 49)))
+    with pytest.raises(RunError, match=r"column 'input_tokens.rerank' holds -4.6\d+e\+18 for question 'q01'"):
+        read_run(run_dir)
 
 
 def test_report_and_select_say_it_in_one_line_and_exit_2(good, tmp_path, capsys):

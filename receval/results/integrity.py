@@ -176,7 +176,7 @@ def _check_length(path: Path, table: pa.Table, name: str, limit: int) -> None:
 
 def _check_range(path: Path, table: pa.Table, name: str, low: float, high: float) -> None:
     column = table.column(name)
-    values = np.asarray(pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    values = np.asarray(pc.cast(column, pa.float64(), safe=False).to_numpy(zero_copy_only=False), dtype=np.float64)
     missing = np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool) | np.isnan(values)
     if is_amount(name):
         bad = missing | ~np.isfinite(values) | (values < low)
