@@ -203,6 +203,12 @@ def quiet_http_logs() -> None:
             logger.addHandler(logging.NullHandler())
 
 
+def cut(text: str, limit: int = 80) -> str:
+    """What a message shows of a string from outside that holds no key (a user's code's
+    answer, a stored file's value): :func:`clip` with nothing to redact."""
+    return clip(text, limit, None)
+
+
 def backoff_delay(attempt: int, retry_after: str | None, base: float, cap: float) -> float:
     """Seconds to wait before retry ``attempt`` (1 = the first retry)."""
     delay = base * 2 ** (attempt - 1)

@@ -4,7 +4,10 @@
 ``python -m receval.synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth.__main__`).
 Exit status 2 for every user error: a ``RecevalError`` raised by the task, and a
 config Hydra cannot compose (a misspelt key, a wrong type), which Hydra itself
-reports in one message and would exit 1 for.
+reports in one message and would exit 1 for. A job never ends the command with
+status 0 before its sweep is done (a stray ``sys.exit(0)`` is status 2); Ctrl-C (or a
+KeyboardInterrupt from user code) exits 130. Either way a sweep that stops early
+says which of its jobs finished (:func:`receval.resume.stopped`).
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import api, objective, pipeline, preflight, trust
+from receval import api, objective, pipeline, preflight, resume, trust
 from receval.datasets import load_dataset
-from receval.errors import EXIT_USER_ERROR, exit_on_error
+from receval.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
 from receval.resume import finished
 from receval.swept import swept_suffix
 
@@ -44,7 +47,15 @@ def hydra_command(
         started = True
         api.quiet_http_logs()  # Hydra's job logging would copy their unredacted lines to stderr and a file
         with exit_on_error():
-            return task(cfg)
+            try:
+                return task(cfg)
+            except SystemExit as stop:
+                if stop.code:
+                    raise
+                raise RecevalError(  # exit 0 here would end a sweep early and report success
+                    f"the job ended with SystemExit({stop.code!r}) (a sys.exit in code it ran) before "
+                    "writing its results"
+                ) from None
 
     def main() -> None:
         with exit_on_error():  # before Hydra saves the overrides anywhere
@@ -59,6 +70,10 @@ def hydra_command(
         try:
             with preflight.unknown_overrides_named():  # "did you mean", not Hydra's hint to force-add a key
                 entry(job)()
+        except KeyboardInterrupt:  # Ctrl-C, or raised by user code: stop, say what finished
+            sys.stderr.write("receval: interrupted (KeyboardInterrupt); a job stopped midway wrote no results\n")
+            resume.stopped("KeyboardInterrupt")
+            raise SystemExit(EXIT_INTERRUPTED) from None
         except SystemExit as stop:
             if stop.code == 1 and not started:  # Hydra stopped before any job ran here
                 sys.stderr.write(
@@ -66,6 +81,8 @@ def hydra_command(
                     "(fix the override or file it names), or a job that failed on a remote launcher\n"
                 )
                 raise SystemExit(EXIT_USER_ERROR) from None
+            if stop.code:
+                resume.stopped("an error")
             raise
 
     return main

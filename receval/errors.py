@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterable, Iterator
 
 EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
 
 class RecevalError(Exception):

@@ -11,6 +11,14 @@ in its relevant section(s):
 - ``rougeL_p``: ``LCS(question, passage) / len(question)``, the longest common
   subsequence of words (in order, gaps allowed) over the question's length.
 
+Cost, for a question of ``m`` words against a section of ``n`` words: the section is
+tokenised, counted and indexed once per run (``O(n log n)``); then each question costs
+``O(m)`` for ROUGE-1/2 and ``O(r log r + m * r)`` byte-wide numpy steps plus
+``m * ceil(r / 64)`` word operations for ROUGE-L (:func:`lcs_work`), where ``r <= n``
+is the number of the section's words that are question words. It never walks the
+whole section per question: against a 1.7M-word section that is about 4 ms instead
+of the dynamic programme's 0.22 s (``benchmarks/rouge_l_long.py``).
+
 These are the *precision* halves of ROUGE-1, ROUGE-2 and ROUGE-L with the question
 as the prediction and the passage as the reference, the numbers the ``rouge-score``
 package reports as ``RougeScorer([...], use_stemmer=False).score(target=passage,
@@ -64,29 +72,71 @@ def ngram_precision(question: Sequence, passage: Sequence, n: int) -> float:
 
 
 def lcs_length(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common subsequence of two token-id sequences, O(len(a) * len(b)).
+    """Length of the longest common subsequence of two token-id sequences (exact,
+    bit-parallel over the tokens of ``b`` that occur in ``a``: :func:`lcs_work`)."""
+    return lcs_work(a, _Index(np.asarray(b, dtype=np.int64)))[0]
 
-    One DP row per token of ``a``, computed for all of ``b`` at once: with ``prev``
-    the row above, ``row[j] = max(prev[j], prev[j-1] + 1 if a[i] == b[j])`` and then a
-    running maximum along ``j`` (the ``row[j-1]`` term of the usual recurrence). The
-    running-maximum form equals the textbook DP because the LCS table never
-    decreases along a row or column. The loop runs over the shorter sequence.
+
+def lcs_work(question: Sequence[int], passage: "_Index") -> tuple[int, int, int]:
+    """``(LCS length, steps, r)``: the exact LCS of ``question`` and the indexed passage,
+    and the work it took: ``steps`` updates (at most ``len(question)``) of integers of
+    ``r`` bits, ``r`` the number of passage positions holding a question token.
+
+    Only those ``r`` positions can be in a common subsequence, so the passage is cut
+    down to them first, from its inverted index (one sort of ``r`` keys, never a pass
+    over the whole passage): the sequence ``B``. The LCS of the question and ``B`` is
+    computed bit-parallel (H. Hyyrö 2004, "Bit-parallel LCS-length computation
+    revisited", after L. Allison and T. Dix 1986 and M. Crochemore et al. 2001): ``V``
+    holds one bit per place of ``B``, all ones at first; for each question token with
+    match mask ``M`` (the places of ``B`` holding it), ``U = V & M`` and
+    ``V = (V + U) | (V - U)``, cut to ``r`` bits; the LCS is the number of zero bits
+    left in ``V``. A question token absent from the passage has ``M = 0`` and leaves
+    ``V`` unchanged, so it is skipped. Python integers are the bit vectors, so each
+    update is a few C loops over ``ceil(r / 64)`` words: ``O(r log r + m * r)`` byte
+    steps to build the masks and ``m * ceil(r / 64)`` word steps for the LCS, against
+    ``m * len(passage)`` cells for the dynamic programme (``m = len(question)``).
     """
-    if not len(a) or not len(b):
-        return 0
-    if len(a) > len(b):
-        a, b = b, a
-    b = np.asarray(b, dtype=np.int64)
-    prev = np.zeros(len(b) + 1, dtype=np.int64)
-    for token in a:
-        candidate = prev[1:].copy()
-        match = b == token
-        np.maximum(candidate, np.where(match, prev[:-1] + 1, 0), out=candidate)
-        row = np.empty_like(prev)
-        row[0] = 0
-        np.maximum.accumulate(candidate, out=row[1:])
-        prev = row
-    return int(prev[-1])
+    q = np.asarray(question, dtype=np.int64)
+    tokens = np.unique(q)
+    starts, counts = passage.runs(tokens)
+    r = int(counts.sum())
+    if not r:
+        return 0, 0, 0
+    kinds = len(tokens)  # B in passage order, each place as its token number: one sort of (position, number)
+    number = np.repeat(np.arange(kinds), counts)
+    where = passage.order[np.arange(r) + np.repeat(starts - (np.cumsum(counts) - counts), counts)]
+    label = np.sort(where * kinds + number) % kinds
+    masks = {
+        token: int.from_bytes(np.packbits(label == k, bitorder="little").tobytes(), "little")
+        for k, token in enumerate(tokens.tolist())
+        if counts[k]
+    }
+    full = (1 << r) - 1
+    v, steps = full, 0
+    for token in q.tolist():
+        m = masks.get(token)
+        if m is None:
+            continue
+        u = v & m
+        v = ((v + u) | (v - u)) & full
+        steps += 1
+    return r - v.bit_count(), steps, r
+
+
+class _Index:
+    """A passage's token ids with an inverted index: ``order`` lists the positions
+    grouped by token id, each group ascending (a stable sort of the ids)."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+        n = max(ids.size, 1)  # (id, position) as one int64 key: one sort, ties impossible
+        self.order = np.sort(ids * n + np.arange(ids.size)) % n
+        self.sorted = ids[self.order]
+
+    def runs(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each token's positions start in ``order``, and how many there are."""
+        starts = np.searchsorted(self.sorted, tokens)
+        return starts, np.searchsorted(self.sorted, tokens + 1) - starts
 
 
 def rouge_precision(question: str, passage: str) -> tuple[float, float, float]:
@@ -101,11 +151,12 @@ def _precisions(q_tokens: list[str], p_tokens: list[str]) -> tuple[float, float,
 
 
 class _Passage:
-    """A passage tokenised once: token ids and its unigram and bigram counts, reused
-    for every question that labels it (a 10 MB section is read once per run)."""
+    """A passage tokenised once: token ids with their inverted index, and its unigram
+    and bigram counts, reused for every question that labels it (a 10 MB section is
+    read once per run)."""
 
     def __init__(self, ids: list[int]):
-        self.ids = np.asarray(ids, dtype=np.int64)
+        self.index = _Index(np.asarray(ids, dtype=np.int64))
         self.grams = {1: _ngrams(ids, 1), 2: _ngrams(ids, 2)}
 
     @classmethod
@@ -118,7 +169,7 @@ class _Passage:
             total = max(len(q) - n + 1, 0)
             counts = _ngrams(q, n)
             scores.append(sum(min(c, self.grams[n][g]) for g, c in counts.items()) / total if total else 0.0)
-        rouge_l = lcs_length(q, self.ids) / len(q) if q else 0.0
+        rouge_l = lcs_work(q, self.index)[0] / len(q) if q else 0.0
         return scores[0], scores[1], rouge_l
 
 

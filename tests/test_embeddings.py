@@ -458,3 +458,12 @@ def test_dense_over_http_caches_chunks_and_counts_calls(api, key, tmp_path):
             assert KEY.encode() not in path.read_bytes()
     assert KEY not in repr(dense) and KEY.encode() not in pickle.dumps(dense)
     assert KEY not in json.dumps(dense.cache.identity)
+
+
+@pytest.mark.parametrize("index", [True, 1.0, "1", -1, 2, 0])
+def test_http_embedding_indices_must_be_positions_given_once(index):
+    """A boolean is not an index (True read as 1 before); nor a float, a string, one out of range or repeated."""
+    encoder = HttpEncoder("http://127.0.0.1:9/v1", "m")
+    reply = {"data": [{"embedding": [1.0, 0.0], "index": 0}, {"embedding": [0.0, 1.0], "index": index}]}
+    with pytest.raises(RecevalError, match=rf"item 1 has a bad or repeated 'index' {index!r}"):
+        encoder._parse(reply, b"", 2)

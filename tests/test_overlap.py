@@ -143,3 +143,39 @@ def test_buckets():
     assert overlap_bucket(np.array([0.1, 0.9])) == ["low", "high"]
     with pytest.raises(ValueError, match="0 <= low <= high <= 1"):
         overlap_bucket([0.1], thresholds=(0.6, 0.3))
+
+
+def dp_lcs(a, b) -> int:
+    """The dynamic programme, one numpy row per token of ``a`` (receval's former LCS)."""
+    b = np.asarray(b, dtype=np.int64)
+    prev = np.zeros(len(b) + 1, dtype=np.int64)
+    for token in a:
+        candidate = np.maximum(prev[1:], np.where(b == token, prev[:-1] + 1, 0))
+        prev = np.concatenate([[0], np.maximum.accumulate(candidate)])
+    return int(prev[-1])
+
+
+def test_lcs_equals_the_textbook_dp_across_several_64_bit_words():
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        a = rng.integers(0, 9, rng.integers(1, 30)).tolist()
+        b = rng.integers(0, 9, rng.integers(60, 400)).tolist()  # r up to 400 bits: several words, carries between them
+        assert lcs_length(a, b) == lcs_length(b, a) == textbook_lcs(a, b)
+
+
+def test_a_17m_word_section_costs_its_question_words_occurrences_not_its_length():
+    """ROUGE-L against a 1.7M-word section: exact (equal to the DP), and the bit-parallel
+    LCS runs at most len(question) steps over integers of r bits, r = the section's
+    occurrences of the question's words (here under 5% of it), instead of the DP's
+    len(question) x 1.7M cells."""
+    from receval.overlap import _Index, lcs_work
+
+    rng = np.random.default_rng(3)
+    n = 1_700_000
+    passage = (20_000.0 ** rng.random(n)).astype(np.int64) - 1  # ids 0..19,999, frequency ~ 1/id (Zipf-like)
+    question = [7, 9_000, 412, 15_000, 30, 2_500, 19_999, 7, 611, 12_345, 30, 3_000]  # common and rare ids
+    length, steps, r = lcs_work(question, _Index(passage))
+    assert length == dp_lcs(question, passage)
+    assert r == int(np.isin(passage, question).sum())  # only those positions become bits
+    assert steps <= len(question) and r < 0.05 * n
+    assert steps * -(-r // 64) < len(question) * n / 1000  # word operations against the DP's cells

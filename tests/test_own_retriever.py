@@ -68,6 +68,41 @@ class NotFinite(Jaccard):
         return [[("fines#late-returns", float("nan"))] for _ in questions]
 
 
+class Strings(Jaccard):
+    def search(self, questions, k):
+        return [[("fines#late-returns", "0.5")] for _ in questions]
+
+
+class Twice(Jaccard):
+    def search(self, questions, k):
+        return [[("fines#late-returns", 0.5), ("loans#loan-periods", 0.4), ("fines#late-returns", 0.1)]
+                for _ in questions]
+
+
+class Exits(Jaccard):
+    def search(self, questions, k):
+        import sys
+
+        sys.exit(0)
+
+
+class ExitsOver(Jaccard):
+    """Fine up to ``limit`` chunks; then ends the process (``how``: exit or interrupt)."""
+
+    def __init__(self, limit=100, how="exit"):
+        super().__init__()
+        self.limit, self.how = limit, how
+
+    def search(self, questions, k):
+        if len(self.ids) > self.limit:
+            if self.how == "exit":
+                import sys
+
+                sys.exit(0)
+            raise KeyboardInterrupt
+        return super().search(questions, k)
+
+
 def sections_only(**params):
     """A factory: an index over whole sections, no fit."""
     return SectionIndex(**params)
@@ -88,6 +123,7 @@ def user_code(tmp_path, monkeypatch):
     folder = tmp_path / "code"
     folder.mkdir()
     (folder / "jac.py").write_text(JACCARD, encoding="utf-8")
+    (folder / "exits_on_import.py").write_text("import sys\nsys.exit('bye')\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(folder))
     sys.modules.pop("jac", None)
     importlib.invalidate_caches()
@@ -152,17 +188,55 @@ def test_section_ids_stand_for_their_sections_and_ties_follow_the_tie_rule(user_
     assert row["retrieved"] == ids and row["scores"] == [1.0, 0.5, 1 / 3]
 
 
-def test_top_lists_orders_equal_scores_by_chunk_id_and_keeps_an_ids_best_score():
-    class C:
-        def __init__(self, section_id, ordinal):
-            self.section_id, self.ordinal, self.id = section_id, ordinal, f"{section_id}@{ordinal}"
+class C:
+    def __init__(self, section_id, ordinal):
+        self.section_id, self.ordinal, self.id = section_id, ordinal, f"{section_id}@{ordinal}"
 
-    chunks = [C("b", 0), C("b", 1), C("a", 0)]
-    tie_rank = tie_ranks([(c.section_id, c.ordinal) for c in chunks])
-    answers = [[("b@1", 2.0), ("a", 2.0), ("b", 2.0), ("b@0", 1.0)], []]
-    idx, scores = top_lists(answers, Ids(chunks), tie_rank, 3, "test")
-    assert idx.tolist() == [[2, 0, 1], [-1, -1, -1]]  # a@0, b@0 (its best: 2.0), b@1
+
+CHUNKS = [C("b", 0), C("b", 1), C("a", 0)]
+TIE_RANK = tie_ranks([(c.section_id, c.ordinal) for c in CHUNKS])
+
+
+def test_top_lists_orders_equal_scores_by_chunk_id():
+    answers = [[("b@1", 2.0), ("a", 2.0), ("b", np.float32(2.0))], []]
+    idx, scores = top_lists(answers, Ids(CHUNKS), TIE_RANK, 3, "test", ["q1", "q2"])
+    assert idx.tolist() == [[2, 0, 1], [-1, -1, -1]]  # a@0, b@0, b@1: equal scores by chunk id
     assert scores[0].tolist() == [2.0, 2.0, 2.0] and np.isnan(scores[1]).all()
+    idx, scores = top_lists([[(2, 1), (0, 3)]], None, TIE_RANK, 2, "lancedb", ["q"])  # positions, int scores
+    assert idx.tolist() == [[0, 2]] and scores.tolist() == [[3.0, 1.0]]
+
+
+BAD_ANSWERS = {  # one question's answer -> the message (question "what is it?", retriever "mine")
+    "string score": ([("a", "0.5")], "mine gave id 'a' the score '0.5' for question 'what is it?': scores must "
+                     "be finite real numbers (not strings, booleans, lists or None)"),
+    "boolean": ([("a", True)], "gave id 'a' the score True for question"),
+    "numpy boolean": ([("a", np.True_)], "gave id 'a' the score np.True_ for question"),
+    "none": ([("a", None)], "gave id 'a' the score None for question"),
+    "nan": ([("a", float("nan"))], "gave id 'a' the score nan for question"),
+    "infinite": ([("a", 1.0), ("b", float("-inf"))], "gave id 'b' the score -inf for question"),
+    "too large for a float": ([("a", 10**400)], "gave id 'a' the score 1000000000"),
+    "a list": ([("a", [1.0, 2.0]), ("b", [3.0, 4.0])], "gave id 'a' the score [1.0, 2.0] for question"),
+    "ragged lists": ([("a", [1.0]), ("b", [3.0, 4.0])], "gave id 'a' the score [1.0] for question"),
+    "ids and scores apart": ((["a", "b"], [1.0]), "mine answered question 'what is it?' with (['a', 'b'], [1.0]): "
+                             "each answer is a list of (id, score) pairs"),
+    "a triple": ([("a", 1.0, "x")], "answered question 'what is it?' with [('a', 1.0, 'x')]: each answer"),
+    "not a list": ("a", "answered question 'what is it?' with 'a': each answer is a list of (id, score) pairs"),
+    "same id twice": ([("a", 1.0), ("b", 0.5), ("a", 0.2)], "mine named id 'a' twice for question 'what is it?': "
+                      "give each chunk at most once per answer (a section id stands for its first chunk)"),
+    "section and its first chunk": ([("b", 1.0), ("b@0", 0.5)], "mine named one chunk twice, as 'b' and 'b@0' "
+                                    "for question 'what is it?'"),
+    "a 5 MB id": ([("z" * 5_000_000, 1.0)], "mine (question 'what is it?') answered id 'zzzz"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_ANSWERS)
+def test_a_bad_answer_is_one_line_naming_the_retriever_and_the_question(case):
+    answer, expected = BAD_ANSWERS[case]
+    with pytest.raises(RecevalError) as caught:
+        top_lists([[("a", 1.0)], answer], Ids(CHUNKS), TIE_RANK, 3, "mine", ["fine", "what is it?"])
+    message = str(caught.value)
+    assert expected in message
+    assert "\n" not in message and len(message) < 400
 
 
 @pytest.mark.parametrize(
@@ -170,7 +244,15 @@ def test_top_lists_orders_equal_scores_by_chunk_id_and_keeps_an_ids_best_score()
     [
         ("jac:Unknown", "answered id 'fines#late-returnz', which is neither a chunk id nor a section id of this run; "
          "closest known ids: 'fines#late-returns'"),
-        ("jac:NotFinite", "gave id 'fines#late-returns' the score nan: scores must be finite numbers"),
+        ("jac:NotFinite", "jac:NotFinite search gave id 'fines#late-returns' the score nan for question "
+         "'What is the loan period for DVDs?': scores must be finite real numbers"),
+        ("jac:Strings", "jac:Strings search gave id 'fines#late-returns' the score '0.5' for question "
+         "'What is the loan period for DVDs?': scores must be finite real numbers"),
+        ("jac:Twice", "jac:Twice search named id 'fines#late-returns' twice for question "
+         "'What is the loan period for DVDs?': give each chunk at most once per answer"),
+        ("jac:Exits", "jac:Exits search raised SystemExit(0) (sys.exit in your code): a retriever returns its "
+         "answers or raises an exception, it does not end the process; no results were written"),
+        ("exits_on_import:Anything", "importing exits_on_import raised SystemExit('bye')"),
         ("jac:Nope", "retriever.target='jac:Nope': jac has no attribute 'Nope'"),
         ("nowhere:Nope", "no module named 'nowhere'; put its folder on PYTHONPATH"),
     ],
@@ -193,6 +275,30 @@ def test_an_exception_in_user_code_shows_its_traceback_and_exits_2_writing_nothi
     assert "receval: error: jac:Broken search raised ValueError (traceback above)" in done.stderr
     assert "receval/pipeline.py" not in done.stderr  # the user's frames, not receval's
     assert not (tmp_path / "run" / "results.parquet").exists() and not (tmp_path / "run" / "run.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("how", "status", "why"), [("exit", 2, "an error"), ("interrupt", 130, "KeyboardInterrupt")])
+def test_sys_exit_or_ctrl_c_in_user_code_stops_the_sweep_non_zero_saying_which_jobs_finished(
+    user_code, tmp_path, how, status, why
+):
+    """Job 0 (120 words: 99 chunks) runs; job 1 (20 words) calls sys.exit(0) or raises
+    KeyboardInterrupt in search. Before: exit 0 (or a traceback) and no summary."""
+    where = tmp_path / "sweep"
+    done = run_cli(
+        "retriever=python", "retriever.target=jac:ExitsOver", f"retriever.params={{limit: 100, how: {how}}}",
+        "chunking.max_words=120,20", f"hydra.sweep.dir={where}", "-m",
+        cwd=tmp_path, env={"PYTHONPATH": f"{user_code}:{Path(__file__).resolve().parent.parent}"},
+    )
+    assert done.returncode == status, done.stderr
+    assert (
+        f"receval: sweep stopped by {why}: 1 jobs ran (0), 0 skipped (finished before, same config), "
+        f"1 without results (1) -> {where}"
+    ) in done.stdout
+    assert (where / "0" / "run.json").is_file() and not (where / "1" / "results.parquet").exists()
+    assert "Traceback" not in done.stderr
+    if how == "exit":
+        assert "receval: error: jac:ExitsOver search raised SystemExit(0) (sys.exit in your code)" in done.stderr
 
 
 def test_a_stored_run_naming_a_target_needs_allow_code(tmp_path):

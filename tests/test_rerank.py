@@ -101,6 +101,44 @@ def test_cross_encoder_without_a_model_says_how_to_get_one(make_config, tmp_path
         components.build("rerank", {"kind": "cross_encoder", "model": str(tmp_path / "empty")}, Context())
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.write_text("x"), "is a file, not a model's folder; download a cross-encoder once"),
+        (lambda p: (p.mkdir(), (p / "config.json").write_text("garbage{")), "config.json is not a model's config"),
+        (lambda p: (p.mkdir(), (p / "config.json").write_text("[1, 2]")), "config.json is not a model's config"),
+        (lambda p: (p.mkdir(), (p / "config.json").write_text('{"hidden_size": 32}')),
+         "config.json is not a model's config (a JSON object naming its model_type), so the folder is not a saved "
+         "cross-encoder; download"),
+        (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "' + "x" * (1 << 20) + '"}')),
+         "config.json is not a model's config"),
+    ],
+    ids=["a file", "config not JSON", "config a list", "config without model_type", "config of 1 MB"],
+)
+def test_a_cross_encoder_folder_that_is_not_a_model_is_one_message(tmp_path, make, message):
+    make(tmp_path / "model")
+    with pytest.raises(ConfigError) as caught:
+        components.build("rerank", {"kind": "cross_encoder", "model": str(tmp_path / "model")}, Context())
+    assert f"rerank.model='{tmp_path / 'model'}': " in str(caught.value) and message in str(caught.value)
+
+
+@pytest.mark.dense
+def test_a_cross_encoder_whose_weights_cannot_be_loaded_is_one_message(cross_model, tmp_path):
+    import shutil
+
+    for name, damage in (("garbage", b"not safetensors"), ("missing", None)):
+        folder = tmp_path / name
+        shutil.copytree(cross_model, folder)
+        for weights in folder.glob("*.safetensors"):
+            weights.write_bytes(damage) if damage else weights.unlink()
+        reranker = components.build("rerank", {"kind": "cross_encoder", "model": str(folder)}, Context())
+        with pytest.raises(ConfigError) as caught:
+            reranker.fit(TEXTS, np.arange(len(TEXTS)))
+        message = str(caught.value)
+        assert message.startswith(f"rerank.model='{folder}': not a cross-encoder sentence-transformers can load (")
+        assert "\n" not in message and ("SafetensorError" in message or "OSError" in message)
+
+
 def test_cost_prices_are_checked(make_config):
     with pytest.raises(ConfigError) as bad:
         check(make_config("+cost.rerank.per_1k_request=2", "+cost.dense.per_1m_input_tokens=-1"))

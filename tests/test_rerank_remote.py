@@ -251,3 +251,79 @@ def test_priced_remote_encoder_has_an_index_cost_and_per_question_money(make_con
     calls = info["stages"]["dense"]["search_api_calls"]
     assert calls == len(rows)  # one embeddings request per question (search_batch=1)
     assert all(row["cost_usd.dense"] == pytest.approx(calls / len(rows) / 1e3) for row in rows)
+
+
+# ------------------------------------------------ counts a server reports are checked
+BAD_COUNTS = {  # the JSON a server sends as a token count -> how the message shows it
+    "NaN": "nan", "Infinity": "inf", "-1e12": "-1000000000000.0", '"12"': "'12'", "12.5": "12.5",
+    "true": "True", "[12]": "[12]", "1e300": "1e+300", '"sk-test-7f3a9c1e5b"': "'***'",
+}
+
+
+@pytest.fixture
+def counting():
+    """Servers whose usage counts are the raw JSON named by the path: /rerank-<i>/rerank, /chat-<i>/chat/completions."""
+    raws = list(BAD_COUNTS) + ["12.0", "null"]
+
+    def answer(path, body):
+        raw = raws[int(path.split("/")[1].split("-")[1])]
+        if path.startswith("/rerank"):
+            results = [{"index": i, "relevance_score": 1.0} for i in range(len(body["documents"]))]
+            return 200, {}, f'{{"results": {json.dumps(results)}, "usage": {{"total_tokens": {raw}}}}}'.encode()
+        content = json.dumps(json.dumps({"grade": 2}))
+        usage = f'{{"prompt_tokens": 9, "completion_tokens": {raw}}}'
+        return 200, {}, f'{{"choices": [{{"message": {{"content": {content}}}}}], "usage": {usage}}}'.encode()
+
+    running = Server(answer)
+    running.raws = raws
+    yield running
+    running.close()
+
+
+def _rerank(kind: str, base_url: str):
+    node = {"kind": kind, "base_url": base_url, "model": "m1", "first_size": 2, "api_key_env": "RR_KEY", "retries": 0}
+    stage = Reranked(Fixed([2, 1]), components.build("rerank", node, Context()), first_size=2)
+    stage.fit(["a", "b"], np.arange(2))
+    stage.rank(["q"], 2)
+    return stage
+
+
+@pytest.mark.parametrize("kind, field", [("http", "usage.total_tokens"), ("llm", "usage.completion_tokens")])
+@pytest.mark.parametrize("case", range(len(BAD_COUNTS)))
+def test_a_reported_token_count_that_is_not_a_whole_number_stops_the_run(counting, monkeypatch, kind, field, case):
+    monkeypatch.setenv("RR_KEY", KEY)
+    prefix = "rerank" if kind == "http" else "chat"
+    path = "/rerank" if kind == "http" else "/chat/completions"
+    shown = BAD_COUNTS[counting.raws[case]]
+    with pytest.raises(RecevalError) as caught:
+        _rerank(kind, f"{counting.url}/{prefix}-{case}")
+    message = str(caught.value)
+    assert message == (
+        f"{counting.url}/{prefix}-{case}{path}: the answer's {field} is {shown}, not a count (a whole number "
+        "from 0 to 2**53); its usage cannot be priced: check the server behind rerank.base_url"
+    )
+    assert KEY not in message
+
+
+@pytest.mark.parametrize("kind", ["http", "llm"])
+def test_a_whole_float_count_is_taken_and_a_null_one_is_estimated(counting, monkeypatch, kind):
+    monkeypatch.setenv("RR_KEY", KEY)
+    prefix = "rerank" if kind == "http" else "chat"
+    name = "input_tokens.rerank" if kind == "http" else "output_tokens.rerank"
+    whole = _rerank(kind, f"{counting.url}/{prefix}-{len(BAD_COUNTS)}")
+    assert whole.question_counts[name].tolist() == [12.0 if kind == "http" else 24.0]  # llm: 2 pairs x 12
+    assert whole.tokens_estimated == set()
+    null = _rerank(kind, f"{counting.url}/{prefix}-{len(BAD_COUNTS) + 1}")
+    assert null.tokens_estimated == {"rerank"}
+
+
+def test_http_rerank_refuses_an_index_scored_twice(monkeypatch):
+    def answer(path, body):
+        return 200, {}, b'{"results": [{"index": 0, "relevance_score": 1.0}, {"index": 0, "relevance_score": 0.5}]}'
+
+    running = Server(answer)
+    try:
+        with pytest.raises(RecevalError, match=r"/rerank: the answer scores document 0 twice: .*index.: 0"):
+            _rerank("http", running.url)
+    finally:
+        running.close()

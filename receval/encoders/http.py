@@ -124,7 +124,7 @@ class HttpEncoder:
             if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
                 raise self._bad(f"item {position} has no 'embedding' list", raw)
             index = item.get("index", position)
-            if not isinstance(index, int) or not 0 <= index < expected or rows[index] is not None:
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < expected or rows[index] is not None:
                 raise self._bad(f"item {position} has a bad or repeated 'index' {index!r}", raw)
             rows[index] = item["embedding"]
         try:

@@ -2,7 +2,10 @@
 (question, chunk) pair together and scores it.
 
 The model comes from a local folder (a model saved with ``CrossEncoder.save`` or
-downloaded once by the user); nothing is downloaded at run time. ``fit`` loads the
+downloaded once by the user); nothing is downloaded at run time. A path that is a
+file, a folder without a model's ``config.json``, or one whose files transformers
+cannot load (missing or damaged weights, a head of another size) is one ConfigError
+naming it (:func:`model_folder`, :meth:`CrossEncoderReranker.load`). ``fit`` loads the
 model and scores one warm-up pair, so search latency never includes the load.
 Pairs are scored ``batch_size`` at a time, each truncated to ``max_length`` tokens.
 """
@@ -10,6 +13,7 @@ Pairs are scored ``batch_size`` at a time, each truncated to ``max_length`` toke
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -18,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from receval.api import cut
 from receval.components import Context, component
 from receval.errors import ConfigError
 from receval.rerankers import RerankFields, pairs_of, placed
@@ -32,6 +37,9 @@ INSTALL = (
     "install the dense extra: pip install torch==2.13.0, then pip install 'receval[dense]' "
     "(torch first, so pip takes the CPU build)"
 )
+
+
+MAX_CONFIG = 1 << 20  # bytes: a model's config.json is a few kilobytes
 
 
 @dataclass
@@ -54,14 +62,30 @@ class CrossEncoderConfig(RerankFields):
 
 
 def model_folder(name: str) -> Path:
-    """The checked folder of ``rerank.model``; a ConfigError saying how to get one otherwise."""
+    """The checked folder of ``rerank.model``; a ConfigError saying how to get one otherwise.
+
+    Checked before torch is imported: a folder (not a file) holding a ``config.json``
+    that is a JSON object naming its ``model_type``, as every saved transformers
+    model's does."""
     path = Path(str(name)).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"rerank.model={name!r}: {path.resolve()} is a file, not a model's folder; {HOW_TO_GET}")
     if not path.is_dir():
         raise ConfigError(f"rerank.model={name!r}: no such folder; {HOW_TO_GET}")
-    if not (path / "config.json").is_file():
+    config = path / "config.json"
+    if not config.is_file():
         raise ConfigError(
             f"rerank.model={name!r}: {path.resolve()} holds no config.json, so it is not a saved "
             f"cross-encoder; {HOW_TO_GET}"
+        )
+    try:
+        data = json.loads(config.read_bytes()[: MAX_CONFIG + 1]) if config.stat().st_size <= MAX_CONFIG else None
+    except (OSError, ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("model_type"), str):
+        raise ConfigError(
+            f"rerank.model={name!r}: {config.resolve()} is not a model's config (a JSON object naming its "
+            f"model_type), so the folder is not a saved cross-encoder; {HOW_TO_GET}"
         )
     missing = [m for m in ("sentence_transformers", "torch") if importlib.util.find_spec(m) is None]
     if missing:
@@ -100,8 +124,12 @@ class CrossEncoderReranker:
 
             try:
                 model = CrossEncoder(str(self.folder), device="cpu", local_files_only=True)
-            except (OSError, ValueError) as error:
-                raise ConfigError(f"rerank.model: cannot load a cross-encoder from {self.folder}: {error}") from None
+            except Exception as error:  # the folder's files, read by transformers: missing or damaged weights...
+                first = (str(error).strip().splitlines() or [""])[0]
+                raise ConfigError(
+                    f"rerank.model={str(self.folder)!r}: not a cross-encoder sentence-transformers can load "
+                    f"({type(error).__name__}: {cut(first, 200)}); {HOW_TO_GET}"
+                ) from None
             model.max_seq_length = token_limit(model, self.max_length)
             self.model = model
         return self.model

@@ -6,19 +6,20 @@ One request per question: ``POST {base_url}{path}`` with ``{"model", "query",
 [{"index": i, "relevance_score": s}, ...]}``. A shortlisted chunk the answer leaves
 out gets no score and goes after the scored ones. Tokens come from the answer's
 ``usage`` (``total_tokens`` or ``prompt_tokens``) or Cohere's
-``meta.billed_units.input_tokens``; without one they are estimated and the run says
-so. Client rules (key from an environment variable, retries, redaction):
+``meta.billed_units.input_tokens``, checked by :func:`usage_tokens` (a whole number
+>= 0, else the run stops: it would become money); without one they are estimated and
+the run says so. Client rules (key from an environment variable, retries, redaction):
 :mod:`receval.rerankers._remote`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
+from receval import numeric
 from receval.components import Context, component
 from receval.cost import estimate_tokens
 from receval.errors import RecevalError
@@ -69,18 +70,37 @@ def client_of(node, path: str) -> Client:
     )
 
 
-def usage_tokens(data: dict, key: str = "input") -> float | None:
-    """Tokens an answer reports: ``usage.{total,prompt,input}_tokens`` or Cohere's billed units."""
+def usage_tokens(data: dict, key: str, client) -> int | None:
+    """Tokens an answer reports (``usage.{total,prompt,input}_tokens``, or for ``key="output"``
+    ``usage.{completion,output}_tokens``; Cohere's ``meta.billed_units.<key>_tokens``), None
+    when it reports none (null counts as none). A count must be a whole number from 0 to
+    2**53: NaN, infinity, a negative or fractional number, a string or a boolean is a
+    RecevalError naming the server and the field (it would become money)."""
     usage = data.get("usage")
     names = ("total_tokens", "prompt_tokens", "input_tokens") if key == "input" else ("completion_tokens", "output_tokens")
+    found = []
     if isinstance(usage, dict):
-        for name in names:
-            if isinstance(usage.get(name), (int, float)):
-                return float(usage[name])
-    billed = (data.get("meta") or {}).get("billed_units") if isinstance(data.get("meta"), dict) else None
-    if isinstance(billed, dict) and isinstance(billed.get(f"{key}_tokens"), (int, float)):
-        return float(billed[f"{key}_tokens"])
-    return None
+        found = [(f"usage.{name}", usage[name]) for name in names if usage.get(name) is not None]
+    meta = data.get("meta")
+    billed = meta.get("billed_units") if isinstance(meta, dict) else None
+    if not found and isinstance(billed, dict) and billed.get(f"{key}_tokens") is not None:
+        found = [(f"meta.billed_units.{key}_tokens", billed[f"{key}_tokens"])]
+    if not found:
+        return None
+    field, value = found[0]
+    return reported_count(value, f"{client.url}: the answer's {field}", f"{client.option}.base_url", client.clip)
+
+
+def reported_count(value, what: str, option: str, clip) -> int:
+    """``value`` as a count a server reported (:func:`receval.numeric.count`), else a
+    RecevalError ``<what> is <value, clipped>`` naming ``option``."""
+    number = numeric.count(value)
+    if number is None:
+        raise RecevalError(
+            f"{what} is {clip(repr(value), 80)}, not a count (a whole number from 0 to 2**53); "
+            f"its usage cannot be priced: check the server behind {option}"
+        )
+    return number
 
 
 class HttpReranker(RemoteScorer):
@@ -99,7 +119,7 @@ class HttpReranker(RemoteScorer):
             )
             out[row, cols] = self.scores_of(data, len(documents))
             requests[row] = 1
-            used = usage_tokens(data)
+            used = usage_tokens(data, "input", self.client)
             if used is None:
                 self.tokens_estimated = True
                 used = float(estimate_tokens([question]).sum() * len(documents) + estimate_tokens(documents).sum())
@@ -108,7 +128,8 @@ class HttpReranker(RemoteScorer):
         return out
 
     def scores_of(self, data: dict, n: int) -> np.ndarray:
-        """The answer's scores by document position (NaN for any left out); malformed: an error."""
+        """The answer's scores by document position (NaN for any left out); malformed (an
+        index out of range or given twice, a score that is not a finite number): an error."""
         results = data.get("results")
         if not isinstance(results, list):
             raise RecevalError(
@@ -120,11 +141,16 @@ class HttpReranker(RemoteScorer):
             index = item.get("index") if isinstance(item, dict) else None
             score = item.get("relevance_score", item.get("score")) if isinstance(item, dict) else None
             ok = isinstance(index, int) and not isinstance(index, bool) and 0 <= index < n
-            ok = ok and isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
+            ok = ok and numeric.real(score) is not None
             if not ok:
                 raise RecevalError(
                     f"{self.client.url}: a result is not {{index: 0..{n - 1}, relevance_score: number}}: "
                     f"{self.client.clip(str(item))!r}"
+                )
+            if not np.isnan(scores[index]):
+                raise RecevalError(
+                    f"{self.client.url}: the answer scores document {index} twice: "
+                    f"{self.client.clip(str(item))!r}; a rerank API gives each index once"
                 )
             scores[index] = float(score)
         return scores

@@ -5,8 +5,9 @@ One request per pair: ``POST {base_url}/chat/completions`` with ``temperature`` 
 and ``seed``, asking for ``{"grade": 0|1|2|3}``. The shortlist is re-ordered by
 grade; equal grades keep the first stage's order (grades are coarse, so the chunk-id
 tie rule would throw the first stage's judgement away). Tokens come from the
-answer's ``usage`` (``prompt_tokens``, ``completion_tokens``), else are estimated and
-the run says so. A reply without a valid grade is an error: a run with holes in it
+answer's ``usage`` (``prompt_tokens``, ``completion_tokens``; whole numbers >= 0, else
+an error: :func:`receval.rerankers.http.usage_tokens`), else are estimated and the
+run says so. A reply without a valid grade is an error: a run with holes in it
 would not be comparable. Client rules: :mod:`receval.rerankers._remote`.
 """
 
@@ -85,7 +86,7 @@ class LlmReranker(RemoteScorer):
                 f"{self.client.url}: rerank.model={self.model!r} did not answer a grade 0-3 as "
                 f'{{"grade": n}}: {self.client.clip(str(content if content is not None else data))!r}'
             )
-        prompt, completion = usage_tokens(data, "input"), usage_tokens(data, "output")
+        prompt, completion = usage_tokens(data, "input", self.client), usage_tokens(data, "output", self.client)
         estimated = prompt is None or completion is None
         if prompt is None:
             prompt = float(estimate_tokens([m["content"] for m in messages]).sum())

@@ -1,6 +1,7 @@
 """Stored runs: the one home of the results format as read back.
 
-Modules: :mod:`.stored` (the :class:`Run` type, reading and schema checks),
+Modules: :mod:`.stored` (the :class:`Run` type, reading), :mod:`.integrity` (a
+results file's metadata, column types, values and string sizes checked before use),
 :mod:`.discovery` (run / sweep / folder-of-sweeps paths -> runs), :mod:`.configs`
 (saved configs, differing keys), :mod:`.selection` (questions, measures,
 ``key=value`` run selectors), :mod:`.pairing` (paired differences and bootstrap

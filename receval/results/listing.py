@@ -12,6 +12,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from receval import numeric
+from receval.api import cut
 from receval.errors import RecevalError
 from receval.results.configs import load_config, load_overrides, read_info
 from receval.results.labels import naming
@@ -43,16 +45,19 @@ def listing(paths: list[str | Path]) -> list[dict]:
         complete = (run_dir / RESULTS).is_file()
         stamp = (run_dir / RESULTS) if complete else run_dir
         when = datetime.fromtimestamp(stamp.stat().st_mtime, tz=timezone.utc)
-        n, unanswerable = info.get("n_questions"), info.get("n_unanswerable") or 0
+        # run.json is data from outside too: a value of the wrong type is shown as unknown
+        n, unanswerable = numeric.count(info.get("n_questions")), numeric.count(info.get("n_unanswerable") or 0)
+        means = info.get("means") if isinstance(info.get("means"), dict) else {}
+        fingerprint = info.get("dataset_fingerprint")
         records.append({
             "run_dir": str(run_dir),
             "when": when.isoformat(timespec="seconds"),
             "label": label,
             "params": {k: _plain(v) for k, v in params.items()},
-            "dataset_fingerprint": info.get("dataset_fingerprint"),
+            "dataset_fingerprint": cut(fingerprint, 80) if isinstance(fingerprint, str) else None,
             "n_questions": n,
-            "n_scored": (n - unanswerable) if isinstance(n, int) else None,
-            "mrr": (info.get("means") or {}).get("rr"),
+            "n_scored": (n - unanswerable) if n is not None and unanswerable is not None else None,
+            "mrr": numeric.real(means.get("rr")),
             "complete": complete,
         })
     return records

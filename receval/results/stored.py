@@ -10,7 +10,6 @@ saved config and the overrides (what report and compare need).
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -21,10 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from receval import __version__
+from receval import numeric
+from receval.api import cut
 from receval.errors import RunError
+from receval.results import integrity
 from receval.results.configs import flatten, load_config, load_overrides, read_info, schema_defaults
-from receval.store import FIXED_COLUMNS, FIXED_NAMES, LATENCY, META_KEY, RESULTS, SCHEMA_VERSION, measure_columns
+from receval.store import LATENCY, META_KEY, RESULTS, RUN_JSON, measure_columns
 
 #: Columns the report and compare never read: the bulk of a results file.
 UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores"})
@@ -93,43 +94,31 @@ class Run:
 
 
 def read_run(run_dir: str | Path, skip: frozenset[str] = frozenset()) -> Run:
-    """The results file of a run, checked: a missing, partial or newer-schema file is
-    a RunError. ``skip`` columns are not read (a well-formed file only)."""
+    """The results file of a run, checked (:mod:`receval.results.integrity`: metadata
+    and column types before any row is read, then values and string sizes): a
+    missing, partial, newer-schema, edited or foreign file is a RunError naming the
+    file and the key or column. ``skip`` columns are not read."""
     run_dir = Path(run_dir)
     path = run_dir / RESULTS
-    if skip:
-        try:  # the short way: only a file whose receval metadata is readable and known
-            schema = pq.read_schema(path)
-            metadata = json.loads((schema.metadata or {})[META_KEY])
-            version = metadata["schema_version"]
-            if isinstance(version, int) and version <= SCHEMA_VERSION and FIXED_COLUMNS <= set(schema.names):
-                names = [n for n in schema.names if n not in skip]
-                return Run(run_dir, pq.read_table(path, columns=names), metadata)
-        except (OSError, KeyError, TypeError, ValueError, pa.ArrowException):
-            pass
     if not path.is_file():
         raise RunError(
             f"{run_dir}: no {RESULTS} here; give a run directory written by "
             "'python -m receval' (a sweep's runs are its numbered subfolders)"
         )
     try:
-        table = pq.read_table(path)
-        names = set(table.column_names)  # a damaged name fails to decode here
-        raw = (table.schema.metadata or {}).get(META_KEY)
-        metadata = json.loads(raw) if raw else None
+        schema = pq.read_schema(path)
+        names = list(schema.names)  # a damaged name fails to decode here
     except (pa.ArrowException, OSError, ValueError) as error:
-        raise RunError(f"{path}: cannot be read as results ({error}); re-run this job") from None
-    if not isinstance(metadata, dict) or "schema_version" not in metadata:
-        raise RunError(f"{path}: not written by receval (no receval metadata)")
-    version = metadata["schema_version"]
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise RunError(
-            f"{path}: written with results schema {version!r}, this receval "
-            f"({__version__}) reads schema <= {SCHEMA_VERSION}; upgrade receval"
-        )
-    missing = [name for name in FIXED_NAMES if name not in names]
-    if missing:
-        raise RunError(f"{path}: not complete results (no column {', '.join(missing)}); re-run this job")
+        raise RunError(f"{path}: cannot be read as results ({cut(str(error), 160)}); re-run this job") from None
+    metadata = integrity.metadata_of(path, schema, META_KEY)
+    integrity.check_schema(path, schema)
+    try:
+        table = pq.read_table(path, columns=[n for n in names if n not in skip] if skip else None)
+    except MemoryError:  # pyarrow's ArrowMemoryError included
+        raise RunError(f"{path}: too large to read into memory; {integrity.EDITED}") from None
+    except (pa.ArrowException, OSError, ValueError) as error:
+        raise RunError(f"{path}: cannot be read as results ({cut(str(error), 160)}); re-run this job") from None
+    integrity.check_values(path, table)
     return Run(run_dir, table, metadata)
 
 
@@ -139,10 +128,13 @@ def load_run(run_dir: str | Path, skip: frozenset[str] = UNUSED_COLUMNS) -> Run:
     try:
         ids = run.table.column("question_id").to_pylist()
     except (UnicodeDecodeError, pa.ArrowException) as error:  # a damaged file
-        raise RunError(f"{run.run_dir / RESULTS}: cannot be read as results ({error}); re-run this job") from None
+        raise RunError(f"{run.run_dir / RESULTS}: cannot be read as results ({cut(str(error), 160)}); re-run this job") from None
     if len(set(ids)) != len(ids):  # report and compare both pair rows by id
         raise RunError(f"{run.run_dir}: question ids repeat; cannot pair questions by id")
     run.info = read_info(run.run_dir)
+    chunks = run.info.get("n_chunks")
+    if chunks is not None and (numeric.count(chunks) is None or isinstance(chunks, float)):
+        raise RunError(f"{run.run_dir / RUN_JSON}: n_chunks is {cut(repr(chunks))}, not a count; {integrity.EDITED}")
     run.config = load_config(run.run_dir, run.info)
     run.overrides = load_overrides(run.run_dir)
     return run

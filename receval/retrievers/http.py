@@ -205,7 +205,7 @@ class HttpRetriever(RankOnly):
         self.question_seconds = np.array([seconds for _, seconds in done], dtype=np.float64)
         return top_lists(
             [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}",
-            clip=self.client.clip,
+            questions, lambda text: self.client.clip(text, 80),
         )
 
 

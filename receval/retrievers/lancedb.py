@@ -208,7 +208,7 @@ class LanceRetriever(RankOnly):
             values = found[column].to_numpy().astype(np.float64)
             scores = 1.0 - values if column == "_distance" else values
             answers.append([(int(c), s) for c, s in zip(idx, scores)])
-        top = top_lists(answers, None, self.tie_rank, k, "lancedb")
+        top = top_lists(answers, None, self.tie_rank, k, "lancedb", questions)
         if self.search_kind == "vector" and str(self.node.index) != "none":
             self.asked.append((vectors, top[0]))  # for ann_recall, computed after the timed search
         return top

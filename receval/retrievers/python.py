@@ -7,7 +7,9 @@ has one) and asks for each batch of ``search_batch`` questions' top k; latency i
 measured around that ``search`` call. Answers are ordered and checked as in
 :mod:`receval.retrievers.ranked` (chunk or section ids, finite scores, the one tie
 rule). An exception in the user's code is theirs to see: its traceback is printed,
-from the user's own frames, and the run stops with exit 2 before writing results.
+from the user's own frames, and the run stops with exit 2 before writing results; so
+does a ``sys.exit`` in it (SystemExit), named as such. A KeyboardInterrupt stops the
+whole sweep (exit 130, :mod:`receval.cli`).
 A stored run naming a ``target`` is re-run only with ``reproduce --allow-code``.
 """
 
@@ -68,10 +70,23 @@ class UserCodeError(RecevalError):
     """The user's code raised; its traceback has been printed."""
 
 
+def exited(what: str, stop: SystemExit) -> UserCodeError:
+    """User code that called ``sys.exit`` (or raised SystemExit): a user error, not the
+    end of the sweep with exit status 0 and no summary."""
+    return UserCodeError(
+        f"{what} raised SystemExit({stop.code!r}) (sys.exit in your code): a retriever returns its answers "
+        "or raises an exception, it does not end the process; no results were written"
+    )
+
+
 def user_call(what: str, call, *args, **kwargs):
-    """``call(*args)``; an exception prints the user's traceback and becomes a UserCodeError."""
+    """``call(*args)``; an exception prints the user's traceback and becomes a UserCodeError,
+    and so does SystemExit (without a traceback). KeyboardInterrupt passes: it stops the
+    sweep (:mod:`receval.cli`)."""
     try:
         return call(*args, **kwargs)
+    except SystemExit as stop:
+        raise exited(what, stop) from None
     except Exception as error:  # the user's bug: show it as theirs, then stop cleanly
         tb = error.__traceback__.tb_next if error.__traceback__ is not None else None  # drop this frame
         sys.stderr.write("".join(traceback.format_exception(type(error), error, tb)))
@@ -101,6 +116,8 @@ def load_target(target: str | None, key: str = "retriever.target"):
         module = user_call(f"importing {module_name}", importlib.import_module, module_name)
     except Exception:
         module = user_call(f"importing {module_name}", importlib.import_module, module_name)
+    except SystemExit as stop:
+        raise exited(f"importing {module_name}", stop) from None
     found = module
     for part in attribute.split("."):
         if not hasattr(found, part):
@@ -137,12 +154,7 @@ class PythonRetriever(RankOnly):
         if not isinstance(answers, (list, tuple)) or len(answers) != len(questions):
             got = len(answers) if isinstance(answers, (list, tuple)) else type(answers).__name__
             raise RecevalError(f"{where} returned {got} for {len(questions)} questions: return one list per question")
-        for answer in answers:
-            if not isinstance(answer, (list, tuple)) or any(
-                not isinstance(pair, (list, tuple)) or len(pair) != 2 for pair in answer
-            ):
-                raise RecevalError(f"{where} returned {str(answer)[:80]!r}: each answer is a list of (id, score) pairs")
-        return top_lists(answers, self.ids, self.tie_rank, k, where)
+        return top_lists(answers, self.ids, self.tie_rank, k, where, questions)
 
 
 @component("retriever", "python", PythonConfig)

@@ -15,29 +15,27 @@ Answers name chunks by id: a chunk id (``<section id>@<ordinal>``, as ``fit`` ga
 them) or a section id, which stands for that section's first chunk (so a service
 with its own index over whole sections needs no ``fit``; after collapsing chunks to
 sections it scores exactly the section). An unknown id is an error naming it and the
-closest known ids; a non-finite score is an error; an id named twice keeps its best
-score. Ids and scores quoted in a message go through ``clip`` (a server's answer:
-its client's redact-then-cut :func:`receval.api.clip`; by default cut only).
+closest known ids; a score that is not a finite real number, an answer that is not a
+list of (id, score) pairs, and a chunk named twice in one answer are errors naming the
+question (:func:`top_lists`).
+Ids and scores quoted in a message go through ``clip`` (a server's answer: its
+client's redact-then-cut :func:`receval.api.clip`; a local answer is cut only).
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from receval import api
+from receval import numeric
+from receval.api import cut
 from receval.errors import RecevalError
 from receval.ranking import sort_candidates
 
-ANSWER_TEXT = 120  # characters of an answered id or score quoted in a message
-
-
-def cut(text: str) -> str:
-    """Answered text as a message quotes it, cut (a local answer: no secret to redact)."""
-    return api.clip(text, ANSWER_TEXT)
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ class Ids:
         for i, chunk in enumerate(chunks):
             self.index[chunk.id] = i  # a chunk id wins over an equal section id
 
-    def unknown(self, name: str, where: str, clip=cut) -> RecevalError:
+    def unknown(self, name: str, where: str, clip: Callable[[str], str] = cut) -> RecevalError:
         close = difflib.get_close_matches(name[:200], list(self.index), n=3, cutoff=0.5)
         hint = f"; closest known ids: {', '.join(map(repr, close))}" if close else ""
         return RecevalError(
@@ -85,43 +83,56 @@ class Ids:
 
 
 def top_lists(
-    answers: list[list[tuple[str, float]]], ids: Ids | None, tie_rank: np.ndarray, depth: int, where: str,
-    clip=cut,
+    answers: list, ids: Ids | None, tie_rank: np.ndarray, depth: int, where: str, questions: list[str],
+    clip: Callable[[str], str] = cut,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Answers ((id, score) pairs per question) -> (idx (B, depth) int32 -1 padded,
-    scores float64 NaN padded), ordered by the tie rule; ``clip`` quotes answered text."""
+    scores float64 NaN padded), ordered by the tie rule.
+
+    Checked first, each a RecevalError naming ``where`` (the retriever) and the question:
+    an answer that is not a list of (id, score) pairs, a score that is not a finite real
+    number (:func:`receval.numeric.reals`: no strings, booleans, lists or None), an
+    unknown id, and a chunk named twice in one answer (also as a section id and its
+    first chunk's id). ``clip`` cuts (and for a server, redacts) what is shown of them."""
     n_rows = len(answers)
+    for row, answer in enumerate(answers):
+        if not isinstance(answer, (list, tuple)) or not all(
+            isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in answer
+        ):
+            raise RecevalError(
+                f"{where} answered question {cut(repr(questions[row]))} with {clip(repr(answer))}: "
+                "each answer is a list of (id, score) pairs"
+            )
     counts = np.fromiter((len(a) for a in answers), np.int64, n_rows)
     rows = np.repeat(np.arange(n_rows), counts)
     flat = [pair for answer in answers for pair in answer]
+    values = numeric.reals([score for _, score in flat])
+    if values is None:
+        i = next(i for i, (_, score) in enumerate(flat) if numeric.real(score) is None)
+        raise RecevalError(
+            f"{where} gave id {clip(repr(flat[i][0]))} the score {clip(repr(flat[i][1]))} for question "
+            f"{cut(repr(questions[rows[i]]))}: scores must be finite real numbers (not strings, booleans, "
+            "lists or None)"
+        )
     if ids is None:  # names are chunk positions already (a table's row number)
         cols = np.fromiter((int(name) for name, _ in flat), np.int64, len(flat))
     else:
         lookup = ids.index
         cols = np.fromiter((lookup.get(str(name), -1) for name, _ in flat), np.int64, len(flat))
-    if ids is not None and (cols < 0).any():
-        raise ids.unknown(str(flat[int(np.argmax(cols < 0))][0]), where, clip)
-    try:
-        values = np.array([score for _, score in flat], dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        bad = next(pair for pair in flat if not _number(pair[1]))
+        if (cols < 0).any():
+            i = int(np.argmax(cols < 0))
+            raise ids.unknown(str(flat[i][0]), f"{where} (question {cut(repr(questions[rows[i]]))})", clip)
+    order = np.lexsort((cols, rows))
+    twice = np.flatnonzero((rows[order][1:] == rows[order][:-1]) & (cols[order][1:] == cols[order][:-1]))
+    if twice.size:
+        a, b = (flat[order[twice[0] + step]][0] for step in (0, 1))
+        named = f"id {clip(repr(a))} twice" if a == b else f"one chunk twice, as {clip(repr(a))} and {clip(repr(b))}"
         raise RecevalError(
-            f"{where} gave id {clip(repr(bad[0]))} the score {clip(repr(bad[1]))}: scores must be numbers"
-        ) from None
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise RecevalError(
-            f"{where} gave id {clip(repr(flat[i][0]))} the score {clip(repr(flat[i][1]))}: scores must be finite numbers"
+            f"{where} named {named} for question {cut(repr(questions[rows[order[twice[0]]]]))}: "
+            "give each chunk at most once per answer (a section id stands for its first chunk)"
         )
-    # an id named twice (or a section and its first chunk): keep the best score
-    order = np.lexsort((-values, cols, rows))
-    rows, cols, values = rows[order], cols[order], values[order]
-    first = np.ones(rows.size, dtype=bool)
-    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-    rows, cols, values = rows[first], cols[first], values[first]
-    width = max(int(np.bincount(rows, minlength=n_rows).max()) if rows.size else 0, 1)
-    position = np.arange(rows.size) - np.searchsorted(rows, rows, side="left")
+    width = max(int(counts.max()) if n_rows else 0, 1)
+    position = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
     idx = np.full((n_rows, width), -1, dtype=np.int64)
     scores = np.full((n_rows, width), np.nan, dtype=np.float64)
     idx[rows, position], scores[rows, position] = cols, values
@@ -131,14 +142,6 @@ def top_lists(
     take = min(depth, width)
     out_idx[:, :take], out_scores[:, :take] = idx[:, :take], scores[:, :take]
     return out_idx, out_scores
-
-
-def _number(value) -> bool:
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 class RankOnly:

@@ -3,7 +3,6 @@ the records, and say what happened."""
 
 from __future__ import annotations
 
-import math
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field

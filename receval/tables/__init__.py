@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -29,6 +30,15 @@ class Table:
         if self.align:
             return self.align
         return ["l"] + ["r"] * (len(self.columns) - 1)
+
+
+SHOWN_CHARS = 300  # of a question in a table, a --show block or the HTML page (CSV and JSON hold it all)
+
+
+def shown(text: str | None, limit: int = SHOWN_CHARS) -> str:
+    """A stored free text (a question) as a display shows it: at most ``limit`` characters."""
+    text = text or ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -222,12 +232,36 @@ def to_latex(lines: list[str], tables: list[Table]) -> str:
 # ----------------------------------------------------------------- csv
 
 
+#: What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def csv_cell(value):
+    """A cell as receval writes it to CSV. Text starting with ``=``, ``+``, ``-``, ``@``,
+    a tab or a carriage return, which a spreadsheet would run as a formula (a run's
+    kind, a question, a config value may come from anyone), gets a leading ``'``
+    (OWASP's rule for CSV injection). Numbers are written as numbers, and a text
+    cell that is only a number (``-0.05``, a formatted parameter) stays as it is:
+    neither can be a formula. None is an empty cell. A carriage return inside text is
+    written as a newline, so the cell is quoted like any other multi-line cell (the
+    writer's line ends are ``\\n``, and it would leave a bare ``\\r`` unquoted)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value
+    if value.startswith(_FORMULA) and not _PLAIN_NUMBER.fullmatch(value):
+        value = "'" + value
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def to_csv(columns: list[str], rows: list[list]) -> str:
+    """Every CSV receval writes (report, compare, select): header and cells through :func:`csv_cell`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow([csv_cell(c) for c in columns])
     for row in rows:
-        writer.writerow(["" if v is None else v for v in row])
+        writer.writerow([csv_cell(v) for v in row])
     return buffer.getvalue()
 
 

@@ -13,6 +13,7 @@ from html import escape
 
 from receval.results.selection import measure_label
 from receval.results.show import MAX_ALL
+from receval.tables import shown
 from receval.tables.show import holds, missed_text
 
 CSS = """
@@ -90,7 +91,7 @@ def questions_html(views, total: int) -> str:
         )
         out.append(
             f"<details><summary><b>{escape(view.question_id)}</b> ({escape(view.kind or '')}) "
-            f"{escape(view.question)} <span class='head'>[{ranks}]</span></summary>"
+            f"{escape(shown(view.question))} <span class='head'>[{ranks}]</span></summary>"
         )
         relevant = [
             f"{r} \u201c{view.passages[r]}\u201d" if r in view.passages else r for r in view.relevant

@@ -146,7 +146,7 @@ class ReportTables(tables.Rendered):
                 "n/a" if i in q.absent else ("-" if rank is None else str(rank))
                 for i, rank in enumerate(q.ranks)
             ]
-            rows.append(["x" if q.missed_by_all else "", q.question_id, q.kind or "", *ranks, q.question or ""])
+            rows.append(["x" if q.missed_by_all else "", q.question_id, q.kind or "", *ranks, tables.shown(q.question)])
             if q.missed_by_all:
                 flagged.add(r)
         n_missed = len(flagged)

@@ -5,6 +5,7 @@ of each item a chunk holds) and the relevant units it missed."""
 from __future__ import annotations
 
 from receval.results.show import QuestionView, RunView
+from receval.tables import shown
 
 
 def holds(covers: list[tuple[str, float]]) -> str:
@@ -26,7 +27,7 @@ def to_text(views: list[QuestionView], which: str) -> str:
         return f"no question {what.get(which.strip(), 'matched')}\n"
     lines = []
     for view in views:
-        lines.append(f"{view.question_id} ({view.kind}): {view.question}")
+        lines.append(f"{view.question_id} ({view.kind}): {shown(view.question)}")
         relevant = [f'{r} "{view.passages[r]}"' if r in view.passages else r for r in view.relevant]
         lines.append(f"  relevant: {', '.join(relevant) or '(none: unanswerable)'}")
         for run in view.runs:
