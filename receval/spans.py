@@ -72,22 +72,59 @@ class PageLine:
             chars[s.start : s.end] = s.text
         return "".join(chars)
 
-    def tokens(self, needed: set[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(start, end) in global characters of the words of the ``needed`` pages, in order."""
+    BLOCK = 1 << 20  # characters of page text turned into word spans at a time
+
+    def locate(self, needed: set[str], positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each global character position x, counting the words of the ``needed``
+        pages only: the words ending at or before x, the words starting before x, and
+        the letters (non-whitespace characters) before x.
+
+        The pages are read in base order, about :attr:`BLOCK` characters at a time (a
+        block's words end inside it: pages are joined by a space), so memory follows
+        the block, not the corpus: a whole corpus's word offsets at 8 bytes each would
+        be several times its text."""
+        names = sorted(needed, key=self.base.__getitem__)
         by_page: dict[str, list[Section]] = {}
         for s in self.sections:
             if s.page in needed and s.page not in self.pages:
                 by_page.setdefault(s.page, []).append(s)
-        names = sorted(needed, key=self.base.__getitem__)
-        texts = [self.page_text(p, by_page) for p in names]
-        joined = " ".join(texts)
-        if not joined:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        starts, ends = word_spans(joined)
-        joined_base = np.concatenate([[0], np.cumsum([len(t) + 1 for t in texts])[:-1]]).astype(np.int64)
-        shift = np.asarray([self.base[p] for p in names], np.int64) - joined_base
-        page = np.searchsorted(joined_base, starts, side="right") - 1
-        return starts + shift[page], ends + shift[page]
+        order = np.argsort(positions, kind="stable")
+        x = positions[order]
+        ends_le, starts_lt, letters = (np.zeros(x.size, np.int64) for _ in range(3))
+        words = chars = done = 0  # words and letters of earlier blocks; positions answered
+        sizes = np.fromiter((self.size(p, by_page) for p in names), np.int64, len(names))
+        cuts = np.flatnonzero(np.diff(np.cumsum(sizes + 1) // self.BLOCK, prepend=0)) + 1
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(names)]):
+            if lo >= hi:
+                continue
+            texts = [self.page_text(p, by_page) for p in names[lo:hi]]
+            starts, ends = word_spans(" ".join(texts))
+            joined_base = np.concatenate([[0], np.cumsum([len(t) + 1 for t in texts])[:-1]]).astype(np.int64)
+            shift = np.asarray([self.base[p] for p in names[lo:hi]], np.int64) - joined_base
+            page = np.searchsorted(joined_base, starts, side="right") - 1
+            starts, ends = starts + shift[page], ends + shift[page]
+            first = int(np.searchsorted(x, self.base[names[lo]], side="left"))
+            last = int(np.searchsorted(x, self.base[names[hi - 1]] + len(texts[-1]), side="right"))
+            ends_le[done:first], starts_lt[done:first], letters[done:first] = words, words, chars
+            here = x[first:last]
+            t = np.searchsorted(ends, here, side="right")
+            within = np.clip(here - starts[np.minimum(t, len(starts) - 1)], 0, None) if len(starts) else 0
+            cumulative = np.concatenate([[0], np.cumsum(ends - starts)])
+            ends_le[first:last] = words + t
+            starts_lt[first:last] = words + np.searchsorted(starts, here, side="left")
+            letters[first:last] = chars + cumulative[t] + np.where(t < len(starts), within, 0)
+            words, chars, done = words + len(starts), chars + int(cumulative[-1]), last
+        ends_le[done:], starts_lt[done:], letters[done:] = words, words, chars
+        located = [np.empty_like(a) for a in (ends_le, starts_lt, letters)]
+        for out, a in zip(located, (ends_le, starts_lt, letters)):
+            out[order] = a
+        return tuple(located)
+
+    def size(self, page: str, by_page: dict[str, list[Section]]) -> int:
+        """Characters of ``page``'s text (as :meth:`page_text` gives it)."""
+        if page in self.pages:
+            return len(self.pages[page])
+        return max(s.end for s in by_page[page])
 
 
 def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -144,24 +181,22 @@ def judge_spans(
     # the words of every page a label or a retrieved chunk is on
     for section_idx in np.unique(chunk_section[at[ok]]) if len(chunk_section) else []:
         needed.add(sections[int(section_idx)].page)
-    tok_start, tok_end = line.tokens(needed)
-    tok_chars = np.concatenate([[0], np.cumsum(tok_end - tok_start)])
-
-    def to_tokens(start, end):
-        return np.searchsorted(tok_end, start, side="right"), np.searchsorted(tok_start, end, side="left")
-
-    def to_letters(x):
-        """Global characters -> characters that are not whitespace: the gap between two
-        chunks' windows is no part of a span that the pair could fail to cover."""
-        t = np.searchsorted(tok_end, x, side="right")
-        inside = np.clip(x - tok_start[np.minimum(t, len(tok_start) - 1)], 0, None) if len(tok_start) else 0
-        return tok_chars[t] + np.where(t < len(tok_start), inside, 0)
+    # every position a measure needs, located among the words of those pages at once
+    at_pages = [starts_a, ends_a, ranked_start.ravel(), ranked_end.ravel()]
+    ends_le, starts_lt, letters = line.locate(needed, np.concatenate(at_pages).astype(np.int64))
+    bounds = np.cumsum([0, *(a.size for a in at_pages)])
+    part = [slice(bounds[i], bounds[i + 1]) for i in range(len(at_pages))]
+    letters_of = [letters[p] for p in part]  # items' starts, ends; chunks' starts, ends
+    ranked_shape = ranked_start.shape
+    letters_of[2], letters_of[3] = letters_of[2].reshape(ranked_shape), letters_of[3].reshape(ranked_shape)
+    ranked_t0 = ends_le[part[2]].reshape(ranked_shape)  # words wholly before a chunk's start
+    ranked_t1 = starts_lt[part[3]].reshape(ranked_shape)  # words begun before its end
 
     # evidence questions: items found at chunk ranks
     ev = by_evidence[rows_a] if rows_a.size else np.zeros(0, bool)
-    item_l0, item_l1 = to_letters(starts_a[ev]), to_letters(ends_a[ev])
-    chunk_l0 = np.where(ok, to_letters(ranked_start), 0)
-    chunk_l1 = np.where(ok, to_letters(ranked_end), 0)
+    item_l0, item_l1 = letters_of[0][ev], letters_of[1][ev]
+    chunk_l0 = np.where(ok, letters_of[2], 0)
+    chunk_l1 = np.where(ok, letters_of[3], 0)
     covered = covered_by_rank(item_l0, item_l1, chunk_l0[rows_a[ev]], chunk_l1[rows_a[ev]])
     found = found_rank(covered, item_l1 - item_l0, coverage)
     gains = np.zeros((n_rows, depth), dtype=np.float64)
@@ -173,8 +208,8 @@ def judge_spans(
     # token measures over the top max(ks) chunks
     top = min(max(ks), depth) if ks else 0
 
-    item_t0, item_t1 = to_tokens(starts_a, ends_a)
-    chunk_t0, chunk_t1 = to_tokens(ranked_start[:, :top], ranked_end[:, :top])
+    item_t0, item_t1 = ends_le[part[0]], starts_lt[part[1]]
+    chunk_t0, chunk_t1 = ranked_t0[:, :top], ranked_t1[:, :top]
     chunk_t1 = np.where(ok[:, :top], np.maximum(chunk_t1, chunk_t0), chunk_t0)
     inter_items = covered_by_rank(item_t0, item_t1, chunk_t0[rows_a], chunk_t1[rows_a])
     inter = np.zeros((n_rows, top), dtype=np.int64)

@@ -248,6 +248,21 @@ def test_section_labels_score_as_before_beside_evidence(essay_runs, tmp_path, tm
     assert {c: single[c] for c in same} == {c: row[c] for c in same}
 
 
+@pytest.mark.parametrize("block", [1, 200])
+def test_pages_read_a_block_at_a_time_give_the_same_measures(essay_runs, tmp_path_factory, monkeypatch, block):
+    """Token measures locate chunk and span ends among the pages' words a block of
+    pages at a time (memory follows the block); one page per block, or a few, must
+    give every measure the single block gives."""
+    from receval.spans import PageLine
+
+    monkeypatch.setattr(PageLine, "BLOCK", block)
+    run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", "chunking.max_words=20")
+    rows, whole = (pq.read_table(d / "results.parquet").to_pylist() for d in (run_dir, essay_runs[20]))
+    kept = [c for c in rows[0] if not c.startswith("latency_ms")]
+    assert any(r["token_recall@3"] for r in rows)  # the measures are there to compare
+    assert [{c: r[c] for c in kept} for r in rows] == [{c: r[c] for c in kept} for r in whole]
+
+
 def test_report_shows_token_measures(essay_runs, capsys):
     report = build_report([essay_runs[20], essay_runs[120]], metrics=["hit@3", "token_precision@3"])
     assert "token_precision@3" in report.metrics
