@@ -179,13 +179,16 @@ def overlap_columns(
     """Columns ``rouge1_p``, ``rouge2_p``, ``rougeL_p``: one value per question, in order.
 
     ``None`` for a question with no relevant section (unanswerable). Each value is the
-    maximum over the question's relevant sections. A label naming no section in
+    maximum over the question's relevant sections. A section is tokenised once and
+    kept only until the last question that labels it (a run's labelled sections,
+    each with its n-gram counts, would otherwise all be held at once). A label naming no section in
     ``sections_by_id`` is a ``KeyError`` (datasets are validated before this runs).
     """
     columns: dict[str, list[float | None]] = {name: [] for name in COLUMNS}
     passages: dict[str, _Passage] = {}
     vocab: dict[str, int] = {}
-    for question in questions:
+    last_use = {section_id: row for row, question in enumerate(questions) for section_id in question.relevant}
+    for row, question in enumerate(questions):
         if not question.relevant:
             for name in COLUMNS:
                 columns[name].append(None)
@@ -203,6 +206,8 @@ def overlap_columns(
                 passages[section_id] = _Passage.of(tokenize(text), vocab)
             scores = passages[section_id].precisions(q_ids)
             best = [max(b, s) for b, s in zip(best, scores)]
+            if last_use[section_id] == row:  # no later question labels it: free its counts
+                del passages[section_id]
         for name, value in zip(COLUMNS, best):
             columns[name].append(value)
     return columns

@@ -31,11 +31,35 @@ def ranked(run_dir):
     return [r["retrieved"] for r in pq.read_table(run_dir / RESULTS).to_pylist()]
 
 
-def test_doc_counts_can_be_derived_twice_from_one_vocabulary():
+def test_postings_can_be_derived_twice_from_one_vocabulary():
     vocabulary = Vocabulary.from_texts(["b a b", "c a", "a a a d"], Tokenizer())
-    first, second = vocabulary.doc_counts(), vocabulary.doc_counts()
-    assert (first != second).nnz == 0
-    assert first.toarray().tolist() == [[2, 1, 0, 0], [0, 1, 1, 0], [0, 3, 0, 1]]
+    first, second = (
+        [np.concatenate(part).tolist() for part in zip(*vocabulary.postings())] for _ in range(2)
+    )
+    assert first == second
+    # (chunk, term, count) of each distinct pair, chunk then term order: b=0 a=1 c=2 d=3
+    assert list(zip(*first)) == [(0, 0, 2), (0, 1, 1), (1, 1, 1), (1, 2, 1), (2, 1, 3), (2, 3, 1)]
+
+
+@pytest.mark.parametrize("block", [1, 4])
+def test_postings_in_small_blocks_give_the_same_index(monkeypatch, block):
+    """The term-major weights are written a block of chunks at a time; blocks of one
+    chunk, or a few, must give the index one block gives, to the bit."""
+    from receval.retrievers.bm25 import BM25
+    from receval.retrievers.tfidf import TfIdf
+
+    texts = ["b a b", "", "c a", "a a a d", "d e f f", "a", "e e c b"]
+    for make in (lambda: BM25(Tokenizer()), lambda: TfIdf(Tokenizer())):
+        whole = make()
+        whole.fit(texts)
+        monkeypatch.setattr(Vocabulary, "POSTINGS", block)
+        blocked = make()
+        blocked.fit(texts)
+        monkeypatch.undo()
+        assert (whole.weights_t != blocked.weights_t).nnz == 0
+        for table in (whole.weights_t, blocked.weights_t):  # a term's chunks in chunk order
+            assert all((np.diff(row.indices) > 0).all() for row in table)
+        np.testing.assert_array_equal(whole.term_max, blocked.term_max)
 
 
 def test_vocabulary_round_trips_through_npz(tmp_path):

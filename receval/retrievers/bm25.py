@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from receval.components import Context, component
 from receval.errors import ConfigError
-from receval.retrievers.lexical import LexicalRetriever, document_frequency
+from receval.retrievers.lexical import LexicalRetriever
 from receval.schema import range_, range_problems
 from receval.text import Tokenizer
 
@@ -53,22 +53,22 @@ class BM25(LexicalRetriever):
         super().__init__(tokenizer, vocabularies)
         self.k1, self.b = float(k1), float(b)
 
-    def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
-        """The term part of every (chunk, term) pair, written over ``counts`` (made for
-        this): two posting-sized temporaries at most, not one per operation."""
-        n_docs = counts.shape[0]
-        lengths = np.asarray(counts.sum(axis=1)).ravel()
+    def fit_statistics(self, df: np.ndarray, lengths: np.ndarray) -> None:
+        n_docs = lengths.size
         avgdl = lengths.mean() if n_docs and lengths.mean() > 0 else 1.0
-        idf = bm25_idf(n_docs, document_frequency(counts))
-        tf = counts.data
-        norm = np.repeat(self.k1 * (1.0 - self.b + self.b * lengths / avgdl), np.diff(counts.indptr))
-        norm += tf  # tf + k1 * (1 - b + b * |d| / avgdl)
-        weights = idf[counts.indices]
-        weights *= tf
+        self.idf = bm25_idf(n_docs, df)
+        self.chunk_norm = self.k1 * (1.0 - self.b + self.b * lengths / avgdl)  # per chunk
+
+    def chunk_weights(self, chunks: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The term part of each (chunk, term) posting, written in place: one
+        posting-sized temporary besides the result."""
+        norm = self.chunk_norm[chunks]
+        norm += counts  # tf + k1 * (1 - b + b * |d| / avgdl)
+        weights = self.idf[terms]
+        weights *= counts
         weights *= self.k1 + 1.0
         weights /= norm
-        counts.data = weights
-        return counts
+        return weights
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         return counts

@@ -7,6 +7,7 @@ in it are dropped (they match no chunk).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import chain
 
 import numpy as np
@@ -20,11 +21,13 @@ class Vocabulary:
     """Token -> column, fixed by the fitted chunks, and the chunks' token ids.
 
     Built streaming, a batch of texts at a time, so only int32 token ids are held
-    (not millions of token strings); saved and loaded as one ``.npz`` for the index
-    cache.
+    (not millions of token strings: a batch's token lists are freed before the next,
+    and small batches keep the memory they leave behind small); saved and loaded as
+    one ``.npz`` for the index cache.
     """
 
-    BATCH = 20_000
+    BATCH = 2_000
+    POSTINGS = 1 << 18  # tokens turned into (chunk, term, count) postings at a time
 
     def __init__(self, tokens: list[str], doc_term_ids: np.ndarray, lengths: np.ndarray):
         self.ids = {token: i for i, token in enumerate(tokens)}
@@ -55,14 +58,22 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def doc_counts(self) -> sp.csr_matrix:
-        """(D, V) term counts of the fitted chunks (rows are already in chunk order)."""
-        indptr = np.concatenate([[0], np.cumsum(self.lengths)])
-        data = np.ones(self.doc_term_ids.size, dtype=np.float64)
-        indices = self.doc_term_ids.copy()  # sum_duplicates sorts and compacts in place
-        matrix = sp.csr_matrix((data, indices, indptr), shape=(len(self.lengths), len(self)))
-        matrix.sum_duplicates()
-        return matrix
+    def postings(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The fitted chunks' (chunk, term, count) of each distinct pair, sorted by chunk
+        then term, in blocks of whole chunks (about :attr:`POSTINGS` tokens each): int32
+        chunks and terms, float64 counts. Only a block's temporaries are held at once."""
+        n_terms = max(len(self), 1)
+        ends = np.cumsum(self.lengths)
+        cut = np.searchsorted(ends, np.arange(self.POSTINGS, int(ends[-1]) if ends.size else 0, self.POSTINGS))
+        bounds = np.unique(np.concatenate([[0], cut + 1, [len(self.lengths)]])).clip(0, len(self.lengths))
+        for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            begin, end = int(ends[first - 1]) if first else 0, int(ends[last - 1]) if last else 0
+            chunk = np.repeat(np.arange(last - first, dtype=np.int64), self.lengths[first:last])
+            keys = np.sort(chunk * n_terms + self.doc_term_ids[begin:end])
+            starts = np.flatnonzero(np.diff(keys, prepend=-1))
+            counts = np.diff(starts, append=keys.size).astype(np.float64)
+            pairs = keys[starts]
+            yield (pairs // n_terms + first).astype(np.int32), (pairs % n_terms).astype(np.int32), counts
 
     def query_counts(self, tokenized: list[list[str]]) -> sp.csr_matrix:
         """(B, V) counts of known tokens in each question (repeats counted)."""
@@ -111,11 +122,6 @@ def count_matrix(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> 
     return matrix
 
 
-def document_frequency(counts: sp.csr_matrix) -> np.ndarray:
-    """Number of chunks holding each term (n in the idf formulas)."""
-    return np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
-
-
 class LexicalRetriever:
     """Shared fit/score: subclasses turn counts into chunk weights and question weights."""
 
@@ -137,11 +143,9 @@ class LexicalRetriever:
             self.vocabulary = self.vocabularies(texts, self.tokenizer)
         else:
             self.vocabulary = Vocabulary.from_texts(texts, self.tokenizer)
-        counts = self.vocabulary.doc_counts()
-        if self.vocabularies is None:  # a private vocabulary: its token ids now live in counts
+        self.weights_t = term_major(self.vocabulary, self)
+        if self.vocabularies is None:  # a private vocabulary: its token ids now live in the weights
             self.vocabulary.doc_term_ids = None
-        self.weights_t = self.chunk_weights(counts).T.tocsr()
-        del counts
         table, self.term_max = self.weights_t, np.zeros(self.weights_t.shape[0])
         held = np.flatnonzero(np.diff(table.indptr))
         if held.size:  # each term's heaviest chunk weight: what the term can add to any score
@@ -253,8 +257,42 @@ class LexicalRetriever:
         chunks = touched[sizes.index(min(enough))]
         return np.partition(scores[chunks], chunks.size - depth)[chunks.size - depth]
 
-    def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
+    def fit_statistics(self, df: np.ndarray, lengths: np.ndarray) -> None:
+        """What the weights need of the whole collection: each term's chunk count ``df``
+        (float64) and each chunk's length in tokens."""
+        raise NotImplementedError
+
+    def chunk_weights(self, chunks: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The weight of each (chunk, term, count) posting of a block of whole chunks,
+        sorted by chunk then term (:meth:`Vocabulary.postings`)."""
         raise NotImplementedError
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         raise NotImplementedError
+
+
+def term_major(vocabulary: Vocabulary, retriever: LexicalRetriever) -> sp.csr_matrix:
+    """(V, D) chunk weights, a term's chunks in id order: what a question sums.
+
+    Built straight from the token ids, a block of chunks at a time (a counting sort:
+    one pass counts each term's chunks, the next writes each block's weights at their
+    term's place), so no (D, V) count matrix, transposed copy or per-token array
+    beside the result is ever held: the peak is the weights plus one block."""
+    n_terms, n_docs = len(vocabulary), len(vocabulary.lengths)
+    df = np.zeros(n_terms, dtype=np.int64)
+    for _, terms, _ in vocabulary.postings():
+        df += np.bincount(terms, minlength=n_terms)
+    retriever.fit_statistics(df.astype(np.float64), vocabulary.lengths)
+    indptr = np.concatenate([[0], np.cumsum(df)])
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    data = np.empty(int(indptr[-1]), dtype=np.float64)
+    filled = indptr[:-1].copy()  # where each term's next chunk goes
+    for chunks, terms, counts in vocabulary.postings():
+        weights = retriever.chunk_weights(chunks, terms, counts)
+        order = np.argsort(terms, kind="stable")  # a term's chunks stay in chunk order
+        by_term = terms[order]
+        group = np.searchsorted(by_term, by_term, side="left")
+        at = filled[by_term] + (np.arange(by_term.size) - group)
+        indices[at], data[at] = chunks[order], weights[order]
+        filled += np.bincount(terms, minlength=n_terms)
+    return sp.csr_matrix((data, indices, indptr), shape=(n_terms, n_docs))

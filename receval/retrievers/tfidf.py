@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from receval.components import Context, component
-from receval.retrievers.lexical import LexicalRetriever, document_frequency
+from receval.retrievers.lexical import LexicalRetriever
 
 
 @dataclass
@@ -24,23 +24,32 @@ class TfIdfConfig:
     kind: str = "tfidf"
 
 
+def unit_rows(rows: np.ndarray, weights: np.ndarray, n_rows: int) -> np.ndarray:
+    """``weights`` (entries of rows ``rows``, each row's in column order) scaled in
+    place so each row has unit L2 norm (empty rows stay empty)."""
+    norms = np.sqrt(np.bincount(rows, weights=weights**2, minlength=n_rows))
+    weights /= norms[rows]
+    return weights
+
+
 def weighted_unit_rows(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
     """tf * idf for each row, each row scaled to unit L2 norm (empty rows stay empty)."""
     matrix = counts.tocsr(copy=True)
     matrix.data *= idf[matrix.indices]
     rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-    norms = np.sqrt(np.bincount(rows, weights=matrix.data**2, minlength=matrix.shape[0]))
-    matrix.data /= norms[rows]
+    unit_rows(rows, matrix.data, matrix.shape[0])
     return matrix
 
 
 class TfIdf(LexicalRetriever):
     name = "tfidf"
 
-    def chunk_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
-        n_docs = counts.shape[0]
-        self.idf = np.log((1.0 + n_docs) / (1.0 + document_frequency(counts))) + 1.0
-        return weighted_unit_rows(counts, self.idf)
+    def fit_statistics(self, df: np.ndarray, lengths: np.ndarray) -> None:
+        self.idf = np.log((1.0 + lengths.size) / (1.0 + df)) + 1.0
+
+    def chunk_weights(self, chunks: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        rows = chunks - chunks[0] if chunks.size else chunks  # a block holds whole chunks
+        return unit_rows(rows, counts * self.idf[terms], int(rows[-1]) + 1 if rows.size else 0)
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         return weighted_unit_rows(counts, self.idf)
