@@ -19,6 +19,12 @@ lists already loaded) for both, the ratios (goals: search <= 1.0, index + search
 scores in float32, so lists that differ only in the order of equal scores are
 counted apart).
 
+It then runs the whole receval run on the same collection in a third process (the
+command above: load, chunk, index, search, evaluate, write ``results.parquet``) and
+puts its max RSS beside bm25s's whole process (reading the corpus, its token lists,
+index, search): goal <= 1.0. The run's top 10 (section ids and scores read back from
+its results) is checked against receval's indexing side (identical) and bm25s's.
+
     python benchmarks/scale.py [--passages 1000000] [--questions 10000] [--compare bm25s]
 """
 
@@ -172,7 +178,42 @@ def compare(collection: Path, tmp: Path, n_questions: int) -> None:
     same, tied = agreement(ours_top, theirs_top)
     print(f"top {TOP}: identical for {same:,}/{n_questions:,} questions; "
           f"identical up to the order of equal scores for {tied:,}/{n_questions:,}")
+    run_peak, run_top = whole_run(collection, tmp)
+    same_as_ours = bool((run_top["idx"] == ours_top["idx"]).all() and np.array_equal(
+        run_top["scores"], ours_top["scores"], equal_nan=True))
+    print(f"{'whole run peak (max RSS)':<26}{run_peak:>9.2f}G{theirs['peak']:>9.2f}G"
+          f"{run_peak / theirs['peak']:>8.2f}{'<= 1.0':>8}")
+    same, tied = agreement(run_top, theirs_top)
+    print(f"whole run: top {TOP} and scores {'identical to' if same_as_ours else 'DIFFERENT from'} the indexing "
+          f"side's; against bm25s identical for {same:,}/{n_questions:,}, up to the order of equal scores "
+          f"for {tied:,}/{n_questions:,}")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+
+
+def pipeline_command(collection: Path, run_dir: Path) -> list[str]:
+    """The whole receval run on the generated collection: BM25, whole passages, depth 10."""
+    return [sys.executable, "-m", "receval", "dataset=beir", f"dataset.path={collection}",
+            "retriever=bm25", "chunking.max_words=null", "cache_dir=null", "search_batch=256",
+            f"hydra.run.dir={run_dir}"]
+
+
+def whole_run(collection: Path, tmp: Path) -> tuple[float, dict]:
+    """The run's own max RSS (GiB, from ``wait4``: this child alone) and its top 10 as
+    passage indices and scores (NaN padded), read back from ``results.parquet``."""
+    import pyarrow.parquet as pq
+
+    child = subprocess.Popen(pipeline_command(collection, tmp / "run"), stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"the receval run failed with status {child.returncode}")
+    table = pq.read_table(tmp / "run" / "results.parquet", columns=["retrieved", "scores"]).to_pylist()
+    idx = np.full((len(table), TOP), -1, dtype=np.int64)
+    scores = np.full((len(table), TOP), np.nan)
+    for row, item in enumerate(table):  # ids are d<passage>: whole passages, one section each
+        idx[row, : len(item["retrieved"])] = [int(doc[1:]) for doc in item["retrieved"]]
+        scores[row, : len(item["scores"])] = item["scores"]
+    return usage.ru_maxrss / 2**20, {"idx": idx, "scores": scores}
 
 
 def main() -> None:
@@ -196,11 +237,7 @@ def main() -> None:
             compare(tmp / "collection", tmp, args.questions)
             return
         began = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "receval", "dataset=beir", f"dataset.path={tmp / 'collection'}",
-             "retriever=bm25", "chunking.max_words=null", "cache_dir=null", "search_batch=256", f"hydra.run.dir={tmp / 'run'}"],
-            check=True,
-        )
+        subprocess.run(pipeline_command(tmp / "collection", tmp / "run"), check=True)
         wall = time.perf_counter() - began
         peak_gib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # KiB on Linux
         info = json.loads((tmp / "run" / "run.json").read_text())

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_BLOCK = 1 << 22
+_BLOCK = 1 << 20
 
 
 def covered_by_rank(

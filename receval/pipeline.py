@@ -74,6 +74,17 @@ def stage_facts(
     return facts
 
 
+def give_back_memory() -> None:
+    """Hand the heap's free memory back to the system between steps (glibc's
+    ``malloc_trim``; nothing where there is none): a step's many small temporaries
+    leave free holes that would otherwise stay resident under the next step's peak."""
+    import ctypes
+
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
 def resolved(cfg) -> dict:
     """The run config as plain data, interpolations resolved, Hydra's node left out."""
     data = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
@@ -166,6 +177,9 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         hits = retrievers.search(
             retriever, [q.text for q in questions], depth, tie_rank, cfg.search_batch, search_label(cfg),
         )
+    calls_after_search = retrievers.api_calls(retriever)
+    retrievers.release(retriever)  # the index is not needed past here: measures are built beside it otherwise
+    give_back_memory()
     measures = measures_for(list(cfg.metrics.ks))
     with timer("evaluate"):
         section_ids = [s.id for s in dataset.sections]
@@ -187,7 +201,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
-    stages = stage_facts(list(hits.stage_ms), calls_after_index, retrievers.api_calls(retriever), calls_after_warmup)
+    stages = stage_facts(list(hits.stage_ms), calls_after_index, calls_after_search, calls_after_warmup)
     extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
     extra.update(cost.question_costs(prices, hits.counts, stages, len(questions)))
     columns.update(extra)
@@ -210,6 +224,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         "machine": machine.facts(at_start, retrievers.encoder_threads(retriever)),
     }
     names = [m.name for m in measures]
+    give_back_memory()
     with timer("write"):
         write_results(
             run_dir, columns, names + token_columns(list(cfg.metrics.ks)), info, list(hits.stage_ms), list(extra)

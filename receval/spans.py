@@ -67,12 +67,15 @@ class PageLine:
     def page_text(self, page: str, by_page: dict[str, list[Section]]) -> str:
         if page in self.pages:
             return self.pages[page]
-        chars = [" "] * max(s.end for s in by_page[page])
+        held = by_page[page]
+        if len(held) == 1 and held[0].start == 0:  # one section from the page's start (BEIR): its text
+            return held[0].text
+        chars = [" "] * max(s.end for s in held)
         for s in by_page[page]:
             chars[s.start : s.end] = s.text
         return "".join(chars)
 
-    BLOCK = 1 << 20  # characters of page text turned into word spans at a time
+    BLOCK = 1 << 18  # characters of page text turned into word spans at a time
 
     def locate(self, needed: set[str], positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each global character position x, counting the words of the ``needed``

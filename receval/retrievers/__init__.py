@@ -94,6 +94,15 @@ def warm_up(retriever, questions: list[str], depth: int, tie_rank) -> None:
             forget()
 
 
+def release(retriever) -> None:
+    """After the search: every stage that can drops what it indexed (``release``), so
+    a run's last steps do not hold its index beside the results they build."""
+    for part in parts(retriever):
+        drop = getattr(part, "release", None)
+        if callable(drop):
+            drop()
+
+
 def describe(cfg) -> str:
     """The run's retriever label: ``bm25``, ``rrf(tfidf+bm25)``, ``... > dense@30``."""
     first = components.label("retriever", cfg.retriever)
@@ -104,5 +113,6 @@ def describe(cfg) -> str:
 
 
 __all__ = [
-    "Context", "Hits", "Retriever", "api_calls", "build", "describe", "facts", "parts", "search", "stages", "warm_up",
+    "Context", "Hits", "Retriever", "api_calls", "build", "describe", "facts", "parts", "release", "search", "stages",
+    "warm_up",
 ]

@@ -151,6 +151,11 @@ class LexicalRetriever:
         if held.size:  # each term's heaviest chunk weight: what the term can add to any score
             self.term_max[held] = np.maximum.reduceat(table.data, table.indptr[held])
 
+    def release(self) -> None:
+        """Drop the index (weights, vocabulary) once the run's questions are answered:
+        the rest of the run (measures, the results file) does not need it."""
+        self.weights_t = self.term_max = self.vocabulary = None
+
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) scores: one sparse product of question weights and chunk weights."""
         counts = self.vocabulary.query_counts(self.tokenizer.many(questions))
