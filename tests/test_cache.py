@@ -37,8 +37,8 @@ def test_postings_can_be_derived_twice_from_one_vocabulary():
         [np.concatenate(part).tolist() for part in zip(*vocabulary.postings())] for _ in range(2)
     )
     assert first == second
-    # (chunk, term, count) of each distinct pair, chunk then term order: b=0 a=1 c=2 d=3
-    assert list(zip(*first)) == [(0, 0, 2), (0, 1, 1), (1, 1, 1), (1, 2, 1), (2, 1, 3), (2, 3, 1)]
+    # (chunk, term, count) of each distinct pair, term then chunk order: b=0 a=1 c=2 d=3
+    assert list(zip(*first)) == [(0, 0, 2), (0, 1, 1), (1, 1, 1), (2, 1, 3), (1, 2, 1), (2, 3, 1)]
 
 
 @pytest.mark.parametrize("block", [1, 4])

@@ -59,21 +59,24 @@ class Vocabulary:
         return len(self.ids)
 
     def postings(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The fitted chunks' (chunk, term, count) of each distinct pair, sorted by chunk
-        then term, in blocks of whole chunks (about :attr:`POSTINGS` tokens each): int32
-        chunks and terms, float64 counts. Only a block's temporaries are held at once."""
-        n_terms = max(len(self), 1)
+        """The fitted chunks' (chunk, term, count) of each distinct pair, in blocks of
+        whole chunks (about :attr:`POSTINGS` tokens each), each block sorted by term then
+        chunk (so each chunk's terms also come in term order): int32 chunks and terms,
+        float64 counts. One sort per block; only a block's temporaries are held."""
         ends = np.cumsum(self.lengths)
         cut = np.searchsorted(ends, np.arange(self.POSTINGS, int(ends[-1]) if ends.size else 0, self.POSTINGS))
-        bounds = np.unique(np.concatenate([[0], cut + 1, [len(self.lengths)]])).clip(0, len(self.lengths))
+        bounds = np.unique(np.concatenate([[0], cut + 1, [len(self.lengths)]]))
         for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
             begin, end = int(ends[first - 1]) if first else 0, int(ends[last - 1]) if last else 0
-            chunk = np.repeat(np.arange(last - first, dtype=np.int64), self.lengths[first:last])
-            keys = np.sort(chunk * n_terms + self.doc_term_ids[begin:end])
+            width = last - first
+            keys = self.doc_term_ids[begin:end] * np.int64(width)
+            keys += np.repeat(np.arange(width, dtype=np.int64), self.lengths[first:last])
+            keys.sort()
             starts = np.flatnonzero(np.diff(keys, prepend=-1))
             counts = np.diff(starts, append=keys.size).astype(np.float64)
-            pairs = keys[starts]
-            yield (pairs // n_terms + first).astype(np.int32), (pairs % n_terms).astype(np.int32), counts
+            terms = keys[starts] // width
+            chunks = keys[starts] - terms * width + first
+            yield chunks.astype(np.int32), terms.astype(np.int32), counts
 
     def query_counts(self, tokenized: list[list[str]]) -> sp.csr_matrix:
         """(B, V) counts of known tokens in each question (repeats counted)."""
@@ -269,7 +272,7 @@ class LexicalRetriever:
 
     def chunk_weights(self, chunks: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """The weight of each (chunk, term, count) posting of a block of whole chunks,
-        sorted by chunk then term (:meth:`Vocabulary.postings`)."""
+        sorted by term then chunk (:meth:`Vocabulary.postings`)."""
         raise NotImplementedError
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
@@ -292,12 +295,8 @@ def term_major(vocabulary: Vocabulary, retriever: LexicalRetriever) -> sp.csr_ma
     indices = np.empty(int(indptr[-1]), dtype=np.int32)
     data = np.empty(int(indptr[-1]), dtype=np.float64)
     filled = indptr[:-1].copy()  # where each term's next chunk goes
-    for chunks, terms, counts in vocabulary.postings():
-        weights = retriever.chunk_weights(chunks, terms, counts)
-        order = np.argsort(terms, kind="stable")  # a term's chunks stay in chunk order
-        by_term = terms[order]
-        group = np.searchsorted(by_term, by_term, side="left")
-        at = filled[by_term] + (np.arange(by_term.size) - group)
-        indices[at], data[at] = chunks[order], weights[order]
+    for chunks, terms, counts in vocabulary.postings():  # by term, then chunk
+        at = filled[terms] + (np.arange(terms.size) - np.searchsorted(terms, terms, side="left"))
+        indices[at], data[at] = chunks, retriever.chunk_weights(chunks, terms, counts)
         filled += np.bincount(terms, minlength=n_terms)
     return sp.csr_matrix((data, indices, indptr), shape=(n_terms, n_docs))

@@ -25,8 +25,9 @@ class TfIdfConfig:
 
 
 def unit_rows(rows: np.ndarray, weights: np.ndarray, n_rows: int) -> np.ndarray:
-    """``weights`` (entries of rows ``rows``, each row's in column order) scaled in
-    place so each row has unit L2 norm (empty rows stay empty)."""
+    """``weights`` (entries of rows ``rows``, each row's in column order, rows
+    interleaved or not) scaled in place so each row has unit L2 norm (empty rows stay
+    empty); a row's squares are summed in its column order."""
     norms = np.sqrt(np.bincount(rows, weights=weights**2, minlength=n_rows))
     weights /= norms[rows]
     return weights
@@ -48,8 +49,10 @@ class TfIdf(LexicalRetriever):
         self.idf = np.log((1.0 + lengths.size) / (1.0 + df)) + 1.0
 
     def chunk_weights(self, chunks: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        rows = chunks - chunks[0] if chunks.size else chunks  # a block holds whole chunks
-        return unit_rows(rows, counts * self.idf[terms], int(rows[-1]) + 1 if rows.size else 0)
+        first = int(chunks.min()) if chunks.size else 0  # a block holds whole chunks
+        rows = chunks - first
+        # each chunk's entries come in term order, as in a chunk-major matrix: the same sums
+        return unit_rows(rows, counts * self.idf[terms], int(rows.max()) + 1 if rows.size else 0)
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         return weighted_unit_rows(counts, self.idf)
