@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval.bootstrap import bootstrap_medians, percentile_bounds
-from receval.errors import RunError
+from receval.core.errors import RunError
 from receval.results.pairing import BootSettings
 from receval.results.stored import Run
 from receval.store import LATENCY

@@ -34,7 +34,7 @@ from receval.bootstrap import Interval
 from receval.cheaper import (  # noqa: F401 - money: receval.stage_costs reads it here
     COST_COLUMN, PREFERENCES, CostOrder, cost_order, costs_of, money, n_stages, p50_ms,
 )
-from receval.errors import RecevalError, RunError
+from receval.core.errors import RecevalError, RunError
 from receval.results import selection
 from receval.results.labels import run_labels
 from receval.results.pairing import BootSettings, align, grouped_intervals, rows_key

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import yaml
 
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.results.configs import runnable_config
 from receval.results.stored import Run
-from receval.store import atomic_write
+from receval.core.io import atomic_write
 
 RUN_DIR = "runs/best/${now:%Y-%m-%d}/${now:%H-%M-%S-%f}-${receval_pid:}"
 

@@ -21,11 +21,13 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import api, objective, pipeline, preflight, resume, trust
+from receval import objective, pipeline, preflight, resume
+from receval.clients.http import quiet_http_logs
+from receval.core import trust
 from receval.datasets import load_dataset
-from receval.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
+from receval.core.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
 from receval.resume import finished
-from receval.swept import swept_suffix
+from receval.core.overrides import swept_suffix
 
 
 def hydra_command(
@@ -45,7 +47,7 @@ def hydra_command(
     def job(cfg):
         nonlocal started
         started = True
-        api.quiet_http_logs()  # Hydra's job logging would copy their unredacted lines to stderr and a file
+        quiet_http_logs()  # Hydra's job logging would copy their unredacted lines to stderr and a file
         with exit_on_error():
             try:
                 return task(cfg)

@@ -19,8 +19,9 @@ Exit status 0, or 2 with one line for a user error.
 
 from __future__ import annotations
 
-from receval import outputs, tables
-from receval.errors import exit_on_error
+from receval import tables
+from receval.core import outputs
+from receval.core.errors import exit_on_error
 from receval.results import options
 from receval.results.comparison import Comparison, compare
 

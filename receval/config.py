@@ -20,7 +20,7 @@ from omegaconf import MISSING, OmegaConf
 
 from receval import components, schema
 from receval.bootstrap import MAX_RESAMPLES
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
 

@@ -18,7 +18,7 @@
   of the run's config hash).
 
 Only stored results are read; files are written atomically, an existing one only
-with ``--force``, never inside the run or a dataset folder (:mod:`receval.outputs`). Exit status 2 for a
+with ``--force``, never inside the run or a dataset folder (:mod:`receval.core.outputs`). Exit status 2 for a
 user error (one line).
 """
 
@@ -27,8 +27,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from receval import outputs, trec
-from receval.errors import exit_on_error
+from receval import trec
+from receval.core import outputs
+from receval.core.errors import exit_on_error
 from receval.results.options import ArgumentParser
 from receval.results.stored import Run, read_run
 

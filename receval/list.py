@@ -13,7 +13,7 @@ import json
 import sys
 
 from receval import tables
-from receval.errors import exit_on_error
+from receval.core.errors import exit_on_error
 from receval.results import options
 from receval.results.listing import listing
 from receval.tables.listing import table as listing_table

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from receval import metrics
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 
 
 def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:

@@ -7,7 +7,7 @@
   folder this user cannot write, where Hydra would print a traceback.
 - Secrets in the composed config: the same callback refuses a URL carrying a key
   (``user:KEY@``, ``?api_key=``) or a key where a variable NAME belongs, written in a
-  config file (:func:`receval.trust.config_problems`; the command line was checked
+  config file (:func:`receval.core.trust.config_problems`; the command line was checked
   before Hydra started), before Hydra saves the config in ``.hydra/``.
 - Every job of a ``-m`` sweep: receval's sweeper (:mod:`receval.hydra_plugin`)
   gives each composed job config to the command's check before job 0 runs.
@@ -42,9 +42,9 @@ from typing import ClassVar
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, open_dict, read_write
 
-from receval import trust
+from receval.core import trust
 from receval.config import SWEEPER
-from receval.errors import ConfigError, exit_on_error
+from receval.core.errors import ConfigError, exit_on_error
 from receval.schema import unknown_key
 
 

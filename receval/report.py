@@ -42,8 +42,9 @@ from __future__ import annotations
 import json
 import sys
 
-from receval import outputs, tables
-from receval.errors import RecevalError, exit_on_error
+from receval import tables
+from receval.core import outputs
+from receval.core.errors import RecevalError, exit_on_error
 from receval.results import options
 from receval.results.gate import check_margin
 from receval.results.report import build_report

@@ -9,7 +9,7 @@
 Each run is re-run from ``RUN/.hydra/config.yaml``, which Hydra saved with every
 value (so it works after ``conf/`` has changed): that file is read as data
 (:func:`receval.results.configs.runnable_config`, the path ``select --out`` takes too,
-under the rules of :mod:`receval.trust`: no interpolation is evaluated, whatever its
+under the rules of :mod:`receval.core.trust`: no interpolation is evaluated, whatever its
 key; one is replaced by the value run.json saved at the same place, a setting that
 does not change results such as ``cache_dir`` by receval's own default, or refused; a
 config that sends requests or names code is refused without ``--allow-remote`` /
@@ -46,8 +46,9 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import outputs, pipeline
-from receval.errors import RecevalError, RunError, exit_on_error
+from receval import pipeline
+from receval.core import outputs
+from receval.core.errors import RecevalError, RunError, exit_on_error
 from receval.results.options import ArgumentParser
 from receval.results.configs import CONFIG_YAML, HYDRA_DIR, saved_config
 from receval.results.discovery import find_runs

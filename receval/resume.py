@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from hydra.experimental.callback import Callback
 
-from receval.errors import RunError
+from receval.core.errors import RunError
 from receval.results.stored import read_run
 from receval.store import RESULTS, RUN_JSON
 

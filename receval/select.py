@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import sys
 
-from receval import choice, chosen, outputs, tables
+from receval import choice, chosen, tables
+from receval.core import outputs
 from receval.tables import choice_plot
 from receval.results.selection import canonical_measure, filter_questions, parse_where, pick
 from receval.results.discovery import load_runs
 from receval.results.options import FORMATS, ArgumentParser, write_output
 from receval.results.pairing import bootstrap_settings
 from receval.results.stored import Run
-from receval.errors import RecevalError, exit_on_error
+from receval.core.errors import RecevalError, exit_on_error
 
 
 def select(

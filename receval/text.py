@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 
 WORD = re.compile(r"\w+")
 

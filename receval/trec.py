@@ -30,7 +30,7 @@ Reading. :func:`read_run` returns each query's documents in trec_eval's order
 (float32 score descending, then docid descending), whatever the file's line or
 rank order, with the scores as trec_eval holds them (float32 values, as Python
 floats), so they never rise down a list; :func:`read_qrels` returns query ->
-docid -> relevance. Bad lines are :class:`~receval.errors.RecevalError` naming
+docid -> relevance. Bad lines are :class:`~receval.core.errors.RecevalError` naming
 ``file:line`` (all of them, up to :data:`MAX_PROBLEMS`).
 
 Ids may not be empty or contain whitespace (the format splits on it); a writer
@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 
 from receval.datasets import grade_problem
-from receval.errors import RecevalError
-from receval.store import atomic_write
+from receval.core.errors import RecevalError
+from receval.core.io import atomic_write
 
 MAX_PROBLEMS = 50
 Ranking = Sequence[tuple[str, float]]

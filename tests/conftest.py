@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 
-from receval import progress
+from receval.core import progress
 from receval.config import config_dir, register
-from receval.errors import RecevalWarning
+from receval.core.errors import RecevalWarning
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parent.parent

@@ -43,7 +43,7 @@ from conftest import FIXTURES, run_cli
 
 from receval.datasets.folder import read_pages
 from receval.datasets.questions import read_questions
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.results import load_run
 from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION
 from receval.results import read_run

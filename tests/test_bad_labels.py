@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from receval import overlap
 from receval.datasets import Question, Section, folder
 from receval.datasets.questions import read_questions
-from receval.errors import DatasetError, RecevalError, RunError
+from receval.core.errors import DatasetError, RecevalError, RunError
 from receval.report import parse_floors
 from receval.results.stored import load_run
 from conftest import run_of

@@ -13,7 +13,7 @@ from receval.chunking import chunk_sections
 from receval.config import check
 from receval.datasets import load_dataset
 from receval.datasets.beir import fingerprint
-from receval.errors import ConfigError, DatasetError
+from receval.core.errors import ConfigError, DatasetError
 from receval.pipeline import run
 from receval.results import read_run
 

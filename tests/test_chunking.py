@@ -7,7 +7,7 @@ import pytest
 
 from receval.chunking import Chunk, check_chunking, chunk_sections, window_starts
 from receval.datasets import Section
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 
 
 def section(sid: str, n_words: int, heading_path=("Page", "Heading")) -> Section:

@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from receval import components
 from receval.config import check, config_dir
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.schema import Range, range_
 
 CONF = Path(config_dir())

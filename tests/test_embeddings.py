@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from receval.encoders import EmbeddingCache, HttpEncoder, embed, resolve_local_model, text_key
-from receval.errors import ConfigError, RecevalError
+from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.dense import Dense
 from conftest import loopback
 

@@ -14,7 +14,7 @@ from omegaconf import OmegaConf
 from receval.chunking import chunk_sections
 from receval.coverage import covered_by_rank, found_rank, union_by_rank
 from receval.datasets import folder
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 from receval.report import build_report, main as report_main
 from tests.conftest import FIXTURES, exit_code, run_of
 
@@ -304,7 +304,7 @@ def test_relevance_coverage_sets_how_much_of_a_span_must_come_back(tmp_path_fact
     row = _row(strict, "fresnel")
     assert row["first_relevant_rank"] == 3 and row["rr"] == pytest.approx(1 / 3)
     from receval import config
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     for bad in ("0", "nan", "1.5"):
         with pytest.raises(ConfigError, match="relevance.coverage"):

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_cli, run_of
 from receval import trec
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.export import export, main
 from receval.results import read_run
 

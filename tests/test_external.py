@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import run_cli, run_of
 
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.export import export
 from receval.results.external import read_labels, trec_run_table
 from receval.report import build_report

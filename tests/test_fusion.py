@@ -157,7 +157,7 @@ def test_fused_ranking_equals_rrf_of_the_members_chunk_lists(make_config, tmp_pa
 
 
 def test_bad_fusion_settings_are_config_errors(make_config, tmp_path):
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"fusion.weights has 1 values for 2 members"):
         run(make_config("retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[1.0]"), tmp_path)

@@ -23,7 +23,7 @@ from conftest import FIXTURES  # noqa: E402
 
 from receval.datasets.folder import parse_page, read_pages  # noqa: E402
 from receval.datasets.questions import read_questions  # noqa: E402
-from receval.errors import RecevalError  # noqa: E402
+from receval.core.errors import RecevalError  # noqa: E402
 from receval.results import load_run  # noqa: E402
 from receval.store import RESULTS  # noqa: E402
 from receval.results import read_run  # noqa: E402

@@ -26,7 +26,7 @@ from receval.pipeline import resolved, run, summary_line
 from receval.results import labels
 from receval.results.differences import differences_of
 from receval.store import RUN_JSON
-from receval.swept import swept_suffix
+from receval.core.overrides import swept_suffix
 
 URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
 

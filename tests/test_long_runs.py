@@ -28,10 +28,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from receval import machine, progress
+from receval.core import machine, progress
 from receval.encoders import EmbeddingCache, embed, text_key
 from receval.encoders import base
-from receval.errors import RecevalError, RecevalWarning
+from receval.core.errors import RecevalError, RecevalWarning
 from receval.pipeline import stage_facts
 from receval.retrievers.dense import Dense
 from receval.store import RESULTS, RUN_JSON

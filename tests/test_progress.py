@@ -1,4 +1,4 @@
-"""receval.progress on a terminal: one redrawn line, warnings printed above it; off a
+"""receval.core.progress on a terminal: one redrawn line, warnings printed above it; off a
 terminal, short work prints nothing but warnings (plain lines for long work:
 tests/test_long_runs.py)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from receval import progress
+from receval.core import progress
 
 
 class Terminal(io.StringIO):

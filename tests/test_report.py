@@ -15,7 +15,7 @@ from conftest import exit_code as command_exit_code
 
 from receval.results.report import Report
 from receval.results import configs, find_runs, load_runs, selection
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.report import build_report, main
 
 

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import run_cli
 
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.overlap import overlap_bucket
 from receval.report import build_report
 from receval.store import RESULTS, RUN_JSON

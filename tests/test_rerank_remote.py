@@ -12,7 +12,7 @@ import pytest
 
 from receval import components
 from receval.components import Context
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.rerankers import PAIRS, Reranked
 from receval.store import RESULTS, RUN_JSON
 from conftest import Fixed, loopback, run_cli

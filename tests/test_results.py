@@ -12,7 +12,7 @@ from conftest import run_of
 from omegaconf import OmegaConf
 
 from receval import results
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.export import export
 from receval.results.configs import load_config
 from receval.results.report import build_report

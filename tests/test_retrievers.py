@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.ranking import tie_ranks
 from receval.retrievers import search
 from receval.retrievers.bm25 import BM25, bm25_idf

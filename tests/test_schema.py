@@ -16,7 +16,7 @@ from hydra import compose, initialize_config_dir
 from receval import components, schema
 from receval.config import RecevalConfig, SynthRunConfig, check, config_dir
 from receval.cost import StagePrices, stage_names
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.pipeline import check_config
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ from conftest import exit_code, one_error_line, run_cli, run_of, sweep_of
 from receval import choice, noninferiority
 from receval.bootstrap import bootstrap_means
 from receval.cheaper import CostOrder, cost_order
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.holm import holm
 from receval.store import write_results, write_run_json
 from receval.tables import choice_plot
@@ -522,7 +522,7 @@ def test_runs_return_their_dev_objective(grid):
 def test_an_unknown_objective_metric_is_refused_before_any_work(make_config):
     """A grid sweep never reads the objective, so the config check is where a typo shows."""
     from receval import config
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"objective.metric=hit3: unknown measure 'hit3'"):
         config.check(make_config("objective.metric=hit3"))
@@ -576,7 +576,7 @@ def test_a_sweeper_without_the_objective_split_is_told_what_to_set(grid):
     from omegaconf import OmegaConf
 
     from receval import objective
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     cfg = OmegaConf.create({"objective": {"metric": "rr", "split": "nosuch"}})
     with pytest.raises(ConfigError, match="objective.split=nosuch: no scored question"):

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from receval import report, select, tables
-from receval.errors import RunError
+from receval.core.errors import RunError
 from receval.results import load_run, read_run
 from receval.store import META_KEY, RESULTS, RUN_JSON
 

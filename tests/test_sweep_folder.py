@@ -18,7 +18,7 @@ import pytest
 import yaml
 from conftest import run_cli
 
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.preflight import SWEEP_MARKER, claim_sweep_dir
 
 A = {"config_name": "config", "overrides": ["retriever=bm25", "chunking.max_words=40,120"], "params": None}

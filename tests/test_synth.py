@@ -22,8 +22,8 @@ from receval import pipeline
 from receval.config import config_dir, register_synth
 from receval.datasets import LIBRARY, folder
 from receval.datasets.questions import read_questions
-from receval.errors import ConfigError, DatasetError, RecevalError
-from receval.llm import ChatClient, ReplyError, ServerError, parse_json_object
+from receval.core.errors import ConfigError, DatasetError, RecevalError
+from receval.clients.chat import ChatClient, ReplyError, ServerError, parse_json_object
 from receval.synth import (
     QA_SCHEMA,
     Unit,

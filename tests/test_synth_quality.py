@@ -16,7 +16,7 @@ from conftest import FIXTURES, run_of
 from hydra import compose, initialize_config_dir
 
 from receval.config import config_dir, register_synth
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.synth import generate
 from receval.synth.dedup import JACCARD, QuestionSet, Verdict, jaccard, words
 

@@ -19,9 +19,10 @@ import pytest
 import yaml
 from conftest import ROOT, exit_code, loopback, run_cli, run_of
 
-from receval import compare, export, report, reproduce, trust
-from receval.errors import RecevalError
-from receval.outputs import check_output
+from receval import compare, export, report, reproduce
+from receval.core import trust
+from receval.core.errors import RecevalError
+from receval.core.outputs import check_output
 
 SECRET = "s3cr3t-Zq8v3LkR0-value"
 ENV = "RECEVAL_TRUST_TEST_SECRET"

@@ -20,8 +20,10 @@ import pytest
 import yaml
 from conftest import exit_code, loopback, run_cli, run_of
 
-from receval import chosen, remote, reproduce, select, trust
-from receval.errors import RecevalError
+from receval import chosen, reproduce, select
+from receval.clients import http as remote
+from receval.core import trust
+from receval.core.errors import RecevalError
 from receval.results import load_runs
 from receval.results.configs import runnable_config
 

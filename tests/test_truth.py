@@ -108,7 +108,7 @@ def test_item6_non_result_settings_are_no_differing_parameter():
 
 def test_item8_repeated_cutoff_is_a_config_error(make_config):
     from receval.config import check
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"metrics.ks=\[1, 1, 3\] names a cutoff twice") as error:
         check(make_config("metrics.ks=[1,1,3]"))
@@ -142,7 +142,7 @@ def sweep_in_process(monkeypatch, tmp_path):
     from hydra.core.global_hydra import GlobalHydra
 
     from receval.cli import hydra_command
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     # Hydra's logging setup (logging.config.dictConfig) closes every handler, pytest's own
     # log capture too: left out here, after the plugin scan that re-executes the launcher
@@ -290,7 +290,7 @@ def test_item9_edited_cache_entry_is_rebuilt_with_a_warning(site, make_config, t
 def test_item11_grade_above_int32_is_refused_at_load_naming_the_line(tmp_path):
     from receval.datasets.folder import read_pages
     from receval.datasets.questions import read_questions
-    from receval.errors import RecevalError
+    from receval.core.errors import RecevalError
 
     sections, _ = read_pages(FIXTURES / "site" / "pages")
     path = tmp_path / "questions.jsonl"
@@ -308,7 +308,7 @@ def test_item11_grade_above_int32_is_refused_at_load_naming_the_line(tmp_path):
 
 
 def test_item11_qrels_grade_above_int32_is_refused(tmp_path):
-    from receval.errors import RecevalError
+    from receval.core.errors import RecevalError
     from receval.trec import read_qrels
 
     path = tmp_path / "qrels.txt"
@@ -346,7 +346,7 @@ def test_item11_full_disk_names_the_path_and_leaves_no_half_files(
     import os
 
     from receval import store
-    from receval.errors import exit_on_error
+    from receval.core.errors import exit_on_error
 
     name = RESULTS if which == "results" else RUN_JSON
 

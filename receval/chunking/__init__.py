@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from receval.datasets import Section
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.words import word_spans
 
 

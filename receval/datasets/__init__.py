@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 
 UNANSWERABLE = "unanswerable"
 LIBRARY = Path(__file__).resolve().parent / "library"

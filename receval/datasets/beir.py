@@ -65,7 +65,7 @@ from pathlib import Path
 
 from receval.datasets import Dataset, Question, Section, fingerprint, grade_problem
 from receval.datasets.beir_splits import judged_ids, one_split_each, split_names
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 
 KIND = "judged"
 MAX_PROBLEMS = 50

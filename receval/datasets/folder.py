@@ -28,7 +28,7 @@ from pathlib import Path
 
 from receval.datasets import LIBRARY, Dataset, Section, fingerprint
 from receval.datasets.questions import read_questions
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # CommonMark ATX
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")

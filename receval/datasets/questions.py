@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from receval.datasets import MAX_GRADE, UNANSWERABLE, Question, Section, grade_problem
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 from receval.evidence import PageIndex, locate, pages_from_sections, parse_evidence
 
 MAX_PROBLEMS = 50

@@ -76,7 +76,7 @@ class RecevalSweeper(BasicSweeper):
         super().setup(hydra_context=context, task_function=task_function, config=config)
 
     def sweep(self, arguments: list[str]) -> Any:
-        from receval.errors import exit_on_error
+        from receval.core.errors import exit_on_error
 
         params = self._parse_config()
         params.extend(arguments)
@@ -107,7 +107,7 @@ class RecevalSweeper(BasicSweeper):
         listing each bad value with the jobs it stops."""
         from omegaconf import open_dict, read_write
 
-        from receval.errors import ConfigError
+        from receval.core.errors import ConfigError
 
         swept = {p.split("=", 1)[0] for p in params if "," in p or "(" in p}
         problems: dict[str, list[str]] = {}

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from receval.bootstrap import Interval
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.overlap import overlap_bucket
 from receval.results.pairing import BootSettings, grouped_intervals, mask_key
 from receval.results.stored import Run

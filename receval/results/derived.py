@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pyarrow as pa
 
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 
 _RR_AT = re.compile(r"^(?:m?rr)@(\d+)$", re.IGNORECASE)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from receval.errors import RunError
-from receval.progress import warn
+from receval.core.errors import RunError
+from receval.core.progress import warn
 from receval.results.configs import HYDRA_DIR
 from receval.results.stored import Run, load_run
 from receval.store import RESULTS, RUN_JSON

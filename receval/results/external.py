@@ -26,7 +26,7 @@ import pyarrow as pa
 from receval import trec
 from receval.datasets import UNANSWERABLE, Question
 from receval.datasets.beir import read_judgements
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.evaluate import question_rows
 from receval.metrics import measures_for, parse_measure
 from receval.results.stored import Run

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from receval.bootstrap import Interval
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.results import selection
 from receval.results.derived import with_derived
 from receval.results.discovery import load_one

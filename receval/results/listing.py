@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from receval import numeric
-from receval.api import cut
-from receval.errors import RecevalError
+from receval.core import numeric
+from receval.core.secrets import cut
+from receval.core.errors import RecevalError
 from receval.results.configs import load_config, load_overrides, read_info
 from receval.results.labels import naming
 from receval.results.discovery import runs_under

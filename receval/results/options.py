@@ -7,9 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.results.selection import parse_where
-from receval.store import atomic_write
+from receval.core.io import atomic_write
 
 FORMATS = ("table", "markdown", "csv", "json", "latex")
 

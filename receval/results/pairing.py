@@ -17,7 +17,7 @@ import numpy as np
 from receval import config as config_schema
 from receval.bootstrap import MAX_RESAMPLES, Interval, confidence_intervals
 from receval.chain import cutoff, fixed_broken
-from receval.errors import RecevalError, RunError
+from receval.core.errors import RecevalError, RunError
 from receval.results.discovery import warn
 from receval.results.stored import Run
 

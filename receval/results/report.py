@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from receval import chain, machine, stage_costs
+from receval import chain, stage_costs
+from receval.core import machine
 from receval.bootstrap import Interval
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.identity import mixed_datasets
 from receval.results import configs, selection
 from receval.results import labels as labels_mod
@@ -200,7 +201,7 @@ def run_notes(run: Run) -> list[str]:
 
 def latency_cautions(runs: list[Run], summaries: list[RunSummary]) -> list[str]:
     """A warning when the report shows latencies of runs timed under very different
-    machine load (:func:`receval.machine.load_warning`)."""
+    machine load (:func:`receval.core.machine.load_warning`)."""
     timed = [
         (f"#{i} {summary.label}", (run.info or {}).get("machine"))
         for i, (run, summary) in enumerate(zip(runs, summaries))

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import yaml
 
 from receval import metrics as measures
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.results.configs import differing_params, format_value, short_name, short_names
 from receval.results.discovery import load_one
 from receval.results.labels import shown

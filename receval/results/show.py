@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from receval.datasets import Evidence, Question
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.store import RESULTS
 
 SNIPPET_WORDS = 24

@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from receval import numeric
-from receval.api import cut
-from receval.errors import RunError
+from receval.core import numeric
+from receval.core.secrets import cut
+from receval.core.errors import RunError
 from receval.results import integrity
 from receval.results.configs import flatten, load_config, load_overrides, read_info, schema_defaults
 from receval.store import LATENCY, META_KEY, RESULTS, RUN_JSON, measure_columns

@@ -27,7 +27,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from receval.components import Context, component
-from receval.errors import ConfigError, RecevalError
+from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.ranked import Passage, RankOnly, top_lists
 from receval.schema import SHORTLIST, range_
 

@@ -22,7 +22,7 @@ different one. Styles (``synth.style``):
   not change with ``limit``). Labelled with both sections.
 
 Replies. The model must answer with the JSON object ``{"question", "answer",
-"quotes"}`` (structured output, see :mod:`receval.llm` for the fallbacks and
+"quotes"}`` (structured output, see :mod:`receval.clients.chat` for the fallbacks and
 retries): non-empty strings, a question with a word, and quotes copied from the
 passage, each found in it (:mod:`.quotes`; for ``multi`` one per passage), else the
 reply is asked again. A question that near-duplicates one already in the file is

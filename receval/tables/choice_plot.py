@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.results.selection import measure_label
-from receval.store import atomic_write
+from receval.core.io import atomic_write
 
 FORMATS = ("png", "svg", "pdf")
 #: Points closer than this (display pixels at the figure's dpi) share one label.

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.results.labels import shown
 from receval.results.selection import measure_label
-from receval.store import atomic_write
+from receval.core.io import atomic_write
 
 
 def _figure(width: float, height: float):

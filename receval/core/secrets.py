@@ -1,33 +1,26 @@
-"""Calling a remote API (embeddings, chat completions): one place for the URL rules,
-the API key, redaction and backoff.
+"""Secrets kept out of messages, files and labels: what looks like a key, which URLs
+carry one, and what a message may show of text from outside.
 
-- The base URL is an ``http(s)://`` API root holding no user, password, query or
-  fragment (a key belongs in an environment variable, not a URL). It is read by
-  :func:`split_url`, the one normalisation: every request URL is built from what it
-  returns and :mod:`receval.trust` checks the same, so ``" http://host"`` is one host
-  to both.
-- The key is read from the environment variable *named* by the config, at each
-  request; it is never stored, and any text that could echo it is redacted.
+- A URL is read by :func:`split_url`, the one normalisation: the HTTP client
+  (:mod:`receval.clients.http`) builds request URLs from what it returns and
+  :mod:`receval.core.trust` checks the same, so ``" http://host"`` is one host to both.
+- A key is read from the environment variable *named* by the config (:func:`api_key`),
+  at each request; it is never stored, and any text that could echo it is redacted.
 - Text from a server (status line, error body, reply keys, ids, a bad answer) reaches
   a message only through :func:`clip`: redacted first, then cut, so a key straddling
-  the cut cannot leak its first characters. httpx and httpcore never log
-  (:func:`quiet_http_logs`): their lines carry the server's reason phrase unredacted.
+  the cut cannot leak its first characters; :func:`cut` is the same for text that
+  holds no key (a stored file's value, a user's code's answer).
 - A value that may be a key is shown by :func:`shown`: a URL without its user,
-  password, query or fragment; a key-like string not at all.
-- Retries wait ``base * 2**(attempt - 1)`` seconds, or a longer ``Retry-After`` (in
-  seconds), at most ``cap``. The HTTP client that applies these rules is
-  :mod:`receval.remote`.
+  password, query or fragment; a key-like string not at all. A label shows a URL by
+  its host alone (:func:`without_urls`).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import logging
 import os
 import re
 import urllib.parse
-
-from receval.errors import ConfigError
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEY_PREFIXES = (
@@ -36,6 +29,7 @@ KEY_PREFIXES = (
 CREDENTIAL_PARAM = re.compile(r"key|token|secret|pass|pwd|auth|sig|credential|session|bearer", re.I)
 _C0_OR_SPACE = "".join(map(chr, range(0x21)))
 SHOWN = 80  # characters of a config value in a message
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
 
 
 def looks_like_key(value: str) -> bool:
@@ -49,7 +43,7 @@ def split_url(value) -> urllib.parse.SplitResult | None:
     """``value`` read as a URL the way the client reads it (None when urllib cannot):
     surrounding whitespace and control characters stripped, then urllib's split, which
     also drops tabs and newlines anywhere and lower-cases the scheme. The one
-    normalisation: :func:`api_url` builds request URLs from it, :mod:`receval.trust`
+    normalisation: :func:`api_url` builds request URLs from it, :mod:`receval.core.trust`
     checks what it returns."""
     try:
         return urllib.parse.urlsplit(str(value).strip().strip(_C0_OR_SPACE))
@@ -114,59 +108,8 @@ def is_local(host: str | None) -> bool:
         return False
 
 
-def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> str:
-    """``{base_url}{suffix}`` after checking the URL; a ConfigError naming ``option``."""
-    if not base_url or not str(base_url).strip():
-        before = f" before {suffix}" if suffix else ""
-        raise ConfigError(
-            f"{option} is required: the API root{before} "
-            f"(e.g. {option}=http://localhost:11434/v1 for Ollama)"
-        )
-    parts = split_url(base_url)
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{option}={shown(base_url)}: use an http:// or https:// URL, e.g. http://localhost:11434/v1")
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise ConfigError(
-            f"{option} must hold no user, password, query or fragment; give the API key through "
-            f"an environment variable and name it in {key_option}"
-        )
-    path = parts.path.rstrip("/")
-    if suffix and path.endswith(suffix):
-        path = path[: -len(suffix)]
-    return urllib.parse.urlunsplit(parts._replace(path=path + suffix))
-
-
-def check_key_env(api_key_env: str | None, url: str, option: str, unset_ok_on_loopback: bool = True) -> None:
-    """The variable name must look like one (never echoing it: it may be the key
-    itself), and be set, unless the server is on this machine and that is allowed."""
-    if api_key_env in (None, ""):
-        return
-    if not ENV_NAME.fullmatch(str(api_key_env)):
-        raise ConfigError(
-            f"{option} must be the NAME of an environment variable holding the key "
-            "(e.g. OPENAI_API_KEY), not the key itself"
-        )
-    if os.environ.get(api_key_env):
-        return
-    if unset_ok_on_loopback and is_local(urllib.parse.urlsplit(url).hostname):
-        return
-    raise ConfigError(
-        f"the environment variable {api_key_env} (named by {option}) is not set; "
-        f"export {api_key_env}=<your key> (or set {option}=null for an API that needs none)"
-    )
-
-
 def api_key(api_key_env: str | None) -> str | None:
     return os.environ.get(api_key_env) if api_key_env else None
-
-
-def headers(api_key_env: str | None) -> dict[str, str]:
-    """JSON request headers, with ``Authorization: Bearer <key>`` when a key is set."""
-    out = {"Content-Type": "application/json", "Accept": "application/json"}
-    key = api_key(api_key_env)
-    if key:
-        out["Authorization"] = f"Bearer {key}"
-    return out
 
 
 def redact(text: str, *envs: str | None) -> str:
@@ -191,30 +134,26 @@ def clip(text, limit: int, *envs: str | None) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
 
-def quiet_http_logs() -> None:
-    """httpx logs every request at INFO with the server's reason phrase and httpcore
-    its raw headers at DEBUG, neither redacted; Hydra's job logging would put them on
-    stderr and in the run's log file. Their loggers are switched off (idempotent)."""
-    for name in ("httpx", "httpcore"):
-        logger = logging.getLogger(name)
-        logger.setLevel(logging.CRITICAL + 1)
-        logger.propagate = False
-        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
-            logger.addHandler(logging.NullHandler())
-
-
 def cut(text: str, limit: int = 80) -> str:
     """What a message shows of a string from outside that holds no key (a user's code's
     answer, a stored file's value): :func:`clip` with nothing to redact."""
     return clip(text, limit, None)
 
 
-def backoff_delay(attempt: int, retry_after: str | None, base: float, cap: float) -> float:
-    """Seconds to wait before retry ``attempt`` (1 = the first retry)."""
-    delay = base * 2 ** (attempt - 1)
-    if retry_after:
-        try:
-            delay = max(delay, float(retry_after))
-        except ValueError:
-            pass  # an HTTP date: keep the backoff
-    return max(0.0, min(delay, cap))
+def _host(match: re.Match) -> str:
+    try:
+        host = urllib.parse.urlsplit(match.group(0)).hostname
+    except ValueError:
+        host = None
+    return host or "remote"
+
+
+def has_url(text: str) -> bool:
+    """Whether ``text`` holds a URL (``scheme://...``) that :func:`without_urls` replaces."""
+    return _URL.search(text) is not None
+
+
+def without_urls(text: str) -> str:
+    """Every URL in ``text`` replaced by its host: ``http://127.0.0.1:8089/v1`` -> ``127.0.0.1``
+    (how a run's label shows a URL)."""
+    return _URL.sub(_host, text)

@@ -15,7 +15,7 @@ changes here:
 
 - remote: a key ``url``, ``base_url``, ``endpoint``, ``host`` (or ending in ``_url`` /
   ``_endpoint``) with a value; any value that is a network URL once normalised as the
-  client normalises it (:func:`receval.api.split_url`: ``" http://h"`` is one);
+  client normalises it (:func:`receval.core.secrets.split_url`: ``" http://h"`` is one);
   ``backend``/``kind: http``. What it sends: the value of every ``*_env`` and every
   ``headers`` value in the same mapping;
 - code: a key ``target`` or ``_target_`` (or ending in ``_target``).
@@ -35,10 +35,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from receval.api import ENV_NAME, host_of, looks_like_key, network_url, shown, url_secret
-from receval.errors import ConfigError, RunError
+from receval.core.secrets import ENV_NAME, host_of, looks_like_key, network_url, shown, url_secret
+from receval.core.errors import ConfigError, RunError
+from receval.core.overrides import key_values
 
 __all__ = [
     "Reach", "argv_problems", "check_argv", "check_reach", "config_problems", "fill_interpolations",
@@ -154,34 +153,31 @@ def config_problems(data) -> list[str]:
 
 
 def argv_problems(argv: list[str]) -> list[str]:
-    """Override problems that must stop a command before anything is written."""
+    """Override problems that must stop a command before anything is written (each
+    override read by Hydra's parser, :func:`receval.core.overrides.key_values`)."""
     problems = []
     for arg in argv:
         if arg.startswith("-") or "=" not in arg:
             continue
-        key, value = arg.split("=", 1)
-        key = key.lstrip("+~")
-        inner = re.sub(r"^(choice|range)\(|\)$", "", value)
-        values = [v.strip().strip("'\"") for v in [value, *inner.split(",")]]
-        named = [v for v in values[1:] if v not in ("", "null", "None")]
-        if key.endswith("key_env") and not all(map(is_env_name, named)):
-            problems.append(_key_message(key))
-        elif _header_values(key, value) is not None and not all(map(is_env_name, _header_values(key, value))):
-            problems.append(_header_message(key))
-        elif secret := next(filter(None, map(url_secret, values)), None):
+        key, values = key_values(arg)
+        texts = [v for v in values if isinstance(v, str)]
+        if key.endswith("key_env"):
+            named = [str(v) for v in values if v not in ("", None, "null", "None")]
+            if not all(map(is_env_name, named)):
+                problems.append(_key_message(key))
+        elif (headers := _header_values(key, values)) is not None:
+            if not all(map(is_env_name, headers)):
+                problems.append(_header_message(key))
+        elif secret := next(filter(None, map(url_secret, [arg.partition("=")[2], *texts])), None):
             problems.append(_url_message(key, secret))
     return problems
 
 
-def _header_values(key: str, value: str) -> list[str] | None:
-    """The values of a ``*.headers`` mapping (or ``*.headers.NAME``) override; None for other keys."""
+def _header_values(key: str, values: list) -> list[str] | None:
+    """The values a ``*.headers`` mapping (or ``*.headers.NAME``) override sets; None for other keys."""
     if key.endswith(".headers") or key == "headers":
-        try:
-            data = yaml.safe_load(value)
-        except yaml.YAMLError:
-            return [value]
-        return [str(v) for v in data.values()] if isinstance(data, dict) else []
-    return [value] if ".headers." in key or key.startswith("headers.") else None
+        return [str(v) for value in values for v in (value.values() if isinstance(value, dict) else [value])]
+    return [str(v) for v in values] if ".headers." in key or key.startswith("headers.") else None
 
 
 def check_argv(argv: list[str]) -> None:

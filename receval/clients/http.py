@@ -1,12 +1,14 @@
 """The one HTTP client for remote APIs (chat completions, embeddings, re-rank, search).
 
 Built on httpx (connection reuse, timeouts) and tenacity (the retry policy); both
-are imported when the first request is sent. The rules of :mod:`receval.api` apply:
-the base URL is checked, the key is read from the environment variable named by
-``api_key_env`` at each request (never stored, so a client pickles without it),
-every piece of server text in a message goes through :func:`receval.api.clip`
-(redacting the value of every variable in :attr:`Client.secret_envs`), and httpx and
-httpcore never log (:func:`receval.api.quiet_http_logs`).
+are imported when the first request is sent. The rules of :mod:`receval.core.secrets`
+apply: the base URL is checked (:func:`api_url`: an ``http(s)://`` API root holding no
+user, password, query or fragment; a key belongs in an environment variable, not a
+URL), the key is read from the environment variable named by ``api_key_env`` at each
+request (never stored, so a client pickles without it), every piece of server text in
+a message goes through :func:`receval.core.secrets.clip` (redacting the value of every
+variable in :attr:`Client.secret_envs`), and httpx and httpcore never log
+(:func:`quiet_http_logs`): their lines carry the server's reason phrase unredacted.
 
 One request (:meth:`Client.send`) ends in one of three ways:
 
@@ -27,19 +29,98 @@ every wait; both are safe across threads.
 from __future__ import annotations
 
 import json
+import logging
+import os
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from receval import api
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
+from receval.core.secrets import ENV_NAME, api_key, clip, is_local, shown, split_url
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx
 SNIPPET = 300  # characters of server text in a message
 INSTALL_HINT = "pip install 'httpx>=0.27' 'tenacity>=8.2'"
 T = TypeVar("T")
+
+
+
+def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> str:
+    """``{base_url}{suffix}`` after checking the URL; a ConfigError naming ``option``."""
+    if not base_url or not str(base_url).strip():
+        before = f" before {suffix}" if suffix else ""
+        raise ConfigError(
+            f"{option} is required: the API root{before} "
+            f"(e.g. {option}=http://localhost:11434/v1 for Ollama)"
+        )
+    parts = split_url(base_url)
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{option}={shown(base_url)}: use an http:// or https:// URL, e.g. http://localhost:11434/v1")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ConfigError(
+            f"{option} must hold no user, password, query or fragment; give the API key through "
+            f"an environment variable and name it in {key_option}"
+        )
+    path = parts.path.rstrip("/")
+    if suffix and path.endswith(suffix):
+        path = path[: -len(suffix)]
+    return urllib.parse.urlunsplit(parts._replace(path=path + suffix))
+
+
+def check_key_env(api_key_env: str | None, url: str, option: str, unset_ok_on_loopback: bool = True) -> None:
+    """The variable name must look like one (never echoing it: it may be the key
+    itself), and be set, unless the server is on this machine and that is allowed."""
+    if api_key_env in (None, ""):
+        return
+    if not ENV_NAME.fullmatch(str(api_key_env)):
+        raise ConfigError(
+            f"{option} must be the NAME of an environment variable holding the key "
+            "(e.g. OPENAI_API_KEY), not the key itself"
+        )
+    if os.environ.get(api_key_env):
+        return
+    if unset_ok_on_loopback and is_local(urllib.parse.urlsplit(url).hostname):
+        return
+    raise ConfigError(
+        f"the environment variable {api_key_env} (named by {option}) is not set; "
+        f"export {api_key_env}=<your key> (or set {option}=null for an API that needs none)"
+    )
+
+
+def headers(api_key_env: str | None) -> dict[str, str]:
+    """JSON request headers, with ``Authorization: Bearer <key>`` when a key is set."""
+    out = {"Content-Type": "application/json", "Accept": "application/json"}
+    key = api_key(api_key_env)
+    if key:
+        out["Authorization"] = f"Bearer {key}"
+    return out
+
+
+def quiet_http_logs() -> None:
+    """httpx logs every request at INFO with the server's reason phrase and httpcore
+    its raw headers at DEBUG, neither redacted; Hydra's job logging would put them on
+    stderr and in the run's log file. Their loggers are switched off (idempotent)."""
+    for name in ("httpx", "httpcore"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.CRITICAL + 1)
+        logger.propagate = False
+        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+            logger.addHandler(logging.NullHandler())
+
+
+def backoff_delay(attempt: int, retry_after: str | None, base: float, cap: float) -> float:
+    """Seconds to wait before retry ``attempt`` (1 = the first retry)."""
+    delay = base * 2 ** (attempt - 1)
+    if retry_after:
+        try:
+            delay = max(delay, float(retry_after))
+        except ValueError:
+            pass  # an HTTP date: keep the backoff
+    return max(0.0, min(delay, cap))
+
 
 
 class Retryable(Exception):
@@ -84,7 +165,7 @@ def _libraries():
         import tenacity
     except ImportError as error:
         raise ConfigError(f"calling a remote API needs {error.name}, which is not installed: {INSTALL_HINT}") from None
-    api.quiet_http_logs()
+    quiet_http_logs()
     return httpx, tenacity
 
 
@@ -104,8 +185,8 @@ class Client:
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.option = option
-        self.root = api.api_url(base_url, "", f"{option}.base_url", f"{option}.api_key_env")
-        api.check_key_env(api_key_env, self.root, f"{option}.api_key_env", unset_ok_on_loopback=not key_on_loopback)
+        self.root = api_url(base_url, "", f"{option}.base_url", f"{option}.api_key_env")
+        check_key_env(api_key_env, self.root, f"{option}.api_key_env", unset_ok_on_loopback=not key_on_loopback)
         self.api_key_env = api_key_env or None
         self.timeout = float(timeout)
         self.max_retries = int(retries)
@@ -130,7 +211,7 @@ class Client:
 
     def url(self, path: str) -> str:
         """The endpoint ``path`` under the root (a root already ending in it is kept)."""
-        return api.api_url(self.root, path, f"{self.option}.base_url", f"{self.option}.api_key_env")
+        return api_url(self.root, path, f"{self.option}.base_url", f"{self.option}.api_key_env")
 
     @property
     def secret_envs(self) -> tuple[str, ...]:
@@ -138,7 +219,7 @@ class Client:
         return (self.api_key_env,) if self.api_key_env else ()
 
     def clip(self, text, limit: int = SNIPPET) -> str:
-        return api.clip(text, limit, *self.secret_envs)
+        return clip(text, limit, *self.secret_envs)
 
     def close(self) -> None:
         if self._http is not None:
@@ -157,7 +238,7 @@ class Client:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         started = time.perf_counter()
         try:
-            response = self._http.post(self.url(path), content=body, headers=api.headers(self.api_key_env))
+            response = self._http.post(self.url(path), content=body, headers=headers(self.api_key_env))
         except httpx.TimeoutException:
             raise Retryable(f"no answer within {self.option}.timeout={self.timeout:g}s") from None
         except httpx.ConnectError as error:
@@ -182,7 +263,7 @@ class Client:
 
         def wait(state) -> float:
             last = state.outcome.exception()
-            return api.backoff_delay(state.attempt_number, getattr(last, "retry_after", None), self.backoff, self.max_backoff)
+            return backoff_delay(state.attempt_number, getattr(last, "retry_after", None), self.backoff, self.max_backoff)
 
         def count(state) -> None:
             with self._lock:

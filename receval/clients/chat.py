@@ -1,4 +1,4 @@
-"""Chat completions that return a validated JSON object, on :mod:`receval.remote`.
+"""Chat completions that return a validated JSON object, on :mod:`receval.clients.http`.
 
 ``POST {base_url}/chat/completions`` with ``{"model", "messages", "temperature",
 "seed", "response_format"}``; the reply's ``choices[0].message.content`` must hold a
@@ -12,17 +12,17 @@ at all; the mode that works is remembered for every later request (thread-safe).
 
 Failures, per request:
 
-- retried under the policy of :mod:`receval.remote` (``max_retries`` times, backoff
+- retried under the policy of :mod:`receval.clients.http` (``max_retries`` times, backoff
   with ``Retry-After`` up to ``max_backoff``): HTTP 408, 409, 425, 429 and 5xx,
   timeouts, dropped connections, and replies whose content is not a valid JSON
   object (malformed JSON, a missing key);
 - :class:`ReplyError` (this item failed; others may work): retries used up, or
   another 4xx (e.g. a passage longer than the model's context);
-- :class:`ServerError` (a :class:`~receval.errors.RecevalError`: nothing will work,
+- :class:`ServerError` (a :class:`~receval.core.errors.RecevalError`: nothing will work,
   stop): HTTP 401/403 (key), 404 (URL or model), or a server that cannot be reached
   at all once the retries are used up.
 
-The key rules (environment only, redacted messages) are those of :mod:`receval.api`.
+The key rules (environment only, redacted messages) are those of :mod:`receval.core.secrets`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from receval import api, remote
-from receval.errors import RecevalError
+from receval.clients import http
+from receval.core.errors import RecevalError
 
 PATH = "/chat/completions"
 MODES = ("json_schema", "json_object", "none")
@@ -55,12 +55,12 @@ class ServerError(RecevalError):
 
 def endpoint(base_url: str | None, what: str = "synth.base_url") -> str:
     """``{base_url}/chat/completions`` after checking the URL; a ConfigError otherwise."""
-    return api.api_url(base_url, PATH, what, "synth.api_key_env")
+    return http.api_url(base_url, PATH, what, "synth.api_key_env")
 
 
 def check_key_env(api_key_env: str | None, url: str, what: str = "synth.api_key_env") -> None:
     """The variable name must look like one; it must be set unless the server is local."""
-    api.check_key_env(api_key_env, url, what)
+    http.check_key_env(api_key_env, url, what)
 
 
 class ChatClient:
@@ -78,7 +78,7 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.url = endpoint(base_url)
-        self.client = remote.Client(
+        self.client = http.Client(
             base_url, api_key_env, timeout=timeout, retries=max_retries, backoff=backoff,
             max_backoff=max_backoff, option="synth", sleep=sleep,
         )
@@ -142,11 +142,11 @@ class ChatClient:
                 if not problem:
                     return parsed
                 problem = f"reply rejected: {problem}"
-            raise remote.Retryable(problem)
+            raise http.Retryable(problem)
 
         try:
             return self.client.call(attempt)
-        except remote.GaveUp as gave_up:
+        except http.GaveUp as gave_up:
             if gave_up.last.unreachable:
                 raise ServerError(
                     f"cannot reach {self.url} ({gave_up.last.problem}) after {gave_up.attempts} attempts; "
@@ -154,13 +154,13 @@ class ChatClient:
                 ) from None
             raise ReplyError(f"gave up {gave_up}") from None
 
-    def _send(self, messages, schema, temperature, seed) -> remote.Reply:
+    def _send(self, messages, schema, temperature, seed) -> http.Reply:
         """One request, asked again at once in the next mode when the server rejects the format."""
         while True:
             mode = self._mode
             try:
                 return self.client.send(PATH, self._payload(messages, schema, temperature, seed, mode))
-            except remote.StatusError as error:
+            except http.StatusError as error:
                 status, problem = error.status, error.problem
                 if status in (400, 422) and MODES[mode] != "none" and _FORMAT_REJECTED.search(error.detail):
                     if self._fall_back(mode):

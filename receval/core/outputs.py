@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 
 RUN_MARKERS = ("results.parquet", "run.json", ".hydra")
 FOLDER_DATASET = ("pages", "questions.jsonl")  # both: a folder dataset

@@ -62,5 +62,5 @@ def exit_on_error() -> Iterator[None]:
 class RecevalWarning(UserWarning):
     """Something a run found that the user should know (a damaged cache file, chunks the
     model cut, runs made from different data): the run goes on. Shown on stderr as
-    ``receval: warning: <message>`` (:mod:`receval.progress`); a Python caller filters
+    ``receval: warning: <message>`` (:mod:`receval.core.progress`); a Python caller filters
     or records it like any warning."""

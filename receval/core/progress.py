@@ -9,7 +9,7 @@ requests) shows in one of two ways:
   left, and a last line with the total time when the work took that long. Short work
   prints nothing, so logs get no debris.
 
-Warnings go through Python's :mod:`warnings` as :class:`~receval.errors.RecevalWarning`,
+Warnings go through Python's :mod:`warnings` as :class:`~receval.core.errors.RecevalWarning`,
 so a Python caller filters or records them like any other warning
 (``warnings.filterwarnings("ignore", category=RecevalWarning)``). receval shows them
 as ``receval: warning: <message>`` on stderr, above any progress line, each time they
@@ -25,7 +25,7 @@ import threading
 import time
 import warnings
 
-from receval.errors import RecevalError, RecevalWarning
+from receval.core.errors import RecevalError, RecevalWarning
 
 _LOCK = threading.RLock()
 _ACTIVE: list["Progress"] = []  # terminal lines open; the last one is on screen
