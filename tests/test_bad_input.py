@@ -45,7 +45,7 @@ from receval.datasets.folder import read_pages
 from receval.datasets.questions import read_questions
 from receval.core.errors import RecevalError
 from receval.results import load_run
-from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION
+from receval.results.format import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION
 from receval.results import read_run
 
 SITE = FIXTURES / "site"

@@ -16,8 +16,8 @@ from receval.cache import IndexCache, key_of
 from receval.chunking import Chunk
 from receval.pipeline import run
 from receval.retrievers.lexical import Vocabulary
-from receval.store import RESULTS, RUN_JSON
-from receval.text import Tokenizer
+from receval.results.format import RESULTS, RUN_JSON
+from receval.retrievers.text import Tokenizer
 
 
 @pytest.fixture(autouse=True)

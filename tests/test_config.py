@@ -142,7 +142,7 @@ def test_a_new_component_is_one_registered_builder(echo_kind):
 
 
 def test_equal_nodes_share_one_component():
-    from receval.text import Tokenizer
+    from receval.retrievers.text import Tokenizer
 
     context = components.Context(tokenizer=Tokenizer())
     a = components.build("retriever", {"kind": "bm25"}, context)
@@ -168,7 +168,7 @@ def test_report_params_hold_only_what_applies_to_each_run(tmp_path_factory, caps
 
     from conftest import sweep_of
 
-    from receval.report import main
+    from receval.cli.report import main
 
     sweep = sweep_of(tmp_path_factory, "retriever=bm25,fused")
     assert main([str(sweep), "--format", "json"]) == 0

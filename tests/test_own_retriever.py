@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from receval.chunking import chunk_sections
+from receval.chunking.words import chunk_sections
 from receval.datasets import load_dataset
 from receval.core.errors import RecevalError
 from receval.retrievers.ranked import Ids, passages, top_lists

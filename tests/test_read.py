@@ -15,7 +15,7 @@ import pytest
 from conftest import exit_code, one_error_line, run_cli
 from receval import list as list_mod
 from receval import report
-from receval.results.gate import gate
+from receval.analysis import gate
 from receval.core.overrides import swept_suffix
 
 

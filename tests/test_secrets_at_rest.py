@@ -22,7 +22,7 @@ from omegaconf import OmegaConf
 from receval.clients import http as remote
 from receval.core import secrets
 from receval.core.errors import ConfigError, RecevalError
-from receval.preflight import check_secrets
+from receval.cli.preflight import check_secrets
 from receval.core.trust import argv_problems, config_problems
 
 KEY = "sk-test-Zq8v3LkR0secret"

@@ -16,7 +16,7 @@ from conftest import FIXTURES, run_cli
 
 from receval.results.configs import differing_params
 from receval.pipeline import config_hash_of, run
-from receval.store import RESULTS, RUN_JSON
+from receval.results.format import RESULTS, RUN_JSON
 
 
 def _relabel(site: Path) -> None:
@@ -65,7 +65,7 @@ def test_item5_resume_reruns_when_a_label_changed_item6_not_for_non_result_setti
 
 
 def test_item5_report_warns_once_naming_runs_over_different_datasets(site, make_config, tmp_path, capsys):
-    from receval.report import main
+    from receval.cli.report import main
 
     cfg = make_config("dataset=folder", f"dataset.path={site}")
     old, new, twin = tmp_path / "old", tmp_path / "new", tmp_path / "twin"
@@ -141,7 +141,7 @@ def sweep_in_process(monkeypatch, tmp_path):
 
     from hydra.core.global_hydra import GlobalHydra
 
-    from receval.cli import hydra_command
+    from receval.cli.run import hydra_command
     from receval.core.errors import ConfigError
 
     # Hydra's logging setup (logging.config.dictConfig) closes every handler, pytest's own
@@ -221,7 +221,7 @@ def test_item8_the_sweepers_loader_pickles_as_hydras():
     from hydra._internal.utils import create_config_search_path
     from hydra.core.plugins import Plugins
 
-    Plugins.instance()  # the scan first (see receval.cli.use_sweeper)
+    Plugins.instance()  # the scan first (see receval.cli.run.use_sweeper)
     from hydra_plugins.receval_sweeper import ComposedOnce
 
     loader = ConfigLoaderImpl(config_search_path=create_config_search_path(None))
@@ -309,7 +309,7 @@ def test_item11_grade_above_int32_is_refused_at_load_naming_the_line(tmp_path):
 
 def test_item11_qrels_grade_above_int32_is_refused(tmp_path):
     from receval.core.errors import RecevalError
-    from receval.trec import read_qrels
+    from receval.results.trec import read_qrels
 
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 1\nq1 0 d2 99999999999\n", encoding="utf-8")
@@ -345,7 +345,7 @@ def test_item11_full_disk_names_the_path_and_leaves_no_half_files(
     import errno
     import os
 
-    from receval import store
+    from receval.results import write
     from receval.core.errors import exit_on_error
 
     name = RESULTS if which == "results" else RUN_JSON
@@ -361,7 +361,7 @@ def test_item11_full_disk_names_the_path_and_leaves_no_half_files(
         return full
 
     if which == "results":
-        monkeypatch.setattr(store.pq, "write_table", failing(store.pq.write_table))
+        monkeypatch.setattr(write.pq, "write_table", failing(write.pq.write_table))
     else:
         monkeypatch.setattr(Path, "write_text", failing(Path.write_text))
     target = tmp_path / "run"
@@ -386,7 +386,7 @@ def test_item11_huge_depth_is_capped_at_the_chunks_with_a_note(site, make_config
 
 
 def test_item11_huge_n_resamples_is_one_message(site, make_config, tmp_path, capsys):
-    from receval.report import main
+    from receval.cli.report import main
 
     run(make_config("dataset=folder", f"dataset.path={site}"), tmp_path / "r")
     capsys.readouterr()
@@ -404,7 +404,7 @@ def test_item11_huge_n_resamples_is_one_message(site, make_config, tmp_path, cap
 def test_item11_unset_env_variable_in_a_saved_dataset_path_under_reproduce(
     site, make_config, tmp_path, capsys, monkeypatch
 ):
-    from receval.reproduce import main
+    from receval.cli.reproduce import main
 
     run_dir = tmp_path / "r"
     run(make_config("dataset=folder", f"dataset.path={site}"), run_dir)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
@@ -57,6 +57,14 @@ def exit_on_error() -> Iterator[None]:
         report(error)
         sys.stdout.flush()
         raise SystemExit(EXIT_USER_ERROR) from None
+
+
+def named(names: Mapping[str, str] | None, parameter: str, default: str | None = None) -> str:
+    """``parameter`` as the caller calls it in a message: a command line maps parameters
+    to its flags (``{"metric": "--metric"}``); a Python caller gets ``default`` or the
+    parameter's name. Library functions name what was wrong through this, never a flag
+    of their own."""
+    return (names or {}).get(parameter, default or parameter)
 
 
 class RecevalWarning(UserWarning):

@@ -1,5 +1,8 @@
-"""Numbers from outside (a server's usage counts, a user retriever's scores) checked
-like config values: the one place that says what counts as a real number and as a count.
+"""Numbers in and out: the one place that says what counts as a real number and as a
+count, and how a number is shown.
+
+Numbers from outside (a server's usage counts, a user retriever's scores) are checked
+like config values:
 
 - a *real* is a finite int or float (numpy's included), never a boolean, a string, a
   list or None: ``"1.5"`` or ``True`` would otherwise be read as 1.5 and 1.0;
@@ -9,6 +12,9 @@ like config values: the one place that says what counts as a real number and as 
 
 Callers turn a ``None`` into their own error, naming where the number came from
 (the server, the retriever and question, the stored file and column).
+
+Numbers shown (:func:`fmt`, :func:`fmt_signed`, :func:`fmt_ci`, :func:`fmt_ms`): every
+table, message and sentence receval writes formats them so; ``-`` for a missing one.
 """
 
 from __future__ import annotations
@@ -52,3 +58,35 @@ def reals(values: list) -> np.ndarray | None:
     except (OverflowError, ValueError, TypeError):
         return None
     return array if array.ndim == 1 and np.isfinite(array).all() else None
+
+
+# ----------------------------------------------------------------- numbers shown
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    if value is None or value != value:
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def fmt_signed(value: float | None, digits: int = 3) -> str:
+    if value is None or value != value:
+        return "-"
+    return f"{value:+.{digits}f}"
+
+
+def fmt_ci(lo: float, hi: float, digits: int = 3, signed: bool = False) -> str:
+    f = fmt_signed if signed else fmt
+    return f"[{f(lo, digits)}, {f(hi, digits)}]"
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None or value != value:
+        return "-"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:#.3g}"

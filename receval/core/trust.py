@@ -21,7 +21,7 @@ changes here:
 - code: a key ``target`` or ``_target_`` (or ending in ``_target``).
 
 On the command line (:func:`check_argv`) and in a composed config
-(:func:`config_problems`, checked by :mod:`receval.preflight`), both before Hydra writes
+(:func:`config_problems`, checked by :mod:`receval.cli.preflight`), both before Hydra writes
 anything: a value given where a variable NAME belongs (``*.api_key_env=sk-...``, a
 header value) and a URL carrying a secret (``https://user:KEY@host``, ``?api_key=...``)
 are refused without echoing them.
@@ -135,7 +135,7 @@ def _url_message(where: str, secret: str) -> str:
 def config_problems(data) -> list[str]:
     """Secrets written into a composed config (a config file or an override): a URL
     carrying a key, a key where a variable NAME belongs. Checked before Hydra saves
-    the config (:mod:`receval.preflight`); an interpolation is left to run time."""
+    the config (:mod:`receval.cli.preflight`); an interpolation is left to run time."""
     problems = []
     for path, value, _ in _walk(data):
         key = _last_key(path)

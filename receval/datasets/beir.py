@@ -63,7 +63,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from receval.datasets import Dataset, Question, Section, fingerprint, grade_problem
+from receval.datasets.types import Dataset, Question, Section, fingerprint, grade_problem
 from receval.datasets.beir_splits import judged_ids, one_split_each, split_names
 from receval.core.errors import DatasetError
 

@@ -25,8 +25,8 @@ from omegaconf import OmegaConf
 from receval import config as config_schema
 from receval.core import trust
 from receval.core.errors import RunError
-from receval.identity import is_result_key
-from receval.store import RESULTS, RUN_JSON
+from receval.results.identity import is_result_key
+from receval.results.format import RESULTS, RUN_JSON
 
 HYDRA_DIR = ".hydra"
 CONFIG_YAML = "config.yaml"
@@ -158,7 +158,7 @@ def _override_key(override: str) -> str:
 
 def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | None = None) -> list[str]:
     """Dotted keys whose values differ between the runs, settings that do not change
-    results (:data:`receval.identity.NON_RESULT_KEYS`) left out.
+    results (:data:`receval.results.identity.NON_RESULT_KEYS`) left out.
 
     Ordered as the command line named them (``retriever=bm25,tfidf
     chunking.max_words=20,40`` -> retriever first), then in config order.
@@ -217,7 +217,7 @@ _OWN: dict | None = None
 
 
 def own_default(path: tuple):
-    """For a setting that does not change results (:data:`receval.identity.NON_RESULT_KEYS`:
+    """For a setting that does not change results (:data:`receval.results.identity.NON_RESULT_KEYS`:
     ``cache_dir``, ...) saved as an interpolation: what receval's own ``conf/config.yaml``
     sets there, else its schema's default (:data:`receval.core.trust.ABSENT` for a result
     setting, which is refused instead). Evaluates receval's own file, never the run's."""

@@ -10,7 +10,7 @@ file and the key or column, never a traceback:
   ``1.5``), whose ``n_chunks`` is a count and whose hashes are strings
   (:func:`metadata_of`);
 - column types, from the file's schema before any row is read
-  (:func:`check_schema`): the fixed columns as :mod:`receval.store` writes them
+  (:func:`check_schema`): the fixed columns as :mod:`receval.results.format` writes them
   (a string or large string, lists of them), and every column receval reads as a
   number (measures, ROUGE, latency, counts, money) an integer or float column, never
   a string, boolean or list;
@@ -40,7 +40,7 @@ from receval.core import numeric
 from receval.core.secrets import cut
 from receval.core.errors import RunError
 from receval.metrics import is_measure, is_token_measure
-from receval.store import FIXED_NAMES, OVERLAP, SCHEMA_VERSION, is_timing
+from receval.results.format import FIXED_NAMES, OVERLAP, SCHEMA_VERSION, is_timing
 
 MAX_METADATA = 1 << 20  # bytes of the receval metadata JSON
 MAX_ID = 4096  # characters in an id or label (section ids, evidence items page:start-end, kinds)

@@ -17,7 +17,7 @@ report in every format and its plots, ``compare``, ``select``, ``--show`` and ``
 A value is shown as typed (:func:`shown`), never as ``null`` (a setting a run does not
 have is left out; one set to null reads ``none``) and never as a URL (its host), a
 file path by its last part. ``compare`` lists every difference of two saved configs
-with the same values (:mod:`receval.results.differences`).
+with the same values (:mod:`receval.analysis.differences`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import PurePath
 from typing import Any
 
 from receval.core.secrets import has_url, without_urls
-from receval.identity import is_result_key
+from receval.results.identity import is_result_key
 from receval.results.configs import ordered_as_named
 
 NAME = "name"  # the config key naming a run (set by conf/stage/*.yaml)
@@ -145,7 +145,7 @@ def settings(config: dict) -> dict[str, Any]:
     """Every setting that can tell runs apart, dotted, in config order: each component's
     keys (a fused retriever's members by index: ``retriever.members.0.k1``) and the
     top-level ones. Left out: kinds (the component says them), the name, and settings
-    that do not change results (:data:`receval.identity.NON_RESULT_KEYS`)."""
+    that do not change results (:data:`receval.results.identity.NON_RESULT_KEYS`)."""
     out: dict[str, Any] = {}
 
     def walk(node: Any, key: str) -> None:

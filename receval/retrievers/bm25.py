@@ -22,7 +22,7 @@ from receval.components import Context, component
 from receval.core.errors import ConfigError
 from receval.retrievers.lexical import LexicalRetriever, document_frequency
 from receval.schema import range_, range_problems
-from receval.text import Tokenizer
+from receval.retrievers.text import Tokenizer
 
 
 @dataclass
