@@ -145,6 +145,10 @@ def stored(folder: Path, name: str, hits: list[int], latency_ms, chunks: int = 9
         columns["cost_usd"] = [cost] * n
         extra = ["cost_usd"]
     write_results(folder, columns, ["rr", "hit@3"], {"n_chunks": chunks}, extra=extra)
+    if np.isnan(latency).all():  # none recorded (as an imported run): no column, never NaN
+        path = folder / "results.parquet"
+        table = pq.read_table(path)
+        pq.write_table(table.drop_columns(["latency_ms"]), path)
     write_run_json(folder, {"n_chunks": chunks, "stages": {f"stage{k}": {} for k in range(stages)}})
     (folder / ".hydra").mkdir()
     (folder / ".hydra" / "config.yaml").write_text(yaml.safe_dump({"retriever": {"kind": name}}))
