@@ -17,6 +17,7 @@ import pytest
 from chatserver import PASSAGE, ChatServer, chat_reply, error, good_content, passages_of
 from conftest import FIXTURES, ROOT, run_cli
 from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
 
 from receval import pipeline
 from receval.config import config_dir, register_synth
@@ -177,7 +178,7 @@ def test_config_checks(synth_config, monkeypatch):
     text = "\n".join(caught.value.problems)
     for key in ("concurrency", "per_section", "dev_fraction", "limit", "timeout"):
         assert f"synth.{key}=" in text
-    with pytest.raises(Exception, match=r"(?s)synth.unit.*page"):  # an Enum field: Hydra refuses it
+    with pytest.raises(ConfigCompositionException, match=r"(?s)synth.unit.*page"):  # an Enum field: Hydra refuses it
         synth_config("synth.unit=page")
     with pytest.raises(ConfigError, match="use an http:// or https:// URL"):
         generate(synth_config("synth.base_url=localhost:11434"))
