@@ -206,6 +206,17 @@ def readme_sweep(tmp_path_factory) -> Path:
     return sweep_of(tmp_path_factory, "retriever=bm25,tfidf", "chunking.max_words=20,40,120")
 
 
+def results_without_timings(run_dir: Path) -> dict:
+    """A run's stored results without its latency columns: what must not change when
+    only the way it was computed did (a cache rebuilt, a depth capped)."""
+    import pyarrow.parquet as pq
+
+    from receval.results.format import RESULTS
+
+    table = pq.read_table(run_dir / RESULTS)
+    return {k: v for k, v in table.to_pydict().items() if not k.startswith("latency_ms")}
+
+
 def exit_code(main, argv) -> int:
     """A command's exit status when called in-process with ``argv``."""
     try:
