@@ -1,4 +1,5 @@
-"""receval.results: the Python API, discovery of folders of sweeps, imported TREC
+"""receval.analysis, the Python API (typed arguments; errors name parameters, never flags);
+receval.results: discovery of folders of sweeps, imported TREC
 runs taking kind and split from the stored questions, the saved-config loader."""
 
 from __future__ import annotations
@@ -67,6 +68,32 @@ def test_pairs_and_floor(tfidf, bm25):
         analysis.pairs(runs, baseline="retriever=dense")
     with pytest.raises(RecevalError, match="not a number"):
         analysis.floor(runs, {"hit@3": "high"})
+
+
+def test_a_floor_line_names_the_run_and_no_command_line_flag(tfidf, bm25):
+    runs = analysis.load(tfidf, bm25)
+    mean = column(tfidf, "hit@3").mean()
+    label = analysis.summary(runs, ["hit@3"])[0]["label"]
+    assert analysis.floor(runs, {"hit@3": 1.0})[0] == f"#0 {label}: hit@3 {mean:.3f} < 1 ({tfidf})"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda runs: analysis.summary(runs, ["nope"]), r"^metrics: unknown measure 'nope'"),
+        (lambda runs: analysis.summary(runs, where={"split": "nope"}), r"no questions with split=nope"),
+        (lambda runs: analysis.floor(runs, {"hit@3": 7.0}), r"^floors hit@3=7.0: floors are means between 0 and 1"),
+        (lambda runs: analysis.floor(runs, {"hit@3": "x"}), r"^floors hit@3='x': not a number"),
+        (lambda runs: analysis.pairs(runs, baseline="retriever=dense"), r"^baseline retriever=dense: matches none"),
+        (lambda runs: analysis.pairs(runs, baseline="retriever=tfidf", metric="foo"), r"^metric: unknown measure 'foo'"),
+        (lambda runs: analysis.gate(runs[1].run_dir, runs[0].run_dir, margin=-1), r"^margin -1: use a difference >= 0"),
+    ],
+    ids=["metrics", "where", "floor-range", "floor-type", "baseline", "metric", "margin"],
+)
+def test_python_api_errors_name_the_parameter_not_a_flag(tfidf, bm25, call, message):
+    with pytest.raises(RecevalError, match=message) as caught:
+        call(analysis.load(tfidf, bm25))
+    assert "--" not in str(caught.value)
 
 
 def test_a_folder_of_sweeps_is_searched_in_name_order(tfidf, bm25, tmp_path):

@@ -73,5 +73,5 @@ class Report:
         return out
 
     def failures(self) -> list[str]:
-        """One line per run and metric whose mean is below its ``--fail-under`` floor."""
+        """One line per run and measure whose mean is below its floor."""
         return failures(self.runs, self.floors)

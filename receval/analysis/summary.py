@@ -160,7 +160,7 @@ def check_floors(floors: Mapping[str, float], runs: list[Run], option: str = "fl
     for name, value in floors.items():
         floor = numeric.real(value)
         if floor is None:
-            raise RecevalError(f"{option} {name}={value!r}: {value!r} is not a number; use e.g. {name}=0.70")
+            raise RecevalError(f"{option} {name}={value!r}: not a number; use a mean between 0 and 1, e.g. 0.70")
         if not 0 <= floor <= 1:
             raise RecevalError(f"{option} {name}={value!r}: floors are means between 0 and 1 (0.70, not 70)")
         canonical = filters.canonical_measure(name, runs, option=option)
@@ -173,14 +173,15 @@ def check_floors(floors: Mapping[str, float], runs: list[Run], option: str = "fl
 
 
 def failures(summaries: list[RunSummary], floors: Mapping[str, float]) -> list[str]:
-    """One line per run and measure whose mean is below its floor (none: every run
-    clears every floor); ``floors`` from :func:`check_floors`."""
+    """One line per run and measure whose mean is below its floor, ``#<index> <label>:
+    <measure> <mean> < <floor> (<run folder>)`` (none: every run clears every floor);
+    ``floors`` from :func:`check_floors`."""
     lines = []
     for metric, floor in floors.items():
         for i, run in enumerate(summaries):
             mean = run.metrics[metric].mean
             if mean < floor:
-                lines.append(f"fail-under: #{i} {run.label}: {metric} {mean:.3f} < {floor:g} ({run.run_dir})")
+                lines.append(f"#{i} {run.label}: {metric} {mean:.3f} < {floor:g} ({run.run_dir})")
     return lines
 
 

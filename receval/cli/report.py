@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"receval: wrote {args.plot}", file=sys.stderr)
         failures = report.failures()
         for line in failures:
-            print(f"receval: {line}", file=sys.stderr)
+            print(f"receval: fail-under: {line}", file=sys.stderr)
         sys.stderr.flush()
         return 1 if failures else 0
 
