@@ -3,7 +3,8 @@
 Progress on long work (loading a model, encoding, searching and re-ranking, synth
 requests) shows in one of two ways:
 
-- on a terminal, a single line redrawn in place;
+- on a terminal, a :mod:`rich.progress` display (one line per piece of work open:
+  label, bar, done/total, time left), cleared when the work ends;
 - anywhere else (a log file, a pipe, a batch job), a plain line at most every
   ``RECEVAL_PROGRESS_SECONDS`` seconds (default 10): stage, done/total, rate and time
   left, and a last line with the total time when the work took that long. Short work
@@ -25,11 +26,16 @@ import threading
 import time
 import warnings
 
+from rich.console import Console
+from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeRemainingColumn
+from rich.progress import Progress as RichProgress
+
 from receval.core.errors import RecevalError, RecevalWarning
 
 _LOCK = threading.RLock()
-_ACTIVE: list["Progress"] = []  # terminal lines open; the last one is on screen
-REDRAW = 0.1  # seconds between redraws of the terminal line
+_ACTIVE: list["Progress"] = []  # terminal lines open (tasks of _DISPLAY)
+_DISPLAY: RichProgress | None = None  # the one rich display while a terminal line is open
+REDRAW = 0.1  # seconds between redraws of the terminal display
 EVERY_ENV = "RECEVAL_PROGRESS_SECONDS"
 EVERY = 10.0  # seconds between plain lines off a terminal, unless EVERY_ENV says otherwise
 
@@ -46,15 +52,14 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
     if not (isinstance(category, type) and issubclass(category, RecevalWarning)):
         return _shown_before(message, category, filename, lineno, file, line)
     with _LOCK:
+        if _DISPLAY is not None and file is None:  # printed above the display, which stays
+            _DISPLAY.console.print(f"receval: warning: {message}", markup=False, highlight=False, soft_wrap=True)
+            return
         stream = file or sys.stderr
         if stream is None:
             return
-        if _ACTIVE:
-            stream.write("\r\x1b[K")
         stream.write(f"receval: warning: {message}\n")
         stream.flush()
-        if _ACTIVE:
-            _ACTIVE[-1]._draw(force=True)
 
 
 _shown_before = warnings.showwarning
@@ -134,6 +139,8 @@ class Progress:
         self._started = self._printed = time.monotonic()
         if self.mode == "line":
             with _LOCK:
+                display = _display()
+                self._task = display.add_task(self.label, total=self.total, count=self.count())
                 _ACTIVE.append(self)
                 self._draw(force=True)
         return self
@@ -149,16 +156,19 @@ class Progress:
                     self._printed = now
                     self._print(self.status(now))
 
-    def status(self, now: float) -> str:
-        """``label: done/total unit (pct), rate/s, left``: what the line says now."""
+    def count(self) -> str:
+        """``done/total unit`` (nothing for a status line without a total)."""
         if not self.total:
-            return f"{self.label} ..." if self.mode == "line" else f"{self.label}: {duration(now - self._started)} so far"
-        unit = f" {self.unit}" if self.unit else ""
-        text = f"{self.label}: {self.done}/{self.total}{unit}"
+            return ""
+        return f"{self.done}/{self.total}" + (f" {self.unit}" if self.unit else "")
+
+    def status(self, now: float) -> str:
+        """``label: done/total unit (pct), rate/s, left``: what a plain line says now."""
+        if not self.total:
+            return f"{self.label}: {duration(now - self._started)} so far"
         elapsed = max(now - self._started, 1e-9)
         rate = self.done / elapsed
-        if self.mode == "plain":
-            text += f" ({100 * self.done / self.total:.0f}%), {per_second(rate)}"
+        text = f"{self.label}: {self.count()} ({100 * self.done / self.total:.0f}%), {per_second(rate)}"
         if 0 < self.done < self.total and rate > 0:
             text += f", {duration((self.total - self.done) / rate)} left"
         return text
@@ -168,8 +178,9 @@ class Progress:
         if not force and now - self._drawn < REDRAW:
             return
         self._drawn = now
-        sys.stderr.write(f"\r\x1b[K{self.status(now)}")
-        sys.stderr.flush()
+        if _DISPLAY is not None:
+            _DISPLAY.update(self._task, completed=self.done, count=self.count())
+            _DISPLAY.refresh()
 
     def _print(self, text: str) -> None:
         self.lines += 1
@@ -182,10 +193,7 @@ class Progress:
             if self.mode == "line":
                 if self in _ACTIVE:
                     _ACTIVE.remove(self)
-                sys.stderr.write("\r\x1b[K")
-                sys.stderr.flush()
-                if _ACTIVE:
-                    _ACTIVE[-1]._draw(force=True)
+                    _close(self._task)
             elif self.mode == "plain" and exc[0] is None and (self.lines or now - self._started >= self.every):
                 took = now - self._started
                 if self.total:
@@ -194,3 +202,32 @@ class Progress:
                     self._print(f"{self.label}: {self.done}/{self.total}{unit} in {duration(took)} ({per_second(rate)})")
                 else:
                     self._print(f"{self.label}: done in {duration(took)}")
+
+
+def _display() -> RichProgress:
+    """The rich display the open terminal lines share, started by the first one (rich
+    allows one live display per console; nested work adds a line to it)."""
+    global _DISPLAY
+    if _DISPLAY is None:
+        console = Console(file=sys.stderr, force_terminal=True, highlight=False)
+        _DISPLAY = RichProgress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
+            TimeRemainingColumn(),
+            console=console, transient=True, auto_refresh=False,
+            redirect_stdout=False, redirect_stderr=False,
+        )
+        _DISPLAY.start()
+    return _DISPLAY
+
+
+def _close(task) -> None:
+    """Remove a finished line; the last one stops the display, which clears it."""
+    global _DISPLAY
+    if _DISPLAY is None:
+        return
+    _DISPLAY.remove_task(task)
+    if _ACTIVE:
+        _DISPLAY.refresh()
+        return
+    _DISPLAY.stop()
+    _DISPLAY = None
