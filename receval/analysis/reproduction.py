@@ -56,41 +56,6 @@ class Reproduction:
             "notes": self.notes,
         }
 
-    def lines(self, limit: int = 50) -> list[str]:
-        where = f"re-run in {self.out_dir}" if self.out_dir else "re-run deleted"
-        if self.identical:
-            out = [
-                f"{self.run_dir}: identical ({self.n_questions} questions, {len(self.columns)} "
-                f"columns compared, timings excepted; {where})"
-            ]
-        else:
-            out = [f"{self.run_dir}: DIFFERS ({where})"]
-            if self.columns_only_stored or self.columns_only_reproduced:
-                out.append(
-                    f"  columns only in the stored run: {', '.join(self.columns_only_stored) or '-'}; "
-                    f"only in the re-run: {', '.join(self.columns_only_reproduced) or '-'}"
-                )
-            for label, ids in (("stored run", self.only_stored), ("re-run", self.only_reproduced)):
-                if ids:
-                    out.append(f"  {len(ids)} question(s) only in the {label}: {_some(ids)}")
-            if self.differences:
-                out.append(
-                    f"  {len(self.differences)} of {self.n_questions} questions differ:"
-                )
-                for i, (qid, cols) in enumerate(self.differences.items()):
-                    if i == limit:
-                        out.append(
-                            f"  ... and {len(self.differences) - limit} more (--format json lists all)"
-                        )
-                        break
-                    out.append(f"  {qid}: {', '.join(cols)}")
-        out.extend(f"  note: {note}" for note in self.notes)
-        return out
-
-
-def _some(ids: list[str], n: int = 20) -> str:
-    return " ".join(ids[:n]) + (f" ... (+{len(ids) - n})" if len(ids) > n else "")
-
 
 # ----------------------------------------------------------------- comparing
 

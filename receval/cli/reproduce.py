@@ -55,6 +55,7 @@ from receval.results.discovery import find_runs
 from receval.analysis.reproduction import Reproduction, compare_tables
 from receval.results.stored import read_run
 from receval.results.format import RESULTS
+from receval.render import reproduce as rendered
 
 __all__ = ["Reproduction", "compare_tables", "main", "reproduce", "reproduce_all", "saved_config"]
 
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
         else:
             for result in results:
-                print("\n".join(result.lines()))
+                print("\n".join(rendered.lines(result)))
             if len(results) > 1:
                 same = sum(r.identical for r in results)
                 print(f"{same} of {len(results)} runs identical")
