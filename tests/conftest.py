@@ -200,6 +200,20 @@ def run_of(tmp_path_factory, *overrides: str) -> Path:
     return run_dir
 
 
+def sweep_in_process(root: Path, *axes: list[str]) -> Path:
+    """A sweep made in-process (no subprocess): one numbered job folder per combination
+    of the override lists ``axes`` (``["retriever=bm25", "retriever=tfidf"]``, ...), in
+    Hydra's job order, each run as ``python -m receval`` runs it; returns ``root``."""
+    from itertools import product
+
+    from receval.pipeline import run
+
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        for job, overrides in enumerate(product(*axes)):
+            run(compose("config", overrides=list(overrides)), root / str(job))
+    return root
+
+
 @pytest.fixture(scope="session")
 def readme_sweep(tmp_path_factory) -> Path:
     """The README's sweep (bm25, tfidf x 20, 40, 120 words), run once as a user runs it."""

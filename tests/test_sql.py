@@ -15,34 +15,23 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import exit_code, one_error_line
-from hydra import compose, initialize_config_dir
+from conftest import exit_code, one_error_line, sweep_in_process
 
 from receval import report
 from receval import sql as sql_command
 from receval.analysis import warehouse
-from receval.config import config_dir
 from receval.core.errors import RecevalError
-from receval.pipeline import run
 
 pytest.importorskip("duckdb", reason="needs duckdb (pip install 'receval[sql]')")
 
 RETRIEVERS, WORDS = ("bm25", "tfidf"), (20, 40, 120)
 
 
-def make_sweep(root: Path) -> Path:
-    """A 6-run sweep (bm25, tfidf x 20, 40, 120 words) on the built-in library, made
-    in-process: numbered job folders as a Hydra sweep writes them."""
-    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
-        for job, (retriever, words) in enumerate(product(RETRIEVERS, WORDS)):
-            cfg = compose("config", overrides=[f"retriever={retriever}", f"chunking.max_words={words}"])
-            run(cfg, root / str(job))
-    return root
-
-
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> Path:
-    return make_sweep(tmp_path_factory.mktemp("sweep") / "s")
+    """A 6-run sweep (bm25, tfidf x 20, 40, 120 words) on the built-in library."""
+    return sweep_in_process(tmp_path_factory.mktemp("sweep") / "s", [f"retriever={r}" for r in RETRIEVERS],
+                            [f"chunking.max_words={w}" for w in WORDS])
 
 
 def digest(folder: Path) -> dict[str, str]:
@@ -86,8 +75,8 @@ def test_questions_view_is_every_stored_row_with_its_run_and_parameters(sweep):
         assert got["hit3"] == pytest.approx(np.nanmean(hit3), abs=1e-12)
     # a row is the stored row, lists included
     first = [r for r in table.to_pylist() if r["run"] == str(sweep / "0")]
-    assert sorted(first, key=lambda r: r["question_id"])[0]["retrieved"] == \
-        sorted(stored[0].to_pylist(), key=lambda r: r["question_id"])[0]["retrieved"]
+    assert min(first, key=lambda r: r["question_id"])["retrieved"] == \
+        min(stored[0].to_pylist(), key=lambda r: r["question_id"])["retrieved"]
 
 
 def test_schema_lists_both_views_and_the_python_api_returns_arrow_and_relations(sweep, capsys):

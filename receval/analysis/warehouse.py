@@ -107,7 +107,7 @@ class Warehouse:
     def close(self) -> None:
         self.connection.close()
 
-    def __enter__(self) -> "Warehouse":
+    def __enter__(self) -> Warehouse:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -60,7 +60,7 @@ def render(result: pa.Table, fmt: str) -> str:
         rows = [[_plain(v) for v in r.values()] for r in result.to_pylist()]
         return tables.to_csv(names, [[cell(v) if isinstance(v, list | dict) else v for v in r] for r in rows])
 
-    return tables.formatted(fmt, lambda: [], lambda: [table_of(result)], data, csv)
+    return tables.formatted(fmt, list, lambda: [table_of(result)], data, csv)
 
 
 def schema_table(columns: list[tuple[str, str, str]]) -> pa.Table:
