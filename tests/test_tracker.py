@@ -151,6 +151,9 @@ def test_user_errors_are_one_line(sweep, store, capsys, monkeypatch):
     assert "--baseline retriever=nope: matches none of the 4 runs" in one_error_line(capsys)
     assert exit_code(export.main, [sweep]) == 2
     assert "give --trec FILE (a TREC run) or --to mlflow" in one_error_line(capsys)
+    assert exit_code(export.main, [sweep, "--to", "mlflow", "--tracking-uri", f"file:{sweep / '0' / 'mlruns'}"]) == 2
+    assert "which this command reads; put the store elsewhere" in one_error_line(capsys)
+    assert not (sweep / "0" / "mlruns").exists()
     import builtins
 
     real_import = builtins.__import__

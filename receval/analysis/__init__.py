@@ -10,8 +10,9 @@ selectors), :mod:`.derived` (``rr@k``, numeric columns as measures), :mod:`.sett
 the labels say about the measures), :mod:`.report` (the report as data),
 :mod:`.gate`, :mod:`.comparison` and :mod:`.differences` (``compare``), :mod:`.choice`
 (what ``select`` computes), :mod:`.listing` (every run under a folder),
-:mod:`.reproduction` (a run against its re-run), :mod:`.api` (the Python API,
-re-exported here).
+:mod:`.reproduction` (a run against its re-run), :mod:`.warehouse` (SQL views over
+stored runs, DuckDB), :mod:`.tracker` (what ``export --to mlflow`` logs), :mod:`.api`
+(the Python API, re-exported here).
 """
 
 from receval.analysis.api import Comparison, compare, floor, gate, load, pairs, summary

@@ -36,12 +36,14 @@ user error (one line).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from receval.analysis.tracker import tracked
 from receval.cli.options import ArgumentParser
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
-from receval.render.tracker import log, mlflow_modules
+from receval.core.secrets import split_url
+from receval.render.tracker import is_file_store, log, mlflow_modules
 from receval.results.discovery import load_runs
 from receval.results.external import export
 from receval.results.stored import read_run
@@ -73,12 +75,28 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
+def check_store(uri: str, runs: list[str]) -> None:
+    """A file store (``file:./mlruns``) never goes inside a run or sweep being exported,
+    nor inside any stored run folder: outputs never go into a run."""
+    if not is_file_store(uri):
+        return
+    store = Path(split_url(uri).path).expanduser().resolve()
+    for item in runs:
+        inside = Path(item).expanduser().resolve()
+        if store == inside or inside in store.parents:
+            raise RecevalError(f"--tracking-uri {uri} is inside {item}, which this command reads; put the store elsewhere")
+    for folder in [store, *store.parents]:
+        if any((folder / marker).exists() for marker in outputs.RUN_MARKERS[:2]):
+            raise RecevalError(f"--tracking-uri {uri} is inside the stored run {folder}; put the store elsewhere")
+
+
 def to_tracker(args) -> int:
     """``--to mlflow``: the runs' plan (pure) logged to the tracking URI given."""
     if not args.tracking_uri:
         raise RecevalError("--to mlflow needs --tracking-uri URI, e.g. file:./mlruns (a local store)")
     if args.trec or args.qrels or args.tag:
         raise RecevalError("--to mlflow logs runs to a tracker; write TREC files (--trec) in a separate call")
+    check_store(args.tracking_uri, args.runs)
     mlflow_modules()  # the extra's message before any run is read
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     sweeps = tracked(load_runs(args.runs), metrics, args.baseline, FLAGS)
