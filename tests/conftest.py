@@ -215,6 +215,13 @@ def sweep_in_process(root: Path, *axes: list[str]) -> Path:
 
 
 @pytest.fixture(scope="session")
+def six_runs(tmp_path_factory) -> Path:
+    """The README's sweep (bm25, tfidf x 20, 40, 120 words) made in-process, once per session."""
+    return sweep_in_process(tmp_path_factory.mktemp("sweep") / "s", ["retriever=bm25", "retriever=tfidf"],
+                            [f"chunking.max_words={w}" for w in (20, 40, 120)])
+
+
+@pytest.fixture(scope="session")
 def readme_sweep(tmp_path_factory) -> Path:
     """The README's sweep (bm25, tfidf x 20, 40, 120 words), run once as a user runs it."""
     return sweep_of(tmp_path_factory, "retriever=bm25,tfidf", "chunking.max_words=20,40,120")

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from conftest import exit_code, one_error_line, sweep_in_process
+from conftest import exit_code, one_error_line
 
 from receval import report
 from receval import sql as sql_command
@@ -28,10 +28,9 @@ RETRIEVERS, WORDS = ("bm25", "tfidf"), (20, 40, 120)
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory) -> Path:
+def sweep(six_runs) -> Path:
     """A 6-run sweep (bm25, tfidf x 20, 40, 120 words) on the built-in library."""
-    return sweep_in_process(tmp_path_factory.mktemp("sweep") / "s", [f"retriever={r}" for r in RETRIEVERS],
-                            [f"chunking.max_words={w}" for w in WORDS])
+    return six_runs
 
 
 def digest(folder: Path) -> dict[str, str]:

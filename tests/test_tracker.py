@@ -22,10 +22,9 @@ METRICS = "hit@1,hit@3,recall@3,rr,ndcg@5"
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory) -> Path:
-    """4 runs: bm25, tfidf x 20, 120 words."""
-    return sweep_in_process(tmp_path_factory.mktemp("sweep") / "s", ["retriever=bm25", "retriever=tfidf"],
-                            ["chunking.max_words=20", "chunking.max_words=120"])
+def sweep(six_runs) -> Path:
+    """6 runs: bm25, tfidf x 20, 40, 120 words."""
+    return six_runs
 
 
 @pytest.fixture
@@ -50,7 +49,7 @@ def test_the_tracker_holds_the_reports_means_bounds_and_paired_differences(sweep
     found = search(store)
     parents = [r for r in found if "mlflow.parentRunId" not in r.data.tags]
     children = {r.data.tags["receval.run_dir"]: r for r in found if "mlflow.parentRunId" in r.data.tags}
-    assert len(parents) == 1 and len(children) == 4
+    assert len(parents) == 1 and len(children) == 6
     assert all(r.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for r in children.values())
     for run_ in reported["runs"]:
         logged = children[run_["run_dir"]]
@@ -85,10 +84,10 @@ def test_the_tracker_holds_the_reports_means_bounds_and_paired_differences(sweep
 def test_a_second_export_adds_nothing(sweep, store, capsys):
     argv = [sweep, "--to", "mlflow", "--tracking-uri", store]
     assert exit_code(export.main, argv) == 0
-    assert "5 MLflow runs created, 0 already there" in capsys.readouterr().err
+    assert "7 MLflow runs created, 0 already there" in capsys.readouterr().err
     first = sorted(r.info.run_id for r in search(store))
     assert exit_code(export.main, argv) == 0
-    assert "0 MLflow runs created, 4 already there" in capsys.readouterr().err
+    assert "0 MLflow runs created, 6 already there" in capsys.readouterr().err
     assert sorted(r.info.run_id for r in search(store)) == first
 
 
@@ -100,8 +99,8 @@ def test_a_half_written_run_is_written_again(sweep, store, capsys):
     client.delete_tag(victim.info.run_id, "receval.exported")  # as if the export stopped before the end
     capsys.readouterr()
     assert exit_code(export.main, argv) == 0
-    assert "1 MLflow runs created, 3 already there" in capsys.readouterr().err
-    assert len(search(store)) == 5
+    assert "1 MLflow runs created, 5 already there" in capsys.readouterr().err
+    assert len(search(store)) == 7
 
 
 def test_params_hold_no_secret_and_a_stored_tracking_uri_is_never_used(tmp_path, store, capsys, monkeypatch):
@@ -137,8 +136,8 @@ def test_param_values_are_the_config_as_typed():
 
 def test_the_plan_groups_jobs_by_sweep_and_names_the_identity(sweep):
     (plan,) = tracked(load_runs([sweep]), ["rr"])
-    assert plan.sweep_dir == str(sweep) and len(plan.runs) == 4
-    assert len({r.identity for r in plan.runs}) == 4
+    assert plan.sweep_dir == str(sweep) and len(plan.runs) == 6
+    assert len({r.identity for r in plan.runs}) == 6
     assert all(r.artifacts == [Path(r.run_dir) / "results.parquet", Path(r.run_dir) / "run.json"] for r in plan.runs)
     again = tracked(load_runs([sweep]), ["rr"])[0]
     assert again.identity == plan.identity
@@ -148,7 +147,7 @@ def test_user_errors_are_one_line(sweep, store, capsys, monkeypatch):
     assert exit_code(export.main, [sweep, "--to", "mlflow"]) == 2
     assert "--to mlflow needs --tracking-uri URI" in one_error_line(capsys)
     assert exit_code(export.main, [sweep, "--to", "mlflow", "--tracking-uri", store, "--baseline", "retriever=nope"]) == 2
-    assert "--baseline retriever=nope: matches none of the 4 runs" in one_error_line(capsys)
+    assert "--baseline retriever=nope: matches none of the 6 runs" in one_error_line(capsys)
     assert exit_code(export.main, [sweep]) == 2
     assert "give --trec FILE (a TREC run) or --to mlflow" in one_error_line(capsys)
     assert exit_code(export.main, [sweep, "--to", "mlflow", "--tracking-uri", f"file:{sweep / '0' / 'mlruns'}"]) == 2
