@@ -130,7 +130,8 @@ def typed(group: str, node: Any, key: str) -> DictConfig:
     try:
         merged = OmegaConf.merge(base, node)
     except Exception as error:  # omegaconf's validation errors name the field
-        raise ConfigError(f"{key}: {_reason(error)}") from None
+        field_key = getattr(error, "full_key", None)  # retriever.distributed=rya: name the key, not its node
+        raise ConfigError(f"{key}.{field_key}: {_reason(error)}" if field_key else f"{key}: {_reason(error)}") from None
     return merged
 
 

@@ -166,6 +166,36 @@ def test_a_worker_with_another_model_refuses_before_encoding(tmp_path):
         ShardEncoder(spec).encode(["a text"])
 
 
+def test_every_dense_encoder_takes_the_switch_and_a_cross_encoder_is_told_it_has_none(tmp_path):
+    """The dense first stage, a fused retriever's dense member, the dense re-ranker and
+    lancedb (they share one Dense); a cross-encoder scores pairs at query time: no corpus
+    to encode ahead, so ``distributed`` is no key of it."""
+    from receval.components import build
+
+    ray = {"workers": 5}
+    for group, node, dense_of in (
+        ("retriever", {"kind": "dense", "distributed": "ray", "ray": ray}, lambda built: built),
+        ("rerank", {"kind": "dense", "distributed": "ray", "ray": ray}, lambda built: built.retriever),
+        ("retriever", {"kind": "lancedb", "distributed": "ray", "ray": ray}, lambda built: built.dense),
+    ):
+        context = Context(cache_dir=str(tmp_path))
+        assert dense_of(build(group, node, context)).ray["workers"] == 5, (group, node)
+    context = Context(cache_dir=str(tmp_path))
+    member = {"kind": "dense", "distributed": "ray", "ray": ray}
+    build("retriever", {"kind": "fused", "members": ["bm25", member]}, context)
+    (dense,) = [v for k, v in context.shared.items() if k[0] == "dense"]
+    assert dense.ray["workers"] == 5
+    with pytest.raises(ConfigError, match=r"retriever.members\[1\].ray.worker is not a key"):
+        build("retriever", {"kind": "fused", "members": ["bm25", {"kind": "dense", "ray": {"worker": 2}}]}, Context())
+    with pytest.raises(ConfigError, match=r"rerank.distributed is not a key of rerank \(cross_encoder\)"):
+        build("rerank", {"kind": "cross_encoder", "distributed": "ray"}, Context())
+
+
+def test_an_unknown_distributed_value_names_the_key_and_the_choices():
+    with pytest.raises(ConfigError, match=r"^retriever.distributed: Invalid value 'rya', expected one of \[none, ray\]$"):
+        dense_node(distributed="rya")
+
+
 # ------------------------------------------------------------------ identity and trust
 
 
