@@ -13,7 +13,7 @@ Vectors: ``--clusters`` Gaussian clusters in a ``--latent``-dimension space, map
 384 dimensions by an orthonormal basis, plus isotropic noise there, then normalised:
 sentence embeddings, too, fill few of their dimensions and gather by topic. Questions
 are new draws from the same mixture. (Uniform random vectors have no neighbourhoods:
-every ANN index scores poorly on them; the recall below is for data with structure,
+no near neighbours stand out for an index to find; the recall printed is for data with structure,
 and a real corpus's is measured by its own run's ``ann_recall@10``.) Prints the
 table write, the index build, each search mode's mean and median time per question
 and its ann_recall@10, the exact (flat, numpy) search time per question for scale,

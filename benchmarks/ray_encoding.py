@@ -4,7 +4,8 @@ The same texts, the bundled all-MiniLM-L6-v2 (torch), batch 64, each side into i
 empty embedding cache:
 
 - ``one process``: ``Dense.fit`` with one torch thread (a worker's share: Ray's
-  ``worker_cpus`` 1 gives an actor one thread);
+  ``worker_cpus`` 1 gives an actor one thread), wall and CPU time: texts per
+  CPU-second is what a worker reaches on a core of its own, however loaded the machine;
 - ``Ray``: :func:`receval.encoders.distributed.encode_on_ray` on a private local Ray
   (``--workers`` actors of one CPU each), wall time from the call to the last vector
   in the cache, actor start-up and model loads included; then the vectors are read
@@ -66,9 +67,9 @@ def main() -> None:
         encoder = LocalEncoder(BUNDLED, batch_size=args.batch_size)
         dense = Dense(encoder, EmbeddingCache(one_dir, encoder.identity, encoder.label), progress=False)
         encoder.encode(["warm-up"])
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         dense.fit(texts)
-        single = time.perf_counter() - began
+        single, single_cpu = time.perf_counter() - began, time.process_time() - cpu
         assert dense.encoded == n
 
         cache = EmbeddingCache(ray_dir, encoder.identity, encoder.label)
@@ -88,17 +89,19 @@ def main() -> None:
         per_text = folder_bytes(cache.folder) / n
 
     dim = dense.chunk_vectors.shape[1]
-    one_rate, ray_rate = n / single, n / on_ray
+    one_rate, ray_rate, core_rate = n / single, n / on_ray, n / single_cpu
     per_worker = ray_rate / args.workers
-    print(f"one process, 1 thread   {single:7.1f} s  {one_rate:6.1f} texts/s")
+    print(f"one process, 1 thread   {single:7.1f} s  {one_rate:6.1f} texts/s; CPU {single_cpu:.1f} s: "
+          f"{core_rate:.1f} texts per CPU-second (a worker's rate on a core of its own)")
     print(f"Ray, {args.workers} workers x 1 CPU   {on_ray:7.1f} s  {ray_rate:6.1f} texts/s = {per_worker:.1f} per worker "
           f"({done.shards} shards; start-up and model loads included); vectors identical: yes")
     print(f"cache: {per_text:.0f} bytes a text ({dim} float32 + a 32-byte key) = {per_text * 1e6 / 2**30:.2f} GiB per million")
-    hours = args.plan / per_worker / 3600
-    print(f"{args.plan:,} passages: {hours:,.0f} worker-hours at {per_worker:.1f} texts/s a worker; "
-          f"{hours / args.plan_workers:,.1f} h on {args.plan_workers} workers; cache {per_text * args.plan / 2**30:,.1f} GiB; "
-          f"the run's process holds {args.plan * dim * 4 / 2**30:,.1f} GiB of float32 vectors to search them")
-
+    for rate, what in ((core_rate, "a core of its own"), (per_worker, "as measured on Ray here")):
+        hours = args.plan / rate / 3600
+        print(f"{args.plan:,} passages at {rate:.1f} texts/s a worker ({what}): {hours:,.0f} worker-hours, "
+              f"{hours / args.plan_workers:,.1f} h on {args.plan_workers} workers")
+    print(f"{args.plan:,} passages: cache {per_text * args.plan / 2**30:,.1f} GiB; the run's process holds "
+          f"{args.plan * dim * 4 / 2**30:,.1f} GiB of float32 vectors to search them")
 
 if __name__ == "__main__":
     main()

@@ -89,6 +89,21 @@ def ray_head(head_dir: Path, cpus: int = 2):
         yield port, env
     finally:
         _stop_group(head)
+        _forget_head(port)
+
+
+def _forget_head(port: int) -> None:
+    """Delete Ray's note of the latest head on this machine when it is this stopped one:
+    left behind (a killed head cannot remove it), it sends any later ``ray.init()``
+    without an address to a dead port for minutes."""
+    from ray._common.utils import get_ray_address_file
+
+    current = Path(get_ray_address_file(None))  # /tmp/ray/ray_current_cluster
+    try:
+        if current.read_text().strip() == f"127.0.0.1:{port}":
+            current.unlink()
+    except OSError:
+        pass
 
 
 def _results(job: Path):
