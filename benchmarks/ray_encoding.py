@@ -5,7 +5,8 @@ empty embedding cache:
 
 - ``one process``: ``Dense.fit`` with one torch thread (a worker's share: Ray's
   ``worker_cpus`` 1 gives an actor one thread), wall and CPU time: texts per
-  CPU-second is what a worker reaches on a core of its own, however loaded the machine;
+  CPU-second moves far less with other load than wall time does (though a loaded
+  machine's shared caches and cores inflate it too), so it is the rate to plan with;
 - ``Ray``: :func:`receval.encoders.distributed.encode_on_ray` on a private local Ray
   (``--workers`` actors of one CPU each), wall time from the call to the last vector
   in the cache, actor start-up and model loads included; then the vectors are read
@@ -92,11 +93,11 @@ def main() -> None:
     one_rate, ray_rate, core_rate = n / single, n / on_ray, n / single_cpu
     per_worker = ray_rate / args.workers
     print(f"one process, 1 thread   {single:7.1f} s  {one_rate:6.1f} texts/s; CPU {single_cpu:.1f} s: "
-          f"{core_rate:.1f} texts per CPU-second (a worker's rate on a core of its own)")
+          f"{core_rate:.1f} texts per CPU-second")
     print(f"Ray, {args.workers} workers x 1 CPU   {on_ray:7.1f} s  {ray_rate:6.1f} texts/s = {per_worker:.1f} per worker "
           f"({done.shards} shards; start-up and model loads included); vectors identical: yes")
     print(f"cache: {per_text:.0f} bytes a text ({dim} float32 + a 32-byte key) = {per_text * 1e6 / 2**30:.2f} GiB per million")
-    for rate, what in ((core_rate, "a core of its own"), (per_worker, "as measured on Ray here")):
+    for rate, what in ((core_rate, "per CPU-second"), (per_worker, "as measured on Ray here")):
         hours = args.plan / rate / 3600
         print(f"{args.plan:,} passages at {rate:.1f} texts/s a worker ({what}): {hours:,.0f} worker-hours, "
               f"{hours / args.plan_workers:,.1f} h on {args.plan_workers} workers")
