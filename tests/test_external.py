@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import run_cli, run_of
 
-from receval.errors import RecevalError
-from receval.export import export
+from receval.core.errors import RecevalError
+from receval.results.external import export
 from receval.results.external import read_labels, trec_run_table
-from receval.report import build_report
+from receval.cli.report import report_for
 from receval.results import read_run
 
 
@@ -19,7 +19,7 @@ def stored(tmp_path_factory):
 
 def test_our_own_exported_run_scores_identically(stored, tmp_path):
     run_file, qrels_file = export(stored, tmp_path / "run.trec", tmp_path / "qrels.txt", tag="mine")
-    report = build_report([stored, run_file], qrels=qrels_file, baseline=str(stored)).to_dict()
+    report = report_for([str(stored), str(run_file), "--qrels", str(qrels_file), "--baseline", str(stored)]).to_dict()
     ours, theirs = report["runs"]
     assert theirs["params"]["retriever"] == "mine (TREC run)"
     for name, value in ours["metrics"].items():

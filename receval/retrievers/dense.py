@@ -28,11 +28,10 @@ from typing import Optional
 import numpy as np
 
 from receval.components import Context, component
-from receval.encoders import limits
-from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
+from receval.core.errors import ConfigError, RecevalError
+from receval.core.progress import warn
+from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits
 from receval.encoders.distributed import RayEncoded, encode_on_ray, require_ray, worker_spec
-from receval.errors import ConfigError, RecevalError
-from receval.progress import warn
 from receval.schema import BATCH, SECONDS, THREADS, range_
 
 
@@ -70,7 +69,7 @@ class EncoderFields:
     """What picks an encoder, and where it encodes: shared by the dense retriever, the
     dense re-ranker and lancedb. ``distributed`` and ``ray`` say where the corpus is
     encoded, not what it becomes (the vectors are the same bits), so they are no part of
-    a run's identity (:data:`receval.identity.EXECUTION_KEYS`)."""
+    a run's identity (:data:`receval.results.identity.EXECUTION_KEYS`)."""
 
     model: str = "all-MiniLM-L6-v2"  # the bundled model, a local model folder, or an API model
     backend: Backend = Backend.local
