@@ -32,7 +32,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from receval.core.errors import ConfigError
-from receval.schema import range_problems, unknown_keys
+from receval.schema import deep_range_problems, deep_unknown_keys
 
 # Packages whose modules register components (imported by ``discover``).
 PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking"}
@@ -123,14 +123,15 @@ def typed(group: str, node: Any, key: str) -> DictConfig:
     if node is None or "kind" not in node:
         raise ConfigError(f"{key}: name a {group} kind ({key}.kind=...); kinds: {', '.join(kinds(group))}")
     found = entry(group, str(node["kind"]), f"{key}.kind")
-    unknown = unknown_keys(found.schema, node, key)  # a key force-added with "+" survives the merge
+    unknown = deep_unknown_keys(found.schema, node, key)  # a key force-added with "+" survives the merge
     if unknown:
         raise ConfigError(unknown)
     base = OmegaConf.structured(found.schema)
     try:
         merged = OmegaConf.merge(base, node)
     except Exception as error:  # omegaconf's validation errors name the field
-        raise ConfigError(f"{key}: {_reason(error)}") from None
+        field_key = getattr(error, "full_key", None)  # retriever.distributed=rya: name the key, not its node
+        raise ConfigError(f"{key}.{field_key}: {_reason(error)}" if field_key else f"{key}: {_reason(error)}") from None
     return merged
 
 
@@ -149,7 +150,7 @@ def problems_of(node: DictConfig, key: str) -> list[str]:
     """Numbers outside their fields' ranges (:mod:`receval.schema`); once those hold, what
     the schema's optional ``problems`` method reports (values that must agree)."""
     values = OmegaConf.to_object(node)
-    out_of_range = range_problems(type(values), node, key)
+    out_of_range = deep_range_problems(type(values), node, key)
     if out_of_range:
         return out_of_range
     check = getattr(values, "problems", None)

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -56,6 +57,55 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@contextmanager
+def ray_head(head_dir: Path, cpus: int = 2):
+    """A Ray head on 127.0.0.1 with token authentication (``ray start --head --block`` in its
+    own process group, working in ``head_dir``); yields (port, the environment a driver
+    needs to join it), and stops the whole group afterwards."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "RAY_AUTH_MODE": "token",  # the head and the driver must both have it
+        "RAY_AUTH_TOKEN": secrets.token_hex(16),
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # keep every Ray address on 127.0.0.1
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+    ray_cli = Path(sys.executable).with_name("ray")
+    head = subprocess.Popen(
+        [str(ray_cli), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
+         f"--num-cpus={cpus}", "--include-dashboard=false", "--disable-usage-stats", "--block"],
+        cwd=head_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert head.poll() is None, "ray start --head exited"
+            assert time.monotonic() < deadline, "the Ray head did not come up in 60 s"
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        yield port, env
+    finally:
+        _stop_group(head)
+        _forget_head(port)
+
+
+def _forget_head(port: int) -> None:
+    """Delete Ray's note of the latest head on this machine when it is this stopped one:
+    left behind (a killed head cannot remove it), it sends any later ``ray.init()``
+    without an address to a dead port for minutes."""
+    from ray._common.utils import get_ray_address_file
+
+    current = Path(get_ray_address_file(None))  # /tmp/ray/ray_current_cluster
+    try:
+        if current.read_text().strip() == f"127.0.0.1:{port}":
+            current.unlink()
+    except OSError:
+        pass
+
+
 def _results(job: Path):
     table = pq.read_table(job / RESULTS)
     return table.drop_columns([c for c in table.column_names if c.startswith("latency_ms")])
@@ -69,32 +119,9 @@ def _results(job: Path):
 def test_ray_launcher_joins_a_head_and_gives_the_basic_launchers_results(tmp_path):
     out = _compose_hydra("receval_ray", tmp_path)
     assert "object_store_memory: null" in out and "max_retries: 0" in out
-    port = _free_port()
-    env = {
-        **os.environ,
-        "RAY_AUTH_MODE": "token",  # the head and the driver must both have it
-        "RAY_AUTH_TOKEN": secrets.token_hex(16),
-        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # keep every Ray address on 127.0.0.1
-        "RAY_USAGE_STATS_ENABLED": "0",
-    }
     head_dir = tmp_path / "head"  # the head's working directory: where relative sweep dirs would land
     head_dir.mkdir()
-    ray_cli = Path(sys.executable).with_name("ray")
-    head = subprocess.Popen(
-        [str(ray_cli), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
-         "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats", "--block"],
-        cwd=head_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert head.poll() is None, "ray start --head exited"
-            assert time.monotonic() < deadline, "the Ray head did not come up in 60 s"
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
+    with ray_head(head_dir) as (port, env):
         driver_dir = tmp_path / "driver"
         driver_dir.mkdir()
         package = os.path.dirname(receval.__file__)
@@ -114,8 +141,6 @@ def test_ray_launcher_joins_a_head_and_gives_the_basic_launchers_results(tmp_pat
         again = run_cli(*ray_args, cwd=driver_dir, env=env)
         assert again.returncode == 0, again.stderr[-3000:]
         assert "receval: 0 jobs ran, 2 skipped" in again.stdout
-    finally:
-        _stop_group(head)
 
 
 def _stop_group(head: subprocess.Popen) -> None:

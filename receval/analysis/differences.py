@@ -111,6 +111,6 @@ def _node_text(key: str, node: Any) -> str:
     if not isinstance(node, dict):
         return shown(node)
     name = component(_node_group(key), node)
-    inner = settings(node)
+    inner = {k: v for k, v in settings(node).items() if is_result_key(f"{key}.{k}")}  # not where it ran (rerank.ray.*)
     own = ", ".join(f"{k} {shown(v)}" for k, v in inner.items() if v is not None)
     return f"{name} ({own})" if own else name

@@ -16,8 +16,8 @@ changes here:
 - remote: a key ``url``, ``base_url``, ``endpoint``, ``host`` (or ending in ``_url`` /
   ``_endpoint``) with a value; any value that is a network URL once normalised as the
   client normalises it (:func:`receval.core.secrets.split_url`: ``" http://h"`` is one);
-  ``backend``/``kind: http``. What it sends: the value of every ``*_env`` and every
-  ``headers`` value in the same mapping;
+  ``backend``/``kind: http``; ``distributed: ray`` (it joins a Ray cluster). What it
+  sends: the value of every ``*_env`` and every ``headers`` value in the same mapping;
 - code: a key ``target`` or ``_target_`` (or ending in ``_target``).
 
 On the command line (:func:`check_argv`) and in a composed config
@@ -45,8 +45,8 @@ __all__ = [
 ]
 
 REMOTE_KEYS = {"url", "base_url", "endpoint", "host", "api_base"}
-REMOTE_KINDS = {"http", "https", "api", "remote"}
-KIND_KEYS = {"backend", "kind"}
+REMOTE_KINDS = {"http", "https", "api", "remote", "ray"}
+KIND_KEYS = {"backend", "kind", "distributed"}  # distributed: ray joins a Ray cluster and runs work there
 CODE_KEYS = {"target", "_target_"}
 PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 ABSENT = object()  # no value at this position

@@ -65,6 +65,27 @@ def batch_of(encoder: Encoder) -> int:
     return max(1, int(getattr(encoder, "batch_size", 64) or 64))
 
 
+def call_size(encoder: Encoder) -> int:
+    """Texts per encoder call in :func:`embed`: ``CALL_BATCHES`` of the encoder's batches."""
+    return CALL_BATCHES * batch_of(encoder)
+
+
+def distinct(texts: list[str]) -> tuple[list[bytes], dict[bytes, int]]:
+    """Each text's key, and the position of each distinct key's first text."""
+    keys = [text_key(t) for t in texts]
+    first: dict[bytes, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    return keys, first
+
+
+def longest_first(misses: list[bytes], texts: list[str], first: dict[bytes, int]) -> None:
+    """Order texts to encode longest first (stable), as the model orders them itself, so
+    each encoder call's batches are the model's own: the one order of :func:`embed` and of
+    the shards :mod:`receval.encoders.distributed` cuts from it."""
+    misses.sort(key=lambda k: -len(texts[first[k]]))
+
+
 def embed(
     texts: list[str],
     encoder: Encoder,
@@ -83,18 +104,14 @@ def embed(
     (long work only) and, on a terminal, the redrawn line when more than
     ``PROGRESS_MIN`` texts are encoded.
     """
-    keys = [text_key(t) for t in texts]
-    first: dict[bytes, int] = {}
-    for i, key in enumerate(keys):
-        first.setdefault(key, i)
+    keys, first = distinct(texts)
     found = cache.get(list(first)) if cache is not None else {}
     misses = [k for k in first if k not in found]
-    # longest first, as the model orders them itself: groups keep its batches
-    misses.sort(key=lambda k: -len(texts[first[k]]))
+    longest_first(misses, texts, first)
     if progress is None and len(misses) <= PROGRESS_MIN and on_terminal():
         progress = False
     new: dict[bytes, np.ndarray] = {}
-    batch = batch_of(encoder)
+    batch, step = batch_of(encoder), call_size(encoder)
     pending: list[tuple[list[bytes], np.ndarray]] = []
     saved_at = time.monotonic()
 
@@ -111,8 +128,8 @@ def embed(
 
     with Progress(f"encoding with {encoder.label}", len(misses), progress, unit="texts") as line:
         try:
-            for start in range(0, len(misses), CALL_BATCHES * batch):
-                group = misses[start : start + CALL_BATCHES * batch]
+            for start in range(0, len(misses), step):
+                group = misses[start : start + step]
                 vectors = np.asarray(encoder.encode([texts[first[k]] for k in group], line.advance), dtype=np.float32)
                 new.update(zip(group, vectors))
                 pending.append((group, vectors))

@@ -19,17 +19,30 @@ from receval.results.format import config_hash
 # intervals, and what a run returns to a sweeper (read from the stored results, skipped
 # runs included).
 NON_RESULT_KEYS = ("name", "cache_dir", "search_batch", "bootstrap", "objective")
+# Keys of a component node (the retriever, its fused members, the re-ranker) that say
+# where a dense encoder runs, not what it computes: encoding on Ray gives the same vectors
+# (receval/encoders/distributed.py), so a run encoded there and one encoded here are one run.
+EXECUTION_KEYS = ("distributed", "ray")
+COMPONENTS = ("retriever", "rerank")
 
 
 def is_result_key(dotted: str) -> bool:
-    """False for ``name``, ``cache_dir``, ``search_batch``, ``bootstrap.*`` and ``objective.*``."""
-    return not any(dotted == key or dotted.startswith(key + ".") for key in NON_RESULT_KEYS)
+    """False for ``name``, ``cache_dir``, ``search_batch``, ``bootstrap.*`` and ``objective.*``,
+    and for :data:`EXECUTION_KEYS` anywhere in a component (``retriever.ray.workers``,
+    ``retriever.members.1.distributed``)."""
+    if any(dotted == key or dotted.startswith(key + ".") for key in NON_RESULT_KEYS):
+        return False
+    parts = dotted.split(".")
+    return not (parts[0] in COMPONENTS and any(part in EXECUTION_KEYS for part in parts[1:]))
 
 
 def result_config(config: dict) -> dict:
-    """``config`` (resolved, plain data) without the :data:`NON_RESULT_KEYS`."""
+    """``config`` (resolved, plain data) without the :data:`NON_RESULT_KEYS` and
+    :data:`EXECUTION_KEYS` (list items too: a fused retriever's members)."""
 
     def keep(node, prefix: str):
+        if isinstance(node, list):
+            return [keep(value, f"{prefix}{i}.") for i, value in enumerate(node)]
         if not isinstance(node, dict):
             return node
         return {

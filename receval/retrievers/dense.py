@@ -28,11 +28,11 @@ from typing import Optional
 import numpy as np
 
 from receval.components import Context, component
-from receval.encoders import limits
-from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.progress import warn
-from receval.schema import BATCH, range_
+from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits
+from receval.encoders.distributed import RayEncoded, encode_on_ray, require_ray, worker_spec
+from receval.schema import BATCH, SECONDS, THREADS, range_
 
 
 class Backend(StrEnum):
@@ -41,18 +41,52 @@ class Backend(StrEnum):
     onnx = "onnx"  # the local model exported to ONNX, int8, on onnxruntime (the onnx extra)
 
 
+class Distributed(StrEnum):
+    none = "none"  # the run's process encodes what the cache lacks
+    ray = "ray"  # Ray workers encode it into the cache first (receval/encoders/distributed.py)
+
+
+@dataclass
+class RayFields:
+    """How ``distributed=ray`` encodes: where Ray is, and how the corpus is cut and spread."""
+
+    # null: the Ray this job runs in (hydra/launcher=receval_ray), else RAY_ADDRESS, else the
+    # latest `ray start` on this machine, else a private local Ray; or auto, HOST:PORT
+    address: Optional[str] = None
+    # actors, one model each; more than any cluster would run for one corpus
+    workers: int = field(default=2, metadata=range_(1, 100_000))
+    # CPUs Ray reserves per actor = torch / onnxruntime threads it runs
+    worker_cpus: int = field(default=1, metadata=range_(*THREADS))
+    # texts per shard (a unit of work), rounded up to 4 batches: whole encoder calls; a
+    # shard of 10 million texts would be a whole large corpus, no unit at all
+    shard_size: int = field(default=4096, metadata=range_(1, 10_000_000, hint="rounded up to 4 x batch_size"))
+    # seconds to wait for the first actor to start before saying the cluster has no room
+    start_timeout: float = field(default=120.0, metadata=range_(*SECONDS))
+
+
 @dataclass
 class EncoderFields:
-    """What picks an encoder: shared by the dense retriever and the dense re-ranker."""
+    """What picks an encoder, and where it encodes: shared by the dense retriever, the
+    dense re-ranker and lancedb. ``distributed`` and ``ray`` say where the corpus is
+    encoded, not what it becomes (the vectors are the same bits), so they are no part of
+    a run's identity (:data:`receval.results.identity.EXECUTION_KEYS`)."""
 
     model: str = "all-MiniLM-L6-v2"  # the bundled model, a local model folder, or an API model
     backend: Backend = Backend.local
     base_url: Optional[str] = None  # http: e.g. http://localhost:11434/v1
     api_key_env: Optional[str] = None  # http: NAME of the variable holding the key
     batch_size: int = field(default=64, metadata=range_(*BATCH))  # texts encoded per batch (per request over http)
+    distributed: Distributed = Distributed.none
+    ray: RayFields = field(default_factory=RayFields)
 
     def problems(self) -> list[str]:
-        return []
+        found = []
+        if self.distributed == Distributed.ray and self.backend == Backend.http:
+            found.append(
+                "distributed=ray: Ray workers encode with a local model (backend=local or onnx); "
+                "an embeddings API (backend=http) is served elsewhere already, so drop distributed=ray"
+            )
+        return found
 
 
 @dataclass
@@ -69,8 +103,13 @@ def encoder_key(node) -> tuple:
 
 
 def shared_dense(node, context: Context) -> "Dense":
-    """The one Dense retriever of this run for these encoder fields (retriever or re-ranker)."""
-    return context.once(("dense",) + encoder_key(node), lambda: Dense.from_config(node, context.cache_dir))
+    """The one Dense retriever of this run for these encoder fields (retriever or re-ranker).
+    Nodes sharing it share its vectors: when one of them says ``distributed=ray``, the
+    corpus is encoded on Ray (the first such node's ``ray`` settings)."""
+    dense = context.once(("dense",) + encoder_key(node), lambda: Dense.from_config(node, context.cache_dir))
+    if str(getattr(node, "distributed", Distributed.none)) == Distributed.ray and dense.ray is None:
+        dense.use_ray({key: node.ray[key] for key in node.ray})
+    return dense
 
 
 def truncation_warning(model: str, limit: int, cut: int, chunks: int) -> str:
@@ -95,6 +134,8 @@ class Dense:
         self.cache_hits = 0
         self.questions_encoded = 0
         self.truncated: int | None = None  # chunks longer than the model's limit (None: unknown)
+        self.ray: dict | None = None  # RayFields' values: fit encodes what the cache lacks on Ray first
+        self.on_ray: RayEncoded | None = None  # what the last fit did on Ray
 
     @classmethod
     def from_config(cls, cfg, cache_dir: str | Path | None) -> Dense:
@@ -121,6 +162,18 @@ class Dense:
         cache = None if cache_dir is None else EmbeddingCache(Path(cache_dir), encoder.identity, encoder.label)
         return cls(encoder, cache)
 
+    def use_ray(self, settings: dict) -> None:
+        """Encode the corpus on Ray workers in ``fit`` (``settings``: :class:`RayFields`' values).
+        They hand the vectors over through the cache, so a run without one is refused."""
+        if self.cache is None:
+            raise ConfigError(
+                "distributed=ray: the Ray workers hand their vectors over through the embedding cache, and "
+                "cache_dir is null; set cache_dir (absolute, on a filesystem every node mounts)"
+            )
+        worker_spec(self.encoder, self.cache, int(settings.get("worker_cpus", 1)))  # a backend workers cannot run
+        require_ray()
+        self.ray = dict(settings)
+
     @property
     def api_calls(self) -> int:
         return self.encoder.api_calls
@@ -144,6 +197,8 @@ class Dense:
         if isinstance(self.encoder, (LocalEncoder, OnnxEncoder)):  # first-call set-up, not a question's cost
             self.encoder.encode(["warm-up"])
         self._last: tuple[tuple[str, ...], np.ndarray] | None = None
+        if self.ray is not None:  # the workers fill the cache; embed below reads it back
+            self.on_ray = encode_on_ray(list(texts), self.encoder, self.cache, **self.ray, progress=self.progress)
         result = embed(list(texts), self.encoder, self.cache, self.progress)
         self.chunk_vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
         self.encoded += result.encoded

@@ -162,19 +162,14 @@ class LanceRetriever(RankOnly):
         self.table = lancedb.connect(str(where)).open_table(TABLE)
 
     def build_indexes(self, table) -> None:
-        from lancedb.index import FTS, IvfHnswSq, IvfPq
-
         node = self.node
+        from lancedb.index import FTS
+
         table.create_index("text", config=FTS())
         if str(node.index) == "none":
             return
-        options = {"distance_type": "dot", "num_partitions": int(node.partitions) or None}
-        if str(node.index) == "ivf_pq":
-            config = IvfPq(**options, num_sub_vectors=int(node.sub_vectors) or None)
-        else:
-            config = IvfHnswSq(**options)
         try:
-            table.create_index("vector", config=config)
+            table.create_index("vector", config=ann_index(node))
         except Exception as error:  # LanceDB's own message names the problem (e.g. too few rows)
             raise ConfigError(
                 f"retriever.index={node.index}: LanceDB could not build it: {clip(str(error).splitlines()[0], 200)}"
@@ -187,14 +182,7 @@ class LanceRetriever(RankOnly):
         if self.search_kind == "hybrid":
             builder = self.table.search(query_type="hybrid").vector(vector).text(question)
             return builder.limit(k).to_arrow(), "_relevance_score"
-        builder = self.table.search(vector).distance_type("dot").limit(k)
-        if str(node.index) != "none":
-            builder = builder.nprobes(int(node.nprobes))
-            if node.ef:
-                builder = builder.ef(int(node.ef))
-            if node.refine_factor:
-                builder = builder.refine_factor(int(node.refine_factor))
-        return builder.to_arrow(), "_distance"
+        return vector_search(self.table, vector, k, node), "_distance"
 
     def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         vectors = None
@@ -214,15 +202,44 @@ class LanceRetriever(RankOnly):
         return top
 
     def facts(self) -> dict:
-        """``ann_recall@<k>``: the mean share of each question's exact top k chunks (numpy,
-        the tie rule) that the index found, for each k asked (the run's depth; ``pool`` when fused)."""
+        """``ann_recall@<k>`` (:func:`ann_recall`) for each k asked (the run's depth; ``pool`` when fused)."""
         shares: dict[int, list[np.ndarray]] = {}
         chunks = self.dense.chunk_vectors if self.dense is not None else None
         for vectors, found in self.asked:
-            exact, _ = select_top(vectors @ chunks.T, found.shape[1], self.tie_rank, floor=None)
-            hit = ((found[:, :, None] == exact[:, None, :]) & (exact[:, None, :] >= 0)).any(axis=1)
-            shares.setdefault(found.shape[1], []).append(hit.sum(axis=1) / np.maximum((exact >= 0).sum(axis=1), 1))
+            shares.setdefault(found.shape[1], []).append(ann_recall(vectors, chunks, found, self.tie_rank))
         return {f"ann_recall@{k}": float(np.mean(np.concatenate(parts))) for k, parts in sorted(shares.items())}
+
+
+def ann_index(node):
+    """LanceDB's index config for ``node.index`` (ivf_pq, ivf_hnsw_sq; dot product on unit
+    vectors), with ``partitions`` and ``sub_vectors`` (0: LanceDB's defaults)."""
+    from lancedb.index import IvfHnswSq, IvfPq
+
+    options = {"distance_type": "dot", "num_partitions": int(node.partitions) or None}
+    if str(node.index) == "ivf_pq":
+        return IvfPq(**options, num_sub_vectors=int(node.sub_vectors) or None)
+    return IvfHnswSq(**options)
+
+
+def vector_search(table, vector: np.ndarray, k: int, node):
+    """The ``k`` nearest rows to ``vector`` by dot product (an Arrow table with ``_distance``),
+    through the ANN index with ``node``'s search settings when ``node.index`` names one."""
+    builder = table.search(vector).distance_type("dot").limit(k)
+    if str(node.index) != "none":
+        builder = builder.nprobes(int(node.nprobes))
+        if node.ef:
+            builder = builder.ef(int(node.ef))
+        if node.refine_factor:
+            builder = builder.refine_factor(int(node.refine_factor))
+    return builder.to_arrow()
+
+
+def ann_recall(vectors: np.ndarray, chunks: np.ndarray, found: np.ndarray, tie_rank: np.ndarray) -> np.ndarray:
+    """Per question, the share of its exact top k chunks (``vectors @ chunks.T``, numpy, the tie
+    rule; k = ``found``'s width) that the ANN ranking ``found`` (Q, k; -1 padded) holds."""
+    exact, _ = select_top(vectors @ chunks.T, found.shape[1], tie_rank, floor=None)
+    hit = ((found[:, :, None] == exact[:, None, :]) & (exact[:, None, :] >= 0)).any(axis=1)
+    return hit.sum(axis=1) / np.maximum((exact >= 0).sum(axis=1), 1)
 
 
 @component("retriever", "lancedb", LanceConfig)

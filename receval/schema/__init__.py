@@ -186,6 +186,30 @@ def out_of_range(key: str, value, shape: Number, bounds: Range | None) -> str | 
     return f"{key}={value}: out of range; use {what} in {bounds}{null}{hint}"
 
 
+def _nested(schema: type, node, key: str):
+    """(schema, node, key) of each dataclass node ``node`` holds (``retriever.ray``)."""
+    for f in fields(schema):
+        nested = nested_schema(hints(schema)[f.name])
+        if nested is not None and f.name in node and hasattr(node[f.name], "keys"):
+            yield nested, node[f.name], join(key, f.name)
+
+
+def deep_unknown_keys(schema: type, node, key: str = "") -> list[str]:
+    """:func:`unknown_keys` of ``node`` and of the dataclass nodes it holds."""
+    found = unknown_keys(schema, node, key)
+    for inner in _nested(schema, node, key):
+        found += deep_unknown_keys(*inner)
+    return found
+
+
+def deep_range_problems(schema: type, node, key: str = "") -> list[str]:
+    """:func:`range_problems` of ``node`` and of the dataclass nodes it holds."""
+    found = []
+    for inner in _nested(schema, node, key):
+        found += deep_range_problems(*inner)
+    return found + range_problems(schema, node, key)
+
+
 def problems(schema: type, node, key: str = "") -> list[str]:
     """Unknown keys, then numbers out of range, in ``node`` and the dataclass nodes it holds.
     Fields typed ``Any`` (component nodes, free mappings) are left to their owners."""
