@@ -15,11 +15,14 @@ maxT correction over the pairs needs (:func:`receval.stats.corrections.maxt`).
   9(1), 2010).
 - ``t``: the paired t-test, ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` degrees of
   freedom (Student 1908; scipy's ``ttest_rel``).
-- ``bootstrap``: the paired bootstrap shift test (Efron & Tibshirani, *An Introduction
-  to the Bootstrap*, 1993, sec. 16.4; Sakai, SIGIR 2006): the resampled means moved to
-  mean 0 are the null distribution, ``p = (1 + #{|mean* - mean(d)| >= |mean(d)|}) /
-  (B + 1)``. It reads resampled means the caller already drew for the intervals, so the
-  p-value and the interval come from the same draws.
+- ``bootstrap``: the paired bootstrap-t test (Efron & Tibshirani, *An Introduction to
+  the Bootstrap*, 1993, algorithm 16.2; Sakai, "Evaluating evaluation metrics based on
+  the bootstrap", SIGIR 2006): the differences shifted to mean 0 are resampled and
+  studentized, ``t* = (mean* - mean(d)) / (sd* / sqrt(n))``, and
+  ``p = (1 + #{|t*| >= |t|}) / (B + 1)``. Studentizing matters on a few dozen questions:
+  the plain shifted mean rejects 6% of null pairs at 5% (A/A, :mod:`.calibration`). It
+  reads the resampled means of ``d`` and ``d^2`` the caller drew (one draw for both,
+  the draws of the report's intervals), so p-value and interval share their resamples.
 """
 
 from __future__ import annotations
@@ -115,14 +118,22 @@ def t_test(diffs) -> list[Test]:
     return [Test("t", float(s), float(q)) for s, q in zip(t, p)]
 
 
-def bootstrap(diffs, resampled_means) -> list[Test]:
-    """Two-sided paired bootstrap shift test per column, from ``resampled_means``
-    ``(B, m)``: the means of the differences over ``B`` resamples of the questions."""
+def bootstrap(diffs, resampled_means, resampled_squares) -> list[Test]:
+    """Two-sided paired bootstrap-t test per column (module docstring) from the means of
+    the differences (``resampled_means``, ``(B, m)``) and of their squares
+    (``resampled_squares``) over ``B`` resamples of the questions, drawn together."""
     arr = _columns(diffs)
-    boot = np.asarray(resampled_means, dtype=np.float64).reshape(len(resampled_means), -1)
-    if boot.shape[1] != arr.shape[1]:
-        raise ValueError(f"resampled means have {boot.shape[1]} columns for {arr.shape[1]} pairs")
+    n, m = arr.shape
+    means = np.asarray(resampled_means, dtype=np.float64).reshape(len(resampled_means), -1)
+    squares = np.asarray(resampled_squares, dtype=np.float64).reshape(means.shape[0], -1)
+    if means.shape[1] != m or squares.shape != means.shape:
+        raise ValueError(f"resampled means have {means.shape[1]} columns for {m} pairs")
     observed = arr.mean(axis=0)
-    count = _exceed_count(boot - observed, observed)
-    p = (count + 1.0) / (boot.shape[0] + 1.0)
-    return [Test("bootstrap", float(o), float(q), boot.shape[0]) for o, q in zip(observed, p)]
+    t = t_statistics(arr)
+    variance = np.maximum(squares - means**2, 0.0) * n / (n - 1)
+    spread = variance > 1e-24 * np.maximum(squares, 1e-300)
+    shifted = means - observed
+    t_star = np.where(spread, shifted / np.sqrt(np.where(spread, variance, 1.0) / n), np.where(shifted == 0, 0.0, np.inf))
+    count = (np.abs(t_star) >= np.abs(t) * (1.0 - _TIE)).sum(axis=0)
+    p = (count + 1.0) / (means.shape[0] + 1.0)
+    return [Test("bootstrap", float(o), float(q), means.shape[0]) for o, q in zip(observed, p)]
