@@ -20,6 +20,9 @@ import numpy as np
 
 from receval.stats import significance
 
+#: Null pairs tested at once (bounds the resampled means held in memory).
+_BLOCK = 1000
+
 
 @dataclass(frozen=True)
 class TypeOneRate:
@@ -59,21 +62,28 @@ def type_one_rates(
     report's own bootstrap), needed for the ``bootstrap`` test only."""
     from scipy import stats
 
-    null = null_differences(diffs, n_null, seed)
-    out = []
     for name in tests:
-        if name == "randomization":
-            result = significance.randomization(null, n_resamples, seed + 1)
-        elif name == "t":
-            result = significance.t_test(null)
-        elif name == "bootstrap":
-            if resample_means is None:
-                raise ValueError("the bootstrap test's calibration needs resample_means")
-            resampled = resample_means(np.hstack([null, null**2]))
-            result = significance.bootstrap(null, resampled[:, : null.shape[1]], resampled[:, null.shape[1] :])
-        else:
+        if name not in significance.TESTS:
             raise ValueError(f"unknown test {name!r}: use {', '.join(significance.TESTS)}")
-        rejections = sum(t.p <= alpha for t in result)
-        ci = stats.binomtest(rejections, len(result)).proportion_ci(0.95, method="exact")
-        out.append(TypeOneRate(name, rejections / len(result), rejections, len(result), alpha, ci.low, ci.high))
+        if name == "bootstrap" and resample_means is None:
+            raise ValueError("the bootstrap test's calibration needs resample_means")
+    null = null_differences(diffs, n_null, seed)
+    rejections = dict.fromkeys(tests, 0)
+    for start in range(0, null.shape[1], _BLOCK):  # bounded memory: (resamples, block) at a time
+        block = null[:, start : start + _BLOCK]
+        for name in tests:
+            rejections[name] += sum(t.p <= alpha for t in _run(name, block, n_resamples, seed, resample_means))
+    out = []
+    for name, rejected in rejections.items():
+        ci = stats.binomtest(rejected, null.shape[1]).proportion_ci(0.95, method="exact")
+        out.append(TypeOneRate(name, rejected / null.shape[1], rejected, null.shape[1], alpha, ci.low, ci.high))
     return out
+
+
+def _run(name: str, null: np.ndarray, n_resamples: int, seed: int, resample_means) -> list[significance.Test]:
+    if name == "randomization":
+        return significance.randomization(null, n_resamples, seed + 1)
+    if name == "t":
+        return significance.t_test(null)
+    resampled = resample_means(np.hstack([null, null**2]))
+    return significance.bootstrap(null, resampled[:, : null.shape[1]], resampled[:, null.shape[1] :])

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.stats.significance import _TIE, _columns, sign_flips, t_statistics
+from receval.stats.significance import TIE, _columns, sign_flips, t_statistics
 
 #: Relative slack on the rejection threshold (the bootstrap's count rounding): an adjusted
 #: p of 2 * 50 / 2000 * (1 + 1e-16) must still count as <= 0.05.
@@ -100,7 +100,7 @@ def maxt(diffs, n_resamples: int = 10_000, seed: int = 0, p_values=None) -> Corr
     with ``|mean|`` when ``sum d^2`` is fixed)."""
     arr = _columns(diffs)
     n, m = arr.shape
-    threshold = np.abs(t_statistics(arr)) * (1.0 - _TIE)
+    threshold = np.abs(t_statistics(arr)) * (1.0 - TIE)
     sum_squares = (arr**2).sum(axis=0)
     beaten = np.zeros(m)  # flips whose largest |t| over all pairs reaches the pair's |t|
     own = np.zeros(m)  # flips whose |t| for the pair itself reaches it

@@ -36,7 +36,7 @@ import numpy as np
 #: Relative slack when comparing a resampled statistic with the observed one: flips that
 #: reproduce the observed value up to rounding count as "as extreme" (as scipy's
 #: ``permutation_test`` does), so ties, zero differences among them, are not lost.
-_TIE = 1e-12
+TIE = 1e-12
 #: Sign flips held in memory at once (entries of the (chunk, n) matrix).
 _MAX_CHUNK_ENTRIES = 1 << 22
 TESTS = ("randomization", "t", "bootstrap")
@@ -74,25 +74,19 @@ def sign_flips(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
         yield np.where(rng.random((size, n)) < 0.5, -1.0, 1.0)
 
 
-def flipped_means(diffs, n_resamples: int, seed: int) -> np.ndarray:
-    """Means of the sign-flipped differences, ``(n_resamples, m)``: the randomization
-    null distribution of every column under the same flips."""
-    arr = _columns(diffs)
-    n = arr.shape[0]
-    return np.concatenate([flips @ arr / n for flips in sign_flips(n, n_resamples, seed)])
-
-
 def _exceed_count(null: np.ndarray, observed: np.ndarray) -> np.ndarray:
     """Per column: resampled values with magnitude at least the observed one's."""
     scale = np.maximum(np.abs(observed), 1e-300)
-    return (np.abs(null) >= np.abs(observed) - _TIE * scale).sum(axis=0)
+    return (np.abs(null) >= np.abs(observed) - TIE * scale).sum(axis=0)
 
 
 def randomization(diffs, n_resamples: int = 10_000, seed: int = 0) -> list[Test]:
-    """Two-sided paired randomization (sign-flip) test per column (module docstring)."""
+    """Two-sided paired randomization (sign-flip) test per column (module docstring);
+    the flips are counted chunk by chunk, never all held."""
     arr = _columns(diffs)
+    n = arr.shape[0]
     observed = arr.mean(axis=0)
-    count = _exceed_count(flipped_means(arr, n_resamples, seed), observed)
+    count = sum(_exceed_count(flips @ arr / n, observed) for flips in sign_flips(n, n_resamples, seed))
     p = (count + 1.0) / (n_resamples + 1.0)
     return [Test("randomization", float(o), float(q), n_resamples) for o, q in zip(observed, p)]
 
@@ -134,6 +128,6 @@ def bootstrap(diffs, resampled_means, resampled_squares) -> list[Test]:
     spread = variance > 1e-24 * np.maximum(squares, 1e-300)
     shifted = means - observed
     t_star = np.where(spread, shifted / np.sqrt(np.where(spread, variance, 1.0) / n), np.where(shifted == 0, 0.0, np.inf))
-    count = (np.abs(t_star) >= np.abs(t) * (1.0 - _TIE)).sum(axis=0)
+    count = (np.abs(t_star) >= np.abs(t) * (1.0 - TIE)).sum(axis=0)
     p = (count + 1.0) / (means.shape[0] + 1.0)
     return [Test("bootstrap", float(o), float(q), means.shape[0]) for o, q in zip(observed, p)]
