@@ -71,6 +71,9 @@ def test_randomization_columns_share_flips():
     flips = np.concatenate(list(significance.sign_flips(60, 4000, 9)))
     assert flips.shape == (4000, 60) and set(np.unique(flips)) == {-1.0, 1.0}
     assert abs(flips.mean()) < 0.01
+    tiny_chunks = list(significance.sign_flips(60, 4000, 9, width=1 << 20))  # 4 rows a chunk
+    assert len(tiny_chunks) == 1000
+    np.testing.assert_array_equal(np.concatenate(tiny_chunks), flips)
 
 
 @pytest.mark.parametrize("kind, n, seed", [("normal", 40, 0), ("tied", 50, 1), ("uniform", 8, 2)])

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.stats.significance import TIE, _columns, sign_flips, t_statistics
+from receval.stats.significance import TIE, as_columns, sign_flips, t_statistics
 
 #: Relative slack on the rejection threshold (the bootstrap's count rounding): an adjusted
 #: p of 2 * 50 / 2000 * (1 + 1e-16) must still count as <= 0.05.
@@ -98,13 +98,13 @@ def maxt(diffs, n_resamples: int = 10_000, seed: int = 0, p_values=None) -> Corr
     beside the adjusted ones (by default each pair's own randomization p from these
     flips, which equals :func:`~receval.stats.significance.randomization`'s: ``|t|`` rises
     with ``|mean|`` when ``sum d^2`` is fixed)."""
-    arr = _columns(diffs)
+    arr = as_columns(diffs)
     n, m = arr.shape
     threshold = np.abs(t_statistics(arr)) * (1.0 - TIE)
     sum_squares = (arr**2).sum(axis=0)
     beaten = np.zeros(m)  # flips whose largest |t| over all pairs reaches the pair's |t|
     own = np.zeros(m)  # flips whose |t| for the pair itself reaches it
-    for flips in sign_flips(n, n_resamples, seed):
+    for flips in sign_flips(n, n_resamples, seed, m):
         t = _flipped_t(flips, arr, sum_squares)
         beaten += (t.max(axis=1)[:, None] >= threshold).sum(axis=0)
         own += (t >= threshold).sum(axis=0)

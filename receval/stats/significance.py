@@ -53,7 +53,7 @@ class Test:
     n_resamples: int | None = None
 
 
-def _columns(diffs) -> np.ndarray:
+def as_columns(diffs) -> np.ndarray:
     arr = np.asarray(diffs, dtype=np.float64)
     arr = arr[:, None] if arr.ndim == 1 else arr
     if arr.ndim != 2 or arr.shape[0] < 2 or not np.isfinite(arr).all():
@@ -61,14 +61,16 @@ def _columns(diffs) -> np.ndarray:
     return arr
 
 
-def sign_flips(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+def sign_flips(n: int, n_resamples: int, seed: int, width: int = 1) -> Iterator[np.ndarray]:
     """Random sign vectors, ``(chunk, n)`` float64 blocks of +-1 adding up to
     ``n_resamples`` rows, from ``np.random.default_rng(seed)``: the same seed gives the
-    same flips whatever the chunk size, so every pair of a report sees the same flips."""
+    same flips whatever the chunk size (one stream of doubles), so every pair of a
+    report sees the same flips. ``width``: columns each block is multiplied into, so
+    that the ``(chunk, width)`` products stay bounded too."""
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     rng = np.random.default_rng(seed)
-    chunk = max(1, _MAX_CHUNK_ENTRIES // max(n, 1))
+    chunk = max(1, _MAX_CHUNK_ENTRIES // max(n, width, 1))
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         yield np.where(rng.random((size, n)) < 0.5, -1.0, 1.0)
@@ -83,17 +85,17 @@ def _exceed_count(null: np.ndarray, observed: np.ndarray) -> np.ndarray:
 def randomization(diffs, n_resamples: int = 10_000, seed: int = 0) -> list[Test]:
     """Two-sided paired randomization (sign-flip) test per column (module docstring);
     the flips are counted chunk by chunk, never all held."""
-    arr = _columns(diffs)
+    arr = as_columns(diffs)
     n = arr.shape[0]
     observed = arr.mean(axis=0)
-    count = sum(_exceed_count(flips @ arr / n, observed) for flips in sign_flips(n, n_resamples, seed))
+    count = sum(_exceed_count(flips @ arr / n, observed) for flips in sign_flips(n, n_resamples, seed, arr.shape[1]))
     p = (count + 1.0) / (n_resamples + 1.0)
     return [Test("randomization", float(o), float(q), n_resamples) for o, q in zip(observed, p)]
 
 
 def t_statistics(diffs) -> np.ndarray:
     """Paired t per column; 0 when every difference is 0, +-inf when all are equal and not 0."""
-    arr = _columns(diffs)
+    arr = as_columns(diffs)
     n = arr.shape[0]
     mean = arr.mean(axis=0)
     sd = arr.std(axis=0, ddof=1)
@@ -106,7 +108,7 @@ def t_test(diffs) -> list[Test]:
     """Two-sided paired t-test per column: ``p = 2 * P(T_{n-1} >= |t|)``."""
     from scipy import stats
 
-    arr = _columns(diffs)
+    arr = as_columns(diffs)
     t = t_statistics(arr)
     p = np.minimum(2.0 * stats.t.sf(np.abs(t), arr.shape[0] - 1), 1.0)
     return [Test("t", float(s), float(q)) for s, q in zip(t, p)]
@@ -116,7 +118,7 @@ def bootstrap(diffs, resampled_means, resampled_squares) -> list[Test]:
     """Two-sided paired bootstrap-t test per column (module docstring) from the means of
     the differences (``resampled_means``, ``(B, m)``) and of their squares
     (``resampled_squares``) over ``B`` resamples of the questions, drawn together."""
-    arr = _columns(diffs)
+    arr = as_columns(diffs)
     n, m = arr.shape
     means = np.asarray(resampled_means, dtype=np.float64).reshape(len(resampled_means), -1)
     squares = np.asarray(resampled_squares, dtype=np.float64).reshape(means.shape[0], -1)
