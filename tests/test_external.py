@@ -109,3 +109,15 @@ def test_bpref_of_an_external_run_reads_the_score_zero_judgements(tmp_path):
         assert scored[q]["rprec"] == pytest.approx(theirs[q]["Rprec"], abs=1e-12)
     # q1: a has 1 judged non-relevant above it, c has 2; R = 3, N = 3: (2/3 + 1/3) / 3
     assert scored["q1"]["bpref"] == pytest.approx(1 / 3)
+
+
+def test_report_reads_map_rprec_and_bpref(stored):
+    """``--metrics map`` is the stored ``ap`` (MAP as its mean); the table names it MAP."""
+    report = build_report([stored], metrics=["map", "rprec", "bpref", "ap@3"])
+    data = report.to_dict()
+    assert data["metrics"] == ["ap", "rprec", "bpref", "ap@3", "rr"]
+    table = read_run(stored).table.to_pydict()
+    scored = [v for v in table["ap"] if v is not None]
+    assert data["runs"][0]["metrics"]["ap"]["mean"] == pytest.approx(sum(scored) / len(scored))
+    text = report.render("markdown")
+    assert "MAP" in text and "MAP@3" in text and "R-prec" in text

@@ -94,6 +94,10 @@ def measure_label(name: str) -> str:
         return "MRR@" + name[3:]
     if name.startswith("ndcg@"):
         return "nDCG@" + name[5:]
+    if name == "ap" or name.startswith("ap@"):  # the mean of ap is MAP, as rr's is MRR
+        return "M" + name.upper()
+    if name == "rprec":
+        return "R-prec"
     return name
 
 
