@@ -36,7 +36,7 @@ from receval.datasets import load_dataset  # noqa: E402
 from receval.ranking import tie_ranks  # noqa: E402
 from receval.retrievers import search  # noqa: E402
 from receval.retrievers.bm25 import BM25  # noqa: E402
-from receval.text import Tokenizer  # noqa: E402
+from receval.retrievers.text import Tokenizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 K1, B, TOP = 1.2, 0.75, 10

@@ -44,7 +44,7 @@ def corpus(n: int, folder: Path = CRANFIELD) -> tuple[list[str], str]:
     if len(texts) < n:
         from hydra import compose, initialize_config_dir
 
-        from receval.chunking import chunk_sections
+        from receval.chunking.words import chunk_sections
         from receval.config import config_dir, register
         from receval.datasets import load_dataset
 

@@ -1,7 +1,7 @@
 """How long the report takes over 100 runs x 10,000 questions (goal: < 20 s on 2 cores).
 
 Builds a synthetic sweep in a temporary directory -- 100 numbered job folders,
-each with a ``results.parquet`` written by ``receval.store.write_results`` (all
+each with a ``results.parquet`` written by ``receval.results.write.write_results`` (all
 stored columns: ids, kinds, splits, texts, labels, 10 retrieved sections with
 scores, first relevant rank, rr and hit/recall/precision/ndcg at 1, 3, 5, 10,
 latency), a minimal ``run.json`` and ``.hydra/config.yaml`` -- then times
@@ -28,7 +28,7 @@ import pyarrow as pa
 import yaml
 
 from receval.metrics import measures_for
-from receval.store import write_results, write_run_json
+from receval.results.write import write_results, write_run_json
 
 GOAL_S = 20.0
 DEPTH = 10

@@ -9,7 +9,7 @@ its ``queries.jsonl`` as questions) repeated until long enough, or, by default, 
 drawn from a Zipf vocabulary of 20,000 (questions: 6-20 of its words, a third of them
 from the 50 most common). Each side scores the same questions:
 
-- after: :mod:`receval.overlap` as the pipeline calls it (the section tokenised and
+- after: :mod:`receval.measures.overlap` as the pipeline calls it (the section tokenised and
   indexed once, printed apart; then ``precisions`` per question, ROUGE-1/2 included);
 - before: the former ``lcs_length``, a numpy dynamic programme over the question's
   tokens, one O(len(section)) row per token (copied below), plus the same ROUGE-1/2;
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from receval import overlap
+from receval.measures import overlap
 from receval.datasets import LIBRARY, folder
 from receval.datasets.questions import read_questions
 

@@ -92,7 +92,7 @@ def reset_high_water() -> None:
 def side(name: str, collection: Path, out: Path) -> None:
     """One side of ``--compare``, in its own process: tokenise (not timed), index, search;
     writes timings, memory and the top 10 (chunk indices, scores) to ``out``."""
-    from receval.text import Tokenizer
+    from receval.retrievers.text import Tokenizer
 
     tokenizer, shared = Tokenizer(), {}
     intern = shared.setdefault  # one str object per distinct token, as a real vocabulary keeps

@@ -1,3 +1,5 @@
-from receval.cli import main
+"""``python -m receval``: the command is :mod:`receval.cli.run`."""
+
+from receval.cli.run import main
 
 main()

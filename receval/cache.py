@@ -29,10 +29,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from receval.chunking import Chunk
-from receval.progress import warn
+from receval.core.progress import warn
 from receval.retrievers.lexical import Vocabulary
-from receval.store import atomic_write
-from receval.text import Tokenizer
+from receval.core.io import atomic_write
+from receval.retrievers.text import Tokenizer
 
 FORMAT = 3  # 2: chunks keep their page offsets; 3: entries carry a content checksum
 CHECKSUM = "checksum"

@@ -31,7 +31,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.schema import range_problems, unknown_keys
 
 # Packages whose modules register components (imported by ``discover``).

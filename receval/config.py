@@ -19,8 +19,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
 from receval import components, schema
-from receval.bootstrap import MAX_RESAMPLES
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
 
@@ -50,12 +49,24 @@ class TokenizerConfig:
     stem: bool = False
 
 
+# All resampled means are held (8 bytes each per measure); beyond this an interval no
+# longer changes in its printed digits, while memory runs out.
+MAX_RESAMPLES = 1_000_000
+
+
 @dataclass
 class BootstrapConfig:
+    """How intervals are computed (saved with a run, so its report repeats them): the one
+    type of the bootstrap settings, read back by :mod:`receval.analysis.settings`."""
+
     n_resamples: int = field(default=2000, metadata=range_(1, MAX_RESAMPLES, hint="every resample is held in memory"))
     level: float = field(default=0.95, metadata=range_(0, 1, low_open=True, high_open=True))
     seed: int = field(default=0, metadata=range_(*SEED))
     method: BootstrapMethod = BootstrapMethod.percentile
+
+    def kwargs(self) -> dict:
+        """As keyword arguments of :mod:`receval.stats.bootstrap` (and as JSON shows them)."""
+        return {"n_resamples": self.n_resamples, "level": self.level, "seed": self.seed, "method": str(self.method)}
 
 
 @dataclass
@@ -67,12 +78,12 @@ class MetricsConfig:
 @dataclass
 class ObjectiveConfig:
     metric: str = "rr"  # what a run returns to a Hydra sweeper (Optuna): this measure's mean
-    split: Optional[str] = "dev"  # over this split's questions; null: all (receval/objective.py)
+    split: Optional[str] = "dev"  # over this split's questions; null: all (receval/cli/objective.py)
 
 
 @dataclass
 class RelevanceConfig:
-    # share of an evidence span the top chunks must cover (receval.coverage)
+    # share of an evidence span the top chunks must cover (receval.measures.coverage)
     coverage: float = field(default=0.5, metadata=range_(0, 1, low_open=True))
 
 
@@ -227,3 +238,21 @@ def synth_problems(cfg) -> list[str]:
     """``python -m receval.synth``'s keys and ranges (its chunking node's included); the
     values that must agree are :func:`receval.synth.job.check_config`'s."""
     return schema.problems(SynthRunConfig, cfg) + components.tree_problems("chunking", cfg.chunking, "chunking")
+
+
+def ranges_table() -> str:
+    """Every number receval's configs hold, with its range (Markdown): the run's own keys,
+    each component kind's, the prices of ``cost.<stage>`` and ``python -m receval.synth``'s."""
+    from receval.cost import StagePrices
+
+    components.discover()
+    rows = [(k, "", r, h) for k, r, h in schema.range_rows(RecevalConfig, "")]
+    for group in ("chunking", "retriever", "retriever/fusion", "rerank"):
+        for kind in components.kinds(group):
+            kind_schema = components.entry(group, kind, group).schema
+            rows += [(k, kind, r, h) for k, r, h in schema.range_rows(kind_schema, group.replace("/", "."))]
+    rows += [(k, "", r, h) for k, r, h in schema.range_rows(StagePrices, "cost.<stage>")]
+    rows += [(k, "", r, h) for k, r, h in schema.range_rows(SynthConfig, "synth")]
+    lines = ["| key | kind | range | note |", "|---|---|---|---|"]
+    lines += [f"| `{k}` | {kind} | {r} | {h} |" for k, kind, r, h in rows]
+    return "\n".join(lines) + "\n"

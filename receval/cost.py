@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.schema import problems as schema_problems
 from receval.schema import range_, unknown_key
 

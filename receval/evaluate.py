@@ -13,7 +13,7 @@ import numpy as np
 
 from receval.datasets import Question
 from receval.metrics import Judged, Measure, first_relevant_rank
-from receval.spans import EvidenceJudgement
+from receval.measures.spans import EvidenceJudgement
 
 
 def collapse_to_sections(
@@ -104,7 +104,7 @@ def question_rows(
     spans: EvidenceJudgement | None = None,
     chunks: tuple[list[str], np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, list | np.ndarray]:
-    """Columns of the per-question table (see :mod:`receval.store` for the schema).
+    """Columns of the per-question table (see :mod:`receval.results.format` for the schema).
 
     With ``spans`` (and ``chunks``: chunk ids, the (Q, K) chunk indices and scores),
     questions labelled with evidence are judged at chunk ranks and list the chunks

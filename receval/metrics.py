@@ -9,7 +9,7 @@ is >= 1; ungraded labels have grade 1. Formulas, with rel_i = 1 if gain_i >= 1:
   (averaged over questions it is MRR@depth; trec_eval ``recip_rank``).
 - ``hit@k``: 1 if any of the first k is relevant, else 0 (trec_eval ``success_k``).
 - ``recall@k``: sum_{i<=k} rel_i / (number of relevant sections) (``recall_k``).
-  Evidence items (:mod:`receval.spans`) are the units instead: a position's gain is
+  Evidence items (:mod:`receval.measures.spans`) are the units instead: a position's gain is
   the number of items found there, and recall counts items.
 - ``precision@k``: sum_{i<=k} rel_i / k, k counted even when fewer were retrieved
   (``P_k``).
@@ -193,7 +193,7 @@ _TOKEN_NAME = re.compile(rf"^({'|'.join(TOKEN_FAMILIES)})@([1-9]\d*)$")
 
 
 def is_token_measure(name: str) -> bool:
-    """``token_precision@3`` and kin: stored per question by :mod:`receval.spans`
+    """``token_precision@3`` and kin: stored per question by :mod:`receval.measures.spans`
     (computed from spans, not from a :class:`Judged` ranking)."""
     return bool(_TOKEN_NAME.match(name))
 
@@ -223,3 +223,18 @@ def measures_for(ks: list[int]) -> list[Measure]:
 def first_relevant_rank(judged: Judged) -> np.ndarray:
     """Public alias: 1-based rank of the first relevant section, 0 when none."""
     return _first_relevant_rank(judged)
+
+
+def measure_label(name: str) -> str:
+    """A measure as tables and messages name it: ``MRR`` for ``rr``, ``MRR@3``, ``nDCG@5``."""
+    if name == "rr":
+        return "MRR"
+    if name.startswith("rr@"):
+        return "MRR@" + name[3:]
+    if name.startswith("ndcg@"):
+        return "nDCG@" + name[5:]
+    if name == "ap" or name.startswith("ap@"):  # the mean of ap is MAP, as rr's is MRR
+        return "M" + name.upper()
+    if name == "rprec":
+        return "R-prec"
+    return name

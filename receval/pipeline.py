@@ -3,8 +3,8 @@
 Before the timed search, the first question is searched once and its answer dropped
 (:func:`receval.retrievers.warm_up`): its time is ``timings.warmup_s`` and the API
 calls it made are ``warmup_api_calls``, apart from the search's. ``run.json`` also
-stores the machine the run was timed on (:mod:`receval.machine`). Plain functions on
-a composed config; the Hydra shell in :mod:`receval.cli` only supplies the config and
+stores the machine the run was timed on (:mod:`receval.core.machine`). Plain functions on
+a composed config; the Hydra shell in :mod:`receval.cli.run` only supplies the config and
 the output directory.
 """
 
@@ -22,17 +22,20 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers
 from receval import config as config_schema
-from receval import cost, machine
+from receval import cost
+from receval.core import machine
 from receval.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
-from receval.identity import identity_hash
+from receval.results.identity import identity_hash
 from receval.metrics import measures_for
-from receval.overlap import overlap_columns
+from receval.measures.overlap import overlap_columns
 from receval.ranking import tie_ranks
-from receval.spans import judge_spans, token_columns
-from receval.store import RESULTS, WriteError, stage_column, write_results, write_run_json
-from receval.text import Tokenizer
+from receval.measures.spans import judge_spans, token_columns
+from receval.core.io import WriteError
+from receval.results.format import RESULTS, stage_column
+from receval.results.write import write_results, write_run_json
+from receval.retrievers.text import Tokenizer
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 
-from receval import progress
+from receval.core import progress
 from receval.config import config_dir, register
-from receval.errors import RecevalWarning
+from receval.core.errors import RecevalWarning
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,10 +200,42 @@ def run_of(tmp_path_factory, *overrides: str) -> Path:
     return run_dir
 
 
+def sweep_in_process(root: Path, *axes: list[str]) -> Path:
+    """A sweep made in-process (no subprocess): one numbered job folder per combination
+    of the override lists ``axes`` (``["retriever=bm25", "retriever=tfidf"]``, ...), in
+    Hydra's job order, each run as ``python -m receval`` runs it; returns ``root``."""
+    from itertools import product
+
+    from receval.pipeline import run
+
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        for job, overrides in enumerate(product(*axes)):
+            run(compose("config", overrides=list(overrides)), root / str(job))
+    return root
+
+
+@pytest.fixture(scope="session")
+def six_runs(tmp_path_factory) -> Path:
+    """The README's sweep (bm25, tfidf x 20, 40, 120 words) made in-process, once per session."""
+    return sweep_in_process(tmp_path_factory.mktemp("sweep") / "s", ["retriever=bm25", "retriever=tfidf"],
+                            [f"chunking.max_words={w}" for w in (20, 40, 120)])
+
+
 @pytest.fixture(scope="session")
 def readme_sweep(tmp_path_factory) -> Path:
     """The README's sweep (bm25, tfidf x 20, 40, 120 words), run once as a user runs it."""
     return sweep_of(tmp_path_factory, "retriever=bm25,tfidf", "chunking.max_words=20,40,120")
+
+
+def results_without_timings(run_dir: Path) -> dict:
+    """A run's stored results without its latency columns: what must not change when
+    only the way it was computed did (a cache rebuilt, a depth capped)."""
+    import pyarrow.parquet as pq
+
+    from receval.results.format import RESULTS
+
+    table = pq.read_table(run_dir / RESULTS)
+    return {k: v for k, v in table.to_pydict().items() if not k.startswith("latency_ms")}
 
 
 def exit_code(main, argv) -> int:

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from conftest import SHARED
-from receval import trec
+from receval.results import trec
 from receval.datasets import Question
 from receval.evaluate import judge
-from receval.export import export
+from receval.results.external import export
 from receval.metrics import parse_measure
 from receval.pipeline import run
 from receval.ranking import select_top, tie_ranks
@@ -61,7 +61,7 @@ def run_and_export(make_config, tmp_path, path, *overrides):
 
 
 def exported_run(path) -> dict[str, dict[str, float]]:
-    """The exported run file parsed independently of receval.trec."""
+    """The exported run file parsed independently of receval.results.trec."""
     out: dict[str, dict[str, float]] = {}
     for line in path.read_text().splitlines():
         qid, _, doc_id, _, score, _ = line.split()

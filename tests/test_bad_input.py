@@ -17,15 +17,15 @@ The safety-and-truth pass (issue 10), item by item, and where each is tested:
 3. redact, then cut: test_remote.py::test_clip_redacts_before_cutting_*, *_redacted
 4. outputs never destroy inputs: test_trust.py (export --qrels into a dataset, --out
    inside a run, a directory as output, --force)
-5. resume and report know the dataset's content: test_truth.py::test_item5_*
-6. identity ignores cache_dir, search_batch, bootstrap, objective: test_truth.py::test_item6_*
+5. resume and report know the dataset's content: test_identity.py
+6. identity ignores cache_dir, search_batch, bootstrap, objective: test_identity.py
 7. NaN/inf/negative/all-zero values refused: CONFIG_CASES below (k1-inf, fusion-k-nan,
    fusion-k-inf, weights-nan, weights-zero, weights-negative, weights-for-rrf)
 8. duplicate cutoffs, every sweep value checked before job 0: CONFIG_CASES ks-duplicate,
-   test_truth.py::test_item8_*
-9. chunk-set and vocabulary cache checksums: test_truth.py::test_item9_*
+   test_sweeper.py
+9. chunk-set and vocabulary cache checksums: test_cache.py (entries carry a checksum)
 10. JSONL split on "\n" only: test_bad_labels.py::test_raw_line_separators_*
-11. tracebacks turned into messages: test_truth.py::test_item11_*
+11. tracebacks turned into messages: test_limits.py
 12. misleading messages (NFC ids, unreadable pages/, float ids, repeated floors,
     repeated ids): test_bad_labels.py
 13. overlap tokenises each section once: test_bad_labels.py::test_overlap_reads_*
@@ -43,9 +43,9 @@ from conftest import FIXTURES, run_cli
 
 from receval.datasets.folder import read_pages
 from receval.datasets.questions import read_questions
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.results import load_run
-from receval.store import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION
+from receval.results.format import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION
 from receval.results import read_run
 
 SITE = FIXTURES / "site"

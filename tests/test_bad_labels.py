@@ -10,11 +10,11 @@ import pyarrow.parquet as pq
 import pytest
 from omegaconf import OmegaConf
 
-from receval import overlap
+from receval.measures import overlap
 from receval.datasets import Question, Section, folder
 from receval.datasets.questions import read_questions
-from receval.errors import DatasetError, RecevalError, RunError
-from receval.report import parse_floors
+from receval.core.errors import DatasetError, RecevalError, RunError
+from receval.cli.report import parse_floors
 from receval.results.stored import load_run
 from conftest import run_of
 

@@ -9,11 +9,11 @@ import time
 import pytest
 
 from conftest import FIXTURES, SHARED
-from receval.chunking import chunk_sections
+from receval.chunking.words import chunk_sections
 from receval.config import check
 from receval.datasets import load_dataset
 from receval.datasets.beir import fingerprint
-from receval.errors import ConfigError, DatasetError
+from receval.core.errors import ConfigError, DatasetError
 from receval.pipeline import run
 from receval.results import read_run
 
@@ -224,7 +224,7 @@ def test_bad_split_values(make_config, beir, value, says):
 def test_select_tunes_on_train_and_reports_on_test_of_one_beir_folder(tmp_path_factory):
     from conftest import run_of
 
-    from receval.select import select
+    from receval.cli.select import select
 
     runs = [
         run_of(tmp_path_factory, "dataset=beir", f"dataset.path={SPLITS}", "chunking.max_words=null",

@@ -9,7 +9,7 @@ from receval.ranking import select_top
 from receval.retrievers import search
 from receval.retrievers.bm25 import BM25
 from receval.retrievers.tfidf import TfIdf
-from receval.text import Tokenizer
+from receval.retrievers.text import Tokenizer
 
 
 def tied_corpus(seed: int, n_docs: int = 300, vocab: int = 12) -> tuple[list[str], list[str], np.ndarray]:

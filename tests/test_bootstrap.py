@@ -1,4 +1,4 @@
-"""Tests for receval.bootstrap: reference agreement, the percentile rule,
+"""Tests for receval.stats.bootstrap: reference agreement, the percentile rule,
 repeatability, invariants, BCa and argument checking."""
 
 import inspect
@@ -8,7 +8,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from receval.bootstrap import (
+from receval.stats.bootstrap import (
     Interval,
     _bca_tails,
     bootstrap_means,

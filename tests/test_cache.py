@@ -5,19 +5,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import run_cli
+from conftest import results_without_timings, run_cli
 
 from receval import cache as cache_module
 from receval.cache import IndexCache, key_of
 from receval.chunking import Chunk
 from receval.pipeline import run
 from receval.retrievers.lexical import Vocabulary
-from receval.store import RESULTS, RUN_JSON
-from receval.text import Tokenizer
+from receval.results.format import RESULTS, RUN_JSON
+from receval.retrievers.text import Tokenizer
 
 
 @pytest.fixture(autouse=True)
@@ -123,3 +125,52 @@ assert "pyarrow.dataset" not in sys.modules
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------------- entries carry a checksum
+
+
+def _edit_chunks(path: Path) -> None:
+    """Change one chunk's text and rewrite a valid file, metadata kept as tools keep it."""
+    table = pq.read_table(path)
+    texts = table.column("text").to_pylist()
+    texts[0] = "bikes prices day pass cost annual membership " * 5
+    table = table.set_column(table.column_names.index("text"), "text", pa.array(texts))
+    pq.write_table(table, path)
+
+
+def _swap_rows(path: Path) -> None:
+    """Swap two chunks' token lengths in the vocabulary entry; every array kept."""
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    lengths = arrays["lengths"].copy()
+    first = int(np.flatnonzero(lengths != lengths[0])[0])
+    lengths[[0, first]] = lengths[[first, 0]]
+    arrays["lengths"] = lengths
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+@pytest.mark.parametrize("kind, edit", [("chunks", _edit_chunks), ("vocabulary", _swap_rows)])
+def test_edited_cache_entry_is_rebuilt_with_a_warning(site, make_config, tmp_path, capsys, kind, edit):
+    from receval import cache as cache_module
+
+    cfg = make_config("dataset=folder", f"dataset.path={site}", f"cache_dir={tmp_path / 'cache'}")
+    cold, warm = tmp_path / "cold", tmp_path / "warm"
+    cache_module._MEMORY.clear()
+    run(cfg, cold)
+    (entry,) = (tmp_path / "cache" / kind).iterdir()
+    edit(entry)
+    cache_module._MEMORY.clear()
+    capsys.readouterr()
+    run(cfg, warm)
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"receval: warning: cache entry {entry} does not match its checksum (edited or damaged); "
+        "rebuilding it"
+    ]
+    assert results_without_timings(warm) == results_without_timings(cold)
+    cache_module._MEMORY.clear()
+    run(cfg, tmp_path / "again")  # the rebuilt entry is trusted again, silently
+    assert capsys.readouterr().err == ""
+

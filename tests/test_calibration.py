@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import SHARED
-from receval.bootstrap import bootstrap_means
+from receval.stats.bootstrap import bootstrap_means
 from receval.pipeline import run
 from receval.results import read_run
 from receval.stats.calibration import null_differences, type_one_rates

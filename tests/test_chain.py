@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import exit_code, run_of
 
-from receval.report import build_report, main
-from receval.store import RESULTS
+from receval.cli.report import main, report_for
+from receval.results.format import RESULTS
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def rows_of(run_dir):
 
 
 def test_chain_pairs_each_run_with_the_one_before(three):
-    report = build_report(three, metric="hit@3", chain_steps=True)
+    report = report_for([*map(str, three), "--metric", "hit@3", "--chain"])
     assert [(step.a, step.b) for step in report.chain] == [(str(three[0]), str(three[1])), (str(three[1]), str(three[2]))]
     for step, (before, after) in zip(report.chain, zip(three, three[1:])):
         a, b = rows_of(before), rows_of(after)
@@ -37,7 +37,7 @@ def test_chain_pairs_each_run_with_the_one_before(three):
 
 
 def test_rr_fixed_means_first_at_rank_1(three):
-    step = build_report(three[:2], chain_steps=True).chain[0]
+    step = report_for([*map(str, three[:2]), "--chain"]).chain[0]
     a, b = rows_of(three[0]), rows_of(three[1])
     scored = [q for q in a if a[q]["rr"] is not None]
     assert step.fixed == [q for q in scored if b[q]["first_relevant_rank"] == 1 and a[q]["first_relevant_rank"] != 1]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from receval.chunking import Chunk, check_chunking, chunk_sections, window_starts
+from receval.chunking import Chunk
+from receval.chunking.words import check_chunking, chunk_sections, window_starts
 from receval.datasets import Section
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 
 
 def section(sid: str, n_words: int, heading_path=("Page", "Heading")) -> Section:

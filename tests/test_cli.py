@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, run_cli
 
-from receval.store import RESULTS, RUN_JSON
+from receval.results.format import RESULTS, RUN_JSON
 from receval.results import read_run
 
 

@@ -12,8 +12,9 @@ import pytest
 from conftest import one_error_line, run_cli
 from conftest import exit_code as command_exit_code
 
-from receval import report
-from receval.compare import compare, main
+from receval.cli.report import report_for
+from receval.cli.compare import compare, main
+from receval.render.compare import render
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +87,7 @@ def test_swapping_the_runs_swaps_the_answer(runs, capsys):
 def test_same_interval_as_the_report_baseline(runs, capsys):
     """compare and report --baseline share one pairing: identical numbers."""
     pair = as_json(capsys, runs["headings"], runs["tfidf"])
-    rep = report.build_report(
-        [runs["no_headings"], runs["tfidf"]], baseline=str(runs["headings"])
-    ).to_dict()
+    rep = report_for([str(runs["no_headings"]), str(runs["tfidf"]), "--baseline", str(runs["headings"])]).to_dict()
     from_report = rep["pairs"][1]
     assert from_report["run_dir"] == str(runs["tfidf"])
     for key in ("diff", "ci", "fixed", "broken", "up", "down", "same", "n_questions"):
@@ -211,4 +210,4 @@ def test_function_api(runs):
     result = compare(runs["headings"], runs["no_headings"], metric="MRR")
     assert result.pair.metric == "rr"
     assert result.to_dict()["diff"] == result.pair.diff.mean
-    assert "B - A" in result.to_text()
+    assert "B - A" in render(result, "table")

@@ -1,21 +1,29 @@
-"""Every config option composes and checks; components are typed by their own schemas."""
+"""Every config option composes and checks; components are typed by their own schemas.
+
+Groups and options are found in conf/ and in the component registry, never listed here:
+adding a retriever is one module and one YAML file, and these tests compose it."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 from receval import components
 from receval.config import check, config_dir
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.schema import Range, range_
 
 CONF = Path(config_dir())
-GROUPS = ["dataset", "chunking", "retriever", "retriever/fusion", "rerank", "bootstrap"]
+# Values a user must give for some options (a dataset's folder, a model): filled in
+# wherever the composed option has the key unset, so any new option needing one of them
+# composes without editing this test.
+REQUIRED = {"dataset.path": "/some/where", "rerank.model": "/models/x", "rerank.base_url": "http://localhost:8080"}
 
 
 def options(group: str) -> list[str]:
@@ -27,22 +35,84 @@ def compose_with(*overrides: str, config: str = "config", hydra: bool = False):
         return compose(config, overrides=list(overrides), return_hydra_config=hydra)
 
 
+def run_groups() -> list[str]:
+    """The groups a run is composed of, read from conf/config.yaml's defaults list, and
+    every group nested in one of them (``retriever/fusion``): found, not listed."""
+    defaults = OmegaConf.to_container(OmegaConf.load(CONF / "config.yaml"))["defaults"]
+    groups = [next(iter(item)) for item in defaults if isinstance(item, dict)]
+    groups = [group for group in groups if not group.startswith("override ")]
+    nested = [
+        str(folder.relative_to(CONF))
+        for group in groups for folder in sorted((CONF / group).rglob("*")) if folder.is_dir()
+        if any(folder.glob("*.yaml"))
+    ]
+    return groups + nested
+
+
+@functools.cache
+def parent_option(group: str) -> tuple[str, ...]:
+    """For a nested group (``retriever/fusion``), the parent option that holds it."""
+    if "/" not in group:
+        return ()
+    parent, child = group.rsplit("/", 1)
+    for option in options(parent):
+        if child in (compose_with(f"{parent}={option}")[parent] or {}):
+            return (f"{parent}={option}",)
+    raise AssertionError(f"no option of {parent} holds {child}")
+
+
+def own_values(group: str, option: str) -> dict:
+    """The values an option's YAML file sets itself (its defaults list dropped)."""
+    own = OmegaConf.to_container(OmegaConf.load(CONF / group / f"{option}.yaml")) or {}
+    own.pop("defaults", None)
+    return own
+
+
+GROUPS = run_groups()
 CASES = [(group, option) for group in GROUPS for option in options(group)]
+
+
+def test_the_groups_are_found_in_conf():
+    assert set(GROUPS) >= {"dataset", "chunking", "retriever", "retriever/fusion", "rerank", "bootstrap"}
+    assert len(CASES) >= 25
+
+
+def unset(cfg, key: str) -> bool:
+    """Whether ``cfg`` has ``key`` with no value yet (``???`` or null)."""
+    parent_key, name = key.rsplit(".", 1)
+    parent = OmegaConf.select(cfg, parent_key)
+    return parent is not None and name in parent.keys() and (
+        OmegaConf.is_missing(parent, name) or parent[name] is None
+    )
+
+
+def compose_option(*overrides: str):
+    """``overrides`` composed, with whatever :data:`REQUIRED` value it leaves unset filled."""
+    cfg = compose_with(*overrides)
+    missing = [f"{key}={value}" for key, value in REQUIRED.items() if unset(cfg, key)]
+    return compose_with(*overrides, *missing) if missing else cfg
+
+
+@pytest.mark.parametrize("group", [group for group in GROUPS if components.kinds(group)])
+def test_every_registered_kind_has_an_option_in_conf(group):
+    """A component registered in code (one module) is selectable by its YAML file (one
+    file); the composition test below then composes and checks it."""
+    in_conf = {own_values(group, option).get("kind") for option in options(group)}
+    assert set(components.kinds(group)) <= in_conf
 
 
 @pytest.mark.parametrize(("group", "option"), CASES, ids=[f"{g}={o}" for g, o in CASES])
 def test_every_option_of_every_group_composes_and_checks(group, option):
-    overrides = [f"{group}={option}"]
-    if group == "dataset" and option != "library":
-        overrides.append("dataset.path=/some/where")
-    if group == "retriever/fusion":
-        overrides.insert(0, "retriever=fused")
-    if group == "rerank" and option in ("cross_encoder", "http", "llm"):  # a model is required
-        overrides.append("rerank.model=/models/x")
-        overrides += [] if option == "cross_encoder" else ["rerank.base_url=http://localhost:8080"]
-    cfg = compose_with(*overrides)
+    overrides = [*parent_option(group), f"{group}={option}"]
+    cfg = compose_option(*overrides)
     check(cfg)  # types and ranges of the run and of every component in it
-    assert OmegaConf.to_yaml(cfg)
+    node = OmegaConf.select(cfg, group.replace("/", "."))
+    own = own_values(group, option)
+    if not own:  # rerank=none: no second stage
+        assert node is None
+    for key, value in own.items():
+        if f"{group.replace('/', '.')}.{key}" not in REQUIRED:
+            assert OmegaConf.to_container(node)[key] == value, (group, option, key)
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))
@@ -89,7 +159,7 @@ def test_a_run_config_holds_only_what_applies():
     ],
 )
 def test_keys_and_enum_values_are_typed_by_the_component_schema(overrides, words):
-    with pytest.raises(Exception, match=words):
+    with pytest.raises(ConfigCompositionException, match=words):
         compose_with(*overrides)
 
 
@@ -142,7 +212,7 @@ def test_a_new_component_is_one_registered_builder(echo_kind):
 
 
 def test_equal_nodes_share_one_component():
-    from receval.text import Tokenizer
+    from receval.retrievers.text import Tokenizer
 
     context = components.Context(tokenizer=Tokenizer())
     a = components.build("retriever", {"kind": "bm25"}, context)
@@ -168,7 +238,7 @@ def test_report_params_hold_only_what_applies_to_each_run(tmp_path_factory, caps
 
     from conftest import sweep_of
 
-    from receval.report import main
+    from receval.cli.report import main
 
     sweep = sweep_of(tmp_path_factory, "retriever=bm25,fused")
     assert main([str(sweep), "--format", "json"]) == 0

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from receval.holm import holm as holm_steps
+from receval.stats.holm import holm as holm_steps
 from receval.stats import corrections, significance
 
 P_SETS = [
@@ -32,7 +32,7 @@ def test_agrees_with_statsmodels_multipletests(p, ours, theirs):
 
 @pytest.mark.parametrize("p", P_SETS)
 def test_select_holm_verdicts_read_the_same_rule(p):
-    """receval.holm's step-down verdicts are the adjusted p-values <= alpha."""
+    """receval.stats.holm's step-down verdicts are the adjusted p-values <= alpha."""
     for alpha in (0.05, 0.0125):
         steps = holm_steps(list(p), alpha)
         assert [s.rejected for s in steps] == list(corrections.holm(p).rejected(alpha))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from receval.datasets import load_dataset
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 from receval.pipeline import run
 
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from receval.chunking import chunk_sections
+from receval.chunking.words import chunk_sections
 from receval.encoders import BUNDLED, LocalEncoder
 from receval.evaluate import collapse_to_sections, judge
 from receval.metrics import Measure
@@ -24,7 +24,7 @@ from receval.ranking import tie_ranks
 from receval.retrievers import search
 from receval.retrievers.bm25 import BM25
 from receval.retrievers.dense import Dense
-from receval.text import Tokenizer
+from receval.retrievers.text import Tokenizer
 
 pytestmark = pytest.mark.dense  # the real model, module-wide
 
@@ -183,9 +183,9 @@ def test_truncation_is_counted_under_words_and_never_under_tokens(make_config, t
     assert expected > 0 and facts[0] == {"dense": expected}
     assert facts[1] == {"dense": 0}
     assert words.n_chunks and tokens.n_chunks
-    from receval.report import build_report
+    from receval.cli.report import report_for
 
-    notes = [build_report([tmp_path / d]).to_dict()["runs"][0]["notes"] for d in ("words", "tokens")]
+    notes = [report_for([str(tmp_path / d)]).to_dict()["runs"][0]["notes"] for d in ("words", "tokens")]
     assert notes == [[f"dense: {expected} of {words.n_chunks} chunks longer than the model's limit were cut"], []]
 
 

@@ -65,7 +65,7 @@ def test_questions_for_a_named_difference():
 
 
 def test_select_keeps_its_one_sided_sample_size():
-    """receval.power delegates to this module's formula (one home)."""
-    from receval.power import questions_needed as select_questions
+    """receval.stats.power delegates to this module's formula (one home)."""
+    from receval.stats.power import questions_needed as select_questions
 
     assert select_questions(0.3, 0.0125) == questions_needed(0.3, 0.0125, 0.8, "larger")

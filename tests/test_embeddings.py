@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from receval.encoders import EmbeddingCache, HttpEncoder, embed, resolve_local_model, text_key
-from receval.errors import ConfigError, RecevalError
+from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.dense import Dense
 from conftest import loopback
 
@@ -286,7 +286,7 @@ def test_importing_receval_and_running_bm25_never_imports_torch(tmp_path):
         import receval, receval.pipeline, receval.encoders, receval.retrievers.dense
         from receval.retrievers.bm25 import BM25
         from receval.retrievers.dense import Dense
-        from receval.text import Tokenizer
+        from receval.retrievers.text import Tokenizer
         from types import SimpleNamespace
         bm25 = BM25(Tokenizer(), k1=1.2, b=0.75)
         bm25.fit(["a b c", "b c d"])

@@ -11,11 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 from omegaconf import OmegaConf
 
-from receval.chunking import chunk_sections
-from receval.coverage import covered_by_rank, found_rank, union_by_rank
+from receval.chunking.words import chunk_sections
+from receval.measures.coverage import covered_by_rank, found_rank, union_by_rank
 from receval.datasets import folder
-from receval.errors import DatasetError
-from receval.report import build_report, main as report_main
+from receval.core.errors import DatasetError
+from receval.cli.report import main as report_main
+from receval.cli.report import report_for
+from receval.render.report import main_table
 from tests.conftest import FIXTURES, exit_code, run_of
 
 ESSAYS = FIXTURES / "essays"
@@ -249,7 +251,7 @@ def test_section_labels_score_as_before_beside_evidence(essay_runs, tmp_path, tm
 
 
 def test_report_shows_token_measures(essay_runs, capsys):
-    report = build_report([essay_runs[20], essay_runs[120]], metrics=["hit@3", "token_precision@3"])
+    report = report_for([str(essay_runs[20]), str(essay_runs[120]), "--metrics", "hit@3,token_precision@3"])
     assert "token_precision@3" in report.metrics
     assert exit_code(report_main, [essay_runs[20], "--metrics", "token_iou@5,context_tokens@3"]) == 0
     assert "context_tokens@3" in capsys.readouterr().out
@@ -292,8 +294,8 @@ def test_synth_records_the_quote_as_evidence_and_runs_score_it(tmp_path, tmp_pat
 
 
 def test_report_bolds_the_fewest_context_tokens(essay_runs):
-    report = build_report([essay_runs[20], essay_runs[120]], metrics=["hit@3", "context_tokens@3"])
-    table = report.main_table()
+    report = report_for([str(essay_runs[20]), str(essay_runs[120]), "--metrics", "hit@3,context_tokens@3"])
+    table = main_table(report)
     col = table.columns.index("context_tokens@3")
     assert (0, col) in table.bold and (1, col) not in table.bold
 
@@ -304,7 +306,7 @@ def test_relevance_coverage_sets_how_much_of_a_span_must_come_back(tmp_path_fact
     row = _row(strict, "fresnel")
     assert row["first_relevant_rank"] == 3 and row["rr"] == pytest.approx(1 / 3)
     from receval import config
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     for bad in ("0", "nan", "1.5"):
         with pytest.raises(ConfigError, match="relevance.coverage"):
@@ -312,7 +314,7 @@ def test_relevance_coverage_sets_how_much_of_a_span_must_come_back(tmp_path_fact
 
 
 def test_word_spans_are_the_words_str_split_finds():
-    from receval.words import word_spans
+    from receval.chunking.wordspans import word_spans
 
     text = " a\u3000b\x1cc  d\u2028e\u00a0f \U0001F600g\t\u0085h\n"
     starts, ends = word_spans(text)

@@ -1,4 +1,4 @@
-"""TREC files (receval.trec) and exporting stored runs (receval.export)."""
+"""TREC files (receval.results.trec) and exporting stored runs (receval.export)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from conftest import run_cli, run_of
-from receval import trec
-from receval.errors import RecevalError
-from receval.export import export, main
+from receval.results import trec
+from receval.core.errors import RecevalError
+from receval.cli.export import main
+from receval.results.external import export
 from receval.results import read_run
 
 # --------------------------------------------------------------------------- scores

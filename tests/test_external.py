@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from conftest import run_cli, run_of
 
-from receval.errors import RecevalError
-from receval.export import export
+from receval.core.errors import RecevalError
+from receval.results.external import export
 from receval.results.external import read_labels, trec_run_table
-from receval.report import build_report
+from receval.cli.report import report_for
+from receval.render import report as rendered
 from receval.results import read_run
 
 
@@ -19,7 +20,7 @@ def stored(tmp_path_factory):
 
 def test_our_own_exported_run_scores_identically(stored, tmp_path):
     run_file, qrels_file = export(stored, tmp_path / "run.trec", tmp_path / "qrels.txt", tag="mine")
-    report = build_report([stored, run_file], qrels=qrels_file, baseline=str(stored)).to_dict()
+    report = report_for([str(stored), str(run_file), "--qrels", str(qrels_file), "--baseline", str(stored)]).to_dict()
     ours, theirs = report["runs"]
     assert theirs["params"]["retriever"] == "mine (TREC run)"
     for name, value in ours["metrics"].items():
@@ -113,11 +114,11 @@ def test_bpref_of_an_external_run_reads_the_score_zero_judgements(tmp_path):
 
 def test_report_reads_map_rprec_and_bpref(stored):
     """``--metrics map`` is the stored ``ap`` (MAP as its mean); the table names it MAP."""
-    report = build_report([stored], metrics=["map", "rprec", "bpref", "ap@3"])
+    report = report_for([str(stored), "--metrics", "map,rprec,bpref,ap@3"])
     data = report.to_dict()
     assert data["metrics"] == ["ap", "rprec", "bpref", "ap@3", "rr"]
     table = read_run(stored).table.to_pydict()
     scored = [v for v in table["ap"] if v is not None]
     assert data["runs"][0]["metrics"]["ap"]["mean"] == pytest.approx(sum(scored) / len(scored))
-    text = report.render("markdown")
+    text = rendered.render(report, "markdown")
     assert "MAP" in text and "MAP@3" in text and "R-prec" in text

@@ -12,7 +12,7 @@ from receval.pipeline import run
 from receval.retrievers.fusion import Fused, fuse, normalised
 from receval.rerankers import Reranked
 from receval.results import read_run
-from receval.store import RESULTS, RUN_JSON
+from receval.results.format import RESULTS, RUN_JSON
 
 
 def ranked(order: list[int], n: int) -> np.ndarray:
@@ -133,10 +133,10 @@ def test_rrf_run_records_its_stages(make_config, tmp_path):
 def test_fused_ranking_equals_rrf_of_the_members_chunk_lists(make_config, tmp_path):
     """End to end: the fused run's first section matches RRF recomputed by hand."""
     from receval import retrievers
-    from receval.chunking import chunk_sections
+    from receval.chunking.words import chunk_sections
     from receval.datasets import load_dataset
     from receval.ranking import select_top, tie_ranks
-    from receval.text import Tokenizer
+    from receval.retrievers.text import Tokenizer
 
     cfg = make_config("retriever=fused", "retriever.fusion.candidates=10")
     data = load_dataset(cfg.dataset)
@@ -157,7 +157,7 @@ def test_fused_ranking_equals_rrf_of_the_members_chunk_lists(make_config, tmp_pa
 
 
 def test_bad_fusion_settings_are_config_errors(make_config, tmp_path):
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"fusion.weights has 1 values for 2 members"):
         run(make_config("retriever=fused", "retriever/fusion=weighted", "retriever.fusion.weights=[1.0]"), tmp_path)

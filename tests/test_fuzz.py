@@ -23,9 +23,9 @@ from conftest import FIXTURES  # noqa: E402
 
 from receval.datasets.folder import parse_page, read_pages  # noqa: E402
 from receval.datasets.questions import read_questions  # noqa: E402
-from receval.errors import RecevalError  # noqa: E402
+from receval.core.errors import RecevalError  # noqa: E402
 from receval.results import load_run  # noqa: E402
-from receval.store import RESULTS  # noqa: E402
+from receval.results.format import RESULTS  # noqa: E402
 from receval.results import read_run  # noqa: E402
 
 SITE = FIXTURES / "site"
@@ -230,7 +230,7 @@ def test_beir_readers_raise_only_receval_errors(scratch, corpus, queries, qrels,
 @FUZZ
 @given(content=table_lines)
 def test_trec_readers_raise_only_receval_errors(scratch, content):
-    trec = _module("receval.trec")
+    trec = _module("receval.results.trec")
     path = write(scratch / "file.trec", content)
     only_receval_errors(trec.read_run, path)
     only_receval_errors(trec.read_qrels, path)

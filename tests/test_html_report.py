@@ -8,7 +8,8 @@ import pytest
 from browser import CHROMIUM, open_page
 from conftest import exit_code, sweep_of
 from receval import report
-from receval.tables import plots
+from receval.cli.report import report_for
+from receval.render import plots
 
 NO_CHROMIUM = "headless Chromium is not installed (Debian: apt-get install chromium)"
 
@@ -39,7 +40,7 @@ def test_page_is_self_contained(page_file):
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 def test_page_renders_in_chromium_without_requests(page_file, sweep):
-    labels = [r.label for r in report.build_report([sweep]).runs]
+    labels = [r.label for r in report_for([str(sweep)]).runs]
     page = open_page(page_file, evaluate=(
         "document.querySelectorAll('svg circle').length",
         "document.querySelectorAll('table').length",
@@ -73,7 +74,7 @@ def test_the_request_check_sees_a_fetch(tmp_path):
 def test_plot_panels_bars_and_forest_use_run_labels(sweep, tmp_path):
     from matplotlib.figure import Figure
 
-    built = report.build_report([sweep])
+    built = report_for([str(sweep)])
     figure = Figure()
     plots.panels(built, figure)
     # a panel per swept axis (the retriever, headings); not for bm25-only settings
@@ -85,7 +86,7 @@ def test_plot_panels_bars_and_forest_use_run_labels(sweep, tmp_path):
     means = sorted(y for line in first.get_lines() for y in line.get_ydata() if line.get_linestyle() == "-")
     assert means == pytest.approx(sorted(r.metrics["rr"].mean for r in built.runs))
 
-    paired = report.build_report([sweep], baseline=str(sweep / "2"))
+    paired = report_for([str(sweep), "--baseline", str(sweep / "2")])
     figure = Figure()
     plots.forest(paired, figure)
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]

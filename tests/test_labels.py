@@ -20,13 +20,14 @@ from conftest import exit_code, loopback
 from receval import compare as compare_mod
 from receval import list as list_mod
 from receval import report
+from receval.cli.report import report_for
 from receval import select as select_mod
 from receval.config import config_dir
 from receval.pipeline import resolved, run, summary_line
 from receval.results import labels
-from receval.results.differences import differences_of
-from receval.store import RUN_JSON
-from receval.swept import swept_suffix
+from receval.analysis.differences import differences_of
+from receval.results.format import RUN_JSON
+from receval.core.overrides import swept_suffix
 
 URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
 
@@ -288,17 +289,17 @@ def test_the_plot_uses_the_labels(stored):
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
 
-    from receval.tables import plots
+    from receval.render import plots
 
     root, _ = stored
-    built = report.build_report([root / n for n in "0123"])
+    built = report_for([str(root / n) for n in "0123"])
     figure = Figure()
     plots.panels(built, figure)
     # one panel: the stage; its retriever and re-ranker follow from it
     assert [a.get_xlabel() for a in figure.axes] == ["name"]
     ticks = [t.get_text() for t in figure.axes[0].get_xticklabels()]
     assert sorted(ticks) == ["hybrid", "hybrid_rerank", "keyword", "vector"]
-    paired = report.build_report([root], baseline=str(root / "4"))
+    paired = report_for([str(root), "--baseline", str(root / "4")])
     figure = Figure()
     plots.forest(paired, figure)
     texts = [t.get_text() for t in figure.axes[0].get_yticklabels()] + [figure.axes[0].get_xlabel()]
@@ -314,7 +315,7 @@ def test_a_stage_run_saved_before_names_existed_is_named_by_its_override(stored,
     (old / RUN_JSON).write_text(json.dumps(info))
     (old / ".hydra").mkdir()
     (old / ".hydra" / "overrides.yaml").write_text("- +stage=hybrid\n- +experiment=stages\n")
-    built = report.build_report([root / "0", old])
+    built = report_for([str(root / "0"), str(old)])
     assert [r.label for r in built.runs] == ["keyword", "hybrid"]
 
 

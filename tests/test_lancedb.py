@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import SHARED, run_of
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.retrievers.lancedb import LanceRetriever
 
 

@@ -25,7 +25,7 @@ import pytest
 from conftest import run_cli
 
 import receval
-from receval.store import RESULTS
+from receval.results.format import RESULTS
 
 SWEEP = ["retriever=bm25,tfidf", "chunking.max_words=40"]
 

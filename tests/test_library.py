@@ -9,7 +9,7 @@ import pytest
 
 from receval.datasets import LIBRARY, load_dataset
 from receval.pipeline import run
-from receval.store import RESULTS
+from receval.results.format import RESULTS
 
 
 @pytest.fixture(scope="module")

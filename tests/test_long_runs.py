@@ -28,13 +28,13 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from receval import machine, progress
+from receval.core import machine, progress
 from receval.encoders import EmbeddingCache, embed, text_key
 from receval.encoders import base
-from receval.errors import RecevalError, RecevalWarning
+from receval.core.errors import RecevalError, RecevalWarning
 from receval.pipeline import stage_facts
 from receval.retrievers.dense import Dense
-from receval.store import RESULTS, RUN_JSON
+from receval.results.format import RESULTS, RUN_JSON
 from conftest import loopback, run_cli, run_of
 
 DIM = 8
@@ -342,7 +342,8 @@ def test_load_per_core_uses_a_container_quota_and_skips_unknowns():
 
 
 def test_the_report_warns_when_latencies_were_measured_under_very_different_load(tmp_path, tmp_path_factory):
-    from receval.report import build_report
+    from receval.cli.report import report_for
+    from receval.render.report import header_lines
 
     run_dir = run_of(tmp_path_factory, "retriever=bm25")
     copies = []
@@ -354,12 +355,12 @@ def test_the_report_warns_when_latencies_were_measured_under_very_different_load
         info["machine"].pop("cpu_quota", None)
         (copy / RUN_JSON).write_text(json.dumps(info))
         copies.append(copy)
-    report = build_report(copies)
+    report = report_for([str(c) for c in copies])
     (caution,) = report.cautions
     assert re.search(r"#1 [^,]*, 120 words, headings #1 started at 3\.95 per core, #0 .* at 0\.05 ", caution), caution
-    assert f"warning: {caution}" in report.header_lines()
+    assert f"warning: {caution}" in header_lines(report)
     assert report.to_dict()["warnings"] == [caution]
-    assert build_report(copies[:1]).cautions == []  # one run: nothing compared
+    assert report_for([str(copies[0])]).cautions == []  # one run: nothing compared
 
 
 # --------------------------------------------------------------------------- a real kill

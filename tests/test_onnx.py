@@ -65,7 +65,7 @@ def test_the_export_is_cached_by_model_identity(exported, monkeypatch):
 
 def test_a_model_the_onnx_path_cannot_run_is_refused(tmp_path):
     from receval.encoders import OnnxEncoder
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text("{}")

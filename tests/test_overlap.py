@@ -7,7 +7,7 @@ import pytest
 
 from receval.datasets import LIBRARY, Question, Section, folder
 from receval.datasets.questions import read_questions
-from receval.overlap import (
+from receval.measures.overlap import (
     COLUMNS,
     lcs_length,
     overlap_bucket,
@@ -168,7 +168,7 @@ def test_a_17m_word_section_costs_its_question_words_occurrences_not_its_length(
     LCS runs at most len(question) steps over integers of r bits, r = the section's
     occurrences of the question's words (here under 5% of it), instead of the DP's
     len(question) x 1.7M cells."""
-    from receval.overlap import _Index, lcs_work
+    from receval.measures.overlap import _Index, lcs_work
 
     rng = np.random.default_rng(3)
     n = 1_700_000

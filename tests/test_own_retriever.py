@@ -13,12 +13,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from receval.chunking import chunk_sections
+from receval.chunking.words import chunk_sections
 from receval.datasets import load_dataset
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.retrievers.ranked import Ids, passages, top_lists
 from receval.ranking import tie_ranks
-from receval.trust import check_reach, reaches
+from receval.core.trust import check_reach, reaches
 
 from conftest import loopback, run_cli, run_of
 
@@ -465,7 +465,7 @@ def test_a_malformed_reply_exits_2_and_writes_nothing(service, tmp_path):
 
 
 def test_a_header_value_on_the_command_line_is_refused_before_anything_is_written():
-    from receval.trust import argv_problems
+    from receval.core.trust import argv_problems
 
     assert argv_problems(["retriever.headers={Authorization: ES_AUTH}", "retriever.headers.X-Key=MY_KEY"]) == []
     for arg in ["retriever.headers={Authorization: 'ApiKey c2VjcmV0'}", "retriever.headers.Authorization=sk-live-1234"]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from receval.bootstrap import bootstrap_means
+from receval.stats.bootstrap import bootstrap_means
 from receval.stats import corrections, significance
 from receval.stats.detectable import minimum_detectable_difference
 from receval.stats.effects import hedges_gz

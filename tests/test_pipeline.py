@@ -11,7 +11,7 @@ from hydra import compose, initialize_config_dir
 
 from receval.config import config_dir
 from receval.pipeline import run
-from receval.store import RESULTS, RUN_JSON
+from receval.results.format import RESULTS, RUN_JSON
 
 
 def rows_of(run_dir):

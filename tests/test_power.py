@@ -1,4 +1,4 @@
-"""receval.power: the paired-t sample size agrees with statsmodels and means what it says."""
+"""receval.stats.power: the paired-t sample size agrees with statsmodels and means what it says."""
 
 import math
 from statistics import NormalDist
@@ -6,7 +6,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from receval.power import non_inferiority_questions, questions_needed
+from receval.stats.power import non_inferiority_questions, questions_needed
 
 from statsmodels.stats import power as power_module
 

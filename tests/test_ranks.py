@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from receval.bootstrap import bootstrap_means
+from receval.stats.bootstrap import bootstrap_means
 from receval.stats.ranks import competition_ranks, rank_intervals
 
 

@@ -15,8 +15,8 @@ import pytest
 from conftest import exit_code, one_error_line, run_cli
 from receval import list as list_mod
 from receval import report
-from receval.results.gate import gate
-from receval.swept import swept_suffix
+from receval.analysis import gate
+from receval.core.overrides import swept_suffix
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The shared HTTP client (receval.remote) and redaction (receval.api.clip): retries,
+"""The shared HTTP client (receval.clients.http) and redaction (receval.core.secrets.clip): retries,
 counting, and that no server text carries the key into a message, wherever it is cut."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from receval import api, remote
+from receval.clients import http as remote
+from receval.core import secrets
 from receval.encoders import HttpEncoder
-from receval.errors import RecevalError
-from receval.llm import ChatClient, ReplyError
+from receval.core.errors import RecevalError
+from receval.clients.chat import ChatClient, ReplyError
 from conftest import loopback
 
 KEY = "sk-test-Zq8v3LkR0secret"
@@ -58,10 +59,10 @@ def leaks(text: str) -> bool:
 
 def test_clip_redacts_before_cutting_a_key_that_straddles_the_cut(key):
     text = "x" * 115 + KEY + " tail"
-    assert leaks(api.redact(text[:120], key))  # cut first: 'sk-te' survives redaction
-    clipped = api.clip(text, 120, key)
+    assert leaks(secrets.redact(text[:120], key))  # cut first: 'sk-te' survives redaction
+    clipped = secrets.clip(text, 120, key)
     assert not leaks(clipped) and len(clipped) <= 120 and clipped.startswith("x" * 115)
-    assert api.clip("a\n  b\tc", 10, key) == "a b c"  # one line
+    assert secrets.clip("a\n  b\tc", 10, key) == "a b c"  # one line
 
 
 def test_embeddings_status_text_is_redacted(server, key):

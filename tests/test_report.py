@@ -13,10 +13,12 @@ import pytest
 from conftest import one_error_line
 from conftest import exit_code as command_exit_code
 
-from receval.results.report import Report
-from receval.results import configs, find_runs, load_runs, selection
-from receval.errors import RecevalError
-from receval.report import build_report, main
+from receval.analysis.report import Report
+from receval.analysis import filters
+from receval.results import configs, find_runs, load_runs
+from receval.core.errors import RecevalError
+from receval.cli.report import main, report_for
+from receval.render import report as rendered
 
 
 @pytest.fixture(scope="module")
@@ -115,17 +117,17 @@ def test_metrics_are_selectable(sweep, capsys):
 
 @pytest.mark.slow
 def test_csv_markdown_and_latex_carry_the_same_rows(sweep, capsys):
-    report = build_report([sweep])
-    rows = list(csv.DictReader(io.StringIO(report.to_csv())))
+    report = report_for([str(sweep)])
+    rows = list(csv.DictReader(io.StringIO(rendered.to_csv(report))))
     assert [row["run_dir"] for row in rows] == [r.run_dir for r in report.runs]
     assert float(rows[3]["rr"]) == report.runs[3].metrics["rr"].mean
     assert float(rows[3]["rr_lo"]) == report.runs[3].metrics["rr"].lo
     assert rows[3]["retriever"] == "tfidf" and rows[3]["max_words"] == "20"
-    markdown = report.to_markdown().splitlines()
+    markdown = rendered.render(report, "markdown").splitlines()
     table = [line for line in markdown if line.startswith("|")]
     assert len(table) == 2 + 6
     assert len({line.count("|") for line in table}) == 1
-    latex = report.to_latex()
+    latex = rendered.render(report, "latex")
     assert latex.count("\\begin{tabular}") == 1 and latex.count("\\end{tabular}") == 1
     assert latex.count("\\\\") == 1 + 6
     assert "MRR 95\\% CI" in latex
@@ -187,7 +189,7 @@ def test_per_question_ranks_and_questions_every_run_misses(sweep, capsys):
     marked = [line.split()[1] for line in text.splitlines() if line.startswith("x ")]
     assert marked == missed
     assert f"x: missed by every run ({len(missed)} questions)" in text
-    per_q_csv = list(csv.DictReader(io.StringIO(build_report([sweep], per_question=True).to_csv())))
+    per_q_csv = list(csv.DictReader(io.StringIO(rendered.to_csv(report_for([str(sweep), "--per-question"])))))
     labels = [r["label"] for r in data["runs"]]
     assert len(per_q_csv) == 47 and list(per_q_csv[0])[4:-1] == labels  # headed by run labels
 
@@ -366,16 +368,16 @@ def test_differing_params_are_ordered_as_the_command_line_named_them():
 @pytest.mark.slow
 def test_selectors_match_typed_values(sweep):
     runs = load_runs([sweep])
-    assert selection.select(runs, "max_words=120") == [2, 5]
-    assert selection.select(runs, "chunking.max_words=120,retriever.kind=bm25") == [2]
-    assert selection.select(runs, "headings=true") == [0, 1, 2, 3, 4, 5]
-    assert selection.select(runs, "dataset.path=null") == [0, 1, 2, 3, 4, 5]
-    assert selection.select(runs, "ks=[1, 3, 5, 10]") == [0, 1, 2, 3, 4, 5]
-    assert selection.select(runs, "kind=bm25") == [0, 1, 2]  # the kind that differs
+    assert filters.select(runs, "max_words=120") == [2, 5]
+    assert filters.select(runs, "chunking.max_words=120,retriever.kind=bm25") == [2]
+    assert filters.select(runs, "headings=true") == [0, 1, 2, 3, 4, 5]
+    assert filters.select(runs, "dataset.path=null") == [0, 1, 2, 3, 4, 5]
+    assert filters.select(runs, "ks=[1, 3, 5, 10]") == [0, 1, 2, 3, 4, 5]
+    assert filters.select(runs, "kind=bm25") == [0, 1, 2]  # the kind that differs
     with pytest.raises(RecevalError, match="ambiguous: dataset.split, objective.split"):
-        selection.select(runs, "split=dev")
+        filters.select(runs, "split=dev")
     with pytest.raises(RecevalError, match="use KEY=VALUE"):
-        selection.select(runs, "bm25")
+        filters.select(runs, "bm25")
 
 
 # ----------------------------------------------------------------- plot
@@ -401,11 +403,11 @@ def test_plot_without_matplotlib_says_what_to_install(sweep, tmp_path, capsys, m
 
 @pytest.mark.slow
 def test_report_object_renders_without_the_command_line(sweep):
-    report = build_report([sweep], by="kind", per_question=True, baseline="retriever=tfidf,max_words=20")
-    text = report.to_text()
+    report = report_for([str(sweep), "--by", "kind", "--per-question", "--baseline", "retriever=tfidf,max_words=20"])
+    text = rendered.render(report, "table")
     assert "hit@3 by kind" in text and "Rank of the first relevant section" in text
     assert isinstance(report, Report)
-    assert json.loads(report.to_json()) == report.to_dict()
+    assert json.loads(rendered.render(report, "json")) == report.to_dict()
 
 
 @pytest.mark.slow

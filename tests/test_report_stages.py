@@ -8,10 +8,11 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import run_cli
 
-from receval.errors import RecevalError
-from receval.overlap import overlap_bucket
-from receval.report import build_report
-from receval.store import RESULTS, RUN_JSON
+from receval.core.errors import RecevalError
+from receval.measures.overlap import overlap_bucket
+from receval.cli.report import report_for
+from receval.render.report import render
+from receval.results.format import RESULTS, RUN_JSON
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def sweep(tmp_path_factory):
 
 @pytest.mark.slow
 def test_by_overlap_buckets_rouge1_precision(sweep):
-    report = build_report([sweep], by="overlap", by_metric="hit@3")
+    report = report_for([str(sweep), "--by", "overlap", "--by-metric", "hit@3"])
     rows = pq.read_table(sweep / "0" / RESULTS).to_pylist()
     scored = [r for r in rows if r["hit@3"] is not None]
     buckets = overlap_bucket([r["rouge1_p"] for r in scored], (0.3, 0.6))
@@ -39,15 +40,15 @@ def test_by_overlap_buckets_rouge1_precision(sweep):
 
 @pytest.mark.slow
 def test_overlap_thresholds_move_questions_between_buckets(sweep):
-    low = build_report([sweep], by="overlap", overlap_thresholds=(0.0, 0.0)).to_dict()["by"]
+    low = report_for([str(sweep), "--by", "overlap", "--overlap-thresholds", "0.0,0.0"]).to_dict()["by"]
     assert [v["value"] for v in low["values"]] == ["high"]
     with pytest.raises(RecevalError, match="overlap-measure"):
-        build_report([sweep], by="overlap", overlap_measure="rouge9_p")
+        report_for([str(sweep), "--by", "overlap", "--overlap-measure", "rouge9_p"])
 
 
 @pytest.mark.slow
 def test_stage_latency_and_api_calls_per_thousand_questions(sweep, tmp_path):
-    report = build_report([sweep]).to_dict()
+    report = report_for([str(sweep)]).to_dict()
     bm25, rrf = report["runs"]
     assert set(bm25["stages"]) == {"bm25", "select"}
     assert set(rrf["stages"]) == {"tfidf", "bm25", "fusion", "select"}
@@ -59,8 +60,8 @@ def test_stage_latency_and_api_calls_per_thousand_questions(sweep, tmp_path):
     info["stages"]["bm25"]["search_api_calls"] = 98
     info_path.write_text(json.dumps(info))
     try:
-        paid = build_report([sweep]).to_dict()["runs"][1]["stages"]["bm25"]
-        text = build_report([sweep]).to_text()
+        paid = report_for([str(sweep)]).to_dict()["runs"][1]["stages"]["bm25"]
+        text = render(report_for([str(sweep)]), "table")
     finally:
         info["stages"]["bm25"]["search_api_calls"] = 0
         info_path.write_text(json.dumps(info))

@@ -13,8 +13,8 @@ import yaml
 from conftest import FIXTURES, one_error_line, run_cli, sweep_of
 from conftest import exit_code as command_exit_code
 
-from receval.reproduce import compare_tables, main, reproduce
-from receval.store import META_KEY
+from receval.cli.reproduce import compare_tables, main, reproduce
+from receval.results.format import META_KEY
 from receval.results import read_run
 
 

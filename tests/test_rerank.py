@@ -12,10 +12,10 @@ import pytest
 from receval import components
 from receval.components import Context
 from receval.config import check
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.pipeline import run
 from receval.rerankers import PAIRS, Reranked
-from receval.store import RESULTS, RUN_JSON
+from receval.results.format import RESULTS, RUN_JSON
 from conftest import Fixed
 
 TEXTS = [

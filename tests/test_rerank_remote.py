@@ -12,9 +12,9 @@ import pytest
 
 from receval import components
 from receval.components import Context
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.rerankers import PAIRS, Reranked
-from receval.store import RESULTS, RUN_JSON
+from receval.results.format import RESULTS, RUN_JSON
 from conftest import Fixed, loopback, run_cli
 
 TEXTS = ["alpha page", "beta page", "gamma page", "delta page"]
@@ -225,7 +225,7 @@ def embeddings_answer(body: dict) -> bytes:
 def test_priced_remote_encoder_has_an_index_cost_and_per_question_money(make_config, tmp_path):
     from math import ceil
 
-    from receval.chunking import chunk_sections
+    from receval.chunking.words import chunk_sections
     from receval.cost import estimate_tokens
     from receval.datasets import load_dataset
     from receval.pipeline import run

@@ -1,4 +1,5 @@
-"""receval.results: the Python API, discovery of folders of sweeps, imported TREC
+"""receval.analysis, the Python API (typed arguments; errors name parameters, never flags);
+receval.results: discovery of folders of sweeps, imported TREC
 runs taking kind and split from the stored questions, the saved-config loader."""
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import pytest
 from conftest import run_of
 from omegaconf import OmegaConf
 
-from receval import results
-from receval.errors import RecevalError
-from receval.export import export
+from receval import analysis, results
+from receval.core.errors import RecevalError
+from receval.results.external import export
 from receval.results.configs import load_config
-from receval.results.report import build_report
+from receval.cli.report import report_for
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +38,8 @@ def column(run_dir, name, split=None):
 
 
 def test_summary_means_are_the_stored_columns(tfidf, bm25):
-    runs = results.load(tfidf, bm25)
-    rows = results.summary(runs, ["hit@3", "rr"])
+    runs = analysis.load(tfidf, bm25)
+    rows = analysis.summary(runs, ["hit@3", "rr"])
     assert [r["run_dir"] for r in rows] == [str(tfidf), str(bm25)]
     assert [r["retriever"] for r in rows] == ["tfidf", "bm25"]
     for row, run_dir in zip(rows, (tfidf, bm25)):
@@ -46,27 +47,53 @@ def test_summary_means_are_the_stored_columns(tfidf, bm25):
             assert row[name] == pytest.approx(column(run_dir, name).mean(), abs=1e-12)
             assert row[f"{name}_lo"] <= row[name] <= row[f"{name}_hi"]
         assert row["n_questions"] == len(column(run_dir, "rr"))
-    test = results.summary(runs, ["rr"], where={"split": "test"})
+    test = analysis.summary(runs, ["rr"], where={"split": "test"})
     assert test[0]["rr"] == pytest.approx(column(tfidf, "rr", "test").mean(), abs=1e-12)
     # the same numbers as the report command's
-    assert rows[1]["rr_lo"] == build_report([tfidf, bm25]).to_dict()["runs"][1]["metrics"]["rr"]["ci"][0]
+    assert rows[1]["rr_lo"] == report_for([str(tfidf), str(bm25)]).to_dict()["runs"][1]["metrics"]["rr"]["ci"][0]
 
 
 def test_pairs_and_floor(tfidf, bm25):
-    runs = results.load(tfidf, bm25)
-    (pair,) = results.pairs(runs, baseline="retriever=tfidf", metric="hit@3")
+    runs = analysis.load(tfidf, bm25)
+    (pair,) = analysis.pairs(runs, baseline="retriever=tfidf", metric="hit@3")
     diff = column(bm25, "hit@3") - column(tfidf, "hit@3")
     assert pair["baseline"] == str(tfidf) and pair["run_dir"] == str(bm25)
     assert pair["diff"] == pytest.approx(diff.mean(), abs=1e-12)
     assert pair["up"] == int((diff > 0).sum()) and pair["down"] == int((diff < 0).sum())
     low = min(column(tfidf, "hit@3").mean(), column(bm25, "hit@3").mean())
-    assert results.floor(runs, {"hit@3": low - 0.01}) == []
-    failures = results.floor(runs, {"hit@3": low + 0.01})
+    assert analysis.floor(runs, {"hit@3": low - 0.01}) == []
+    failures = analysis.floor(runs, {"hit@3": low + 0.01})
     assert len(failures) >= 1 and all("hit@3" in line for line in failures)
     with pytest.raises(RecevalError, match="matches none"):
-        results.pairs(runs, baseline="retriever=dense")
+        analysis.pairs(runs, baseline="retriever=dense")
     with pytest.raises(RecevalError, match="not a number"):
-        results.floor(runs, {"hit@3": "high"})
+        analysis.floor(runs, {"hit@3": "high"})
+
+
+def test_a_floor_line_names_the_run_and_no_command_line_flag(tfidf, bm25):
+    runs = analysis.load(tfidf, bm25)
+    mean = column(tfidf, "hit@3").mean()
+    label = analysis.summary(runs, ["hit@3"])[0]["label"]
+    assert analysis.floor(runs, {"hit@3": 1.0})[0] == f"#0 {label}: hit@3 {mean:.3f} < 1 ({tfidf})"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda runs: analysis.summary(runs, ["nope"]), r"^metrics: unknown measure 'nope'"),
+        (lambda runs: analysis.summary(runs, where={"split": "nope"}), r"no questions with split=nope"),
+        (lambda runs: analysis.floor(runs, {"hit@3": 7.0}), r"^floors hit@3=7.0: floors are means between 0 and 1"),
+        (lambda runs: analysis.floor(runs, {"hit@3": "x"}), r"^floors hit@3='x': not a number"),
+        (lambda runs: analysis.pairs(runs, baseline="retriever=dense"), r"^baseline retriever=dense: matches none"),
+        (lambda runs: analysis.pairs(runs, baseline="retriever=tfidf", metric="foo"), r"^metric: unknown measure 'foo'"),
+        (lambda runs: analysis.gate(runs[1].run_dir, runs[0].run_dir, margin=-1), r"^margin -1: use a difference >= 0"),
+    ],
+    ids=["metrics", "where", "floor-range", "floor-type", "baseline", "metric", "margin"],
+)
+def test_python_api_errors_name_the_parameter_not_a_flag(tfidf, bm25, call, message):
+    with pytest.raises(RecevalError, match=message) as caught:
+        call(analysis.load(tfidf, bm25))
+    assert "--" not in str(caught.value)
 
 
 def test_a_folder_of_sweeps_is_searched_in_name_order(tfidf, bm25, tmp_path):
@@ -88,10 +115,10 @@ def test_an_imported_trec_run_takes_kind_and_split_from_the_stored_questions(tfi
     assert list(imported.ids) == list(stored.ids)
     assert imported.strings("kind") == stored.strings("kind")
     assert imported.strings("split") == stored.strings("split")
-    by = build_report([tfidf, run_file], qrels=qrels, by="kind").to_dict()["by"]
+    by = report_for([str(tfidf), str(run_file), "--qrels", str(qrels), "--by", "kind"]).to_dict()["by"]
     assert "external" not in [v["value"] for v in by["values"]]
     assert by["runs"][0]["values"] == by["runs"][1]["values"]
-    test = build_report([tfidf, run_file], qrels=qrels, where=[("split", "test")]).to_dict()["runs"]
+    test = report_for([str(tfidf), str(run_file), "--qrels", str(qrels), "--split", "test"]).to_dict()["runs"]
     assert test[1]["n_questions"] == test[0]["n_questions"] == len(column(tfidf, "rr", "test"))
     assert test[1]["metrics"]["rr"]["mean"] == pytest.approx(column(tfidf, "rr", "test").mean(), abs=1e-12)
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import run_cli
 
 from receval.pipeline import config_hash_of, run
-from receval.resume import finished
-from receval.store import RESULTS, RUN_JSON
+from receval.cli.resume import finished
+from receval.results.format import RESULTS, RUN_JSON
 
 SWEEP = ["retriever=bm25,tfidf", "chunking.max_words=20,40,120"]
 

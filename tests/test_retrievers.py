@@ -10,12 +10,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.ranking import tie_ranks
 from receval.retrievers import search
 from receval.retrievers.bm25 import BM25, bm25_idf
 from receval.retrievers.tfidf import TfIdf
-from receval.text import Tokenizer
+from receval.retrievers.text import Tokenizer
 
 WORKED = [
     "fixed deposit accounts pay monthly interest",  # A: 6 words, both query words

@@ -5,7 +5,7 @@
 - A value passed as ``${oc.env:NAME}`` is stored as that text in run.json and
   ``.hydra/``, never as what it resolves to.
 - httpx and httpcore never log (a server's reason phrase can echo a key), and every
-  piece of server text in a message is redacted, then cut (:func:`receval.api.clip`).
+  piece of server text in a message is redacted, then cut (:func:`receval.core.secrets.clip`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ import pytest
 from conftest import loopback, run_cli, run_of
 from omegaconf import OmegaConf
 
-from receval import api, remote
-from receval.errors import ConfigError, RecevalError
-from receval.preflight import check_secrets
-from receval.trust import argv_problems, config_problems
+from receval.clients import http as remote
+from receval.core import secrets
+from receval.core.errors import ConfigError, RecevalError
+from receval.cli.preflight import check_secrets
+from receval.core.trust import argv_problems, config_problems
 
 KEY = "sk-test-Zq8v3LkR0secret"
 HEADER_SECRET = "hdr-Zq8v3LkR0-SECRET"
@@ -207,6 +208,6 @@ def test_clip_redacts_every_variable_named_before_cutting(monkeypatch):
     monkeypatch.setenv("A_VAR", "alpha-secret-1")
     monkeypatch.setenv("B_VAR", "beta-secret-22")
     text = "x" * 95 + "alpha-secret-1 and beta-secret-22"
-    assert api.clip(text, 100, "A_VAR", "B_VAR") == "x" * 95 + "**..."
-    assert api.clip({"k": "beta-secret-22"}, 50, "B_VAR") == "{'k': '***'}"
-    assert api.clip(b"line\none alpha-secret-1", 50, None, "A_VAR") == "line one ***"
+    assert secrets.clip(text, 100, "A_VAR", "B_VAR") == "x" * 95 + "**..."
+    assert secrets.clip({"k": "beta-secret-22"}, 50, "B_VAR") == "{'k': '***'}"
+    assert secrets.clip(b"line\none alpha-secret-1", 50, None, "A_VAR") == "line one ***"

@@ -13,18 +13,21 @@ import pytest
 import yaml
 from conftest import exit_code, one_error_line, run_cli, run_of, sweep_of
 
-from receval import choice, noninferiority
-from receval.bootstrap import bootstrap_means
-from receval.cheaper import CostOrder, cost_order
-from receval.errors import RecevalError
-from receval.holm import holm
-from receval.store import write_results, write_run_json
-from receval.tables import choice_plot
-from receval.reproduce import compare_tables
+from receval.analysis import choice, costs
+from receval.stats import noninferiority
+from receval.stats.bootstrap import bootstrap_means
+from receval.analysis.costs import latencies
+from receval.stats.cheaper import CostOrder, cost_order
+from receval.core.errors import RecevalError
+from receval.stats.holm import holm
+from receval.results.write import write_results, write_run_json
+from receval.render import choice_plot
+from receval.cli.reproduce import compare_tables
 from receval.results import Run, load_runs
 from receval.results.labels import run_labels
-from receval.results.pairing import BootSettings
-from receval.select import main, select
+from receval.config import BootstrapConfig
+from receval.render.select import render as render_selection
+from receval.cli.select import main, select
 
 # retriever x chunk size with headings off: only then is a tiny chunk clearly worse on the
 # 25 dev questions (with headings on, every chunk carries its section's title and even
@@ -62,7 +65,7 @@ def test_holm_stops_at_the_first_kept_even_if_a_later_p_would_pass_alone():
 def test_verdicts_read_as_their_intervals_and_holm_levels():
     rng = np.random.default_rng(1)
     diffs = np.column_stack([rng.normal(-0.3, 0.5, 60), rng.normal(0.0, 0.5, 60), rng.normal(-0.1, 0.5, 60)])
-    boot = BootSettings()
+    boot = BootstrapConfig()
     verdicts = noninferiority.verdicts(diffs, 0.35, boot)
     for v, column in zip(verdicts, diffs.T):
         assert v.diff.mean == pytest.approx(column.mean())
@@ -90,7 +93,7 @@ def test_smallest_margin_is_exact():
     not; found against the definition on a scan."""
     rng = np.random.default_rng(5)
     diffs = np.column_stack([rng.integers(-1, 1, 24), rng.integers(-1, 2, 24), rng.normal(-0.1, 0.3, 24)]).astype(float)
-    boot = BootSettings(n_resamples=500)
+    boot = BootstrapConfig(n_resamples=500)
     resampled = bootstrap_means(diffs, n_resamples=500, seed=0)
     verdicts = noninferiority.verdicts(diffs, None, boot)
     for j, v in enumerate(verdicts):
@@ -108,13 +111,13 @@ def test_smallest_margin_is_exact():
 def test_questions_needed_only_when_it_does_not_qualify():
     rng = np.random.default_rng(2)
     diffs = np.column_stack([rng.normal(-0.02, 0.3, 40), rng.normal(-0.3, 0.3, 40)])
-    small, large = noninferiority.verdicts(diffs, 0.05, BootSettings())
+    small, large = noninferiority.verdicts(diffs, 0.05, BootstrapConfig())
     assert small.qualifies is False and large.qualifies is False
-    from receval.power import non_inferiority_questions
+    from receval.stats.power import non_inferiority_questions
 
     assert small.questions_needed == non_inferiority_questions(diffs[:, 0], 0.05, 0.05 / 4) > 40
     assert large.questions_needed is None  # its mean is below -margin: never
-    assert noninferiority.verdicts(diffs, 0.5, BootSettings())[0].questions_needed is None  # qualifies
+    assert noninferiority.verdicts(diffs, 0.5, BootstrapConfig())[0].questions_needed is None  # qualifies
 
 
 # ----------------------------------------------------------------- stored runs made here
@@ -208,7 +211,7 @@ def test_the_printout_states_the_rule_the_margin_and_the_questions_needed(stages
     got = as_json(capsys, stages_like, "--metric", "hit@3", "--margin", "0.25")
     bm25 = got["runs"][0]
     assert got["chosen"] == 1 and bm25["qualifies"] is False
-    from receval.power import non_inferiority_questions
+    from receval.stats.power import non_inferiority_questions
 
     dev = lambda run: run.values("hit@3")[:DEV]  # noqa: E731
     runs = load_runs([stages_like / "0", stages_like / "1"])
@@ -289,7 +292,7 @@ def test_latency_3_microseconds_apart_ties_and_the_higher_mean_wins(tmp_path, ca
     stored(tmp_path / "s" / "2", "leader", [1] * 24, base + 5.0, chunks=50)
     runs = [r for r in (load_runs([tmp_path / "s"]))]
     dev = [r.filtered(r.table.slice(0, DEV)) for r in runs]
-    order = cost_order(dev, [float(np.median(r.values("latency_ms"))) for r in dev], "p50_ms", BootSettings())
+    order = cost_order([float(np.median(r.values("latency_ms"))) for r in dev], "p50_ms", BootstrapConfig(), latencies(dev))
     assert not order.cheaper(0, 1) and not order.cheaper(1, 0)  # 3 microseconds: a tie
     assert order.cheaper(0, 2) and order.cheaper(1, 2) and not order.cheaper(2, 0)  # 5 ms: cheaper
     assert order.cheapest([0, 1], [0.8, 0.9, 1.0], [2, 2, 2]) == 1  # tied: the higher mean
@@ -449,7 +452,7 @@ def test_report_on_test_scores_the_held_out_questions_once(grid):
     assert held["mean"] == pytest.approx(np.mean(test))
     assert held["overstated"] == pytest.approx(np.mean(dev) - np.mean(test))
     assert held["ci"][0] <= held["mean"] <= held["ci"][1]
-    assert "dev overstated it by" in selection.to_text()
+    assert "dev overstated it by" in render_selection(selection, "table")
 
 
 @pytest.mark.slow
@@ -470,7 +473,7 @@ def test_money_without_costs_falls_back_to_latency_and_says_so(grid):
     selection, _ = select([str(grid)], prefer="money")
     assert selection.cost_by == "p50_ms"
     assert any(note.startswith("money: no cost recorded") for note in selection.notes)
-    assert "money: no cost recorded" in selection.to_text()
+    assert "money: no cost recorded" in render_selection(selection, "table")
 
 
 def _fake(run_dir, columns: dict, stages: dict) -> Run:
@@ -481,11 +484,11 @@ def _fake(run_dir, columns: dict, stages: dict) -> Run:
 def test_money_from_cost_columns():
     paid = _fake("a", {"cost_usd.rerank": [0.001, 0.002, None], "cost_usd.embed": [0.0, 0.0, 0.003]},
                  {"rerank": {"search_api_calls": 3}})
-    assert choice.money(paid) == pytest.approx(2.0)  # (0.001 + 0.002 + 0.003) / 3 * 1000
+    assert costs.money(paid) == pytest.approx(2.0)  # (0.001 + 0.002 + 0.003) / 3 * 1000
     local = _fake("b", {}, {"bm25": {"search_api_calls": 0}})
-    assert choice.money(local) == 0.0
+    assert costs.money(local) == 0.0
     unknown = _fake("c", {}, {"dense": {"search_api_calls": 3}})
-    assert choice.money(unknown) is None
+    assert costs.money(unknown) is None
 
 
 # ----------------------------------------------------------------- bad input
@@ -513,7 +516,7 @@ def test_bad_input_is_one_line_and_exit_2(grid, capsys, tmp_path, monkeypatch, e
 def test_runs_return_their_dev_objective(grid):
     from omegaconf import OmegaConf
 
-    from receval import objective
+    from receval.cli import objective
 
     cfg = OmegaConf.create({"objective": {"metric": "MRR", "split": "dev"}})
     (run,) = load_runs([grid / "1"])
@@ -526,7 +529,7 @@ def test_runs_return_their_dev_objective(grid):
 def test_an_unknown_objective_metric_is_refused_before_any_work(make_config):
     """A grid sweep never reads the objective, so the config check is where a typo shows."""
     from receval import config
-    from receval.errors import ConfigError
+    from receval.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"objective.metric=hit3: unknown measure 'hit3'"):
         config.check(make_config("objective.metric=hit3"))
@@ -579,8 +582,8 @@ def test_optuna_search_of_20_trials_is_read_by_select(tmp_path_factory, capsys):
 def test_a_sweeper_without_the_objective_split_is_told_what_to_set(grid):
     from omegaconf import OmegaConf
 
-    from receval import objective
-    from receval.errors import ConfigError
+    from receval.cli import objective
+    from receval.core.errors import ConfigError
 
     cfg = OmegaConf.create({"objective": {"metric": "rr", "split": "nosuch"}})
     with pytest.raises(ConfigError, match="objective.split=nosuch: no scored question"):
@@ -590,7 +593,7 @@ def test_a_sweeper_without_the_objective_split_is_told_what_to_set(grid):
 def test_optuna_without_its_extra_is_one_message(monkeypatch, capsys):
     import importlib.util
 
-    from receval import cli
+    from receval.cli import run as cli
 
     real = importlib.util.find_spec
     monkeypatch.setattr(

@@ -12,9 +12,9 @@ import pytest
 
 from conftest import FIXTURES, exit_code, run_of
 from receval import report
-from receval.chunking import chunk_sections
+from receval.chunking.words import chunk_sections
 from receval.datasets import Evidence, folder
-from receval.report import build_report
+from receval.cli.report import report_for
 
 ESSAYS = FIXTURES / "essays"
 
@@ -42,7 +42,7 @@ def test_evidence_labels_round_trip():
 def test_show_agrees_with_results_parquet_and_marks_the_chunks_holding_evidence(runs):
     dataset = folder.load(folder_cfg())
     ids = [q.id for q in dataset.questions]
-    built = build_report(runs, show=ids, top=10)
+    built = report_for([*map(str, runs), "--show", ",".join(ids), "--top", "10"])
     assert [v.question_id for v in built.shown] == ids
     for words, run_dir, index in zip((20, 40), runs, range(2)):
         stored = rows(run_dir)
@@ -87,7 +87,7 @@ def test_fresnel_and_honey_left_as_hand_computed(runs, capsys):
     """fresnel at 20 words (tests/test_evidence.py): @3 ranked first holds 6 of the
     quote's 29 words, @1 eighth 3, @2 tenth 20: found at rank 10. honey-left: bees@10,
     second, holds all of it."""
-    built = build_report(runs[:1], show=["fresnel", "honey-left"], top=10)
+    built = report_for([str(runs[0]), "--show", "fresnel,honey-left", "--top", "10"])
     fresnel, honey = (view.runs[0] for view in built.shown)
     assert fresnel.first_relevant_rank == 10
     assert [h.rank for h in fresnel.top if h.relevant] == [1, 8, 10]
@@ -125,7 +125,7 @@ def test_a_changed_dataset_leaves_the_marks_out_and_says_so(tmp_path, tmp_path_f
     run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={data}", "chunking.max_words=20")
     page = data / "pages" / "lighthouses.md"
     page.write_text("Moved on. " + page.read_text())
-    (seen,) = build_report([run_dir], show=["fresnel"], top=3).shown[0].runs
+    (seen,) = report_for([str(run_dir), "--show", "fresnel", "--top", "3"]).shown[0].runs
     assert seen.first_relevant_rank == 10  # still what results.parquet says
     assert "the dataset changed since this run" in seen.note
     assert not any(h.relevant for h in seen.top) and seen.missed == []

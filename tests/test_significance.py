@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from receval.bootstrap import bootstrap_means
+from receval.stats.bootstrap import bootstrap_means
 from receval.stats import significance
 
 

@@ -16,10 +16,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from receval import report, select, tables
-from receval.errors import RunError
+from receval import report, select
+from receval.render import tables
+from receval.core.errors import RunError
 from receval.results import load_run, read_run
-from receval.store import META_KEY, RESULTS, RUN_JSON
+from receval.results.format import META_KEY, RESULTS, RUN_JSON
 
 from conftest import exit_code, one_error_line, run_of
 

@@ -18,8 +18,8 @@ import pytest
 import yaml
 from conftest import run_cli
 
-from receval.errors import ConfigError
-from receval.preflight import SWEEP_MARKER, claim_sweep_dir
+from receval.core.errors import ConfigError
+from receval.cli.preflight import SWEEP_MARKER, claim_sweep_dir
 
 A = {"config_name": "config", "overrides": ["retriever=bm25", "chunking.max_words=40,120"], "params": None}
 B = {"config_name": "config", "overrides": ["retriever=tfidf", "chunking.max_words=40,120"], "params": None}
@@ -121,7 +121,7 @@ def test_another_sweeper_s_folder_is_claimed_when_the_multirun_starts(tmp_path):
     (Optuna) the preflight callback claims it as the multirun starts."""
     from omegaconf import OmegaConf
 
-    from receval.preflight import OutputFolder
+    from receval.cli.preflight import OutputFolder
 
     def master(folder: Path, target: str, overrides: list[str]):
         return OmegaConf.create({"hydra": {

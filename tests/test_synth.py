@@ -17,13 +17,14 @@ import pytest
 from chatserver import PASSAGE, ChatServer, chat_reply, error, good_content, passages_of
 from conftest import FIXTURES, ROOT, run_cli
 from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
 
 from receval import pipeline
 from receval.config import config_dir, register_synth
 from receval.datasets import LIBRARY, folder
 from receval.datasets.questions import read_questions
-from receval.errors import ConfigError, DatasetError, RecevalError
-from receval.llm import ChatClient, ReplyError, ServerError, parse_json_object
+from receval.core.errors import ConfigError, DatasetError, RecevalError
+from receval.clients.chat import ChatClient, ReplyError, ServerError, parse_json_object
 from receval.synth import (
     QA_SCHEMA,
     Unit,
@@ -177,7 +178,7 @@ def test_config_checks(synth_config, monkeypatch):
     text = "\n".join(caught.value.problems)
     for key in ("concurrency", "per_section", "dev_fraction", "limit", "timeout"):
         assert f"synth.{key}=" in text
-    with pytest.raises(Exception, match=r"(?s)synth.unit.*page"):  # an Enum field: Hydra refuses it
+    with pytest.raises(ConfigCompositionException, match=r"(?s)synth.unit.*page"):  # an Enum field: Hydra refuses it
         synth_config("synth.unit=page")
     with pytest.raises(ConfigError, match="use an http:// or https:// URL"):
         generate(synth_config("synth.base_url=localhost:11434"))

@@ -16,7 +16,7 @@ from conftest import FIXTURES, run_of
 from hydra import compose, initialize_config_dir
 
 from receval.config import config_dir, register_synth
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.synth import generate
 from receval.synth.dedup import JACCARD, QuestionSet, Verdict, jaccard, words
 
@@ -194,7 +194,7 @@ def test_a_chunk_size_sweep_is_not_biased_toward_the_generating_size(synth_confi
 def test_units_per_question_counts_evidence_items_else_graded_sections():
     import pyarrow as pa
 
-    from receval.results.units import units_per_question
+    from receval.analysis.units import units_per_question
 
     relevant = pa.array([["a#x"], ["a#x", "b#y"], ["a#x", "essay:0-40"], ["essay:0-40", "essay:90-120"], [], None])
     grades = pa.array([[1], [2, 0], [1, 1], [1, 1], [], None], pa.list_(pa.int32()))
@@ -202,17 +202,18 @@ def test_units_per_question_counts_evidence_items_else_graded_sections():
 
 
 def test_a_set_with_one_label_per_question_gets_the_note(synth_config, server, tmp_path_factory):
-    from receval.report import build_report
-    from receval.results.units import ONE_LABEL
+    from receval.cli.report import report_for
+    from receval.render.report import render
+    from receval.analysis.units import ONE_LABEL
 
     summary = generate(synth_config("dataset=folder", f"dataset.path={SITE}"), progress=False)
     run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={SITE}", f"dataset.questions={summary.path}",
                      "metrics.ks=[1,3]", "depth=3", "chunking.max_words=8")
-    report = build_report([run_dir], metrics=["hit@3", "recall@3", "precision@3"])
+    report = report_for([str(run_dir), "--metrics", "hit@3,recall@3,precision@3"])
     assert report.questions["notes"] == [ONE_LABEL]
-    from receval.tables import html
+    from receval.render import html
 
-    assert f"note: {ONE_LABEL}" in report.to_text() and f"note: {ONE_LABEL}" in html.render(report)
+    assert f"note: {ONE_LABEL}" in render(report, "table") and f"note: {ONE_LABEL}" in html.render(report)
     assert report.to_dict()["questions"]["notes"] == [ONE_LABEL]
     table = pq.read_table(run_dir / "results.parquet").to_pydict()
     for k in (1, 3):  # what the note says, on every question
@@ -225,6 +226,6 @@ def test_a_set_with_one_label_per_question_gets_the_note(synth_config, server, t
     two.write_text("".join(json.dumps(r) + "\n" for r in records))
     other = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={SITE}", f"dataset.questions={two}",
                    "metrics.ks=[1,3]", "depth=3", "chunking.max_words=8")
-    assert build_report([other]).questions["notes"] == []
-    assert build_report([run_dir, other]).questions["notes"] == []
-    assert build_report([run_dir], where=[("question_id", records[1]["id"])]).questions["notes"] == [ONE_LABEL]
+    assert report_for([str(other)]).questions["notes"] == []
+    assert report_for([str(run_dir), str(other)]).questions["notes"] == []
+    assert report_for([str(run_dir), "--where", f"question_id={records[1]['id']}"]).questions["notes"] == [ONE_LABEL]

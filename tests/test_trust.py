@@ -19,9 +19,11 @@ import pytest
 import yaml
 from conftest import ROOT, exit_code, loopback, run_cli, run_of
 
-from receval import compare, export, report, reproduce, trust
-from receval.errors import RecevalError
-from receval.outputs import check_output
+from receval import compare, export, report
+from receval.cli import reproduce
+from receval.core import trust
+from receval.core.errors import RecevalError
+from receval.core.outputs import check_output
 
 SECRET = "s3cr3t-Zq8v3LkR0-value"
 ENV = "RECEVAL_TRUST_TEST_SECRET"
@@ -168,7 +170,7 @@ def test_hydras_unresolved_values_are_not_evaluated_and_no_hydra_node_is_kept(ru
 
 
 def test_readme_recommends_no_plain_hydra_rerun_of_a_saved_config():
-    text = (ROOT / "README.md").read_text() + (ROOT / "receval" / "reproduce.py").read_text()
+    text = (ROOT / "README.md").read_text() + (ROOT / "receval" / "cli" / "reproduce.py").read_text()
     assert "-cp /ABSOLUTE" not in text and "--allow-remote" in (ROOT / "README.md").read_text()
 
 

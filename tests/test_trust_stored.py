@@ -20,8 +20,12 @@ import pytest
 import yaml
 from conftest import exit_code, loopback, run_cli, run_of
 
-from receval import chosen, remote, reproduce, select, trust
-from receval.errors import RecevalError
+from receval import select
+from receval.cli import reproduce
+from receval.render import best_yaml
+from receval.clients import http as remote
+from receval.core import trust
+from receval.core.errors import RecevalError
 from receval.results import load_runs
 from receval.results.configs import runnable_config
 
@@ -96,8 +100,8 @@ def files_holding(root: Path, text: str) -> list[Path]:
 def select_out(run_dir: Path, out: Path, *flags: str) -> None:
     """``select RUN --out OUT`` in-process, raising its RecevalError."""
     (best,) = load_runs([run_dir])
-    config = chosen.best_config(best, allow_remote="--allow-remote" in flags, allow_code="--allow-code" in flags)
-    chosen.write_best(best, out, "the only run", config)
+    config = best_yaml.best_config(best, allow_remote="--allow-remote" in flags, allow_code="--allow-code" in flags)
+    best_yaml.write_best(best, out, "the only run", config)
 
 
 # ----------------------------------------------------------------- keys of every shape, every path

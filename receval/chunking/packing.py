@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from receval import words
+from receval.chunking import wordspans
 
 
 def word_count(text: str) -> int:
@@ -19,7 +19,7 @@ def word_count(text: str) -> int:
 
 def word_spans(text: str, start: int = 0, end: int | None = None) -> np.ndarray:
     """(n, 2) character spans of the words of ``text[start:end]``, in ``text`` coordinates."""
-    begins, ends = words.word_spans(text[start:end])
+    begins, ends = wordspans.word_spans(text[start:end])
     return np.stack([begins + start, ends + start], axis=1).astype(np.int64)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from receval.chunking import Chunk, chunks_of, describe_common
 from receval.components import component
 from receval.encoders.limits import limit_of, tokenizer_of
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.schema import TOKENS, range_
 
 BUNDLED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}

@@ -13,9 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from receval.chunking import Chunk, check_words, chunk_sections, describe_common
+from receval.chunking import Chunk, describe_common
+from receval.chunking.wordspans import word_spans
 from receval.components import component
-from receval.schema import WORDS, range_
+from receval.core.errors import ConfigError
+from receval.datasets import Section
+from receval.schema import WORDS, range_, range_problems
 
 
 @dataclass
@@ -46,3 +49,46 @@ class Words:
 @component("chunking", "words", WordsConfig)
 def build_words(node, context) -> Words:
     return Words(node)
+
+
+def check_words(max_words: int | None, overlap: int) -> list[str]:
+    """An overlap that leaves a window no new word (keys relative to ``chunking``); the
+    ranges of each number are their fields' (:class:`WordsConfig`)."""
+    if max_words is not None and overlap >= max(max_words, 1):
+        return [f"overlap={overlap} must be smaller than chunking.max_words={max_words}"]
+    return []
+
+
+def check_chunking(max_words: int | None, overlap: int) -> None:
+    """A word window's settings, as ``chunking=words`` checks them (for callers of :func:`chunk_sections`)."""
+    problems = range_problems(WordsConfig, {"max_words": max_words, "overlap": overlap}, "chunking")
+    problems = problems or [f"chunking.{problem}" for problem in check_words(max_words, overlap)]
+    if problems:
+        raise ConfigError(problems)
+
+
+def window_starts(n_words: int, max_words: int, overlap: int) -> list[int]:
+    """Start of each window over ``n_words`` words (at least one window)."""
+    stride = max_words - overlap
+    return [0] + [s for s in range(stride, n_words, stride) if s + overlap < n_words]
+
+
+def chunk_sections(
+    sections: list[Section], max_words: int | None, overlap: int = 0, headings: bool = True
+) -> list[Chunk]:
+    """Cut every section into chunks, in section order."""
+    check_chunking(max_words, overlap)
+    chunks: list[Chunk] = []
+    for section in sections:
+        prefix = f"{section.heading}\n" if headings and section.heading_path else ""
+        if max_words is None:
+            chunks.append(Chunk(section.id, 0, prefix + section.text, section.start, section.end))
+            continue
+        words = section.text.split()
+        begins, ends = word_spans(section.text)
+        for ordinal, start in enumerate(window_starts(len(words), max_words, overlap)):
+            last = min(start + max_words, len(words)) - 1
+            window = " ".join(words[start : start + max_words])
+            begin, end = (int(begins[start]), int(ends[last])) if words else (0, 0)
+            chunks.append(Chunk(section.id, ordinal, prefix + window, section.start + begin, section.start + end))
+    return chunks

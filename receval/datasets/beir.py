@@ -65,9 +65,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from receval.datasets import Dataset, Question, Section, fingerprint, grade_problem
+from receval.datasets.types import Dataset, Question, Section, fingerprint, grade_problem
 from receval.datasets.beir_splits import judged_ids, one_split_each, split_names
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 
 KIND = "judged"
 MAX_PROBLEMS = 50

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 
 MAX_PROBLEMS = 50
 

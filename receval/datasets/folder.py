@@ -14,7 +14,7 @@ the third ``-3``, and so on in page order, skipping any id already taken.
 Questions, one JSON object per line: ``{"id", "question", "kind", "split",
 "relevant"}``; ``relevant`` is a list of section ids or an object id -> grade
 (integer >= 1); ``evidence`` (quotes) and ``spans`` (page character offsets) label
-passages instead (:mod:`receval.evidence`). ``kind`` defaults to ``unspecified`` and
+passages instead (:mod:`receval.datasets.evidence`). ``kind`` defaults to ``unspecified`` and
 ``split`` to ``all``; a question with no labels must have kind ``unanswerable``.
 Sections keep their character offsets into the page text.
 """
@@ -26,9 +26,9 @@ import re
 import unicodedata
 from pathlib import Path
 
-from receval.datasets import LIBRARY, Dataset, Section, fingerprint
+from receval.datasets.types import LIBRARY, Dataset, Section, fingerprint
 from receval.datasets.questions import read_questions
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # CommonMark ATX
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")

@@ -12,9 +12,9 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from receval.datasets import MAX_GRADE, UNANSWERABLE, Question, Section, grade_problem
-from receval.errors import DatasetError
-from receval.evidence import PageIndex, locate, pages_from_sections, parse_evidence
+from receval.datasets.types import MAX_GRADE, UNANSWERABLE, Question, Section, grade_problem
+from receval.core.errors import DatasetError
+from receval.datasets.evidence import PageIndex, locate, pages_from_sections, parse_evidence
 
 MAX_PROBLEMS = 50
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from receval.errors import RecevalError
-from receval.progress import Progress, on_terminal
+from receval.core.errors import RecevalError
+from receval.core.progress import Progress, on_terminal
 
 if TYPE_CHECKING:
     from receval.encoders.cache import EmbeddingCache

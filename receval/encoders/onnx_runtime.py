@@ -37,9 +37,9 @@ import numpy as np
 
 from receval.encoders.base import normalize
 from receval.encoders.local import LocalModel, resolve_local_model
-from receval.errors import ConfigError
-from receval.progress import Progress
-from receval.store import atomic_write
+from receval.core.errors import ConfigError
+from receval.core.progress import Progress
+from receval.core.io import atomic_write
 
 EXPORT = 3  # bump when the export or quantisation recipe changes
 OPSET = 17

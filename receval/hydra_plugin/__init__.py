@@ -4,19 +4,19 @@ with every job checked before the first runs and each job's config composed once
 Installed as ``hydra_plugins.receval_sweeper`` (pyproject maps this folder there:
 Hydra only instantiates sweepers from its ``hydra_plugins`` namespace); its config
 is ``hydra/sweeper/receval`` (:func:`receval.config.register`). Import it only after
-Hydra's plugin scan (:func:`receval.cli.use_sweeper`): the scan re-executes Hydra's
+Hydra's plugin scan (:func:`receval.cli.run.use_sweeper`): the scan re-executes Hydra's
 own plugin modules, and a class derived from the old ``BasicSweeper`` would fail. Same
 expansion, order and batches as Hydra's basic sweeper; two differences:
 
 - every job of every batch is composed, and given to the command's check
-  (:attr:`RecevalSweeper.check`, set by :func:`receval.cli.use_sweeper`), before
+  (:attr:`RecevalSweeper.check`, set by :func:`receval.cli.run.use_sweeper`), before
   the sweep folder is made: ``chunking.max_words=20,0,40 -m`` is one message naming
   job 1 (exit 2), not job 0's results and then a traceback;
 - the launcher is handed the configs composed for that check instead of composing
   each job again (Hydra's basic sweeper composes every job twice: once to validate,
   once to launch; composition is most of a small job's fixed cost);
 - the sweep folder is claimed for this sweep once the jobs are checked
-  (:func:`receval.preflight.claim_sweep_dir`): a different sweep already there is
+  (:func:`receval.cli.preflight.claim_sweep_dir`): a different sweep already there is
   refused before any job runs; the same sweep again resumes.
 
 Other sweepers (``hydra/sweeper=optuna``) pick their own trials and keep Hydra's
@@ -76,13 +76,13 @@ class RecevalSweeper(BasicSweeper):
         super().setup(hydra_context=context, task_function=task_function, config=config)
 
     def sweep(self, arguments: list[str]) -> Any:
-        from receval.errors import exit_on_error
+        from receval.core.errors import exit_on_error
 
         params = self._parse_config()
         params.extend(arguments)
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         self.overrides = self.split_arguments(parser.parse_overrides(params), self.max_batch_size)
-        from receval.preflight import claim_sweep_dir, sweep_identity
+        from receval.cli.preflight import claim_sweep_dir, sweep_identity
 
         with exit_on_error():
             self.check_jobs(params)
@@ -107,7 +107,7 @@ class RecevalSweeper(BasicSweeper):
         listing each bad value with the jobs it stops."""
         from omegaconf import open_dict, read_write
 
-        from receval.errors import ConfigError
+        from receval.core.errors import ConfigError
 
         swept = {p.split("=", 1)[0] for p in params if "," in p or "(" in p}
         problems: dict[str, list[str]] = {}

@@ -1,11 +1,11 @@
 """The remote re-rankers' (``http``, ``llm``) view of the shared client
-:class:`receval.remote.Client` (httpx + tenacity under the rules of :mod:`receval.api`:
+:class:`receval.clients.http.Client` (httpx + tenacity under the rules of :mod:`receval.core.secrets`:
 key from the variable named by ``api_key_env``, retries with backoff on
 408/409/425/429/5xx and dropped connections, server text redacted then clipped).
 
 What is added here: one endpoint per client, and every failure that is left after
 the retries (retries used up, another status, an answer that is not a JSON object)
-becomes a :class:`~receval.errors.RecevalError` naming what to check, since a
+becomes a :class:`~receval.core.errors.RecevalError` naming what to check, since a
 re-ranked run with a hole in it would not be comparable: the run stops (exit 2).
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from receval import remote
-from receval.errors import RecevalError
+from receval.clients import http
+from receval.core.errors import RecevalError
 
 
 class RemoteScorer:
@@ -48,7 +48,7 @@ class Client:
         timeout: float = 60.0, retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        self.shared = remote.Client(
+        self.shared = http.Client(
             base_url, api_key_env, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff,
             option=option, sleep=sleep,
         )
@@ -69,12 +69,12 @@ class Client:
         """The JSON object the endpoint answers ``payload`` with, after retries."""
         try:
             data = self.shared.post_json(self.path, payload).data
-        except remote.GaveUp as error:
+        except http.GaveUp as error:
             raise RecevalError(
                 f"{self.url}: gave up {error}; raise {self.option}.retries or {self.option}.timeout, "
                 f"or check the server"
             ) from None
-        except remote.StatusError as error:
+        except http.StatusError as error:
             if error.status in (401, 403):
                 key = self.shared.api_key_env
                 where = f"the variable {key}" if key else f"{self.option}.api_key_env (none set)"
@@ -82,7 +82,7 @@ class Client:
             raise RecevalError(
                 f"{self.url} answered {error.problem}; check {self.option}.base_url and {self.option}.model"
             ) from None
-        except remote.BadReply as error:
+        except http.BadReply as error:
             raise RecevalError(f"{self.url} answered with something that is not a JSON object: {error}") from None
         if not isinstance(data, dict):
             raise RecevalError(f"{self.url} answered with something that is not a JSON object: {self.clip(str(data))!r}")

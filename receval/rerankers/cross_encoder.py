@@ -22,9 +22,9 @@ from typing import Optional
 
 import numpy as np
 
-from receval.api import cut
+from receval.core.secrets import cut
 from receval.components import Context, component
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.rerankers import RerankFields, pairs_of, placed
 from receval.schema import BATCH, TOKENS, range_
 

@@ -19,10 +19,10 @@ from typing import Optional
 
 import numpy as np
 
-from receval import numeric
+from receval.core import numeric
 from receval.components import Context, component
 from receval.cost import estimate_tokens
-from receval.errors import RecevalError
+from receval.core.errors import RecevalError
 from receval.rerankers import RerankFields
 from receval.rerankers._remote import Client, RemoteScorer
 from receval.schema import RETRIES, SECONDS, WAIT, range_
@@ -92,7 +92,7 @@ def usage_tokens(data: dict, key: str, client) -> int | None:
 
 
 def reported_count(value, what: str, option: str, clip) -> int:
-    """``value`` as a count a server reported (:func:`receval.numeric.count`), else a
+    """``value`` as a count a server reported (:func:`receval.core.numeric.count`), else a
     RecevalError ``<what> is <value, clipped>`` naming ``option``."""
     number = numeric.count(value)
     if number is None:

@@ -21,8 +21,8 @@ import numpy as np
 
 from receval.components import Context, component
 from receval.cost import estimate_tokens
-from receval.errors import RecevalError
-from receval.llm import parse_json_object
+from receval.core.errors import RecevalError
+from receval.clients.chat import parse_json_object
 from receval.rerankers import RerankFields, pairs_of, placed
 from receval.rerankers._remote import RemoteScorer
 from receval.rerankers.http import RemoteFields, client_of, usage_tokens

@@ -3,7 +3,7 @@
 - :func:`read_info`: ``run.json`` (the facts written last).
 - :func:`load_config`: ``.hydra/config.yaml`` as plain data (run.json's copy when missing),
   for display: an interpolation is shown as written, never evaluated.
-- :func:`runnable_config`: the same checked by :mod:`receval.trust` (no interpolation
+- :func:`runnable_config`: the same checked by :mod:`receval.core.trust` (no interpolation
   left, network and code use refused unless allowed): what ``reproduce`` re-runs and
   ``select --out`` writes, the one path from a stored config to something runnable.
 - :func:`saved_config`: that merged onto receval's schema, to re-run it.
@@ -23,10 +23,10 @@ import yaml
 from omegaconf import OmegaConf
 
 from receval import config as config_schema
-from receval import trust
-from receval.errors import RunError
-from receval.identity import is_result_key
-from receval.store import RESULTS, RUN_JSON
+from receval.core import trust
+from receval.core.errors import RunError
+from receval.results.identity import is_result_key
+from receval.results.format import RESULTS, RUN_JSON
 
 HYDRA_DIR = ".hydra"
 CONFIG_YAML = "config.yaml"
@@ -99,7 +99,7 @@ def read_info(run_dir: Path) -> dict:
 def load_config(run_dir: Path, info: dict | None = None) -> dict:
     """The run's saved config as plain data: ``.hydra/config.yaml``, else run.json's."""
     path = Path(run_dir) / HYDRA_DIR / CONFIG_YAML
-    if path.is_file():  # interpolations: the values run.json saved (receval.trust), else as written
+    if path.is_file():  # interpolations: the values run.json saved (receval.core.trust), else as written
         return trust.fill_interpolations(read_config_yaml(path), (info or {}).get("config"), path, strict=False)
     config = (info or {}).get("config")
     return dict(config) if isinstance(config, dict) else {}
@@ -158,7 +158,7 @@ def _override_key(override: str) -> str:
 
 def differing_params(flats: list[dict[str, Any]], overrides: list[list[str]] | None = None) -> list[str]:
     """Dotted keys whose values differ between the runs, settings that do not change
-    results (:data:`receval.identity.NON_RESULT_KEYS`) left out.
+    results (:data:`receval.results.identity.NON_RESULT_KEYS`) left out.
 
     Ordered as the command line named them (``retriever=bm25,tfidf
     chunking.max_words=20,40`` -> retriever first), then in config order.
@@ -217,9 +217,9 @@ _OWN: dict | None = None
 
 
 def own_default(path: tuple):
-    """For a setting that does not change results (:data:`receval.identity.NON_RESULT_KEYS`:
+    """For a setting that does not change results (:data:`receval.results.identity.NON_RESULT_KEYS`:
     ``cache_dir``, ...) saved as an interpolation: what receval's own ``conf/config.yaml``
-    sets there, else its schema's default (:data:`receval.trust.ABSENT` for a result
+    sets there, else its schema's default (:data:`receval.core.trust.ABSENT` for a result
     setting, which is refused instead). Evaluates receval's own file, never the run's."""
     global _OWN
     if not path or not all(isinstance(part, str) for part in path) or is_result_key(".".join(path)):
@@ -235,9 +235,9 @@ def own_default(path: tuple):
 def runnable_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool = False, stream=None) -> dict:
     """The run's saved config as data a re-run may use: ``.hydra/config.yaml`` (else
     run.json's copy) read as plain YAML, every interpolation replaced by the value
-    run.json saved at the same position (:func:`receval.trust.fill_interpolations`; a
+    run.json saved at the same position (:func:`receval.core.trust.fill_interpolations`; a
     setting that does not change results, by :func:`own_default`) or refused, then
-    checked for network and code use (:func:`receval.trust.check_reach`). Holds no
+    checked for network and code use (:func:`receval.core.trust.check_reach`). Holds no
     interpolation."""
     run_dir = Path(run_dir)
     info = read_info(run_dir)

@@ -10,13 +10,15 @@ Several paths are taken in the order given. A job folder without
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from receval.errors import RunError
-from receval.progress import warn
+from receval.core.errors import RunError, named
+from receval.core.progress import warn
 from receval.results.configs import HYDRA_DIR
+from receval.results.external import import_trec_run
 from receval.results.stored import Run, load_run
-from receval.store import RESULTS, RUN_JSON
+from receval.results.format import RESULTS, RUN_JSON
 
 
 def job_dirs(path: Path) -> list[Path]:
@@ -118,20 +120,28 @@ def runs_under(root: str | Path, incomplete: bool = False) -> list[Path]:
     return sorted(found, key=_order)
 
 
-def load_runs(paths: list[str | Path], qrels: str | Path | None = None) -> list[Run]:
+def load_runs(
+    paths: list[str | Path], qrels: str | Path | None = None, names: Mapping[str, str] | None = None
+) -> list[Run]:
     """Stored runs from run or sweep directories; with ``qrels``, a path that is a
-    file is an external TREC run, imported beside them (:mod:`receval.results.external`)."""
-    from receval.results.external import import_trec_run
-
+    file is an external TREC run, imported beside them (:mod:`receval.results.external`).
+    Messages name ``qrels`` as ``names`` maps it (:func:`receval.core.errors.named`)."""
     files = [p for p in paths if Path(p).is_file()]
     if files and qrels is None:
         raise RunError(
             f"{files[0]}: a file, not a run directory; to report an external TREC run "
-            "beside stored ones, give its judgements with --qrels FILE"
+            f"beside stored ones, give its judgements with {named(names, 'qrels_file', 'qrels=PATH')}"
         )
     folders = [p for p in paths if not Path(p).is_file()]
     stored = [load_run(p) for p in find_runs(folders)] if folders else []
-    return stored + [import_trec_run(f, qrels, stored) for f in files]
+    return stored + [import_trec_run(f, qrels, stored, named(names, "qrels")) for f in files]
+
+
+def load(*paths: str | Path, qrels: str | Path | None = None) -> list[Run]:
+    """Runs under run folders, sweep folders or folders of sweeps, in order; with
+    ``qrels``, a path that is a file is a TREC run imported beside them (the Python API's
+    :func:`receval.analysis.load`)."""
+    return load_runs(list(paths), qrels=qrels)
 
 
 def load_one(path: str | Path, what: str = "run") -> Run:

@@ -1,7 +1,9 @@
-"""An external system's TREC run, imported once into the stored :class:`Run` type.
+"""TREC runs in and out: an external system's TREC run imported once into the stored
+:class:`Run` type (:func:`import_trec_run`), and a stored run exported as TREC run and
+qrels files (:func:`export`, ``python -m receval.export``).
 
 ``python -m receval.report RUN_DIR other_system.trec --qrels qrels.tsv`` reads the
-run file (:func:`receval.trec.read_run`, trec_eval's order), keeps each question's
+run file (:func:`receval.results.trec.read_run`, trec_eval's order), keeps each question's
 first ``depth`` documents (the stored runs' depth, so MRR@depth means the same), and
 builds its per-question rows with the code a receval run uses
 (:func:`receval.evaluate.question_rows`), at the cutoffs the stored runs hold. The
@@ -24,26 +26,27 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from receval import trec
+from receval.core.errors import RecevalError
 from receval.datasets import UNANSWERABLE, Question
 from receval.datasets.beir import read_judgements
-from receval.errors import RecevalError
 from receval.evaluate import question_rows
 from receval.metrics import measures_for, parse_measure
-from receval.results.stored import Run
-from receval.store import OVERLAP, SCHEMA_VERSION, results_schema
+from receval.results import trec
+from receval.results.format import OVERLAP, SCHEMA_VERSION, results_schema
+from receval.results.stored import Run, read_run
 
 DEFAULT_CUTOFFS = [1, 3, 5, 10]  # without stored runs: depth 10 and these cutoffs
 
 
-def read_labels(path: str | Path) -> dict[str, dict[str, int]]:
+def read_labels(path: str | Path, option: str = "qrels") -> dict[str, dict[str, int]]:
     """Qrels as question -> document -> grade, from TREC or BEIR tsv layout, read by the
-    format's one reader (:func:`receval.trec.read_qrels`,
+    format's one reader (:func:`receval.results.trec.read_qrels`,
     :func:`receval.datasets.beir.read_judgements`): a pair judged twice with different
-    grades is an error naming the file, both lines and the pair."""
+    grades is an error naming the file, both lines and the pair; a missing file is an
+    error naming ``option``."""
     path = Path(path)
     if not path.is_file():
-        raise RecevalError(f"--qrels {path}: file not found; give TREC qrels or a BEIR qrels/<split>.tsv")
+        raise RecevalError(f"{option} {path}: file not found; give TREC qrels or a BEIR qrels/<split>.tsv")
     with path.open(encoding="utf-8", errors="replace") as handle:
         first = handle.readline()
     if first.split()[:1] != ["query-id"]:
@@ -58,13 +61,14 @@ def trec_run_table(
     depth: int,
     measures: list[str],
     known: dict[str, tuple[str | None, str | None, str | None]] | None = None,
+    option: str = "qrels",
 ) -> pa.Table:
     """The per-question table of a TREC run, in receval's results schema.
 
     ``known``: question id -> (kind, split, text) of the stored runs' questions, in
     their order."""
     ranking = trec.read_run(run_file)
-    labels = read_labels(qrels_file)
+    labels = read_labels(qrels_file, option)
     relevant = {q: {d: g for d, g in judged.items() if g >= 1} for q, judged in labels.items()}
     if not any(relevant.values()):
         raise RecevalError(f"{qrels_file}: no question has a relevant document (grade >= 1)")
@@ -100,7 +104,7 @@ def trec_run_table(
     return pa.table({f.name: columns[f.name] for f in schema}, schema=schema)
 
 
-def import_trec_run(path: str | Path, qrels: str | Path, stored: list[Run]) -> Run:
+def import_trec_run(path: str | Path, qrels: str | Path, stored: list[Run], option: str = "qrels") -> Run:
     """A TREC run as a :class:`Run` at the stored runs' depth and measures, its
     questions' kind and split borrowed from theirs (see the module docstring)."""
     depths = {int(r.flat.get("depth", 10)) for r in stored} or {10}
@@ -111,7 +115,7 @@ def import_trec_run(path: str | Path, qrels: str | Path, stored: list[Run]) -> R
     for run in stored:
         for qid, kind, split, text in zip(run.ids, run.strings("kind"), run.strings("split"), run.strings("question")):
             known.setdefault(qid, (kind, split, text))
-    table = trec_run_table(path, qrels, max(depths), measures, known)
+    table = trec_run_table(path, qrels, max(depths), measures, known, option)
     tag = (trec.run_tags(path) or [Path(path).name])[0]
     # shown as the first stored run's config under another retriever name: the same
     # questions and depth; receval knows nothing else about the system
@@ -119,3 +123,43 @@ def import_trec_run(path: str | Path, qrels: str | Path, stored: list[Run]) -> R
     retriever = config.setdefault("retriever", {})
     retriever["kind" if "kind" in retriever else "name"] = f"{tag} (TREC run)"
     return Run(run_dir=Path(path), table=table, metadata={"external_run": str(path)}, config=config)
+
+
+# ----------------------------------------------------------------- a stored run exported
+
+
+def ranking(stored: Run) -> dict[str, list[tuple[str, float]]]:
+    """Question id -> [(section id, stored score), ...] best first, as stored."""
+    columns = stored.table.select(["question_id", "retrieved", "scores"]).to_pydict()
+    return {
+        qid: list(zip(retrieved or [], scores or []))
+        for qid, retrieved, scores in zip(columns["question_id"], columns["retrieved"], columns["scores"])
+    }
+
+
+def qrels(stored: Run) -> dict[str, dict[str, int]]:
+    """Question id -> section id -> grade, from the stored ``relevant`` and ``grades``."""
+    columns = stored.table.select(["question_id", "relevant", "grades"]).to_pydict()
+    return {
+        qid: dict(zip(relevant, grades))
+        for qid, relevant, grades in zip(columns["question_id"], columns["relevant"], columns["grades"])
+        if relevant
+    }
+
+
+def default_tag(stored: Run) -> str:
+    digest = str(stored.metadata.get("config_hash") or "")[:8]
+    return f"receval-{digest}" if digest else "receval"
+
+
+def export(
+    run_dir: str | Path | Run,
+    trec_path: str | Path,
+    qrels_path: str | Path | None = None,
+    tag: str | None = None,
+) -> tuple[Path, Path | None]:
+    """Write a stored run (and its labels) as TREC files; returns the paths written."""
+    stored = run_dir if isinstance(run_dir, Run) else read_run(run_dir)
+    run_file = trec.write_run(trec_path, ranking(stored), tag or default_tag(stored))
+    qrels_file = trec.write_qrels(qrels_path, qrels(stored)) if qrels_path else None
+    return run_file, qrels_file

@@ -2,7 +2,7 @@
 string sizes are checked before anything reads them as numbers or Python objects.
 
 A run folder may have been edited, copied from someone else, or written by another
-tool. Each check fails with one :class:`~receval.errors.RunError` line naming the
+tool. Each check fails with one :class:`~receval.core.errors.RunError` line naming the
 file and the key or column, never a traceback:
 
 - the ``receval`` metadata: a JSON object under 1 MB whose ``schema_version`` is a
@@ -10,7 +10,7 @@ file and the key or column, never a traceback:
   ``1.5``), whose ``n_chunks`` is a count and whose hashes are strings
   (:func:`metadata_of`);
 - column types, from the file's schema before any row is read
-  (:func:`check_schema`): the fixed columns as :mod:`receval.store` writes them
+  (:func:`check_schema`): the fixed columns as :mod:`receval.results.format` writes them
   (a string or large string, lists of them), and every column receval reads as a
   number (measures, ROUGE, latency, counts, money) an integer or float column, never
   a string, boolean or list;
@@ -23,7 +23,7 @@ file and the key or column, never a traceback:
 - string sizes: an id or label (``question_id``, ``kind``, ``split``, the
   ``relevant`` and ``retrieved`` ids) holds at most :data:`MAX_ID` characters and a
   question at most :data:`MAX_TEXT`; what is shown of any stored string in a
-  message is cut (:func:`receval.api.cut`).
+  message is cut (:func:`receval.core.secrets.cut`).
 """
 
 from __future__ import annotations
@@ -35,11 +35,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from receval import __version__, numeric
-from receval.api import cut
-from receval.errors import RunError
+from receval import __version__
+from receval.core import numeric
+from receval.core.secrets import cut
+from receval.core.errors import RunError
 from receval.metrics import is_measure, is_token_measure
-from receval.store import FIXED_NAMES, OVERLAP, SCHEMA_VERSION, is_timing
+from receval.results.format import FIXED_NAMES, OVERLAP, SCHEMA_VERSION, is_timing
 
 MAX_METADATA = 1 << 20  # bytes of the receval metadata JSON
 MAX_ID = 4096  # characters in an id or label (section ids, evidence items page:start-end, kinds)

@@ -17,7 +17,7 @@ report in every format and its plots, ``compare``, ``select``, ``--show`` and ``
 A value is shown as typed (:func:`shown`), never as ``null`` (a setting a run does not
 have is left out; one set to null reads ``none``) and never as a URL (its host), a
 file path by its last part. ``compare`` lists every difference of two saved configs
-with the same values (:mod:`receval.results.differences`).
+with the same values (:mod:`receval.analysis.differences`).
 """
 
 from __future__ import annotations
@@ -29,33 +29,20 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import urlsplit
 
-from receval.identity import is_result_key
+from receval.core.secrets import has_url, without_urls
+from receval.results.identity import is_result_key
 from receval.results.configs import ordered_as_named
 
 NAME = "name"  # the config key naming a run (set by conf/stage/*.yaml)
 STAGE_GROUP = "stage"  # conf/stage/: ``+stage=keyword`` names runs saved before NAME existed
 GROUPS = ("chunking", "retriever", "rerank")  # components a run has (rerank: or not)
 _BARE = "retriever"  # the one component shown without ``key=``: what the run is
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
 _LONGEST = 48  # characters of one shown value
 
 
 # ------------------------------------------------------------------ values
 
-
-def _host(match: re.Match) -> str:
-    try:
-        host = urlsplit(match.group(0)).hostname
-    except ValueError:
-        host = None
-    return host or "remote"
-
-
-def without_urls(text: str) -> str:
-    """Every URL in ``text`` replaced by its host: ``http://127.0.0.1:8089/v1`` -> ``127.0.0.1``."""
-    return _URL.sub(_host, text)
 
 
 def shown(value: Any) -> str:
@@ -73,7 +60,7 @@ def shown(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {shown(v)}" for k, v in value.items()) + "}"
     text = str(value)
-    if _URL.search(text):
+    if has_url(text):
         text = without_urls(text)
     elif text.startswith(("/", "~", "./", "../")) and PurePath(text).name:
         text = PurePath(text).name
@@ -158,7 +145,7 @@ def settings(config: dict) -> dict[str, Any]:
     """Every setting that can tell runs apart, dotted, in config order: each component's
     keys (a fused retriever's members by index: ``retriever.members.0.k1``) and the
     top-level ones. Left out: kinds (the component says them), the name, and settings
-    that do not change results (:data:`receval.identity.NON_RESULT_KEYS`)."""
+    that do not change results (:data:`receval.results.identity.NON_RESULT_KEYS`)."""
     out: dict[str, Any] = {}
 
     def walk(node: Any, key: str) -> None:

@@ -1,7 +1,7 @@
 """One stored run read back: the :class:`Run` type and the readers of its files.
 
 A run directory holds ``results.parquet`` (one row per question, schema in
-:mod:`receval.store`), ``run.json`` (facts written last) and ``.hydra/`` (the saved
+:mod:`receval.results.format`), ``run.json`` (facts written last) and ``.hydra/`` (the saved
 config and overrides). :func:`read_run` reads and checks the results file alone
 (what resume, export and reproduce need); :func:`load_run` adds run.json, the
 saved config and the overrides (what report and compare need).
@@ -20,12 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from receval import numeric
-from receval.api import cut
-from receval.errors import RunError
+from receval.core import numeric
+from receval.core.secrets import cut
+from receval.core.errors import RunError
 from receval.results import integrity
 from receval.results.configs import flatten, load_config, load_overrides, read_info, schema_defaults
-from receval.store import LATENCY, META_KEY, RESULTS, RUN_JSON, measure_columns
+from receval.results.format import LATENCY, META_KEY, RESULTS, RUN_JSON, measure_columns
 
 #: Columns the report and compare never read: the bulk of a results file.
 UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores"})

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from receval.progress import Progress
+from receval.core.progress import Progress
 from receval.ranking import select_top
 
 # Cap on one dense score block (questions x chunks), in floats: bounds memory on
@@ -61,7 +61,7 @@ def search(
 
     Latency per question is its batch's wall time (scoring and selection) divided by
     the batch size; ``search_batch=1`` times each question on its own. ``label``: the
-    progress line's stage (:mod:`receval.progress`; ``None``: no line); it is updated
+    progress line's stage (:mod:`receval.core.progress`; ``None``: no line); it is updated
     after each batch, outside the timed part.
     """
     n_chunks = max(len(tie_rank), 1)

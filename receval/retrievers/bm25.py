@@ -19,10 +19,10 @@ import scipy.sparse as sp
 from dataclasses import dataclass, field
 
 from receval.components import Context, component
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.retrievers.lexical import LexicalRetriever, document_frequency
 from receval.schema import range_, range_problems
-from receval.text import Tokenizer
+from receval.retrievers.text import Tokenizer
 
 
 @dataclass

@@ -30,8 +30,8 @@ import numpy as np
 from receval.components import Context, component
 from receval.encoders import limits
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
-from receval.errors import ConfigError, RecevalError
-from receval.progress import warn
+from receval.core.errors import ConfigError, RecevalError
+from receval.core.progress import warn
 from receval.schema import BATCH, range_
 
 

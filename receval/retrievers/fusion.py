@@ -28,7 +28,7 @@ import numpy as np
 
 from receval import components
 from receval.components import Context, component
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.ranking import select_top
 from receval.schema import SHORTLIST, range_
 

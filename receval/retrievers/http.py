@@ -8,7 +8,7 @@ options, so an Elasticsearch/OpenSearch ``_search`` endpoint is one config
 (``retriever=http_elasticsearch``). Ids are chunk or section ids of this run
 (:mod:`receval.retrievers.ranked`).
 
-Requests go through :class:`receval.remote.Client` (URL rules, timeouts, bounded
+Requests go through :class:`receval.clients.http.Client` (URL rules, timeouts, bounded
 retries on 429/5xx with backoff, server text redacted). Header values come only
 from environment variables: ``headers: {Authorization: ES_AUTH}`` sends the value
 of ``$ES_AUTH``; the variable's name is saved with the run, never its value.
@@ -28,12 +28,13 @@ from typing import Any, Optional
 import numpy as np
 from omegaconf import OmegaConf
 
-from receval import api, remote
+from receval.clients import http
 from receval.components import Context, component
-from receval.errors import ConfigError, RecevalError
+from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.ranked import RankOnly, top_lists
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
-from receval.trust import is_env_name
+from receval.core.secrets import shown, split_url
+from receval.core.trust import is_env_name
 
 
 @dataclass
@@ -98,17 +99,17 @@ def at(data, path: str):
     return data
 
 
-class SearchClient(remote.Client):
+class SearchClient(http.Client):
     """The shared client, plus headers whose values come from environment variables."""
 
     def __init__(self, url: str, headers: dict[str, str], **options):
-        parts = api.split_url(url) if url else None
+        parts = split_url(url) if url else None
         if parts is None or parts.scheme not in ("http", "https"):
-            given = f"={api.shown(url)}" if url else " is required"
+            given = f"={shown(url)}" if url else " is required"
             raise ConfigError(
                 f"retriever.url{given}: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"
             )
-        api.api_url(url, "", "retriever.url", "retriever.headers")  # no user, password, query, fragment
+        http.api_url(url, "", "retriever.url", "retriever.headers")  # no user, password, query, fragment
         super().__init__(url, None, option="retriever", **options)
         missing = [env for env in headers.values() if not os.environ.get(env)]
         if missing:
@@ -118,10 +119,10 @@ class SearchClient(remote.Client):
             )
         self.header_envs = dict(headers)
 
-    def send(self, path: str, payload: dict) -> remote.Reply:
+    def send(self, path: str, payload: dict) -> http.Reply:
         with self._lock:
             if self._http is None:
-                httpx, _ = remote._libraries()
+                httpx, _ = http._libraries()
                 values = {name: os.environ.get(env, "") for name, env in self.header_envs.items()}
                 self._http = httpx.Client(timeout=self.timeout, follow_redirects=False, headers=values)
         return super().send(path, payload)
@@ -161,13 +162,13 @@ class HttpRetriever(RankOnly):
         url = f"retriever.url={self.client.root}"
         try:
             reply = self.client.post_json("", self.request(question, k))
-        except remote.GaveUp as error:
+        except http.GaveUp as error:
             raise RecevalError(
                 f"{url}: no usable answer after {error.attempts} attempts; last: {error.last.problem}"
             ) from None
-        except remote.StatusError as error:
+        except http.StatusError as error:
             raise RecevalError(f"{url}: {error.problem}") from None
-        except remote.BadReply as error:
+        except http.BadReply as error:
             raise RecevalError(f"{url}: the reply is not JSON: {error}") from None
         return self.parse(reply.data, url), time.perf_counter() - began
 

@@ -34,9 +34,9 @@ from typing import Optional
 
 import numpy as np
 
-from receval import api
+from receval.core.secrets import clip
 from receval.components import Context, component
-from receval.errors import ConfigError
+from receval.core.errors import ConfigError
 from receval.ranking import select_top
 from receval.retrievers.dense import EncoderFields, shared_dense
 from receval.retrievers.ranked import RankOnly, top_lists
@@ -177,7 +177,7 @@ class LanceRetriever(RankOnly):
             table.create_index("vector", config=config)
         except Exception as error:  # LanceDB's own message names the problem (e.g. too few rows)
             raise ConfigError(
-                f"retriever.index={node.index}: LanceDB could not build it: {api.clip(str(error).splitlines()[0], 200)}"
+                f"retriever.index={node.index}: LanceDB could not build it: {clip(str(error).splitlines()[0], 200)}"
             ) from None
 
     def query(self, question: str, vector: np.ndarray | None, k: int):

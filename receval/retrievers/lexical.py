@@ -1,6 +1,6 @@
 """Term counts as sparse matrices, shared by TF-IDF and BM25.
 
-Chunks and questions are tokenised by the one :class:`~receval.text.Tokenizer`; the
+Chunks and questions are tokenised by the one :class:`~receval.retrievers.text.Tokenizer`; the
 vocabulary is the chunks' tokens, in order of first appearance. Question tokens not
 in it are dropped (they match no chunk).
 """
@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from receval.ranking import select_top, top_candidates
-from receval.text import Tokenizer
+from receval.retrievers.text import Tokenizer
 
 
 class Vocabulary:

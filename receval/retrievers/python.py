@@ -9,7 +9,7 @@ measured around that ``search`` call. Answers are ordered and checked as in
 rule). An exception in the user's code is theirs to see: its traceback is printed,
 from the user's own frames, and the run stops with exit 2 before writing results; so
 does a ``sys.exit`` in it (SystemExit), named as such. A KeyboardInterrupt stops the
-whole sweep (exit 130, :mod:`receval.cli`).
+whole sweep (exit 130, :mod:`receval.cli.run`).
 A stored run naming a ``target`` is re-run only with ``reproduce --allow-code``.
 """
 
@@ -27,7 +27,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from receval.components import Context, component
-from receval.errors import ConfigError, RecevalError
+from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.ranked import Passage, RankOnly, top_lists
 from receval.schema import SHORTLIST, range_
 
@@ -82,7 +82,7 @@ def exited(what: str, stop: SystemExit) -> UserCodeError:
 def user_call(what: str, call, *args, **kwargs):
     """``call(*args)``; an exception prints the user's traceback and becomes a UserCodeError,
     and so does SystemExit (without a traceback). KeyboardInterrupt passes: it stops the
-    sweep (:mod:`receval.cli`)."""
+    sweep (:mod:`receval.cli.run`)."""
     try:
         return call(*args, **kwargs)
     except SystemExit as stop:

@@ -19,7 +19,7 @@ closest known ids; a score that is not a finite real number, an answer that is n
 list of (id, score) pairs, and a chunk named twice in one answer are errors naming the
 question (:func:`top_lists`).
 Ids and scores quoted in a message go through ``clip`` (a server's answer: its
-client's redact-then-cut :func:`receval.api.clip`; a local answer is cut only).
+client's redact-then-cut :func:`receval.core.secrets.clip`; a local answer is cut only).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from receval import numeric
-from receval.api import cut
-from receval.errors import RecevalError
+from receval.core import numeric
+from receval.core.secrets import cut
+from receval.core.errors import RecevalError
 from receval.ranking import sort_candidates
 
 
@@ -91,7 +91,7 @@ def top_lists(
 
     Checked first, each a RecevalError naming ``where`` (the retriever) and the question:
     an answer that is not a list of (id, score) pairs, a score that is not a finite real
-    number (:func:`receval.numeric.reals`: no strings, booleans, lists or None), an
+    number (:func:`receval.core.numeric.reals`: no strings, booleans, lists or None), an
     unknown id, and a chunk named twice in one answer (also as a section id and its
     first chunk's id). ``clip`` cuts (and for a server, redacts) what is shown of them."""
     n_rows = len(answers)

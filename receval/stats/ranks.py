@@ -5,9 +5,9 @@ resample of the questions every run gets a competition rank (1 + the number of r
 a strictly better mean, so tied runs share the better rank); the interval is the
 percentile interval of those ranks (Hall & Miller, "Using the bootstrap to quantify the
 authority of an empirical ranking", Ann. Statist. 37(6B):3929-3959, 2009). Runs whose
-intervals overlap are not separated by this question set. The percentile rule is the
-one of ``receval.bootstrap.percentile_bounds``: drop ``int(B (1 - level) / 2)``
-resamples from each end.
+intervals overlap are not separated by this question set. The percentile rule is
+:func:`receval.stats.bootstrap.percentile_bounds` (drop ``int(B (1 - level) / 2)``
+resamples from each end), applied to the resampled ranks.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: Slack when turning a tail probability into a count of dropped resamples (as the
-#: bootstrap's: 2000 * 0.05 / 2 must be 50, not 49).
-_COUNT_SLACK = 1e-9
+from receval.stats.bootstrap import percentile_bounds
+
 #: Resample x run x run comparisons held at once.
 _MAX_CHUNK_ENTRIES = 1 << 24
 
@@ -48,14 +47,10 @@ def competition_ranks(means, higher_is_better: bool = True) -> np.ndarray:
 def rank_intervals(means, resampled_means, level: float = 0.95, higher_is_better: bool = True) -> list[RankInterval]:
     """Per run (column): its rank by ``means`` ``(r,)`` and the percentile interval at
     ``level`` of its ranks over ``resampled_means`` ``(B, r)`` (the runs' means over the
-    same resamples of the questions, e.g. from ``receval.bootstrap.bootstrap_means``)."""
+    same resamples of the questions, e.g. from ``receval.stats.bootstrap.bootstrap_means``)."""
     observed = competition_ranks(means, higher_is_better)
     boot = np.asarray(resampled_means, dtype=np.float64)
     if boot.ndim != 2 or boot.shape[1] != observed.size:
         raise ValueError(f"resampled means must be (B, {observed.size}), got shape {boot.shape}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    ranks = np.sort(competition_ranks(boot, higher_is_better), axis=0)
-    b = ranks.shape[0]
-    k = min(int(b * (1.0 - level) / 2.0 * (1.0 + _COUNT_SLACK)), (b - 1) // 2)
-    return [RankInterval(int(r), int(lo), int(hi)) for r, lo, hi in zip(observed, ranks[k], ranks[b - 1 - k])]
+    bounds = percentile_bounds(competition_ranks(boot, higher_is_better), level)
+    return [RankInterval(int(r), int(lo), int(hi)) for r, (lo, hi) in zip(observed, bounds)]

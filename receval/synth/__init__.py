@@ -15,14 +15,14 @@ different one. Styles (``synth.style``):
 - ``direct``: a question the passage answers, understandable without the passage;
 - ``paraphrase``: the same, worded without the passage's distinctive words, as a
   user who never saw the page would ask (lexical overlap is what makes synthetic
-  questions easy; see :mod:`receval.overlap`);
+  questions easy; see :mod:`receval.measures.overlap`);
 - ``multi``: a question that needs two passages: each unit is paired with a unit of
   another section, from the same page when the page has one, otherwise from any
   page; the partner is drawn from ``synth.seed`` and the unit's id alone (it does
   not change with ``limit``). Labelled with both sections.
 
 Replies. The model must answer with the JSON object ``{"question", "answer",
-"quotes"}`` (structured output, see :mod:`receval.llm` for the fallbacks and
+"quotes"}`` (structured output, see :mod:`receval.clients.chat` for the fallbacks and
 retries): non-empty strings, a question with a word, and quotes copied from the
 passage, each found in it (:mod:`.quotes`; for ``multi`` one per passage), else the
 reply is asked again. A question that near-duplicates one already in the file is
@@ -41,7 +41,7 @@ The file (``synth.out``), one JSON object per line::
                     "source": {"dataset", "unit", "ids", "spans", "n", "text_sha256"}}}
 
 - ``spans``: where the answer is: each quote's characters in its page (an evidence
-  label, :mod:`receval.evidence`), so the question is scored against its answer, not
+  label, :mod:`receval.datasets.evidence`), so the question is scored against its answer, not
   its whole unit; a chunk-size sweep is then not biased toward the size that wrote
   the questions (:mod:`.quotes`). Left out when the unit's offsets are not known.
   ``provenance.source.spans``: the units' passages.

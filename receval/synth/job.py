@@ -10,12 +10,12 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from receval import outputs
+from receval.core import outputs
 from receval.config import synth_problems
 from receval.datasets import LIBRARY, load_sections, questions_path
-from receval.errors import ConfigError, DatasetError, RecevalError
-from receval.llm import ChatClient, ReplyError, check_key_env, endpoint
-from receval.progress import Progress, warn
+from receval.core.errors import ConfigError, DatasetError, RecevalError
+from receval.clients.chat import ChatClient, ReplyError, check_key_env, endpoint
+from receval.core.progress import Progress, warn
 from receval.synth.dedup import JACCARD, JUDGED_FROM, QuestionSet, Verdict
 from receval.synth.prompts import EMPTY, QA_SCHEMA, build_messages, prompt_hash, validate_reply
 from receval.synth.quotes import locate_quotes, sources

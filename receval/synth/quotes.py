@@ -6,7 +6,7 @@ labelled with a whole 40-word chunk, a question is found at once by 40-word chun
 and only by covering half of that chunk at any other size, so a chunk-size sweep
 over such questions favours the size that generated them. A quote is looked up in
 the unit's own characters of the page (for a chunk, ``page[start:end]``) with
-whitespace ignored and under Unicode NFC (:class:`receval.evidence.PageIndex`), its
+whitespace ignored and under Unicode NFC (:class:`receval.datasets.evidence.PageIndex`), its
 first place in the unit taken; a quote not in the passage is a bad reply (asked
 again, as malformed JSON is). For ``multi`` every passage must be quoted.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from receval.datasets import Section
-from receval.evidence import PageIndex
+from receval.datasets.evidence import PageIndex
 from receval.synth.units import Unit
 
 

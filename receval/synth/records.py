@@ -9,7 +9,7 @@ import os
 import threading
 from pathlib import Path
 
-from receval.errors import ConfigError, DatasetError
+from receval.core.errors import ConfigError, DatasetError
 from receval.synth.prompts import prompt_hash
 from receval.synth.units import Unit
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval.datasets import Section
-from receval.errors import DatasetError
+from receval.core.errors import DatasetError
 
 
 @dataclass(frozen=True)

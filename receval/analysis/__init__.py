@@ -1,0 +1,20 @@
+"""Pure functions over stored runs, returning dataclasses: what every number receval
+reports is computed from. Never imports :mod:`receval.render` or :mod:`receval.cli`.
+
+Modules: :mod:`.filters` (runs and questions kept, measure names, ``key=value``
+selectors), :mod:`.derived` (``rr@k``, numeric columns as measures), :mod:`.settings`
+(the bootstrap settings), :mod:`.summary` (per-run means and intervals, floors),
+:mod:`.pairs` (two runs paired by question), :mod:`.chain` (stage by stage),
+:mod:`.breakdown` (``--by``, per-question ranks, latency per stage), :mod:`.show`
+(what came back per question), :mod:`.costs` (what a run costs), :mod:`.units` (what
+the labels say about the measures), :mod:`.report` (the report as data),
+:mod:`.gate`, :mod:`.comparison` and :mod:`.differences` (``compare``), :mod:`.choice`
+(what ``select`` computes), :mod:`.listing` (every run under a folder),
+:mod:`.reproduction` (a run against its re-run), :mod:`.warehouse` (SQL views over
+stored runs, DuckDB), :mod:`.tracker` (what ``export --to mlflow`` logs), :mod:`.api`
+(the Python API, re-exported here).
+"""
+
+from receval.analysis.api import Comparison, compare, floor, gate, load, pairs, summary
+
+__all__ = ["Comparison", "compare", "floor", "gate", "load", "pairs", "summary"]

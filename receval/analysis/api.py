@@ -1,0 +1,103 @@
+"""The Python face of stored runs, for test suites and notebooks: the same numbers the
+commands print, as plain data, without a subprocess. Re-exported by
+:mod:`receval.analysis`::
+
+    from receval import analysis
+
+    runs = analysis.load("runs/2026-11-29/10-00-00")             # runs, sweeps, folders of sweeps
+    rows = analysis.summary(runs, ["hit@3", "rr"])               # one flat dict per run
+    table = pyarrow.Table.from_pylist(rows)                      # or pandas.DataFrame(rows)
+    diffs = analysis.pairs(runs, baseline="retriever=bm25")      # paired differences
+    assert not analysis.floor(runs, {"hit@3": 0.70})             # [] when every run is above
+    assert analysis.gate("runs/new", "runs/old", margin=0.02).passed
+
+Arguments are typed: measures by name (``"hit@3"``, ``"MRR"``), ``where`` a mapping of
+column to value (``{"split": "test"}``), floors and margins as numbers. Intervals follow
+the first run's saved bootstrap config. A user error (an unknown measure, a selector
+matching no run, a floor that is not a number) is a ``RecevalError`` naming the
+parameter, never a command-line flag.
+
+Each function composes the same small functions the commands compose
+(:mod:`.filters`, :mod:`.derived`, :mod:`.summary`, :mod:`.pairs`), so the numbers agree
+with ``python -m receval.report`` exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from receval.analysis import filters
+from receval.analysis.comparison import Comparison, compare
+from receval.analysis.derived import with_derived
+from receval.analysis.gate import gate
+from receval.analysis.pairs import paired
+from receval.analysis.settings import bootstrap_settings
+from receval.analysis.summary import check_floors, failures, measure_names, summaries
+from receval.results.discovery import load
+from receval.results.labels import naming_of
+from receval.results.stored import Run
+
+__all__ = ["Comparison", "compare", "floor", "gate", "load", "pairs", "summary"]
+
+
+def _kept(runs: Sequence[Run], where: Mapping[str, str] | None, measures: list[str]) -> list[Run]:
+    """``runs`` over the questions ``where`` keeps, with the derived columns ``measures`` name."""
+    if not runs:
+        raise ValueError("no runs: load some with receval.analysis.load(path)")
+    kept = filters.filter_questions(list(runs), filters.where_pairs(where), option="where")
+    return with_derived(kept, measures, option="metrics")
+
+
+def summary(
+    runs: Sequence[Run], metrics: list[str] | None = None, where: Mapping[str, str] | None = None
+) -> list[dict]:
+    """One flat row per run: ``run_dir``, ``label``, the config values that differ
+    (by short name) and every setting of its components, ``n_chunks``, ``n_questions``
+    and, per measure (``metrics``, default hit@1, hit@3, recall@3, rr, ndcg@5; rr is
+    always there), its mean with ``<measure>_lo`` / ``<measure>_hi`` interval bounds."""
+    kept = _kept(runs, where, [*(metrics or []), "rr"])
+    names, metric = measure_names(kept, metrics, "rr")
+    rows = []
+    for run in summaries(kept, names, metric, bootstrap_settings(kept), naming_of(kept)):
+        row = {"run_dir": run.run_dir, "label": run.label, **run.to_dict()["params"]}
+        row.update(n_chunks=run.n_chunks, n_questions=run.n_questions)
+        for name in names:
+            interval = run.metrics[name]
+            row.update({name: interval.mean, f"{name}_lo": interval.lo, f"{name}_hi": interval.hi})
+        rows.append(row)
+    return rows
+
+
+def pairs(
+    runs: Sequence[Run],
+    baseline: str | Path,
+    metric: str = "rr",
+    where: Mapping[str, str] | None = None,
+    intersect: bool = False,
+) -> list[dict]:
+    """Every other run against ``baseline`` (a run folder, or ``key=value`` naming one of
+    the runs), question by question: ``diff`` = mean(run - baseline), its paired interval
+    ``ci``, questions ``fixed`` / ``broken``, how many went ``up`` / ``down``. Runs over
+    different questions are paired on the shared ones only with ``intersect``."""
+    runs = list(runs)
+    index, base = filters.select_one(runs, str(baseline), option="baseline")
+    if index is None:  # a run folder outside runs
+        runs.insert(0, base)
+        index = 0
+    kept = _kept(runs, where, [metric])
+    metric = filters.canonical_measure(metric, kept, option="metric")
+    others = [run for i, run in enumerate(kept) if i != index]
+    if not others:
+        return []
+    found = paired(kept[index], others, metric, bootstrap_settings(kept), intersect, option="intersect=True")
+    return [pair.against_baseline() for pair in found]
+
+
+def floor(runs: Sequence[Run], floors: Mapping[str, float], where: Mapping[str, str] | None = None) -> list[str]:
+    """One line per run and measure whose mean is below its floor (``{"hit@3": 0.70}``:
+    means between 0 and 1); an empty list when every run clears every floor."""
+    kept = _kept(runs, where, list(floors))
+    checked = check_floors(floors, kept, option="floors")
+    names = list(checked) or ["rr"]
+    return failures(summaries(kept, names, names[0], bootstrap_settings(kept), naming_of(kept)), checked)

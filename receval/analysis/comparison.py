@@ -1,0 +1,82 @@
+"""Two stored runs paired question by question, as data (:func:`compare`);
+rendered by :mod:`receval.render.compare`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from receval.analysis import filters
+from receval.analysis.derived import with_derived
+from receval.analysis.differences import Difference, differences_of
+from receval.analysis.pairs import Pair, paired
+from receval.analysis.settings import BOOTSTRAP_ARGS, bootstrap_settings
+from receval.config import BootstrapConfig
+from receval.core.errors import named
+from receval.core.progress import warn
+from receval.results import configs, labels
+from receval.results.discovery import load_one
+
+
+@dataclass(frozen=True)
+class Comparison:
+    pair: Pair
+    labels: tuple[str, str]  # A's and B's labels (receval.results.labels)
+    differences: list[Difference]  # every difference of the saved configs
+    boot: BootstrapConfig
+    where: list[tuple[str, str]]
+
+    @property
+    def params(self) -> dict[str, list]:
+        """Dotted key -> [A's value, B's value] for each difference (a component node
+        whole, None where a config has no such key)."""
+        return {d.key: [configs.jsonable(d.a), configs.jsonable(d.b)] for d in self.differences}
+
+    def to_dict(self) -> dict:
+        p = self.pair
+        return {
+            "a": p.a,
+            "b": p.b,
+            "label_a": self.labels[0],
+            "label_b": self.labels[1],
+            "params": self.params,
+            "differences": [d.text for d in self.differences],
+            "mean_a": p.mean_a,
+            "mean_b": p.mean_b,
+            **p.to_dict(),
+            "where": {c: v for c, v in self.where},
+            "bootstrap": self.boot.kwargs(),
+        }
+
+
+def compare(
+    a: str | Path,
+    b: str | Path,
+    metric: str = "rr",
+    intersect: bool = False,
+    where: list[tuple[str, str]] | None = None,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+    level: float | None = None,
+    method: str | None = None,
+    names: Mapping[str, str] | None = None,
+) -> Comparison:
+    """Pair run B against run A by question id: mean(B - A) over the questions both
+    score, its paired bootstrap interval, questions fixed and broken, and every
+    difference of the saved configs. Errors name parameters as ``names`` maps them."""
+    run_a = load_one(a, what="A")
+    run_b = load_one(b, what="B")
+    where = filters.where_pairs(where)
+    both = filters.filter_questions([run_a, run_b], where, option=named(names, "where"))
+    both = with_derived(both, [metric], option=named(names, "metric"))  # rr@k
+    metric = filters.canonical_measure(metric, both, option=named(names, "metric"))
+    fa = run_a.metadata.get("dataset_fingerprint")
+    fb = run_b.metadata.get("dataset_fingerprint")
+    if fa and fb and fa != fb:
+        warn("A and B were run on different dataset files (fingerprints differ)")
+    boot = bootstrap_settings(both, n_resamples, seed, level, method, overridden_by=named(names, "bootstrap", BOOTSTRAP_ARGS))
+    (pair,) = paired(both[0], [both[1]], metric, boot, intersect, option=named(names, "intersect"))
+    label_a, label_b = labels.run_labels([run_a, run_b])
+    found = differences_of(run_a.config, run_b.config, configs.schema_defaults())
+    return Comparison(pair=pair, labels=(label_a, label_b), differences=found, boot=boot, where=where)

@@ -1,0 +1,218 @@
+"""Choosing runs and questions: ``--where``/``--split`` filters, measure names,
+and ``key=value`` selectors (``retriever=tfidf,max_words=120``) naming runs by
+their config, keys given by short or dotted name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import yaml
+
+from receval import metrics as measures
+from receval.core.errors import RecevalError
+from receval.results.configs import differing_params, format_value, short_name, short_names
+from receval.results.discovery import load_one
+from receval.results.labels import shown
+from receval.results.stored import Run
+
+
+def where_pairs(where) -> list[tuple[str, str]]:
+    """Question filters as ``(column, value)`` pairs, from a mapping (``{"split": "test"}``),
+    pairs, or None."""
+    if where is None:
+        return []
+    items = where.items() if isinstance(where, Mapping) else where
+    return [(str(column), str(value)) for column, value in items]
+
+
+def filter_questions(runs: list[Run], where: list[tuple[str, str]], option: str = "where") -> list[Run]:
+    """Keep only the questions whose ``column`` equals ``value`` (all pairs must hold); a
+    column a run lacks is an error naming ``option``."""
+    if not where:
+        return runs
+    out = []
+    for run in runs:
+        table = run.table
+        mask = None
+        for column, value in where:
+            if column not in table.column_names:
+                raise RecevalError(
+                    f"{option} {column}={value}: no column {column!r} in {run.run_dir}; "
+                    "columns: " + ", ".join(table.column_names)
+                )
+            this = pc.fill_null(pc.equal(pc.cast(table.column(column), pa.string()), value), False)
+            mask = this if mask is None else pc.and_(mask, this)
+        kept = table.filter(mask)
+        if kept.num_rows == 0:
+            column, value = where[0] if len(where) == 1 else (None, None)
+            present = ""
+            if column is not None:
+                values = sorted({str(v) for v in table.column(column).to_pylist()})
+                present = f"; {column} values present: " + ", ".join(values[:20])
+            cond = " and ".join(f"{c}={v}" for c, v in where)
+            raise RecevalError(f"no questions with {cond} in {run.run_dir}{present}")
+        out.append(run.filtered(kept))
+    return out
+
+
+def canonical_measure(name: str, runs: list[Run], option: str = "metrics") -> str:
+    """``MRR`` -> ``rr``; an unknown measure or one not stored in a run is an error.
+    ``rr@k`` and numeric columns such as ``rouge1_p`` are taken too
+    (:mod:`receval.analysis.derived`)."""
+    from receval.analysis.derived import column_for
+
+    column = column_for(name, runs)
+    if column is not None:
+        return column
+    try:
+        canonical = measures.parse_measure(name).name
+    except ValueError as error:
+        canonical = name.strip().lower()
+        if not measures.is_token_measure(canonical):
+            raise RecevalError(
+                f"{option}: {error}; or token_recall@k, token_precision@k, token_iou@k, context_tokens@k"
+            ) from None
+    for run in runs:
+        if canonical not in run.table.column_names:
+            stored = ", ".join(run.measure_names)
+            raise RecevalError(
+                f"{option}: {canonical} is not stored in {run.run_dir} (stored: {stored}); "
+                "add its cutoff to metrics.ks and re-run"
+            )
+    return canonical
+
+
+_SPLIT = re.compile(r",(?=\s*[\w.]+\s*=)")
+
+
+def parse_selector(text: str) -> list[tuple[str, str]]:
+    """``retriever=tfidf,max_words=120`` -> [("retriever", "tfidf"), ("max_words", "120")]."""
+    pairs = []
+    for part in _SPLIT.split(text):
+        if "=" not in part or not part.split("=", 1)[0].strip():
+            raise RecevalError(
+                f"selector {text!r}: use KEY=VALUE[,KEY=VALUE], e.g. retriever=tfidf,max_words=120"
+            )
+        key, value = part.split("=", 1)
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def _resolve_key(name: str, runs: list[Run], differ: list[str]) -> str:
+    keys: list[str] = []
+    for run in runs:
+        keys.extend(k for k in run.flat if k not in keys)
+    for choice in (f"{name}.name", f"{name}.kind"):  # retriever=tfidf: the group's choice
+        if choice in keys:  # (before ``rerank`` itself: null where a run has no re-ranker)
+            return choice
+    if name in keys:
+        return name
+    matches = [k for k in keys if short_name(k) == name or k.endswith("." + name)]
+    if len(matches) > 1:
+        narrowed = [k for k in matches if k in differ]
+        if len(narrowed) == 1:
+            return narrowed[0]
+        raise RecevalError(f"selector key {name!r} is ambiguous: " + ", ".join(matches))
+    if not matches:
+        shown = ", ".join(short_names(differ).values()) or "nothing (the configs are equal)"
+        raise RecevalError(f"selector key {name!r} is not a config key; the runs differ in: {shown}")
+    return matches[0]
+
+
+def _value_matches(value: Any, wanted: str) -> bool:
+    if format_value(value) == wanted or str(value) == wanted or shown(value) == wanted:
+        return True  # rerank=none: a run without one (labels call it so)
+    try:
+        parsed = yaml.safe_load(wanted)
+    except yaml.YAMLError:
+        return False
+    if isinstance(parsed, list):
+        parsed = tuple(parsed)
+    return type(parsed) is not str and parsed == value
+
+
+def select(runs: list[Run], selector: str) -> list[int]:
+    """Indices of the runs whose config matches every ``key=value`` of ``selector``."""
+    differ = differing_params([r.flat for r in runs], [r.overrides for r in runs])
+    wanted = [(_resolve_key(k, runs, differ), v) for k, v in parse_selector(selector)]
+    return [
+        i
+        for i, run in enumerate(runs)
+        if all(_has(run, key) and _value_matches(_get(run, key), v) for key, v in wanted)
+    ]
+
+
+def _component_slot(run: Run, key: str) -> str | None:
+    """``rerank`` for ``rerank.kind`` when the run has no re-ranker (``rerank: null``)."""
+    group, _, last = key.rpartition(".")
+    return group if last in ("kind", "name") and group in run.flat and run.flat[group] is None else None
+
+
+def _has(run: Run, key: str) -> bool:
+    return key in run.flat or _component_slot(run, key) is not None
+
+
+def _get(run: Run, key: str) -> Any:
+    return run.flat[key] if key in run.flat else None
+
+
+def describe(run: Run, keys: list[str]) -> str:
+    """A run in a message: its folder and its values of ``keys`` (those it has)."""
+    names = short_names(keys)
+    params = ", ".join(f"{names[k]}={shown(run.flat[k])}" for k in keys if k in run.flat)
+    return f"{run.run_dir}" + (f" ({params})" if params else "")
+
+
+def pick(runs: list[Run], selector: str, option: str = "runs") -> list[Run]:
+    """``--runs``: the runs whose saved config matches every ``key=value`` of
+    ``selector`` (``retriever=bm25,max_words=120``), across sweeps; none matching
+    is an error listing them. (``--where`` selects questions, ``--runs`` runs.)"""
+    indices = select(runs, selector)
+    if not indices:
+        differ = differing_params([r.flat for r in runs], [r.overrides for r in runs])
+        shown = "; ".join(describe(r, differ) for r in runs[:12])
+        more = f" ... (+{len(runs) - 12})" if len(runs) > 12 else ""
+        raise RecevalError(
+            f"{option} {selector}: matches none of the {len(runs)} runs; they are: {shown}{more}"
+        )
+    return [runs[i] for i in indices]
+
+
+def select_one(runs: list[Run], selector: str, option: str = "baseline") -> tuple[int | None, Run]:
+    """The one run a selector names: a run directory, or ``key=value`` matching one run.
+
+    Returns ``(index into runs or None, run)``; a run directory outside ``runs`` is
+    loaded (index None). Several or no matches are an error listing the candidates.
+    """
+    path = Path(selector)
+    if "=" not in selector or path.exists():
+        if not path.exists():
+            raise RecevalError(
+                f"{option} {selector!r}: no such run directory; give a run directory "
+                "or KEY=VALUE, e.g. retriever=tfidf"
+            )
+        resolved = path.resolve()
+        for i, run in enumerate(runs):
+            if run.run_dir.resolve() == resolved:
+                return i, run
+        return None, load_one(path, what=option)
+    matched = select(runs, selector)
+    differ = differing_params([r.flat for r in runs], [r.overrides for r in runs])
+    if not matched:
+        raise RecevalError(
+            f"{option} {selector}: matches none of the {len(runs)} runs; they are: "
+            + "; ".join(describe(r, differ) for r in runs)
+        )
+    if len(matched) > 1:
+        raise RecevalError(
+            f"{option} {selector}: matches {len(matched)} runs, narrow it with a second "
+            "key (e.g. ...,max_words=120): "
+            + "; ".join(describe(runs[i], differ) for i in matched)
+        )
+    return matched[0], runs[matched[0]]

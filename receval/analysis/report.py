@@ -1,0 +1,77 @@
+"""The report as data: every run's means and intervals, the pairs against a
+baseline, the chain, the breakdowns, the floors, what came back per question. Each
+part is computed by its own function (:mod:`.summary`, :mod:`.pairs`, :mod:`.chain`,
+:mod:`.breakdown`, :mod:`.show`); ``python -m receval.report`` composes them
+(:mod:`receval.cli.report`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from receval.analysis.breakdown import ByTable, QuestionRow
+from receval.analysis.pairs import Pair
+from receval.analysis.summary import RunSummary, failures
+from receval.config import BootstrapConfig
+
+OVERLAP_THRESHOLDS = (0.3, 0.6)  # low < 0.3 <= medium < 0.6 <= high
+
+
+@dataclass
+class Report:
+    """Everything the report shows, computed once (the command composes it from the
+    functions of :mod:`receval.analysis`); :mod:`receval.render.report` formats it, and
+    :meth:`to_dict` is its JSON."""
+
+    runs: list[RunSummary]
+    params: list[str]  # what differs between the runs: the parameter columns (receval.results.labels)
+    metrics: list[str]  # canonical measure names, in column order
+    metric: str  # the measure with the CI column, the baseline pairs and the plot
+    questions: dict  # header counts
+    boot: BootstrapConfig
+    where: list[tuple[str, str]] = field(default_factory=list)
+    baseline: int | None = None  # index into runs
+    pairs: list[Pair] = field(default_factory=list)
+    by: ByTable | None = None
+    per_question: list[QuestionRow] | None = None
+    floors: dict[str, float] = field(default_factory=dict)  # --fail-under
+    by_more: list[ByTable] = field(default_factory=list)  # --by over further --metrics
+    shown: list | None = None  # --show: receval.analysis.show.QuestionView per question
+    gate: Any = None  # --gate: receval.stats.gate.Gate
+    chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.analysis.chain)
+    cautions: list[str] = field(default_factory=list)  # what makes the table misleading (latencies under unlike load)
+
+    # ------------------------------------------------------------- dict / json
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {
+            "runs": [run.to_dict() for run in self.runs],
+            "pairs": [p.against_baseline() for p in self.pairs],
+            "params": self.params,
+            "metrics": self.metrics,
+            "metric": self.metric,
+            "questions": self.questions,
+            "where": {c: v for c, v in self.where},
+            "bootstrap": self.boot.kwargs(),
+            "baseline": self.runs[self.baseline].run_dir if self.baseline is not None else None,
+        }
+        if self.cautions:
+            out["warnings"] = list(self.cautions)
+        if self.floors:
+            out["fail_under"] = {
+                "floors": self.floors,
+                "failures": self.failures(),
+            }
+        if self.chain:
+            out["chain"] = [p.against_baseline() for p in self.chain]
+        if self.by is not None:
+            out["by"] = self.by.to_dict(self.runs)
+        if self.by_more:  # --by over each further --metrics measure
+            out["by_more"] = [b.to_dict(self.runs) for b in self.by_more]
+        if self.per_question is not None:
+            out["per_question"] = [row.to_dict() for row in self.per_question]
+        return out
+
+    def failures(self) -> list[str]:
+        """One line per run and measure whose mean is below its floor."""
+        return failures(self.runs, self.floors)

@@ -1,0 +1,210 @@
+"""Per-run means and intervals: what the report's main table shows, from stored runs.
+
+- :func:`measure_names`: the measures asked for, by canonical name (an explicit one must
+  be stored; a default one a run lacks is left out).
+- :func:`summaries`: one :class:`RunSummary` per run: every measure's mean and bootstrap
+  interval (one bootstrap call per question set), latency, stages, costs, notes.
+- :func:`question_counts`: the header's counts; :func:`latency_cautions`: what makes
+  the latencies misleading.
+- :func:`check_floors` / :func:`failures`: means below a floor (``--fail-under``).
+
+Each takes runs already filtered (:mod:`receval.analysis.filters`) and with their
+derived columns (:mod:`receval.analysis.derived`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from receval.analysis import costs, filters
+from receval.analysis.breakdown import stage_latency
+from receval.analysis.units import one_label_note
+from receval.config import BootstrapConfig
+from receval.core import machine, numeric
+from receval.core.errors import RecevalError
+from receval.results import configs
+from receval.results.labels import Naming
+from receval.results.stored import Run
+from receval.stats.bootstrap import Interval
+from receval.stats.pairing import grouped_intervals, mask_key
+
+DEFAULT_METRICS = ("hit@1", "hit@3", "recall@3", "rr", "ndcg@5")
+
+
+@dataclass
+class RunSummary:
+    run_dir: str
+    label: str
+    params: dict[str, Any]  # column -> what differs, as it applies to this run (receval.results.labels)
+    n_chunks: int | None
+    n_questions: int  # scored (answerable) questions, after --where
+    n_unanswerable: int
+    metrics: dict[str, Interval]
+    latency_p50: float | None
+    latency_p95: float | None
+    stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
+    costs: dict = field(default_factory=dict)  # pairs, $ per 1,000 questions, index $ (receval.analysis.costs)
+    settings: dict[str, Any] = field(default_factory=dict)  # its components' own keys, dotted
+    notes: list[str] = field(default_factory=list)  # facts the run measured about itself
+
+    def to_dict(self) -> dict:
+        """``params``: the table's columns (short names) and every setting of the run's
+        components (``retriever.k1``, ``rerank.first_size``, ...): only what applies to it."""
+        params = {**self.settings, **self.params}
+        return {
+            "run_dir": self.run_dir,
+            "label": self.label,
+            "params": {k: configs.jsonable(v) for k, v in params.items()},
+            "n_chunks": self.n_chunks,
+            "n_questions": self.n_questions,
+            "n_unanswerable": self.n_unanswerable,
+            "metrics": {name: iv.as_dict() for name, iv in self.metrics.items()},
+            "latency_ms": {"p50": self.latency_p50, "p95": self.latency_p95},
+            "stages": self.stages,
+            "costs": self.costs,
+            "notes": self.notes,
+        }
+
+
+def measure_names(
+    runs: list[Run], metrics: list[str] | None, metric: str, floors: list[str] = (),
+    metrics_option: str = "metrics", metric_option: str = "metric",
+) -> tuple[list[str], str]:
+    """(the measures shown, in column order, and ``metric`` by its canonical name): the
+    ``metrics`` asked for (None: :data:`DEFAULT_METRICS` every run stores), then
+    ``metric`` and the ``floors``' measures if not among them. An unknown measure, or one
+    a run does not store, is an error naming the option it came from."""
+    metric = filters.canonical_measure(metric, runs, option=metric_option)
+    if metrics is None:
+        names = [m for m in DEFAULT_METRICS if all(m in r.table.column_names for r in runs)]
+    else:
+        names = [filters.canonical_measure(m, runs, option=metrics_option) for m in metrics]
+    for extra in [metric, *floors]:
+        if extra not in names:
+            names.append(extra)
+    return list(dict.fromkeys(names)), metric
+
+
+def summaries(runs: list[Run], names: list[str], metric: str, boot: BootstrapConfig, naming: Naming) -> list[RunSummary]:
+    """One :class:`RunSummary` per run: each of ``names`` with its interval (every run x
+    measure interval from one bootstrap call per question set), ``metric``'s scored
+    questions, latency p50/p95, stages, costs and notes; ``naming`` labels the runs."""
+    items = []
+    for run in runs:
+        for name in names:
+            values = run.values(name)
+            scored = ~np.isnan(values)
+            if not scored.any():
+                raise RecevalError(f"{run.run_dir}: no question has a {name} value (all unanswerable?)")
+            items.append((mask_key(run.ids_digest, scored), values[scored]))
+    intervals = iter(grouped_intervals(items, boot))
+    out = []
+    for run, label, params in zip(runs, naming.labels, naming.params):
+        metric_ivs = {name: next(intervals) for name in names}
+        scored = ~np.isnan(run.values(metric))
+        latency = run.values("latency_ms") if "latency_ms" in run.table.column_names else np.array([np.nan])
+        p50, p95 = (
+            (float(v) for v in np.nanpercentile(latency, [50, 95]))
+            if not np.isnan(latency).all() else (None, None)
+        )
+        out.append(
+            RunSummary(
+                run_dir=str(run.run_dir),
+                label=label,
+                params=params,
+                settings=configs.component_settings(run.config),
+                n_chunks=run.n_chunks,
+                n_questions=int(scored.sum()),
+                n_unanswerable=int((~scored).sum()),
+                metrics=metric_ivs,
+                latency_p50=p50,
+                latency_p95=p95,
+                stages=stage_latency(run),
+                costs=costs.cost_facts(run),
+                notes=run_notes(run),
+            )
+        )
+    return out
+
+
+def question_counts(runs: list[Run], metric: str) -> dict:
+    """The header's counts over the first run's questions: scored and unanswerable on
+    ``metric``, per kind and split, whether every run has the same questions, and what
+    the labels say about the measures (:mod:`receval.analysis.units`)."""
+    first = runs[0]
+    scored = ~np.isnan(first.values(metric))
+    kinds = Counter(k for k, ok in zip(first.strings("kind"), scored) if ok)
+    splits = Counter(first.strings("split"))
+    same = all(len(r.ids) == len(first.ids) and r.ids_digest == first.ids_digest for r in runs)
+    return {
+        "n_questions": int(len(first.ids)),
+        "n_scored": int(scored.sum()),
+        "n_unanswerable": int((~scored).sum()),
+        "kinds": {str(k): n for k, n in kinds.items()},
+        "splits": {str(k): n for k, n in splits.items()},
+        "same_questions": same,
+        "notes": [note for note in [one_label_note(runs)] if note],  # what the labels say about the measures
+    }
+
+
+def check_floors(floors: Mapping[str, float], runs: list[Run], option: str = "floors") -> dict[str, float]:
+    """``floors`` (measure -> a mean between 0 and 1) by canonical measure name; a floor
+    that is not a number or not in [0, 1], a measure not stored, or one given twice
+    under two names is an error naming ``option``."""
+    out: dict[str, float] = {}
+    for name, value in floors.items():
+        floor = numeric.real(value)
+        if floor is None:
+            raise RecevalError(f"{option} {name}={value!r}: not a number; use a mean between 0 and 1, e.g. 0.70")
+        if not 0 <= floor <= 1:
+            raise RecevalError(f"{option} {name}={value!r}: floors are means between 0 and 1 (0.70, not 70)")
+        canonical = filters.canonical_measure(name, runs, option=option)
+        if canonical in out:
+            raise RecevalError(
+                f"{option} {name}={value!r}: {canonical} is given twice; give each metric one floor"
+            )
+        out[canonical] = floor
+    return out
+
+
+def failures(summaries: list[RunSummary], floors: Mapping[str, float]) -> list[str]:
+    """One line per run and measure whose mean is below its floor, ``#<index> <label>:
+    <measure> <mean> < <floor> (<run folder>)`` (none: every run clears every floor);
+    ``floors`` from :func:`check_floors`."""
+    lines = []
+    for metric, floor in floors.items():
+        for i, run in enumerate(summaries):
+            mean = run.metrics[metric].mean
+            if mean < floor:
+                lines.append(f"#{i} {run.label}: {metric} {mean:.3f} < {floor:g} ({run.run_dir})")
+    return lines
+
+
+def run_notes(run: Run) -> list[str]:
+    """What a run recorded about its own stages: chunks a dense model cut at its token
+    limit (``truncated``), and an ANN index's recall against exact search."""
+    info, notes = run.info or {}, []
+    for stage, count in (info.get("truncated") or {}).items():
+        if count:
+            notes.append(f"{stage}: {count} of {run.n_chunks} chunks longer than the model's limit were cut")
+    for key, value in info.items():
+        if key.startswith("ann_recall@") and isinstance(value, (int, float)):
+            notes.append(f"{key} {value:.3f} (the ANN index's top-k against exact search)")
+    return notes
+
+
+def latency_cautions(runs: list[Run], summaries: list[RunSummary]) -> list[str]:
+    """A warning when the report shows latencies of runs timed under very different
+    machine load (:func:`receval.core.machine.load_warning`)."""
+    timed = [
+        (f"#{i} {summary.label}", (run.info or {}).get("machine"))
+        for i, (run, summary) in enumerate(zip(runs, summaries))
+        if summary.latency_p50 is not None
+    ]
+    found = machine.load_warning(timed)
+    return [found] if found else []

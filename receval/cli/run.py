@@ -1,0 +1,141 @@
+"""The thin Hydra shells: compose a config, call a plain function.
+
+``python -m receval`` composes ``conf/config.yaml`` and calls :func:`run_one`;
+``python -m receval.synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth.__main__`).
+Exit status 2 for every user error: a ``RecevalError`` raised by the task, and a
+config Hydra cannot compose (a misspelt key, a wrong type), which Hydra itself
+reports in one message and would exit 1 for. A job never ends the command with
+status 0 before its sweep is done (a stray ``sys.exit(0)`` is status 2); Ctrl-C (or a
+KeyboardInterrupt from user code) exits 130. Either way a sweep that stops early
+says which of its jobs finished (:func:`receval.cli.resume.stopped`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import OmegaConf
+
+from receval import config as config_schema
+from receval import pipeline
+from receval.cli import objective, preflight, resume
+from receval.clients.http import quiet_http_logs
+from receval.core import trust
+from receval.datasets import load_dataset
+from receval.core.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
+from receval.cli.resume import finished
+from receval.core.overrides import swept_suffix
+
+
+def hydra_command(
+    config_name: str, task: Callable[[object], object], check: Callable[[object], None] | None = None
+) -> Callable[[], None]:
+    """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
+    (what it returns goes to the sweeper: Optuna maximises it); with ``check``, a single
+    run's config is checked before its folder is made (:class:`receval.cli.preflight.ConfigCheck`)
+    and a multirun's every job before the first runs (receval's sweeper).
+
+    The config folder is looked up when the command runs, not at import: a remote
+    worker (Ray) imports this module to run a job whose config the driver composed,
+    and has no ``conf/`` when receval was shipped as a bare package folder.
+    """
+    started = False
+
+    def job(cfg):
+        nonlocal started
+        started = True
+        quiet_http_logs()  # Hydra's job logging would copy their unredacted lines to stderr and a file
+        with exit_on_error():
+            try:
+                return task(cfg)
+            except SystemExit as stop:
+                if stop.code:
+                    raise
+                raise RecevalError(  # exit 0 here would end a sweep early and report success
+                    f"the job ended with SystemExit({stop.code!r}) (a sys.exit in code it ran) before "
+                    "writing its results"
+                ) from None
+
+    def main() -> None:
+        with exit_on_error():  # before Hydra saves the overrides anywhere
+            trust.check_argv(sys.argv[1:])
+        missing = objective.missing_extra(sys.argv[1:])
+        if missing:
+            sys.stderr.write(f"receval: error: {missing}\n")
+            raise SystemExit(EXIT_USER_ERROR)
+        use_sweeper(check)
+        preflight.ConfigCheck.check = check
+        entry = hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
+        try:
+            with preflight.unknown_overrides_named():  # "did you mean", not Hydra's hint to force-add a key
+                entry(job)()
+        except KeyboardInterrupt:  # Ctrl-C, or raised by user code: stop, say what finished
+            sys.stderr.write("receval: interrupted (KeyboardInterrupt); a job stopped midway wrote no results\n")
+            resume.stopped("KeyboardInterrupt")
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        except SystemExit as stop:
+            if stop.code == 1 and not started:  # Hydra stopped before any job ran here
+                sys.stderr.write(
+                    "receval: error: see Hydra's message above: a config it could not compose "
+                    "(fix the override or file it names), or a job that failed on a remote launcher\n"
+                )
+                raise SystemExit(EXIT_USER_ERROR) from None
+            if stop.code:
+                resume.stopped("an error")
+            raise
+
+    return main
+
+
+def use_sweeper(check: Callable[[object], None] | None) -> None:
+    """Make receval's sweeper (the default ``hydra/sweeper``) known to Hydra, checking
+    jobs with ``check``. Hydra finds plugins by scanning ``hydra_plugins``, which misses
+    a module served by an editable install's import hook: registered here in both cases.
+    Done when a command starts, not at import: a Ray worker has no such module; and
+    after Hydra's scan, which re-executes the module of the sweeper it derives from."""
+    from hydra.core.plugins import Plugins
+
+    plugins = Plugins.instance()
+    from hydra_plugins.receval_sweeper import RecevalSweeper
+
+    RecevalSweeper.check = check
+    plugins.register(RecevalSweeper)
+
+
+def group_options(*groups: str) -> str:
+    """``--help``'s list of config groups and their options, read from ``conf/``."""
+    root = Path(config_schema.config_dir())
+    lines = []
+    for group in groups:
+        options = sorted(path.stem for path in (root / group).glob("*.yaml"))
+        if group == "hydra/launcher":
+            options = ["basic", "joblib", *options]
+        lines.append(f"{group}: {', '.join(options)}")
+    return "\n".join(lines)
+
+
+def run_one(cfg) -> float | None:
+    """One job of ``python -m receval``: skip it if its results are there, else run it.
+    Returns the run's objective (``objective.metric`` on ``objective.split``) to a
+    sweeper that uses it (Optuna); a grid sweep or a single run ignores it."""
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    config_schema.check(cfg)
+    dataset = load_dataset(cfg.dataset)  # its fingerprint is part of what resume compares
+    if finished(run_dir, pipeline.config_hash_of(cfg), dataset.fingerprint):
+        print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
+    else:
+        result = pipeline.run(cfg, run_dir, dataset)
+        overrides = list(HydraConfig.get().overrides.task)
+        print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
+    if objective.sweeper_uses_it():
+        return objective.value(cfg, run_dir, required=True)
+    return None
+
+
+OmegaConf.register_new_resolver("receval_groups", group_options, replace=True)
+config_schema.register()
+main = hydra_command("config", run_one, check=pipeline.check_config)

@@ -1,0 +1,159 @@
+"""Secrets kept out of messages, files and labels: what looks like a key, which URLs
+carry one, and what a message may show of text from outside.
+
+- A URL is read by :func:`split_url`, the one normalisation: the HTTP client
+  (:mod:`receval.clients.http`) builds request URLs from what it returns and
+  :mod:`receval.core.trust` checks the same, so ``" http://host"`` is one host to both.
+- A key is read from the environment variable *named* by the config (:func:`api_key`),
+  at each request; it is never stored, and any text that could echo it is redacted.
+- Text from a server (status line, error body, reply keys, ids, a bad answer) reaches
+  a message only through :func:`clip`: redacted first, then cut, so a key straddling
+  the cut cannot leak its first characters; :func:`cut` is the same for text that
+  holds no key (a stored file's value, a user's code's answer).
+- A value that may be a key is shown by :func:`shown`: a URL without its user,
+  password, query or fragment; a key-like string not at all. A label shows a URL by
+  its host alone (:func:`without_urls`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import urllib.parse
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+KEY_PREFIXES = (
+    "sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "ASIA", "hf_", "glpat-", "AIza",
+)
+CREDENTIAL_PARAM = re.compile(r"key|token|secret|pass|pwd|auth|sig|credential|session|bearer", re.I)
+_C0_OR_SPACE = "".join(map(chr, range(0x21)))
+SHOWN = 80  # characters of a config value in a message
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
+
+
+def looks_like_key(value: str) -> bool:
+    """A secret rather than a variable name: a known key prefix, or long mixed text with digits."""
+    return value.startswith(KEY_PREFIXES) or (
+        len(value) >= 24 and any(c.isdigit() for c in value) and any(c.islower() for c in value)
+    )
+
+
+def split_url(value) -> urllib.parse.SplitResult | None:
+    """``value`` read as a URL the way the client reads it (None when urllib cannot):
+    surrounding whitespace and control characters stripped, then urllib's split, which
+    also drops tabs and newlines anywhere and lower-cases the scheme. The one
+    normalisation: :func:`api_url` builds request URLs from it, :mod:`receval.core.trust`
+    checks what it returns."""
+    try:
+        return urllib.parse.urlsplit(str(value).strip().strip(_C0_OR_SPACE))
+    except ValueError:  # a bad IPv6 literal, a port out of range
+        return None
+
+
+def network_url(value) -> urllib.parse.SplitResult | None:
+    """The split URL when ``value`` names a host over a network (``scheme://host``,
+    any scheme but ``file``), else None."""
+    if not isinstance(value, str):
+        return None
+    parts = split_url(value)
+    if parts is None or not parts.scheme or not parts.netloc or parts.scheme == "file":
+        return None
+    return parts
+
+
+def host_of(parts: urllib.parse.SplitResult) -> str:
+    """``host:port`` as written, without any ``user:KEY@``."""
+    return parts.netloc.rsplit("@", 1)[-1] or "?"
+
+
+def url_secret(value) -> str | None:
+    """What secret a URL carries in itself (None for none): credentials before the
+    host, or a key-like parameter (``api_key=``, ``token=``, ``sig=``...) in its query
+    or fragment. Such a URL is refused wherever it would be saved or sent."""
+    parts = network_url(value)
+    if parts is None:
+        return None
+    if "@" in parts.netloc:
+        return "credentials (user:KEY@host)"
+    for text in (parts.query, parts.fragment):
+        for name, found in urllib.parse.parse_qsl(text, keep_blank_values=True):
+            if CREDENTIAL_PARAM.search(name) or looks_like_key(found):
+                return "a key in its query string (?api_key=...)"
+    return None
+
+
+def shown(value) -> str:
+    """A config value safe to print: a URL as ``scheme://host/path`` (user, password,
+    query and fragment left out), a key-like string not at all, anything else cut."""
+    parts = network_url(value)
+    if parts is not None:
+        hidden = " (query not shown)" if parts.query or parts.fragment else ""
+        return urllib.parse.urlunsplit((parts.scheme, host_of(parts), parts.path, "", "")) + hidden
+    if isinstance(value, str) and looks_like_key(value.strip()):
+        return "<hidden: looks like a key>"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
+
+
+def is_local(host: str | None) -> bool:
+    """Loopback hosts (localhost, 127.0.0.0/8, ::1), where a server usually needs no key."""
+    if not host:
+        return False
+    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def api_key(api_key_env: str | None) -> str | None:
+    return os.environ.get(api_key_env) if api_key_env else None
+
+
+def redact(text: str, *envs: str | None) -> str:
+    """``text`` with the value of each variable named in ``envs`` replaced by ``***``."""
+    for env in envs:
+        key = api_key(env)
+        if key:
+            text = text.replace(key, "***")
+    return text
+
+
+def clip(text, limit: int, *envs: str | None) -> str:
+    """Server text fit for a message: redacted (the values of the variables ``envs``
+    name: the key, header values), THEN put on one line and cut to ``limit`` characters
+    (cutting first could leave the start of a key that straddles the cut). Bytes are
+    decoded; anything else (a reply's keys, an id that is not a string) is its repr."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    elif not isinstance(text, str):
+        text = repr(text)
+    text = " ".join(redact(text, *envs).split())
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+
+def cut(text: str, limit: int = 80) -> str:
+    """What a message shows of a string from outside that holds no key (a user's code's
+    answer, a stored file's value): :func:`clip` with nothing to redact."""
+    return clip(text, limit, None)
+
+
+def _host(match: re.Match) -> str:
+    try:
+        host = urllib.parse.urlsplit(match.group(0)).hostname
+    except ValueError:
+        host = None
+    return host or "remote"
+
+
+def has_url(text: str) -> bool:
+    """Whether ``text`` holds a URL (``scheme://...``) that :func:`without_urls` replaces."""
+    return _URL.search(text) is not None
+
+
+def without_urls(text: str) -> str:
+    """Every URL in ``text`` replaced by its host: ``http://127.0.0.1:8089/v1`` -> ``127.0.0.1``
+    (how a run's label shows a URL)."""
+    return _URL.sub(_host, text)

@@ -1,0 +1,204 @@
+"""Labels as spans of the pages, judged against the retrieved chunks.
+
+Pages are laid end to end (one separator character between them), so a span of a
+page and a chunk are intervals of one line of characters and chunks of different
+pages never overlap. Each answerable question's *units* are its evidence items
+when it has any, else its labelled sections (a section is the span of its text).
+
+- Questions with evidence are judged at chunk ranks: item i is found at the first
+  rank where chunks 1..r cover ``coverage`` of its characters, whitespace aside (a
+  window of words ends at its last word, so the break between two windows is in
+  neither)
+  (:func:`receval.measures.coverage.found_rank`). The :class:`~receval.metrics.Judged` they
+  get has, at each rank, the number of items found there, and as its ideal every
+  item found at rank 1 (so ``ndcg@k`` <= 1 however many items one chunk holds).
+- Every answerable question gets the token measures at each k, tokens being the
+  whitespace-separated words of the page (the unit ``chunking.max_words`` counts),
+  E its units' tokens and C_k the tokens of the page inside its top-k chunks
+  (their union, counted once): ``token_recall@k`` = |E & C_k| / |E|,
+  ``token_precision@k`` = |E & C_k| / |C_k| (0 when nothing is retrieved),
+  ``token_iou@k`` = |E & C_k| / |E | C_k|, and ``context_tokens@k``, the tokens of
+  the top-k chunks as a generator would be sent them (overlapping windows count
+  twice; heading prefixes are not counted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from receval.measures.coverage import covered_by_rank, found_rank, union_by_rank
+from receval.datasets import Question, Section
+from receval.metrics import TOKEN_FAMILIES, Judged
+from receval.chunking.wordspans import word_spans
+
+
+
+def token_columns(ks: list[int]) -> list[str]:
+    return [f"{family}@{k}" for family in TOKEN_FAMILIES for k in ks]
+
+
+@dataclass(frozen=True)
+class EvidenceJudgement:
+    """What the span step adds to a run's rows."""
+
+    by_evidence: np.ndarray  # (Q,) bool: the question is judged on evidence, at chunk ranks
+    judged: Judged  # for those rows (other rows: zero)
+    columns: dict[str, list[float | None]]  # token measures, None for unanswerable rows
+
+
+class PageLine:
+    """Global character coordinates of every page and section."""
+
+    def __init__(self, sections: list[Section], pages: dict[str, str]):
+        length: dict[str, int] = {}
+        for section in sections:
+            length[section.page] = max(length.get(section.page, 0), section.end)
+        for page, text in pages.items():
+            length[page] = len(text)
+        names = list(length)
+        sizes = np.fromiter((length[p] for p in names), np.int64, len(names))
+        bases = np.concatenate([[0], np.cumsum(sizes + 1)[:-1]]).astype(np.int64)
+        self.base = dict(zip(names, bases.tolist()))
+        self.sections = sections
+        self.pages = pages
+
+    def page_text(self, page: str, by_page: dict[str, list[Section]]) -> str:
+        if page in self.pages:
+            return self.pages[page]
+        chars = [" "] * max(s.end for s in by_page[page])
+        for s in by_page[page]:
+            chars[s.start : s.end] = s.text
+        return "".join(chars)
+
+    def tokens(self, needed: set[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) in global characters of the words of the ``needed`` pages, in order."""
+        by_page: dict[str, list[Section]] = {}
+        for s in self.sections:
+            if s.page in needed and s.page not in self.pages:
+                by_page.setdefault(s.page, []).append(s)
+        names = sorted(needed, key=self.base.__getitem__)
+        texts = [self.page_text(p, by_page) for p in names]
+        joined = " ".join(texts)
+        if not joined:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        starts, ends = word_spans(joined)
+        joined_base = np.concatenate([[0], np.cumsum([len(t) + 1 for t in texts])[:-1]]).astype(np.int64)
+        shift = np.asarray([self.base[p] for p in names], np.int64) - joined_base
+        page = np.searchsorted(joined_base, starts, side="right") - 1
+        return starts + shift[page], ends + shift[page]
+
+
+def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return [(s, e) for s, e in out]
+
+
+def judge_spans(
+    questions: list[Question],
+    sections: list[Section],
+    pages: dict[str, str],
+    chunk_section: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    chunk_idx: np.ndarray,
+    ks: list[int],
+    coverage: float,
+) -> EvidenceJudgement:
+    """Evidence judgement and token measures for every question (see the module doc)."""
+    line = PageLine(sections, pages)
+    section_by_id = {s.id: s for s in sections}
+    section_base = np.fromiter((line.base[s.page] for s in sections), np.int64, len(sections))
+    base = section_base[chunk_section] if len(chunk_section) else np.zeros(0, np.int64)
+    g_start, g_end = base + chunk_start, base + chunk_end
+    n_rows, depth = chunk_idx.shape
+    ok = chunk_idx >= 0
+    at = np.maximum(chunk_idx, 0)
+    ranked_start = np.where(ok, g_start[at] if len(g_start) else 0, 0)
+    ranked_end = np.where(ok, g_end[at] if len(g_end) else 0, 0)
+
+    rows, starts, ends, needed = [], [], [], set()
+    by_evidence = np.zeros(n_rows, dtype=bool)
+    for row, q in enumerate(questions):
+        if q.evidence:
+            by_evidence[row] = True
+            units = [(line.base[e.page] + e.start, line.base[e.page] + e.end) for e in q.evidence]
+            needed.update(e.page for e in q.evidence)
+        else:
+            labelled = [section_by_id[sid] for sid, grade in q.relevant.items() if grade >= 1]
+            units = [(line.base[s.page] + s.start, line.base[s.page] + s.end) for s in labelled]
+            needed.update(s.page for s in labelled)
+        for start, end in _merged(units):
+            rows.append(row)
+            starts.append(start)
+            ends.append(end)
+    rows_a = np.asarray(rows, np.int64)
+    starts_a, ends_a = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+
+    # the words of every page a label or a retrieved chunk is on
+    for section_idx in np.unique(chunk_section[at[ok]]) if len(chunk_section) else []:
+        needed.add(sections[int(section_idx)].page)
+    tok_start, tok_end = line.tokens(needed)
+    tok_chars = np.concatenate([[0], np.cumsum(tok_end - tok_start)])
+
+    def to_tokens(start, end):
+        return np.searchsorted(tok_end, start, side="right"), np.searchsorted(tok_start, end, side="left")
+
+    def to_letters(x):
+        """Global characters -> characters that are not whitespace: the gap between two
+        chunks' windows is no part of a span that the pair could fail to cover."""
+        t = np.searchsorted(tok_end, x, side="right")
+        inside = np.clip(x - tok_start[np.minimum(t, len(tok_start) - 1)], 0, None) if len(tok_start) else 0
+        return tok_chars[t] + np.where(t < len(tok_start), inside, 0)
+
+    # evidence questions: items found at chunk ranks
+    ev = by_evidence[rows_a] if rows_a.size else np.zeros(0, bool)
+    item_l0, item_l1 = to_letters(starts_a[ev]), to_letters(ends_a[ev])
+    chunk_l0 = np.where(ok, to_letters(ranked_start), 0)
+    chunk_l1 = np.where(ok, to_letters(ranked_end), 0)
+    covered = covered_by_rank(item_l0, item_l1, chunk_l0[rows_a[ev]], chunk_l1[rows_a[ev]])
+    found = found_rank(covered, item_l1 - item_l0, coverage)
+    gains = np.zeros((n_rows, depth), dtype=np.float64)
+    hit = found > 0
+    np.add.at(gains, (rows_a[ev][hit], found[hit] - 1), 1.0)
+    n_items = np.bincount(rows_a[ev], minlength=n_rows).astype(np.int64)
+    judged = Judged(gains=gains, ideal=n_items[:, None].astype(np.float64), n_relevant=n_items, units=gains)
+
+    # token measures over the top max(ks) chunks
+    top = min(max(ks), depth) if ks else 0
+
+    item_t0, item_t1 = to_tokens(starts_a, ends_a)
+    chunk_t0, chunk_t1 = to_tokens(ranked_start[:, :top], ranked_end[:, :top])
+    chunk_t1 = np.where(ok[:, :top], np.maximum(chunk_t1, chunk_t0), chunk_t0)
+    inter_items = covered_by_rank(item_t0, item_t1, chunk_t0[rows_a], chunk_t1[rows_a])
+    inter = np.zeros((n_rows, top), dtype=np.int64)
+    np.add.at(inter, rows_a, inter_items)
+    evidence_tokens = np.bincount(rows_a, weights=item_t1 - item_t0, minlength=n_rows)
+    union = union_by_rank(chunk_t0, chunk_t1)
+    context = np.cumsum(chunk_t1 - chunk_t0, axis=1)
+    answerable = np.asarray([q.answerable for q in questions], dtype=bool)
+    columns: dict[str, list[float | None]] = {}
+    for family in TOKEN_FAMILIES:
+        for k in ks:
+            j = min(k, top) - 1
+            shared = inter[:, j] if j >= 0 else np.zeros(n_rows)
+            sent = union[:, j] if j >= 0 else np.zeros(n_rows)
+            values = {
+                "token_recall": _ratio(shared, evidence_tokens),
+                "token_precision": _ratio(shared, sent),
+                "token_iou": _ratio(shared, evidence_tokens + sent - shared),
+                "context_tokens": (context[:, j] if j >= 0 else np.zeros(n_rows)).astype(np.float64),
+            }[family]
+            columns[f"{family}@{k}"] = [float(v) if a else None for v, a in zip(values, answerable)]
+    return EvidenceJudgement(by_evidence=by_evidence, judged=judged, columns=columns)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)

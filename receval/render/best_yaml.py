@@ -1,0 +1,79 @@
+"""What ``python -m receval.select`` writes for its choice: ``best.yaml`` (the plot is
+:mod:`receval.render.choice_plot`).
+
+``best.yaml`` is the chosen run's complete saved config as a primary Hydra config: a
+defaults list naming receval's schema (so a misspelt key is still an error) and a
+``hydra.run.dir``. The config is the one ``reproduce`` would re-run
+(:func:`receval.results.configs.runnable_config`): read as data, every interpolation
+replaced by the value the run saved or refused, and a config that sends requests or
+names code refused unless ``select`` is given ``--allow-remote`` / ``--allow-code``
+(which then names every host and variable it will send). So the file holds no
+interpolation of the run's (its own ``hydra.run.dir`` names the time and process), and
+re-running it sends nothing the user did not allow. Run it with::
+
+    python -m receval -cp "$(pwd)" -cn best            # best.yaml in the current folder
+
+``-cp`` must be absolute and name the folder holding the file; ``-cn`` is the file
+name without ``.yaml``. On the same data it reproduces the chosen run's results
+exactly (every column but the timings); any override still works
+(``... hydra.run.dir=runs/best``). A relative ``dataset.path`` is read from the
+current directory, as the original run read it.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import yaml
+
+from receval.core.errors import RecevalError
+from receval.results.configs import runnable_config
+from receval.results.stored import Run
+from receval.core.io import atomic_write
+
+RUN_DIR = "runs/best/${now:%Y-%m-%d}/${now:%H-%M-%S-%f}-${receval_pid:}"
+
+
+def best_config(run: Run, *, allow_remote: bool = False, allow_code: bool = False) -> dict:
+    """The chosen run's config as ``best.yaml`` holds it: :func:`runnable_config` (the
+    trust check ``reproduce`` makes), without a ``defaults`` list of its own."""
+    data = runnable_config(run.run_dir, allow_remote=allow_remote, allow_code=allow_code)
+    data.pop("defaults", None)
+    return data
+
+
+def best_yaml(run: Run, out: Path, why: str, config: dict) -> str:
+    """The text of ``best.yaml`` for ``run`` and its :func:`best_config` (see the module docstring)."""
+    name = out.stem
+    header = [
+        f"# Chosen by receval.select: {run.run_dir}",
+        f"# {why}",
+        "# Re-run it (same results on the same data, timings aside):",
+        f'#   python -m receval -cp "$(pwd)" -cn {name}     # from the folder holding {out.name}',
+        "",
+    ]
+    body = {
+        "defaults": ["receval_schema", "_self_"],
+        **config,
+        "hydra": {"job": {"chdir": False}, "run": {"dir": RUN_DIR}},
+    }
+    stream = io.StringIO()
+    yaml.safe_dump(body, stream, sort_keys=False, default_flow_style=None, allow_unicode=True)
+    return "\n".join(header) + stream.getvalue()
+
+
+def check_out(out: str | Path) -> Path:
+    """``--out`` must be a ``.yaml`` file: Hydra finds it by ``-cn NAME`` as NAME.yaml."""
+    out = Path(out)
+    if out.suffix != ".yaml":
+        raise RecevalError(f"--out {out}: name a .yaml file, e.g. best.yaml (Hydra reads -cn best as best.yaml)")
+    return out
+
+
+def write_best(run: Run, out: str | Path, why: str, config: dict) -> Path:
+    out = check_out(out)
+    text = best_yaml(run, out, why, config)
+    atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return out
+

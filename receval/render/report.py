@@ -1,0 +1,344 @@
+"""The report rendered: a computed :class:`receval.analysis.report.Report` turned into
+header lines and :class:`receval.render.tables.Table` objects (main, latency per stage
+with costs, paired differences, stage by stage, by column, per question), its CSV rows
+(:func:`to_csv`), every format (:func:`render`) and its plot (:func:`plot`). Nothing
+here computes a statistic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from receval.analysis.report import Report
+from receval.metrics import lower_is_better, measure_label
+from receval.render import tables
+from receval.render.plots import plot_report
+from receval.results.labels import shown
+from receval.stats.pairing import cutoff
+
+MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
+
+
+def header_lines(report: Report) -> list[str]:
+    q = report.questions
+    kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
+    splits = ", ".join(f"{k} {n}" for k, n in q["splits"].items())
+    first = (
+        f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''}; "
+        f"{q['n_scored']} questions scored ({kinds})"
+    )
+    if q["n_unanswerable"]:
+        first += f", {q['n_unanswerable']} unanswerable left out"
+    first += f"; split: {splits}"
+    if report.where:
+        first += "; where " + ", ".join(f"{c}={v}" for c, v in report.where)
+    if not q["same_questions"]:
+        first += "; NOTE the runs are not over the same questions (see n)"
+    lines = [first, tables.describe_boot(report.boot), *(f"note: {note}" for note in q.get("notes", []))]
+    if report.baseline is not None:
+        base = report.runs[report.baseline]
+        lines.append(f"baseline: #{report.baseline} {base.label} ({base.run_dir})")
+    for i, run in enumerate(report.runs):
+        lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
+    lines += [f"warning: {caution}" for caution in report.cautions]
+    return lines
+
+
+def _params_cells(report: Report, run) -> list[str]:
+    """The run's value of each parameter column; ``-`` where it does not apply."""
+    return [shown(run.params[p]) if p in run.params else "-" for p in report.params]
+
+
+def main_table(report: Report) -> tables.Table:
+    level = f"{report.boot.level:.0%} CI"
+    show_n = not report.questions["same_questions"]
+    show_dir = ambiguous_params(report)
+    columns = ["#", *report.params] + (["run"] if show_dir else []) + ["chunks"]
+    columns += ["n"] if show_n else []
+    metric_cols: dict[str, int] = {}
+    for name in report.metrics:
+        metric_cols[name] = len(columns)
+        columns.append(measure_label(name))
+        if name == report.metric:
+            columns.append(f"{measure_label(name)} {level}")
+    columns += ["p50 ms", "p95 ms"]
+    rows = []
+    for i, run in enumerate(report.runs):
+        row = [str(i), *_params_cells(report, run)] + ([run.run_dir] if show_dir else [])
+        row.append(str(run.n_chunks) if run.n_chunks is not None else "-")
+        if show_n:
+            row.append(str(run.n_questions))
+        for name in report.metrics:
+            iv = run.metrics[name]
+            row.append(tables.fmt(iv.mean))
+            if name == report.metric:
+                row.append(tables.fmt_ci(iv.lo, iv.hi))
+        row += [tables.fmt_ms(run.latency_p50), tables.fmt_ms(run.latency_p95)]
+        rows.append(row)
+    bold = set()
+    if len(report.runs) > 1:
+        for name, col in metric_cols.items():
+            pick = min if lower_is_better(name) else max  # context_tokens@k: fewer is better
+            best = pick(round(run.metrics[name].mean, 3) for run in report.runs)
+            bold |= {(r, col) for r, run in enumerate(report.runs) if round(run.metrics[name].mean, 3) == best}
+    n_left = len(report.params) + (1 if show_dir else 0)
+    align = ["r"] + ["l"] * n_left + ["r"] * (len(columns) - 1 - n_left)
+    return tables.Table(columns=columns, rows=rows, align=align, bold=bold)
+
+
+def ambiguous_params(report: Report) -> bool:
+    """True when the differing config values do not tell every run apart."""
+    keys = [tuple(repr(run.params.get(p)) for p in report.params) for run in report.runs]
+    return not report.params or len(set(keys)) < len(keys)
+
+
+def pairs_table(report: Report) -> tables.Table | None:
+    if report.baseline is None or not report.pairs:
+        return None
+    base = report.runs[report.baseline]
+    label = measure_label(report.metric)
+    level = f"{report.boot.level:.0%} CI"
+    index = {run.run_dir: i for i, run in enumerate(report.runs)}
+    k = cutoff(report.metric)
+    columns = ["#", *report.params, label, f"diff {label}", level, "up", "down", "same", f"fixed@{k}", f"broken@{k}"]
+    rows = []
+    for pair in report.pairs:
+        i = index[pair.b]
+        rows.append([
+            str(i), *_params_cells(report, report.runs[i]), tables.fmt(pair.mean_b),
+            tables.fmt_signed(pair.diff.mean), tables.fmt_ci(pair.diff.lo, pair.diff.hi, signed=True),
+            str(pair.up), str(pair.down), str(pair.same), _ids_cell(pair.fixed), _ids_cell(pair.broken),
+        ])
+    align = ["r"] + ["l"] * len(report.params) + ["r"] * 6 + ["l", "l"]
+    return tables.Table(
+        columns=columns,
+        rows=rows,
+        align=align,
+        title=f"Paired differences vs baseline #{report.baseline} {base.label} "
+        f"({label} {base.metrics[report.metric].mean:.3f})" if report.metric in base.metrics else
+        f"Paired differences vs baseline #{report.baseline} {base.label}",
+        note=f"fixed@{k}: {fixed_note(report.metric, 'the baseline', 'the run')}; broken@{k}: the reverse",
+        wrap={len(columns) - 2, len(columns) - 1},
+    )
+
+
+def by_table(report: Report, by=None) -> tables.Table | None:
+    """The ``--by`` table of ``by`` (default the first: ``--by-metric``)."""
+    by = by or report.by
+    if by is None:
+        return None
+    level = f"{report.boot.level:.0%} CI"
+    columns = ["#", *report.params] + [f"{v} (n={n})" for v, n in zip(by.values, by.counts)]
+    rows = []
+    for i, (run, cells) in enumerate(zip(report.runs, by.cells)):
+        row = [str(i), *_params_cells(report, run)]
+        for cell in cells:
+            row.append("-" if cell is None else f"{tables.fmt(cell.mean)} {tables.fmt_ci(cell.lo, cell.hi)}")
+        rows.append(row)
+    align = ["r"] + ["l"] * len(report.params) + ["r"] * len(by.values)
+    return tables.Table(
+        columns=columns, rows=rows, align=align,
+        title=f"{measure_label(by.metric)} by {by.column} (mean {level})",
+    )
+
+
+def question_table(report: Report) -> tables.Table | None:
+    if report.per_question is None:
+        return None
+    columns = ["", "id", "kind", *(run.label for run in report.runs), "question"]
+    rows, flagged = [], set()
+    for r, q in enumerate(report.per_question):
+        ranks = [
+            "n/a" if i in q.absent else ("-" if rank is None else str(rank))
+            for i, rank in enumerate(q.ranks)
+        ]
+        rows.append(["x" if q.missed_by_all else "", q.question_id, q.kind or "", *ranks, tables.shown(q.question)])
+        if q.missed_by_all:
+            flagged.add(r)
+    n_missed = len(flagged)
+    align = ["l", "l", "l"] + ["r"] * len(report.runs) + ["l"]
+    return tables.Table(
+        columns=columns, rows=rows, align=align, flagged=flagged, wrap={len(columns) - 1},
+        title="Rank of the first relevant section per question (- not retrieved)",
+        note=f"x: missed by every run ({n_missed} question{'s' if n_missed != 1 else ''})",
+    )
+
+
+def stage_table(report: Report) -> tables.Table | None:
+    """Latency per stage, shown when a run has stages beyond one retriever and the
+    top-k selection, or calls a paid API."""
+    multi = any(len([s for s in run.stages if s != "select"]) > 1 for run in report.runs)
+    paid = any(f["api_calls_per_1000"] for run in report.runs for f in run.stages.values())
+    if not (multi or paid):
+        return None
+    stages = list(dict.fromkeys(s for run in report.runs for s in run.stages))
+    columns = ["#", *report.params]
+    for stage in stages:
+        columns += [f"{stage} p50", f"{stage} p95"]
+    if paid:
+        columns.append("API calls / 1k questions")
+    rows = []
+    for i, run in enumerate(report.runs):
+        row = [str(i), *_params_cells(report, run)]
+        for stage in stages:
+            fact = run.stages.get(stage)
+            row += [tables.fmt_ms(fact["p50"]), tables.fmt_ms(fact["p95"])] if fact else ["-", "-"]
+        if paid:
+            row.append(f"{sum(f['api_calls_per_1000'] for f in run.stages.values()):.0f}")
+        rows.append(row)
+    align = ["r"] + ["l"] * len(report.params) + ["r"] * (len(columns) - 1 - len(report.params))
+    return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
+
+
+def tables_of(report: Report) -> list[tables.Table]:
+    """Every table the report shows, in order (those with nothing to show left out)."""
+    found = [main_table(report), with_costs(stage_table(report), report.runs), pairs_table(report),
+             chain_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
+             question_table(report)]
+    return [t for t in found if t is not None]
+
+
+# ------------------------------------------------------------- csv
+
+
+def to_csv(report: Report) -> str:
+    """One row per run (params, metrics with CI bounds, latency, pairs, by);
+    with per-question data: one row per question instead."""
+    if report.per_question is not None:
+        columns = ["question_id", "kind", "split", "missed_by_all"]
+        columns += [run.label for run in report.runs] + ["question"]
+        rows = [
+            [q.question_id, q.kind, q.split, int(q.missed_by_all),
+             *(("" if i in q.absent else r) for i, r in enumerate(q.ranks)), q.question]
+            for q in report.per_question
+        ]
+        return tables.to_csv(columns, rows)
+    columns = ["run", "label", "run_dir", *report.params, "n_chunks", "n_questions", "n_unanswerable"]
+    for name in report.metrics:
+        columns += [name, f"{name}_lo", f"{name}_hi"]
+    columns += ["latency_p50_ms", "latency_p95_ms"]
+    pairs = {p.b: p for p in report.pairs}
+    if report.baseline is not None:
+        m = report.metric
+        columns += [f"diff_{m}", f"diff_{m}_lo", f"diff_{m}_hi", "up", "down", "same", "fixed", "broken"]
+    if report.by is not None:
+        for v in report.by.values:
+            base = f"{report.by.metric}[{report.by.column}={v}]"
+            columns += [base, f"{base}_lo", f"{base}_hi"]
+    rows = []
+    for i, run in enumerate(report.runs):
+        row: list[Any] = [i, run.label, run.run_dir, *_params_cells(report, run), run.n_chunks, run.n_questions,
+                          run.n_unanswerable]
+        for name in report.metrics:
+            iv = run.metrics[name]
+            row += [iv.mean, iv.lo, iv.hi]
+        row += [run.latency_p50, run.latency_p95]
+        if report.baseline is not None:
+            p = pairs.get(run.run_dir)
+            if p is None:
+                row += [None] * 8
+            else:
+                row += [p.diff.mean, p.diff.lo, p.diff.hi, p.up, p.down, p.same,
+                        " ".join(p.fixed), " ".join(p.broken)]
+        if report.by is not None:
+            for cell in report.by.cells[i]:
+                row += [None] * 3 if cell is None else [cell.mean, cell.lo, cell.hi]
+        rows.append(row)
+    return tables.to_csv(columns, rows)
+
+
+def plot(report: Report, path: str | Path) -> None:
+    """The plot ``--plot`` writes (:func:`receval.render.plots.plot_report`)."""
+    plot_report(report, path)
+
+
+def _ids_cell(ids: list[str]) -> str:
+    if not ids:
+        return "-"
+    shown = " ".join(ids[:MAX_IDS_SHOWN])
+    more = len(ids) - MAX_IDS_SHOWN
+    return f"{len(ids)}: {shown}" + (f" ... (+{more})" if more > 0 else "")
+
+
+def chain_table(report: Report) -> tables.Table | None:
+    """One row per step: the two runs (rows of the main table), their means, the difference with its interval,
+    up / down, and the fixed and broken question ids."""
+    steps = getattr(report, "chain", None)
+    if not steps:
+        return None
+    label = measure_label(report.metric)
+    k = cutoff(report.metric)
+    level = f"{report.boot.level:.0%} CI"
+    index = {run.run_dir: i for i, run in enumerate(report.runs)}
+    rows = []
+    for step in steps:
+        a, b = index[step.a], index[step.b]
+        rows.append([
+            f"#{a} -> #{b}", tables.fmt(step.mean_a), tables.fmt(step.mean_b),
+            tables.fmt_signed(step.diff.mean), tables.fmt_ci(step.diff.lo, step.diff.hi, signed=True),
+            str(step.up), str(step.down), _ids_cell(step.fixed), _ids_cell(step.broken),
+        ])
+    return tables.Table(
+        columns=["step", f"{label} before", f"{label} after", "diff", level, "up", "down",
+                 f"fixed@{k}", f"broken@{k}"],
+        rows=rows,
+        align=["l", "r", "r", "r", "r", "r", "r", "l", "l"],
+        wrap={7, 8},
+        title=f"Stage by stage: each run against the one before it ({label}, paired)",
+        note=f"fixed@{k}: {fixed_note(report.metric)}; broken@{k}: the reverse",
+    )
+
+
+def fixed_note(metric: str, earlier: str = "the run before", later: str = "the step's run") -> str:
+    """What fixed@k means for ``metric``, going from ``earlier`` to ``later``."""
+    if metric.strip().lower() in ("rr", "mrr"):
+        return f"a relevant section first in {later}, not in {earlier}"
+    return f"{metric} 0 in {earlier}, above 0 in {later}"
+
+
+def with_costs(table: tables.Table | None, runs: list) -> tables.Table | None:
+    """The latency-per-stage table with pairs / question, $ / 1k questions and index $
+    columns added, where any run has them (``runs``: the report's run summaries)."""
+    if table is None:
+        return None
+    facts = [getattr(run, "costs", None) or {} for run in runs]
+    added = [
+        ("pairs / q", "pairs_per_question", lambda v: f"{v:.1f}"),
+        ("$ / 1k q", "usd_per_1000", _usd),
+        ("index $", "index_usd", _usd),
+    ]
+    priced = any(f.get("priced") for f in facts)  # $ columns only when some run was priced
+    added = [
+        column for column in added
+        if any(f.get(column[1]) is not None for f in facts) and (column[1] != "usd_per_1000" or priced)
+    ]
+    if not added:
+        return table
+    estimated = any(f.get("tokens_estimated") for f in facts)
+    for row, fact in zip(table.rows, facts):
+        for _, key, show in added:
+            value = fact.get(key)
+            row.append("-" if value is None else show(value) + ("*" if key == "usd_per_1000" and fact.get("tokens_estimated") else ""))
+    table.columns += [name for name, _, _ in added]
+    if table.align:
+        table.align += ["r"] * len(added)
+    notes = [table.note] if table.note else []
+    if any(key != "pairs_per_question" for _, key, _ in added):
+        notes.append("$ from the prices in each run's cost.<stage> config; index $: embedding the corpus once")
+    if estimated:
+        notes.append("*: some tokens estimated (the API reported no usage)")
+    table.note = "; ".join(notes)
+    return table
+
+
+def _usd(value: float) -> str:
+    if value == 0:
+        return "0"
+    return f"{value:.4f}" if value < 1 else f"{value:.2f}"
+
+
+def render(report: Report, fmt: str) -> str:
+    """The report in ``fmt`` (table, markdown, csv, json or latex)."""
+    return tables.formatted(
+        fmt, lambda: header_lines(report), lambda: tables_of(report), report.to_dict, lambda: to_csv(report)
+    )

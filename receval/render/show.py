@@ -1,0 +1,50 @@
+"""``report --show`` as plain text: one block per question, each run's first relevant
+rank (as stored), its top results (relevant ones marked ``*``; for evidence, the share
+of each item a chunk holds) and the relevant units it missed."""
+
+from __future__ import annotations
+
+from receval.analysis.show import QuestionView, RunView
+from receval.render.tables import shown
+
+
+def holds(covers: list[tuple[str, float]]) -> str:
+    """``holds 100% of bees:684-731``: what of the evidence a chunk holds."""
+    return ", ".join(f"{share:.0%} of {item}" for item, share in covers)
+
+
+def missed_text(run: RunView, unit: str, rank: int | None) -> str:
+    """``missed bees:684-731 (found at rank 8)``; a section: ``(rank 8)``."""
+    if run.by_evidence:
+        return f"missed {unit} ({f'found at rank {rank}' if rank else 'not found in the retrieved chunks'})"
+    return f"missed {unit} ({f'rank {rank}' if rank else 'not retrieved'})"
+
+
+def to_text(views: list[QuestionView], which: str) -> str:
+    """Plain text, one block per question."""
+    if not views:
+        what = {"misses": "every run misses", "changed": "changed rank between the runs"}
+        return f"no question {what.get(which.strip(), 'matched')}\n"
+    lines = []
+    for view in views:
+        lines.append(f"{view.question_id} ({view.kind}): {shown(view.question)}")
+        relevant = [f'{r} "{view.passages[r]}"' if r in view.passages else r for r in view.relevant]
+        lines.append(f"  relevant: {', '.join(relevant) or '(none: unanswerable)'}")
+        for run in view.runs:
+            first = run.first_relevant_rank
+            unit = " (chunk ranks: evidence items as units)" if run.by_evidence else ""
+            lines.append(f"  {run.label}: first relevant at {first if first else '-'}{unit}")
+            if run.note:
+                lines.append(f"    note: {run.note}")
+            for hit in run.top:
+                mark = "*" if hit.relevant else " "
+                score = f"{hit.score:.3f}" if hit.score is not None else "-"
+                heading = f"  {hit.heading}" if hit.heading else ""
+                covers = f"  [holds {holds(hit.covers)}]" if hit.covers else ""
+                lines.append(f"   {mark}{hit.rank:>2} {score}  {hit.section_id}{heading}{covers}")
+                if hit.snippet:
+                    lines.append(f"          {hit.snippet}")
+            for unit_id, rank in run.missed:
+                lines.append(f"    {missed_text(run, unit_id, rank)}")
+        lines.append("")
+    return "\n".join(lines)

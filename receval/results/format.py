@@ -1,0 +1,90 @@
+"""Stored runs: ``results.parquet`` (one row per question) and ``run.json`` beside it.
+
+Schema version 1, columns in order:
+
+``question_id``, ``kind``, ``split``, ``question`` (string); ``relevant`` (list<string>,
+labelled section ids, then evidence items as ``page:start-end``) and ``grades``
+(list<int32>, their grades); ``retrieved`` (list<string>, section ids best first, at
+most ``depth``; chunk ids for questions labelled with evidence) and ``scores``
+(list<float64>, each one's best chunk score, as ranked); ``first_relevant_rank`` (int32, null
+when no relevant section is retrieved); ``rr`` and one float64 column per measure
+(``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable
+questions), then ``token_recall@k``, ``token_precision@k``, ``token_iou@k`` and
+``context_tokens@k`` per cutoff (float64, :mod:`receval.measures.spans`; absent in older runs); ``rouge1_p``, ``rouge2_p``, ``rougeL_p`` (float64, ROUGE precision of
+the question against its relevant sections, see :mod:`receval.measures.overlap`; null for
+unanswerable questions); ``latency_ms`` (float64, the whole search per question) and one
+``latency_ms.<stage>`` column per stage (``latency_ms.bm25``, ``latency_ms.fusion``,
+``latency_ms.rerank``, ``latency_ms.select``, ...); then, when the run has them,
+float64 count and money columns (:mod:`receval.cost`): ``pairs_scored`` (pairs a
+re-ranker scored), ``requests.<stage>``, ``input_tokens.<stage>``,
+``output_tokens.<stage>``, ``cost_usd.<stage>`` and ``cost_usd``.
+
+The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
+version, schema version, config hash, dataset fingerprint, number of chunks and
+timings. Writing them is :mod:`receval.results.write` (a temporary name renamed, so a
+reader never sees a half-written file); reading them back (with the schema checks)
+:mod:`receval.results.stored`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+RESULTS = "results.parquet"
+RUN_JSON = "run.json"
+META_KEY = b"receval"
+
+_FIXED = [
+    pa.field("question_id", pa.string(), nullable=False),
+    pa.field("kind", pa.string()),
+    pa.field("split", pa.string()),
+    pa.field("question", pa.string()),
+    pa.field("relevant", pa.list_(pa.string())),
+    pa.field("grades", pa.list_(pa.int32())),
+    pa.field("retrieved", pa.list_(pa.string())),
+    pa.field("scores", pa.list_(pa.float64())),
+    pa.field("first_relevant_rank", pa.int32()),
+]
+
+
+OVERLAP = ("rouge1_p", "rouge2_p", "rougeL_p")
+LATENCY = "latency_ms"
+FIXED_NAMES = tuple(f.name for f in _FIXED)
+FIXED_COLUMNS = frozenset(FIXED_NAMES)
+
+
+def stage_column(stage: str) -> str:
+    return f"{LATENCY}.{stage}"
+
+
+def is_timing(column: str) -> bool:
+    """``latency_ms`` and ``latency_ms.<stage>``: measured, so never compared exactly."""
+    return column == LATENCY or column.startswith(LATENCY + ".")
+
+
+def measure_columns(names) -> list[str]:
+    """The columns that hold per-question measures (``rr``, ``hit@3``...), in order."""
+    from receval.metrics import is_measure
+
+    return [name for name in names if is_measure(name)]
+
+
+def results_schema(
+    measure_names: list[str], metadata: dict, stages: list[str] = (), extra: list[str] = ()
+) -> pa.Schema:
+    fields = [*_FIXED, *(pa.field(name, pa.float64()) for name in measure_names)]
+    fields.extend(pa.field(name, pa.float64()) for name in OVERLAP)
+    fields.append(pa.field(LATENCY, pa.float64()))
+    fields.extend(pa.field(stage_column(stage), pa.float64()) for stage in stages)
+    fields.extend(pa.field(name, pa.float64()) for name in extra)
+    return pa.schema(fields, metadata={META_KEY: json.dumps(metadata, sort_keys=True).encode()})
+
+
+def config_hash(resolved_config: dict) -> str:
+    """sha256 of the resolved run config, keys sorted: equal configs, equal hashes."""
+    blob = json.dumps(resolved_config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()

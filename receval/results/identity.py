@@ -1,0 +1,68 @@
+"""A run's identity: what its results depend on, and nothing else.
+
+Two runs with the same identity hash hold the same per-question results (timings
+aside), so resume skips a finished job with the same hash and the report does not
+list settings outside the identity as differences. Settings that only change where
+things are cached, how questions are batched, or how the report computes its
+intervals afterwards are :data:`NON_RESULT_KEYS`; the dataset's content enters
+through its fingerprint, compared beside the hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from receval.results.format import config_hash
+
+# Dotted config keys (a key names its whole subtree) that do not change a run's results:
+# what the run is called, where caches live, how questions are batched, the report's
+# intervals, and what a run returns to a sweeper (read from the stored results, skipped
+# runs included).
+NON_RESULT_KEYS = ("name", "cache_dir", "search_batch", "bootstrap", "objective")
+
+
+def is_result_key(dotted: str) -> bool:
+    """False for ``name``, ``cache_dir``, ``search_batch``, ``bootstrap.*`` and ``objective.*``."""
+    return not any(dotted == key or dotted.startswith(key + ".") for key in NON_RESULT_KEYS)
+
+
+def result_config(config: dict) -> dict:
+    """``config`` (resolved, plain data) without the :data:`NON_RESULT_KEYS`."""
+
+    def keep(node, prefix: str):
+        if not isinstance(node, dict):
+            return node
+        return {
+            key: keep(value, f"{prefix}{key}.")
+            for key, value in node.items()
+            if is_result_key(f"{prefix}{key}")
+        }
+
+    return keep(config, "")
+
+
+def identity_hash(config: dict) -> str:
+    """The hash stored as ``config_hash`` with a run and compared by resume."""
+    return config_hash(result_config(config))
+
+
+def mixed_datasets(runs: Sequence) -> str | None:
+    """One line naming the runs, grouped by dataset fingerprint, when runs shown side
+    by side were made from different dataset files; None when they all agree.
+
+    ``runs`` are :class:`receval.runs.Run`-like (``run_dir``, ``metadata``, ``info``);
+    a run without a fingerprint (an external TREC run) is left out."""
+    groups: dict[str, list[str]] = {}
+    for run in runs:
+        found = (getattr(run, "metadata", None) or {}).get("dataset_fingerprint") or (
+            getattr(run, "info", None) or {}
+        ).get("dataset_fingerprint")
+        if found:
+            groups.setdefault(str(found), []).append(str(run.run_dir))
+    if len(groups) < 2:
+        return None
+    parts = [f"{fp[:8]}: {', '.join(dirs)}" for fp, dirs in groups.items()]
+    return (
+        "these runs were made from different dataset files (fingerprints differ), "
+        "so their numbers are not comparable: " + "; ".join(parts)
+    )

@@ -1,0 +1,226 @@
+"""What a config schema allows: its keys, and each number's range.
+
+Hydra types a run through its dataclass schemas, but two doors stay open: a key
+added with ``+`` is force-added past the schema (``+chunking.max_word=20`` ran at
+120 words and saved the bogus key), and the run-level schema types the component
+groups (``chunking``, ``retriever``, ``rerank``, ``cost``) as ``Any``, since each
+component is typed by its own kind's schema when it is built. So after composition
+:func:`problems` walks a config node against its dataclass:
+
+- every key must be a field; one that is not is refused with the closest fields
+  ("did you mean") and the list of valid ones (:func:`unknown_key`);
+- every number must lie in the range declared beside its field, in one form::
+
+      k1: float = field(default=1.2, metadata=range_(0, 1000, hint="1.2 is usual"))
+
+  NaN and infinities lie in no range, so this is also the one finiteness check.
+  A list of numbers (``metrics.ks``, fusion weights) has each element checked.
+
+``python -m receval.schema`` prints every range (docs/ranges.md is that output:
+:func:`receval.config.ranges_table`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass
+from functools import cache
+
+RANGE = "receval_range"  # the metadata key of a field's range
+
+# Shared bounds, with why:
+INT32 = 2**31 - 1  # chunk indices are int32: no run holds more chunks than this
+SEED = (0, INT32)  # numpy wants seeds >= 0; every chat API takes a signed 32-bit seed
+SECONDS = (0.001, 86_400.0)  # a request needs a positive timeout; a day is beyond any worth waiting
+WAIT = (0.0, 3600.0)  # one retry delay: an hour is beyond any outage worth waiting out
+RETRIES = (0, 100)  # with doubling delays, 100 retries outlast any outage
+THREADS = (1, 1024)  # requests in flight: past ~1000 threads the OS is the limit, not the server
+BATCH = (1, 100_000)  # texts or pairs per batch: memory runs out long before
+SHORTLIST = (1, 100_000)  # chunks per question fused or re-scored: scores are held per question x size
+WORDS = (1, 1_000_000)  # words per chunk or prompt passage: a longer one is a whole section
+TOKENS = (8, 1_000_000)  # tokens per chunk or pair: under 8, special tokens leave no room for text
+
+
+@dataclass(frozen=True)
+class Range:
+    """A closed interval by default; ``low_open``: ``(low, high]``; ``high_open``: ``[low, high)``."""
+
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+    hint: str = ""  # said after the range: what is usual, or what a value means
+    null: str = ""  # what null means, for a field that may be null
+
+    def holds(self, value: float) -> bool:
+        value = float(value)
+        if not math.isfinite(value):
+            return False
+        above = value > self.low if self.low_open else value >= self.low
+        below = value < self.high if self.high_open else value <= self.high
+        return above and below
+
+    def __str__(self) -> str:
+        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+        return f"{left}{_number(self.low)}, {_number(self.high)}{right}"
+
+
+def range_(
+    low: float, high: float, *, low_open: bool = False, high_open: bool = False, hint: str = "", null: str = ""
+) -> dict:
+    """Field metadata declaring a number's range: ``field(default=..., metadata=range_(0, 1))``."""
+    return {RANGE: Range(low, high, low_open, high_open, hint, null)}
+
+
+# ------------------------------------------------------------------ field types
+
+
+@dataclass(frozen=True)
+class Number:
+    """What a numeric field holds: int or float, optionally null, optionally a list of them."""
+
+    kind: type
+    optional: bool = False
+    many: bool = False
+
+
+@cache
+def hints(schema: type) -> dict[str, object]:
+    return typing.get_type_hints(schema)
+
+
+def number_of(annotation) -> Number | None:
+    """The numeric shape of a field's type, or None when it holds no number (bool is no number)."""
+    optional = False
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) != 1:
+            return None
+        annotation, optional = rest[0], True
+    if typing.get_origin(annotation) is list:
+        inner = typing.get_args(annotation)
+        found = number_of(inner[0]) if inner else None
+        return Number(found.kind, optional, True) if found and not found.many else None
+    if annotation in (int, float):
+        return Number(annotation, optional)
+    return None
+
+
+def numeric_fields(schema: type) -> list[tuple[str, Number, Range | None]]:
+    """(name, shape, range) of every numeric field of ``schema``."""
+    found = []
+    for f in fields(schema):
+        shape = number_of(hints(schema)[f.name])
+        if shape is not None:
+            found.append((f.name, shape, f.metadata.get(RANGE)))
+    return found
+
+
+def nested_schema(annotation) -> type | None:
+    """The dataclass a field holds (``dataset: DatasetConfig``), or None."""
+    return annotation if isinstance(annotation, type) and is_dataclass(annotation) else None
+
+
+# ------------------------------------------------------------------ checks
+
+
+def join(key: str, name: str) -> str:
+    return f"{key}.{name}" if key else name
+
+
+def unknown_key(key: str, name: str, valid: list[str], where: str = "", noun: str = "key") -> str:
+    """The message for ``name``, not a key of the node at ``key``: its closest keys and all of them."""
+    dotted = join(key, name)
+    place = where or (key if key else "the config")
+    close = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
+    close = close or difflib.get_close_matches(name, valid, n=1, cutoff=0.5)  # short keys: "kl" finds "k1"
+    guess = f"; did you mean {' or '.join(join(key, c) for c in close)}?" if close else ";"
+    return f"{dotted} is not a {noun} of {place}{guess} valid {noun}s: {', '.join(valid)}"
+
+
+def unknown_keys(schema: type, node, key: str = "") -> list[str]:
+    """A message per key of ``node`` that ``schema`` has no field for."""
+    if not isinstance(node, Mapping) and not hasattr(node, "keys"):
+        return []
+    valid = [f.name for f in fields(schema)]
+    kind = node.get("kind") if "kind" in valid else None
+    where = f"{key} ({kind})" if key and kind else ""
+    return [unknown_key(key, str(name), valid, where) for name in node.keys() if str(name) not in valid]
+
+
+def range_problems(schema: type, node, key: str = "") -> list[str]:
+    """A message per number of ``node`` outside its field's range (a number without a declared
+    range must still be finite)."""
+    problems = []
+    for name, shape, bounds in numeric_fields(schema):
+        if name not in node:
+            continue
+        value = node[name]
+        if value is None:
+            continue
+        values = list(enumerate(value)) if shape.many and not isinstance(value, (str, bytes)) else [(None, value)]
+        for index, item in values:
+            where = join(key, name) + ("" if index is None else f"[{index}]")
+            problem = out_of_range(where, item, shape, bounds)
+            if problem:
+                problems.append(problem)
+    return problems
+
+
+def out_of_range(key: str, value, shape: Number, bounds: Range | None) -> str | None:
+    """The message for ``key=value`` when it is no number, or not in ``bounds``."""
+    what = "an integer" if shape.kind is int else "a number"
+    null = null_text(shape, bounds)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{key}={value!r}: not a number; use {what}" + (f" in {bounds}" if bounds else "") + null
+    if bounds is None:
+        return None if math.isfinite(float(value)) else f"{key}={value}: use a finite number{null}"
+    if bounds.holds(value):
+        return None
+    hint = f" ({bounds.hint})" if bounds.hint else ""
+    return f"{key}={value}: out of range; use {what} in {bounds}{null}{hint}"
+
+
+def problems(schema: type, node, key: str = "") -> list[str]:
+    """Unknown keys, then numbers out of range, in ``node`` and the dataclass nodes it holds.
+    Fields typed ``Any`` (component nodes, free mappings) are left to their owners."""
+    found = unknown_keys(schema, node, key)
+    for f in fields(schema):
+        nested = nested_schema(hints(schema)[f.name])
+        if nested is not None and f.name in node and hasattr(node[f.name], "keys"):
+            found += problems(nested, node[f.name], join(key, f.name))
+    return found + range_problems(schema, node, key)
+
+
+# ------------------------------------------------------------------ the table of ranges
+
+
+def range_rows(schema: type, key: str) -> list[tuple[str, str, str]]:
+    """(key, range, hint) of every numeric field of ``schema`` and its dataclass fields."""
+    rows = []
+    for f in fields(schema):
+        nested = nested_schema(hints(schema)[f.name])
+        if nested is not None:
+            rows += range_rows(nested, join(key, f.name))
+    for name, shape, bounds in numeric_fields(schema):
+        what = ("integer" if shape.kind is int else "number") + ("s" if shape.many else "")
+        shown = f"{what} in {bounds}" if bounds else f"finite {what}"
+        rows.append((join(key, name), shown + null_text(shape, bounds), bounds.hint if bounds else ""))
+    return rows
+
+
+def null_text(shape: Number, bounds: Range | None) -> str:
+    if not shape.optional:
+        return ""
+    return f", or null for {bounds.null}" if bounds and bounds.null else ", or null"
+
+
+def _number(value: float) -> str:
+    if float(value).is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(float(value))

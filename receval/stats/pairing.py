@@ -1,0 +1,100 @@
+"""Paired statistics over per-question arrays, shared by the report, compare, select
+and the Python API:
+
+- :func:`grouped_intervals`: many means' intervals, one bootstrap call per question set
+  (:func:`rows_key` / :func:`mask_key` name a question set cheaply);
+- :func:`align_ids`: the questions two id lists share, by id;
+- :func:`fixed_broken`: the questions fixed and broken going from one run to another,
+  the one rule that follows the metric (:func:`cutoff`): fixed at k when the metric at
+  cutoff k goes from 0 to above 0 (``fixed@3`` for ``hit@3``, ``recall@3``,
+  ``ndcg@3``...), broken the reverse; ``rr`` has no cutoff, so for it they are
+  ``fixed@1``/``broken@1``: a relevant section first in one run and not in the other.
+  Either way a fixed question also went up on the metric, and a broken one down.
+
+``boot`` is the bootstrap settings (:class:`receval.config.BootstrapConfig`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+from receval.config import BootstrapConfig
+from receval.stats.bootstrap import Interval, confidence_intervals
+
+_CUTOFF = re.compile(r"@(\d+)$")
+
+
+def grouped_intervals(items: list[tuple[bytes, np.ndarray]], boot: BootstrapConfig) -> list[Interval]:
+    """One interval per ``(question key, values)`` item, one bootstrap call per key.
+
+    Items with the same key are over the same questions in the same order, so they
+    are stacked into one ``(n_questions, n_items)`` matrix and resampled with the
+    same question draws; equal columns are resampled once and share the interval
+    (BLAS may round the same column differently at another position). A lone column is duplicated before the call: a
+    one-column matrix takes another BLAS path whose last bits differ, and a run's
+    interval should not depend on which other runs share its report. The mean is
+    ``np.mean`` of the column itself (not the bootstrap module's centred mean), so
+    it equals the mean of the stored values exactly.
+    """
+    groups: dict[bytes, list[int]] = {}
+    for i, (key, _) in enumerate(items):
+        groups.setdefault(key, []).append(i)
+    out: list[Interval | None] = [None] * len(items)
+    for indices in groups.values():
+        unique: dict[bytes, int] = {}  # equal columns (an imported copy of a run) share one
+        column_of = [unique.setdefault(items[i][1].tobytes(), len(unique)) for i in indices]
+        first = {c: i for i, c in reversed(list(zip(indices, column_of)))}
+        matrix = np.column_stack([items[first[c]][1] for c in range(len(unique))])
+        if matrix.shape[1] == 1:
+            matrix = np.column_stack([matrix, matrix])
+        intervals = confidence_intervals(matrix, **boot.kwargs())
+        for i, c in zip(indices, column_of):
+            out[i] = Interval(float(np.mean(items[i][1])), intervals[c].lo, intervals[c].hi)
+    return out  # type: ignore[return-value]
+
+
+def rows_key(ids_digest: bytes, rows: np.ndarray) -> bytes:
+    """Identifies the questions ``ids[rows]`` (which, in which order) cheaply, from the
+    digest of the whole id list."""
+    digest = hashlib.blake2b(ids_digest, digest_size=16)
+    digest.update(np.asarray(rows, dtype=np.int64).tobytes())
+    return digest.digest()
+
+
+def mask_key(ids_digest: bytes, mask: np.ndarray) -> bytes:
+    """Identifies the questions ``ids[mask]`` cheaply (see :func:`rows_key`)."""
+    digest = hashlib.blake2b(ids_digest, digest_size=16)
+    digest.update(np.packbits(mask).tobytes())
+    digest.update(str(len(mask)).encode())
+    return digest.digest()
+
+
+def align_ids(ids_a, ids_b) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Row indices into A and B of the ids both hold (A's order), and how many ids only
+    A and only B hold. Ids must not repeat within a list."""
+    index_b = {qid: i for i, qid in enumerate(ids_b)}
+    rows_a = [i for i, qid in enumerate(ids_a) if qid in index_b]
+    rows_b = [index_b[ids_a[i]] for i in rows_a]
+    return (
+        np.asarray(rows_a, dtype=np.int64), np.asarray(rows_b, dtype=np.int64),
+        len(ids_a) - len(rows_a), len(ids_b) - len(rows_b),
+    )
+
+
+def cutoff(metric: str) -> int:
+    """The k of fixed@k for ``metric``: its cutoff (``hit@3``, ``rr@3``, ``token_recall@3``),
+    or 1 for rr and for columns without one."""
+    match = _CUTOFF.search(metric.strip())
+    return int(match[1]) if match else 1
+
+
+def fixed_broken(metric: str, a: np.ndarray, b: np.ndarray, rank_a: np.ndarray, rank_b: np.ndarray):
+    """Masks of the questions fixed and broken going from run A to run B on ``metric``
+    (``a``, ``b``: its values; ``rank_*``: first relevant rank, NaN when none)."""
+    if metric.strip().lower() in ("rr", "mrr"):  # rr: first relevant at rank 1
+        top_a, top_b = rank_a == 1, rank_b == 1
+        return top_b & ~top_a, top_a & ~top_b
+    return (a == 0) & (b > 0), (a > 0) & (b == 0)

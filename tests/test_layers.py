@@ -1,0 +1,93 @@
+"""The layers hold: imports flow cli -> render -> analysis -> stats | results -> core,
+the run side never imports the read side, and no two modules import each other in a
+circle (function-level imports and package ``__init__`` re-exports included).
+
+The contracts are in pyproject.toml ([tool.importlinter]); this runs them through
+import-linter's Python API (no subprocess) on the graph grimp builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grimp
+import importlinter.api  # noqa: F401 - configures import-linter's adapters
+from importlinter.application import use_cases
+
+import receval
+
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+
+def test_the_import_contracts_are_kept(capsys):
+    options = use_cases.read_user_options(str(PYPROJECT))
+    assert {c["id"] for c in options.contracts_options} == {"read-side", "run-side", "core"}
+    kept = use_cases.lint_imports(str(PYPROJECT), cache_dir=None, no_logo=True, is_debug_mode=True)
+    printed = capsys.readouterr().out  # each broken contract with its import chains
+    assert kept, printed
+    assert "3 kept, 0 broken" in printed
+
+
+def strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Tarjan's strongly connected components of the module import graph, iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                found.append(sorted(component))
+    return found
+
+
+def test_strongly_connected_finds_a_cycle_and_nothing_else():
+    graph = grimp.ImportGraph()
+    for module in ("p", "p.a", "p.b", "p.c", "p.d"):
+        graph.add_module(module)
+    for importer, imported in (("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.d", "p.a")):
+        graph.add_import(importer=importer, imported=imported)
+    assert sorted(strongly_connected(graph)) == [["p"], ["p.a", "p.b", "p.c"], ["p.d"]]
+
+
+def test_no_import_cycle_anywhere_in_receval():
+    graph = grimp.build_graph(receval.__name__, cache_dir=None)
+    assert "receval.analysis.api" in graph.find_modules_directly_imported_by("receval.analysis")
+    cycles = [component for component in strongly_connected(graph) if len(component) > 1]
+    details = [
+        " <-> ".join(component) + ": " + "; ".join(
+            f"{a} -> {b} (line {imp['line_number']})"
+            for a in component for b in component
+            for imp in graph.get_import_details(importer=a, imported=b)
+        )
+        for component in cycles
+    ]
+    assert not cycles, "\n".join(details)
