@@ -11,7 +11,7 @@ from typing import Any
 
 from receval.analysis.report import Report
 from receval.metrics import lower_is_better, measure_label
-from receval.render import tables
+from receval.render import sureness, tables
 from receval.render.plots import plot_report
 from receval.results.labels import shown
 from receval.stats.pairing import cutoff
@@ -41,6 +41,8 @@ def header_lines(report: Report) -> list[str]:
     for i, run in enumerate(report.runs):
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
+    if (detectable := sureness.header_line(report)) is not None:
+        lines.append(detectable)
     return lines
 
 
@@ -193,7 +195,8 @@ def stage_table(report: Report) -> tables.Table | None:
 def tables_of(report: Report) -> list[tables.Table]:
     """Every table the report shows, in order (those with nothing to show left out)."""
     found = [main_table(report), with_costs(stage_table(report), report.runs), pairs_table(report),
-             chain_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
+             chain_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
+             sureness.calibration_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
              question_table(report)]
     return [t for t in found if t is not None]
 
