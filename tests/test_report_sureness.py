@@ -127,3 +127,19 @@ def test_tests_need_pairs_and_a_positive_difference(six_runs):
         report_for([str(six_runs), "--test", "t"])
     with pytest.raises(RecevalError, match="--detect 0.0: give the difference to detect"):
         report_for([str(six_runs), "--chain", "--detect", "0"])
+
+
+def test_the_python_api_gives_the_report_s_numbers(six_runs):
+    from receval import analysis
+
+    runs = analysis.load(six_runs)
+    sure = analysis.how_sure(runs, "ap", all_pairs=True, test="t", correction="holm", ranks=True, detect=0.05)
+    _, data = as_json([str(six_runs), "--metric", "ap", "--all-pairs", "--test", "t", "--correct", "holm",
+                       "--ranks", "--detect", "0.05"])
+    assert isinstance(sure, analysis.Sureness) and all(isinstance(t, analysis.PairTest) for t in sure.pairs)
+    assert [t.as_dict() for t in sure.pairs] == [
+        {k: p[k] for k in ("test", "effect", "mde")} for p in data["all_pairs"]
+    ]
+    assert [r.rank for r in sure.ranks] == [r["rank"] for r in data["runs"]]
+    with pytest.raises(RecevalError, match="correction='sidak': use one of holm, bh, maxt"):
+        analysis.how_sure(runs, "ap", all_pairs=True, correction="sidak")

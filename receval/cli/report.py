@@ -54,7 +54,7 @@ from receval.analysis.breakdown import by_table, check_by, ranks_per_question, w
 from receval.analysis.chain import chain_pairs
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
-from receval.analysis.pairs import paired
+from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import sureness
@@ -311,10 +311,7 @@ def compute(args) -> Report | Gate:
     if args.per_question:
         report.per_question = ranks_per_question(runs)
     if args.all_pairs and len(runs) > 1:
-        report.all_pairs = [
-            pair for i in range(len(runs) - 1)
-            for pair in paired(runs[i], runs[i + 1:], metric, boot, args.intersect, option="--intersect")
-        ]
+        report.all_pairs = every_pair(runs, metric, boot, args.intersect, option="--intersect")
     if args.detect is not None and not 0 < args.detect < float("inf"):
         raise RecevalError(f"--detect {args.detect}: give the difference to detect, a number > 0 (e.g. 0.02)")
     test = args.test or ("randomization" if args.correct or args.detect is not None else None)
