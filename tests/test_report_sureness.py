@@ -70,7 +70,9 @@ def test_all_pairs_t_with_bh_and_the_markdown_dagger(six_runs):
     from statsmodels.stats.multitest import multipletests
 
     runs = [six_runs / str(i) for i in range(6)]
-    report, data = as_json([str(six_runs), "--metric", METRIC, "--all-pairs", "--test", "t", "--correct", "bh"])
+    # alpha = 1 - level: at 0.6 some of these close runs are apart, so the dagger shows
+    report, data = as_json([str(six_runs), "--metric", METRIC, "--all-pairs", "--test", "t", "--correct", "bh",
+                            "--level", "0.4"])
     assert len(data["all_pairs"]) == 15
     matrix = scored(runs)
     index = {str(r): i for i, r in enumerate(runs)}
@@ -83,10 +85,12 @@ def test_all_pairs_t_with_bh_and_the_markdown_dagger(six_runs):
         p_values.append(pair["test"]["p"])
     adjusted = multipletests(p_values, method="fdr_bh")[1]
     np.testing.assert_allclose([p["test"]["p_adjusted"] for p in data["all_pairs"]], adjusted, rtol=1e-12)
+    latex = rendered.render(report, "latex")
     text = rendered.render(report, "markdown")
-    significant = sum(q <= 0.05 for q in adjusted)
+    significant = sum(q <= 0.6 for q in adjusted)
+    assert significant >= 1 and latex.count("\\dag{}") == significant
     assert text.count("†") == significant + 1  # each significant row, and the legend
-    assert "† p <= 0.05 after bh over 15 pairs" in text
+    assert "† p <= 0.6 after bh over 15 pairs" in text
     assert "detectable: " in text
 
 
@@ -143,3 +147,22 @@ def test_the_python_api_gives_the_report_s_numbers(six_runs):
     assert [r.rank for r in sure.ranks] == [r["rank"] for r in data["runs"]]
     with pytest.raises(RecevalError, match="correction='sidak': use one of holm, bh, maxt"):
         analysis.how_sure(runs, "ap", all_pairs=True, correction="sidak")
+
+
+def test_csv_latex_and_html_carry_the_same_figures(six_runs):
+    import csv
+    import io
+
+    from receval.render import html
+
+    report, data = as_json([str(six_runs), "--metric", "ap", "--baseline", str(six_runs / "0"), "--test", "t",
+                            "--correct", "holm", "--ranks"])
+    rows = list(csv.DictReader(io.StringIO(rendered.render(report, "csv"))))
+    assert rows[0]["p"] == "" and rows[0]["rank"] == str(data["runs"][0]["rank"])
+    for row, pair in zip(rows[1:], data["pairs"]):
+        assert float(row["p_adjusted"]) == pytest.approx(pair["test"]["p_adjusted"], rel=1e-12)
+        assert float(row["hedges_gz"]) == pytest.approx(pair["effect"]["hedges_gz"], rel=1e-12)
+    latex = rendered.render(report, "latex")
+    page = html.render(report)
+    for text in (latex, page):
+        assert "How sure: MAP" in text and "Ranks by MAP" in text

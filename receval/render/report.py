@@ -224,6 +224,12 @@ def to_csv(report: Report) -> str:
     if report.baseline is not None:
         m = report.metric
         columns += [f"diff_{m}", f"diff_{m}_lo", f"diff_{m}_hi", "up", "down", "same", "fixed", "broken"]
+    sure = report.sure
+    tested = sure is not None and bool(sure.pairs) and report.baseline is not None
+    if tested:
+        columns += ["p", "p_adjusted", "hedges_gz", "hedges_gz_lo", "hedges_gz_hi", "mde"]
+    if sure is not None and sure.ranks is not None:
+        columns += ["rank", "rank_lo", "rank_hi"]
     if report.by is not None:
         for v in report.by.values:
             base = f"{report.by.metric}[{report.by.column}={v}]"
@@ -243,6 +249,15 @@ def to_csv(report: Report) -> str:
             else:
                 row += [p.diff.mean, p.diff.lo, p.diff.hi, p.up, p.down, p.same,
                         " ".join(p.fixed), " ".join(p.broken)]
+        if tested:
+            t = sure.for_pair(pairs[run.run_dir]) if run.run_dir in pairs else None
+            row += [None] * 6 if t is None else [
+                t.stats.test.p, t.stats.p_adjusted, t.stats.effect.hedges_gz, t.stats.effect.lo,
+                t.stats.effect.hi, t.stats.detectable.difference,
+            ]
+        if sure is not None and sure.ranks is not None:
+            r = sure.ranks[i]
+            row += [r.rank, r.lo, r.hi]
         if report.by is not None:
             for cell in report.by.cells[i]:
                 row += [None] * 3 if cell is None else [cell.mean, cell.lo, cell.hi]
