@@ -166,3 +166,11 @@ def test_csv_latex_and_html_carry_the_same_figures(six_runs):
     page = html.render(report)
     for text in (latex, page):
         assert "How sure: MAP" in text and "Ranks by MAP" in text
+
+
+def test_without_the_flags_the_report_is_unchanged_and_one_run_cannot_calibrate(six_runs):
+    _, data = as_json([str(six_runs), "--metric", "ap", "--baseline", str(six_runs / "0")])
+    assert "sureness" not in data and all("test" not in p for p in data["pairs"])
+    assert all("rank" not in r for r in data["runs"])
+    with pytest.raises(RecevalError, match="--calibrate needs two runs"):
+        report_for([str(six_runs / "0"), "--calibrate"])
