@@ -70,7 +70,28 @@ def judge(section_idx: np.ndarray, questions: list[Question], section_index: dic
     ideal = np.zeros((n_rows, max(int(counts.max(initial=0)), 1)), dtype=np.float64)
     ideal[label_rows[by_grade], position] = label_grades[by_grade]
     n_relevant = np.bincount(label_rows, weights=label_grades >= 1, minlength=n_rows).astype(np.int64)
-    return Judged(gains=gains, ideal=ideal, n_relevant=n_relevant)
+    nonrelevant, n_nonrelevant = _judged_nonrelevant(section_idx, questions, section_index)
+    return Judged(gains=gains, ideal=ideal, n_relevant=n_relevant, nonrelevant=nonrelevant, n_nonrelevant=n_nonrelevant)
+
+
+def _judged_nonrelevant(
+    section_idx: np.ndarray, questions: list[Question], section_index: dict[str, int]
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Retrieved positions judged not relevant (Q, K) and each question's count of such
+    judgements (sections the collection does not hold are not counted); (None, None)
+    when no question has any, as for every collection without score-0 judgements."""
+    if not any(q.nonrelevant for q in questions):
+        return None, None
+    n_rows = len(questions)
+    pairs = [(row, section_index[s]) for row, q in enumerate(questions) for s in q.nonrelevant if s in section_index]
+    rows = np.fromiter((r for r, _ in pairs), np.int64, len(pairs))
+    sections = np.fromiter((s for _, s in pairs), np.int64, len(pairs))
+    n_sections = len(section_index) + 1
+    keys = np.sort(rows * n_sections + sections)
+    retrieved = np.arange(n_rows, dtype=np.int64)[:, None] * n_sections + section_idx
+    at = np.minimum(np.searchsorted(keys, retrieved), max(keys.size - 1, 0))
+    hit = (section_idx >= 0) & (keys[at] == retrieved) if keys.size else np.zeros(section_idx.shape, bool)
+    return hit, np.bincount(rows, minlength=n_rows).astype(np.int64)
 
 
 def question_rows(
@@ -136,4 +157,6 @@ def _merge(judged: Judged, spans: EvidenceJudgement) -> Judged:
         ideal=np.where(pick, pad(spans.judged.ideal), pad(judged.ideal)),
         n_relevant=np.where(spans.by_evidence, spans.judged.n_relevant, judged.n_relevant),
         units=np.where(pick, spans.judged.found, judged.found),
+        nonrelevant=None if judged.nonrelevant is None else judged.nonrelevant & ~pick,
+        n_nonrelevant=None if judged.n_nonrelevant is None else np.where(spans.by_evidence, 0, judged.n_nonrelevant),
     )

@@ -16,6 +16,20 @@ is >= 1; ungraded labels have grade 1. Formulas, with rel_i = 1 if gain_i >= 1:
 - ``ndcg@k``: DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain_i / log2(i + 1); IDCG@k is
   the DCG of all labels sorted by grade, cut at k (trec_eval ``ndcg_cut_k``,
   linear gain).
+- ``ap@k``: (1 / R) sum_{i<=k} rel_i * P@i, R = number of relevant sections, retrieved
+  or not (trec_eval ``map_cut_k``); ``ap`` is ap at the run's depth (``map``, whose mean
+  over questions is MAP). Evidence items: the sum weighs each position by the items
+  first found there, so an item reached twice counts once.
+- ``rprec``: relevant among the first R retrieved / R (trec_eval ``Rprec``).
+- ``bpref``: (1 / R) sum over retrieved relevant r of 1 - min(n_r, R) / min(N, R),
+  n_r = judged non-relevant sections ranked above r, N = judged non-relevant sections
+  of the question; a term is 1 while n_r = 0 (trec_eval ``bpref``; Buckley & Voorhees,
+  "Retrieval evaluation with incomplete information", SIGIR 2004). Caveat: it needs
+  judged non-relevant sections (qrels score 0, :attr:`Judged.nonrelevant`); without
+  them every retrieved relevant section scores 1 and bpref is recall at the depth.
+
+trec_eval has no graded AP, R-precision or bpref (only its relevance threshold ``-l``,
+here fixed at grade 1); the graded measure is ``ndcg@k``.
 
 Each measure is a private vectorised function over all questions at once
 (scikit-learn style); ``MEASURES`` is the one registry of names.
@@ -38,12 +52,17 @@ class Judged:
     ``n_relevant`` (Q,) int: number of labels with grade >= 1; ``units`` (Q, K), when
     given: relevant units first reached at each position (evidence items: several
     can be found at one rank); by default one per relevant position.
+    ``nonrelevant`` (Q, K) bool and ``n_nonrelevant`` (Q,) int, when given: retrieved
+    positions judged not relevant, and each question's count of such judgements
+    (read by ``bpref`` only); by default none.
     """
 
     gains: np.ndarray
     ideal: np.ndarray
     n_relevant: np.ndarray
     units: np.ndarray | None = None
+    nonrelevant: np.ndarray | None = None
+    n_nonrelevant: np.ndarray | None = None
 
     @property
     def relevant(self) -> np.ndarray:
@@ -91,6 +110,29 @@ def _ndcg(judged: Judged, k: int) -> np.ndarray:
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
 
+def _average_precision(judged: Judged, k: int | None = None) -> np.ndarray:
+    relevant = judged.relevant[:, :k]
+    precision = np.cumsum(relevant, axis=1) / np.arange(1, relevant.shape[1] + 1)
+    total = (judged.found[:, :k] * precision).sum(axis=1)
+    return total / np.maximum(judged.n_relevant, 1)
+
+
+def _r_precision(judged: Judged) -> np.ndarray:
+    found = judged.found
+    within = np.arange(found.shape[1])[None, :] < judged.n_relevant[:, None]
+    return (found * within).sum(axis=1) / np.maximum(judged.n_relevant, 1)
+
+
+def _bpref(judged: Judged) -> np.ndarray:
+    n_rel = judged.n_relevant.astype(np.float64)[:, None]
+    if judged.nonrelevant is None:  # nothing judged not relevant: every term is 1
+        return _recall(judged, judged.gains.shape[1])
+    above = np.cumsum(judged.nonrelevant, axis=1)  # at a relevant rank: judged non-relevant above it
+    cap = np.minimum(judged.n_nonrelevant[:, None], n_rel)
+    penalty = np.divide(np.minimum(above, n_rel), cap, out=np.zeros(above.shape), where=(above > 0) & (cap > 0))
+    return (judged.found * (1.0 - penalty)).sum(axis=1) / np.maximum(n_rel[:, 0], 1)
+
+
 @dataclass(frozen=True)
 class Measure:
     """A measure and its cutoff; ``name`` is canonical (``ndcg@5``, ``rr``)."""
@@ -113,26 +155,36 @@ _FAMILIES = {
     "recall": _recall,
     "precision": _precision,
     "ndcg": _ndcg,
+    "ap": _average_precision,
+    "rprec": _r_precision,
+    "bpref": _bpref,
 }
-CUTOFF_FAMILIES = ("hit", "recall", "precision", "ndcg")
+CUTOFF_FAMILIES = ("hit", "recall", "precision", "ndcg", "ap")
+#: Families with no cutoff: measured at the run's depth.
+DEPTH_FAMILIES = ("rr", "ap", "rprec", "bpref")
+#: trec_eval's names for receval's (``ap`` is ``map``; ``map`` is read as ``ap``).
+_ALIASES = {"mrr": "rr", "map": "ap"}
 _NAME = re.compile(r"^(?P<family>[a-z]+)(?:@(?P<k>\d+))?$")
 
 
 def parse_measure(name: str) -> Measure:
     """``'ndcg@5'`` -> ``Measure('ndcg', 5)``; raises ValueError naming the choices."""
     match = _NAME.match(name.strip().lower())
-    family = match and match["family"]
-    if family == "mrr":
-        family = "rr"
+    family = match and _ALIASES.get(match["family"], match["family"])
     if not match or family not in _FAMILIES:
         raise ValueError(
-            f"unknown measure {name!r}: use rr, or hit@k, recall@k, precision@k, ndcg@k"
+            f"unknown measure {name!r}: use rr, ap (map), rprec, bpref, or hit@k, recall@k, "
+            "precision@k, ndcg@k, ap@k"
         )
     k = int(match["k"]) if match["k"] else None
+    if family in DEPTH_FAMILIES and k is None:
+        return Measure(family)
     if family in CUTOFF_FAMILIES and (k is None or k < 1):
         raise ValueError(f"measure {name!r} needs a cutoff k >= 1, e.g. {family}@3")
-    if family == "rr" and k is not None:
+    if family == "rr":
         raise ValueError("rr takes no cutoff here: it is MRR@depth (set depth instead)")
+    if family not in CUTOFF_FAMILIES:
+        raise ValueError(f"{family} takes no cutoff: it is measured at the run's depth")
     return Measure(family, k)
 
 
@@ -160,8 +212,9 @@ def is_measure(name: str) -> bool:
 
 
 def measures_for(ks: list[int]) -> list[Measure]:
-    """The stored measures: rr, then hit, recall, precision, ndcg at each k."""
-    out = [Measure("rr")]
+    """The stored measures: rr, ap, rprec, bpref, then hit, recall, precision, ndcg, ap
+    at each k."""
+    out = [Measure(family) for family in DEPTH_FAMILIES]
     for family in CUTOFF_FAMILIES:
         out.extend(Measure(family, k) for k in ks)
     return out
@@ -180,4 +233,8 @@ def measure_label(name: str) -> str:
         return "MRR@" + name[3:]
     if name.startswith("ndcg@"):
         return "nDCG@" + name[5:]
+    if name == "ap" or name.startswith("ap@"):  # the mean of ap is MAP, as rr's is MRR
+        return "M" + name.upper()
+    if name == "rprec":
+        return "R-prec"
     return name

@@ -1,8 +1,9 @@
 """Exact agreement with trec_eval (through pytrec_eval) and ranx on exported runs.
 
-receval's stored per-question ``rr``, ``ndcg@10`` and ``recall@100`` must equal
-pytrec_eval's ``recip_rank``, ``ndcg_cut_10`` and ``recall_100`` (and ranx's ``mrr``,
-``ndcg@10``, ``recall@100``) to 1e-9, question by question, when both read the run
+receval's stored per-question ``rr``, ``ndcg@10``, ``recall@100``, ``ap``, ``ap@10``,
+``rprec`` and ``bpref`` must equal pytrec_eval's ``recip_rank``, ``ndcg_cut_10``,
+``recall_100``, ``map``, ``map_cut_10``, ``Rprec`` and ``bpref`` (and ranx's ``mrr``,
+``ndcg@10``, ``recall@100``, ``map``, ``r-precision``) to 1e-9, question by question, when both read the run
 exported by :mod:`receval.export`. The judgements given to the external tools are
 the collection's own qrels, score-0 lines included; receval counts a score-0
 judgement as not relevant, as they do. Ties: trec_eval breaks equal scores by docid
@@ -31,8 +32,12 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 ranx = pytest.importorskip("ranx")
 
 CRANFIELD = SHARED / "datasets" / "cranfield"
-PYTREC = {"rr": "recip_rank", "ndcg@10": "ndcg_cut_10", "recall@100": "recall_100"}
-RANX = {"rr": "mrr", "ndcg@10": "ndcg@10", "recall@100": "recall@100"}
+SCIFACT = SHARED / "datasets" / "scifact"
+PYTREC = {
+    "rr": "recip_rank", "ndcg@10": "ndcg_cut_10", "recall@100": "recall_100",
+    "ap": "map", "ap@10": "map_cut_10", "rprec": "Rprec", "bpref": "bpref",
+}
+RANX = {"rr": "mrr", "ndcg@10": "ndcg@10", "recall@100": "recall@100", "ap": "map", "rprec": "r-precision"}
 
 
 def beir_qrels(path) -> dict[str, dict[str, int]]:
@@ -65,7 +70,7 @@ def exported_run(path) -> dict[str, dict[str, float]]:
 
 
 def assert_agrees(table, run_dict, qrels):
-    """Stored rr, ndcg@10, recall@100 == pytrec_eval's and ranx's, every question."""
+    """Stored measures (PYTREC, RANX) == pytrec_eval's and ranx's, every question."""
     qids = table["question_id"]
     judged = {q: qrels[q] for q in qids}
     scored = {q: run_dict.get(q, {}) for q in qids}
@@ -102,6 +107,30 @@ def test_cranfield_bm25_agrees_with_trec_eval_and_ranx(make_config, tmp_path):
     assert result.means["ndcg@10"] == pytest.approx(0.3276, abs=5e-4)
 
 
+@pytest.mark.slow  # a whole collection
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"shared test collection absent: {SCIFACT}")
+def test_scifact_bm25_agrees_with_trec_eval(make_config, tmp_path):
+    """The shared SciFact copy holds only its train split (809 judged queries)."""
+    cfg = make_config(
+        "dataset=beir", f"dataset.path={SCIFACT}", "dataset.split=train", "retriever=bm25",
+        "chunking.max_words=null", "depth=100", "metrics.ks=[10,100]",
+    )
+    result = run(cfg, tmp_path / "run")
+    export(tmp_path / "run", tmp_path / "run.txt", tmp_path / "qrels.txt")
+    table = read_run(tmp_path / "run").table.to_pydict()
+    assert result.n_questions == 809
+    qrels = beir_qrels(SCIFACT / "qrels" / "train.tsv")
+    run_dict = exported_run(tmp_path / "run.txt")
+    qids = table["question_id"]
+    theirs = pytrec_eval.RelevanceEvaluator({q: qrels[q] for q in qids}, set(PYTREC.values())).evaluate(
+        {q: run_dict.get(q, {}) for q in qids}
+    )
+    for ours, name in PYTREC.items():
+        other = [theirs[q][name] if q in theirs else 0.0 for q in qids]
+        np.testing.assert_allclose(np.asarray(table[ours], dtype=float), other, rtol=0, atol=1e-9, err_msg=ours)
+    assert 0.5 < result.means["ap"] < 0.8  # BM25 on SciFact: MAP about 0.6
+
+
 def test_ties_and_score_zero_judgements_end_to_end(make_config, tmp_path):
     """Identical documents score alike; score-0 and unjudged queries; all agree."""
     root = tmp_path / "collection"
@@ -134,11 +163,13 @@ def test_ties_and_score_zero_judgements_end_to_end(make_config, tmp_path):
     run_dict = exported_run(tmp_path / "run.txt")
     original = beir_qrels(root / "qrels" / "test.tsv")
     qids = table["question_id"]
-    theirs = pytrec_eval.RelevanceEvaluator({q: original[q] for q in qids}, {"recip_rank", "ndcg_cut_10"}).evaluate(
+    theirs = pytrec_eval.RelevanceEvaluator({q: original[q] for q in qids}, set(PYTREC.values())).evaluate(
         {q: run_dict.get(q, {}) for q in qids}
     )
-    np.testing.assert_allclose(table["rr"], [theirs[q]["recip_rank"] for q in qids], atol=1e-12)
-    np.testing.assert_allclose(table["ndcg@10"], [theirs[q]["ndcg_cut_10"] for q in qids], atol=1e-12)
+    stored = {ours: name for ours, name in PYTREC.items() if ours != "recall@100"}  # depth 10 here
+    for ours, name in stored.items():  # bpref reads the score-0 lines of q1, q2 and q4
+        np.testing.assert_allclose(table[ours], [theirs[q][name] for q in qids], atol=1e-12, err_msg=ours)
+    assert table["bpref"][0] != table["recall@10"][0]
     assert table["rr"][0] == pytest.approx(1 / 3)  # a3 is third by id; trec_eval's own order would put it first
     # without the nudge, trec_eval would see the tie the other way round
     raw = {q: dict(zip(r, s)) for q, r, s in zip(qids, table["retrieved"], table["scores"])}

@@ -9,6 +9,7 @@ from receval.core.errors import RecevalError
 from receval.results.external import export
 from receval.results.external import read_labels, trec_run_table
 from receval.cli.report import report_for
+from receval.render import report as rendered
 from receval.results import read_run
 
 
@@ -80,3 +81,44 @@ def test_a_run_file_without_qrels_is_a_clear_error(stored, tmp_path):
     run_file, _ = export(stored, tmp_path / "run.trec")
     done = run_cli(str(stored), str(run_file), cwd=tmp_path, module="receval.report")
     assert done.returncode == 2 and "--qrels FILE" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_bpref_of_an_external_run_reads_the_score_zero_judgements(tmp_path):
+    """Judged non-relevant documents, retrieved or not, enter bpref as trec_eval's."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = {
+        "q1": {"a": 1, "b": 0, "c": 2, "d": 0, "e": 0, "z": 1},
+        "q2": {"a": 0, "f": 1, "g": 0},
+        "q3": {"h": 1},
+    }
+    run = {"q1": ["b", "a", "x", "d", "c"], "q2": ["a", "g", "f"], "q3": ["y", "h"]}
+    tsv = tmp_path / "qrels.tsv"
+    tsv.write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t{g}\n" for q, judged in qrels.items() for d, g in judged.items()
+    ))
+    run_file = tmp_path / "run.trec"
+    run_file.write_text("".join(
+        f"{q} Q0 {d} {rank} {10 - rank} sys\n" for q, docs in run.items() for rank, d in enumerate(docs, start=1)
+    ))
+    scored = {r["question_id"]: r for r in trec_run_table(run_file, tsv, depth=10, measures=["bpref", "ap", "rprec"]).to_pylist()}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"bpref", "map", "Rprec"}).evaluate(
+        {q: {d: float(10 - rank) for rank, d in enumerate(docs, start=1)} for q, docs in run.items()}
+    )
+    for q in qrels:
+        assert scored[q]["bpref"] == pytest.approx(theirs[q]["bpref"], abs=1e-12)
+        assert scored[q]["ap"] == pytest.approx(theirs[q]["map"], abs=1e-12)
+        assert scored[q]["rprec"] == pytest.approx(theirs[q]["Rprec"], abs=1e-12)
+    # q1: a has 1 judged non-relevant above it, c has 2; R = 3, N = 3: (2/3 + 1/3) / 3
+    assert scored["q1"]["bpref"] == pytest.approx(1 / 3)
+
+
+def test_report_reads_map_rprec_and_bpref(stored):
+    """``--metrics map`` is the stored ``ap`` (MAP as its mean); the table names it MAP."""
+    report = report_for([str(stored), "--metrics", "map,rprec,bpref,ap@3"])
+    data = report.to_dict()
+    assert data["metrics"] == ["ap", "rprec", "bpref", "ap@3", "rr"]
+    table = read_run(stored).table.to_pydict()
+    scored = [v for v in table["ap"] if v is not None]
+    assert data["runs"][0]["metrics"]["ap"]["mean"] == pytest.approx(sum(scored) / len(scored))
+    text = rendered.render(report, "markdown")
+    assert "MAP" in text and "MAP@3" in text and "R-prec" in text

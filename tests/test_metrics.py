@@ -190,9 +190,12 @@ def test_agreement_with_pytrec_eval():
 
     qrels = {q.id: dict(q.relevant) for q in questions}
     rng = np.random.default_rng(5)
-    for q in questions[::4]:  # judged non-relevant (grade 0) entries: trec_eval ignores them
-        for j in rng.choice(len(ids), size=3, replace=False):
-            qrels[q.id].setdefault(ids[j], 0)
+    for i, q in enumerate(questions):  # judged non-relevant (grade 0): only bpref reads them
+        if i % 4 == 0:
+            for j in rng.choice(len(ids), size=int(rng.integers(1, 12)), replace=False):
+                qrels[q.id].setdefault(ids[j], 0)
+            nonrelevant = tuple(d for d, g in qrels[q.id].items() if g == 0)
+            questions[i] = Question(q.id, q.text, q.kind, q.split, q.relevant, nonrelevant=nonrelevant)
     run = {}
     for q, row in zip(questions, idx):
         retrieved = [ids[j] for j in row if j >= 0]
@@ -203,17 +206,21 @@ def test_agreement_with_pytrec_eval():
 
     ks = ",".join(map(str, KS))
     evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, {"recip_rank", f"success.{ks}", f"recall.{ks}", f"P.{ks}", f"ndcg_cut.{ks}"}
+        qrels, {"recip_rank", "map", "Rprec", "bpref", f"success.{ks}", f"recall.{ks}", f"P.{ks}",
+                f"ndcg_cut.{ks}", f"map_cut.{ks}"}
     )
     theirs = evaluator.evaluate(run)
     assert set(theirs) == set(run)  # questions with nothing retrieved are omitted
 
     ours = ours_by_question(index, questions, idx)
-    names = {"rr": "recip_rank"}
+    names = {"rr": "recip_rank", "ap": "map", "rprec": "Rprec", "bpref": "bpref"}
     for k in KS:
         names |= {f"hit@{k}": f"success_{k}", f"recall@{k}": f"recall_{k}",
-                  f"precision@{k}": f"P_{k}", f"ndcg@{k}": f"ndcg_cut_{k}"}
+                  f"precision@{k}": f"P_{k}", f"ndcg@{k}": f"ndcg_cut_{k}", f"ap@{k}": f"map_cut_{k}"}
     assert set(names) == {m.name for m in MEASURES}
+    assert {theirs[q.id]["bpref"] != theirs[q.id]["recall_10"] for q in questions[::4] if q.id in theirs} == {
+        True, False
+    }  # the judged non-relevant sections move bpref off recall for some questions
     n_labels = {len(q.relevant) for q in questions}
     assert 1 in n_labels and max(n_labels) > 10
     for row, q in enumerate(questions):
@@ -235,10 +242,10 @@ def test_agreement_with_ranx():
     for q, row in zip(questions, idx):
         run[q.id] = {ids[j]: float(depth - pos) for pos, j in enumerate(row) if j >= 0}
     # ranx "ndcg" is Jarvelin's linear gain, as trec_eval; "ndcg_burges" (2^rel - 1) is not
-    names = {"rr": "mrr"}
+    names = {"rr": "mrr", "ap": "map", "rprec": "r-precision"}  # ranx's bpref reads no judged non-relevant
     for k in KS:
         names |= {f"hit@{k}": f"hit_rate@{k}", f"recall@{k}": f"recall@{k}",
-                  f"precision@{k}": f"precision@{k}", f"ndcg@{k}": f"ndcg@{k}"}
+                  f"precision@{k}": f"precision@{k}", f"ndcg@{k}": f"ndcg@{k}", f"ap@{k}": f"map@{k}"}
     theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), list(names.values()), return_mean=False)
     order = sorted(q.id for q in questions)  # ranx returns per-question values by sorted id
     assert order == [q.id for q in questions]
@@ -281,8 +288,10 @@ def test_perfect_ranking(measure):
     section_idx, questions, index = perfect_case()
     values = measure(judge(section_idx, questions, index))
     n_rel = np.array([len(q.relevant) for q in questions], dtype=np.float64)
-    if measure.family in ("rr", "hit", "ndcg"):
+    if measure.family in ("rr", "hit", "ndcg", "rprec", "bpref") or (measure.family == "ap" and measure.k is None):
         expected = np.ones(len(questions))
+    elif measure.family == "ap":
+        expected = np.minimum(measure.k, n_rel) / n_rel
     elif measure.family == "recall":
         expected = np.minimum(measure.k, n_rel) / n_rel
     else:
@@ -342,9 +351,9 @@ def test_hit_agrees_with_first_relevant_rank():
 
 def test_measures_for_registry():
     names = [m.name for m in measures_for([1, 3])]
-    assert names == ["rr", "hit@1", "hit@3", "recall@1", "recall@3",
-                     "precision@1", "precision@3", "ndcg@1", "ndcg@3"]
-    assert CUTOFF_FAMILIES == ("hit", "recall", "precision", "ndcg")
+    assert names == ["rr", "ap", "rprec", "bpref", "hit@1", "hit@3", "recall@1", "recall@3",
+                     "precision@1", "precision@3", "ndcg@1", "ndcg@3", "ap@1", "ap@3"]
+    assert CUTOFF_FAMILIES == ("hit", "recall", "precision", "ndcg", "ap")
 
 
 @pytest.mark.parametrize("measure", MEASURES, ids=lambda m: m.name)
@@ -356,6 +365,9 @@ def test_parse_measure_round_trips_canonical_names(measure):
 def test_parse_measure_aliases():
     assert parse_measure("mrr") == Measure("rr")
     assert parse_measure("MRR").name == "rr"
+    assert parse_measure("map") == Measure("ap")
+    assert parse_measure("map@10") == Measure("ap", 10)
+    assert parse_measure("Rprec").name == "rprec"  # trec_eval's name
 
 
 @pytest.mark.parametrize(
@@ -363,7 +375,10 @@ def test_parse_measure_aliases():
     [
         ("ndcg", r"measure 'ndcg' needs a cutoff k >= 1, e\.g\. ndcg@3"),
         ("recall@0", r"measure 'recall@0' needs a cutoff k >= 1, e\.g\. recall@3"),
-        ("foo@3", r"unknown measure 'foo@3': use rr, or hit@k, recall@k, precision@k, ndcg@k"),
+        ("foo@3", r"unknown measure 'foo@3': use rr, ap \(map\), rprec, bpref, or hit@k, recall@k, "
+                  r"precision@k, ndcg@k, ap@k"),
+        ("rprec@5", r"rprec takes no cutoff: it is measured at the run's depth"),
+        ("bpref@10", r"bpref takes no cutoff"),
         ("ndcg@x", r"unknown measure 'ndcg@x'"),
         ("", r"unknown measure ''"),
         ("rr@5", r"rr takes no cutoff here: it is MRR@depth \(set depth instead\)"),

@@ -10,11 +10,14 @@ selectors), :mod:`.derived` (``rr@k``, numeric columns as measures), :mod:`.sett
 the labels say about the measures), :mod:`.report` (the report as data),
 :mod:`.gate`, :mod:`.comparison` and :mod:`.differences` (``compare``), :mod:`.choice`
 (what ``select`` computes), :mod:`.listing` (every run under a folder),
-:mod:`.reproduction` (a run against its re-run), :mod:`.warehouse` (SQL views over
+:mod:`.reproduction` (a run against its re-run), :mod:`.significance` (tests,
+corrections, effect sizes, detectable differences, rank intervals, A/A calibration), :mod:`.warehouse` (SQL views over
 stored runs, DuckDB), :mod:`.tracker` (what ``export --to mlflow`` logs), :mod:`.api`
 (the Python API, re-exported here).
 """
 
-from receval.analysis.api import Comparison, compare, floor, gate, load, pairs, summary
+from receval.analysis.api import (
+    Comparison, PairTest, Sureness, compare, floor, gate, how_sure, load, pairs, summary,
+)
 
-__all__ = ["Comparison", "compare", "floor", "gate", "load", "pairs", "summary"]
+__all__ = ["Comparison", "PairTest", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "summary"]

@@ -10,6 +10,7 @@ commands print, as plain data, without a subprocess. Re-exported by
     diffs = analysis.pairs(runs, baseline="retriever=bm25")      # paired differences
     assert not analysis.floor(runs, {"hit@3": 0.70})             # [] when every run is above
     assert analysis.gate("runs/new", "runs/old", margin=0.02).passed
+    sure = analysis.how_sure(runs, "ap", all_pairs=True, test="t", correction="holm", ranks=True)
 
 Arguments are typed: measures by name (``"hit@3"``, ``"MRR"``), ``where`` a mapping of
 column to value (``{"split": "test"}``), floors and margins as numbers. Intervals follow
@@ -31,14 +32,19 @@ from receval.analysis import filters
 from receval.analysis.comparison import Comparison, compare
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate
-from receval.analysis.pairs import paired
+from receval.analysis.chain import chain_pairs
+from receval.analysis.pairs import every_pair, paired
 from receval.analysis.settings import bootstrap_settings
+from receval.analysis.significance import PairTest, Sureness, sureness
 from receval.analysis.summary import check_floors, failures, measure_names, summaries
 from receval.results.discovery import load
 from receval.results.labels import naming_of
+from receval.core.errors import RecevalError
 from receval.results.stored import Run
+from receval.stats.corrections import CORRECTIONS
+from receval.stats.significance import TESTS
 
-__all__ = ["Comparison", "compare", "floor", "gate", "load", "pairs", "summary"]
+__all__ = ["Comparison", "PairTest", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "summary"]
 
 
 def _kept(runs: Sequence[Run], where: Mapping[str, str] | None, measures: list[str]) -> list[Run]:
@@ -101,3 +107,51 @@ def floor(runs: Sequence[Run], floors: Mapping[str, float], where: Mapping[str, 
     checked = check_floors(floors, kept, option="floors")
     names = list(checked) or ["rr"]
     return failures(summaries(kept, names, names[0], bootstrap_settings(kept), naming_of(kept)), checked)
+
+
+def how_sure(
+    runs: Sequence[Run],
+    metric: str = "rr",
+    baseline: str | Path | None = None,
+    chain: bool = False,
+    all_pairs: bool = False,
+    test: str | None = "randomization",
+    correction: str | None = None,
+    detect: float | None = None,
+    ranks: bool = False,
+    calibrate: bool = False,
+    where: Mapping[str, str] | None = None,
+    intersect: bool = False,
+) -> Sureness:
+    """What ``report --test/--correct/--detect/--ranks/--calibrate`` adds, as data: the
+    pairs are every run against ``baseline``, each run against the one before
+    (``chain``) and every run against every earlier one (``all_pairs``); each pair's
+    test (``test``: randomization, t, bootstrap), its p corrected over all of them
+    (``correction``: holm, bh, maxt), Hedges' g_z and detectable difference; with
+    ``ranks`` each run's rank interval, with ``calibrate`` each test's A/A type I rate."""
+    if test is not None and test not in TESTS:
+        raise RecevalError(f"test={test!r}: use one of {', '.join(TESTS)}")
+    if correction is not None and correction not in CORRECTIONS:
+        raise RecevalError(f"correction={correction!r}: use one of {', '.join(CORRECTIONS)}")
+    runs = list(runs)
+    index = None
+    if baseline is not None:
+        index, base = filters.select_one(runs, str(baseline), option="baseline")
+        if index is None:
+            runs.insert(0, base)
+            index = 0
+    kept = _kept(runs, where, [metric])
+    metric = filters.canonical_measure(metric, kept, option="metric")
+    boot = bootstrap_settings(kept)
+    shown = []
+    if index is not None:
+        others = [run for i, run in enumerate(kept) if i != index]
+        shown += paired(kept[index], others, metric, boot, intersect, option="intersect=True") if others else []
+    if chain:
+        shown += chain_pairs(kept, metric, boot, intersect)
+    if all_pairs:
+        shown += every_pair(kept, metric, boot, intersect)
+    if test is not None and (correction is not None or detect is not None) and not shown:
+        raise RecevalError("no pair to test: give baseline=, chain=True or all_pairs=True")
+    return sureness(kept, shown, metric, boot, test if shown else None, correction, detect, ranks, calibrate,
+                    intersect)

@@ -141,3 +141,10 @@ def paired(
         )
         for p, interval in zip(pending, intervals)
     ]
+
+
+def every_pair(
+    runs: list[Run], metric: str, boot: BootstrapConfig, intersect: bool = False, option: str = "intersect=True"
+) -> list[Pair]:
+    """Every run against every earlier one (``report --all-pairs``): A the earlier run."""
+    return [pair for i in range(len(runs) - 1) for pair in paired(runs[i], runs[i + 1:], metric, boot, intersect, option)]

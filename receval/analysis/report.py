@@ -11,6 +11,7 @@ from typing import Any
 
 from receval.analysis.breakdown import ByTable, QuestionRow
 from receval.analysis.pairs import Pair
+from receval.analysis.significance import Sureness
 from receval.analysis.summary import RunSummary, failures
 from receval.config import BootstrapConfig
 
@@ -40,13 +41,25 @@ class Report:
     gate: Any = None  # --gate: receval.stats.gate.Gate
     chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.analysis.chain)
     cautions: list[str] = field(default_factory=list)  # what makes the table misleading (latencies under unlike load)
+    all_pairs: list[Pair] = field(default_factory=list)  # --all-pairs: every run against every earlier one
+    sure: Sureness | None = None  # --test/--correct/--detect/--ranks/--calibrate (receval.analysis.significance)
+
+    def shown_pairs(self) -> list[Pair]:
+        """Every pair the report shows (baseline, chain, all pairs): the family a
+        correction covers."""
+        return [*self.pairs, *self.chain, *self.all_pairs]
+
+    def _pair_dict(self, pair: Pair) -> dict:
+        out = pair.against_baseline()
+        tested = self.sure.for_pair(pair) if self.sure is not None else None
+        return {**out, **tested.as_dict()} if tested is not None else out
 
     # ------------------------------------------------------------- dict / json
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {
             "runs": [run.to_dict() for run in self.runs],
-            "pairs": [p.against_baseline() for p in self.pairs],
+            "pairs": [self._pair_dict(p) for p in self.pairs],
             "params": self.params,
             "metrics": self.metrics,
             "metric": self.metric,
@@ -63,7 +76,14 @@ class Report:
                 "failures": self.failures(),
             }
         if self.chain:
-            out["chain"] = [p.against_baseline() for p in self.chain]
+            out["chain"] = [self._pair_dict(p) for p in self.chain]
+        if self.all_pairs:
+            out["all_pairs"] = [self._pair_dict(p) for p in self.all_pairs]
+        if self.sure is not None:
+            out["sureness"] = self.sure.to_dict()
+            if self.sure.ranks is not None:
+                for run, rank in zip(out["runs"], self.sure.ranks):
+                    run["rank"], run["rank_ci"] = rank.rank, [rank.lo, rank.hi]
         if self.by is not None:
             out["by"] = self.by.to_dict(self.runs)
         if self.by_more:  # --by over each further --metrics measure

@@ -29,6 +29,12 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--gate BASELINE_RUN [--margin M]``: exit 1 when the paired interval of RUN -
   BASELINE lies entirely below -M; one line either way.
 - ``--metrics rr@3,rouge1_p``: MRR@k and numeric columns are averaged like measures.
+- ``--test randomization|t|bootstrap``: a p-value per paired difference shown (resamples
+  and seed from the bootstrap settings); ``--correct holm|bh|maxt`` over every pair shown
+  (``--baseline``, ``--chain``, ``--all-pairs``); each pair's Hedges' g_z with its interval
+  and the smallest difference the questions can detect; ``--detect D``: questions needed
+  to detect D. ``--ranks``: each run's rank with a bootstrap interval; ``--calibrate``:
+  each test's A/A type I rate on null pairs built from the runs' own differences.
 - ``--format table|markdown|csv|json|latex|html``, ``--out FILE``, ``--plot FILE.png|.svg``.
   ``csv`` is one row per run (with ``--per-question``: one row per question).
 
@@ -48,9 +54,10 @@ from receval.analysis.breakdown import by_table, check_by, ranks_per_question, w
 from receval.analysis.chain import chain_pairs
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
-from receval.analysis.pairs import paired
+from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
+from receval.analysis.significance import sureness
 from receval.analysis.summary import check_floors, latency_cautions, measure_names, question_counts, summaries
 from receval.cli import options
 from receval.cli.options import FLAGS
@@ -65,7 +72,9 @@ from receval.results.format import OVERLAP
 from receval.results.identity import mixed_datasets
 from receval.results.labels import naming_of
 from receval.results.stored import Run
+from receval.stats.corrections import CORRECTIONS
 from receval.stats.gate import Gate, check_margin
+from receval.stats.significance import TESTS
 
 __all__ = ["main", "report_for"]
 
@@ -163,6 +172,25 @@ def build_parser() -> options.ArgumentParser:
         "lies entirely below -MARGIN; one line either way",
     )
     parser.add_argument("--margin", type=float, default=0.0, help="--gate's tolerated drop (default 0)")
+    parser.add_argument("--all-pairs", action="store_true", help="pair every run with every earlier one")
+    parser.add_argument(
+        "--test", choices=TESTS,
+        help="a p-value per pair shown (randomization: paired sign flips, seeded; t: paired t-test; "
+        "bootstrap: the paired bootstrap's)",
+    )
+    parser.add_argument(
+        "--correct", choices=CORRECTIONS,
+        help="correct the p-values over every pair shown (implies --test randomization unless given)",
+    )
+    parser.add_argument(
+        "--detect", type=float, metavar="D",
+        help="questions each pair needs to detect a difference of D (implies --test randomization unless given)",
+    )
+    parser.add_argument("--ranks", action="store_true", help="each run's rank with a bootstrap interval over questions")
+    parser.add_argument(
+        "--calibrate", action="store_true",
+        help="each test's type I rate on A/A null pairs built from these runs (should be near alpha)",
+    )
     options.add_question_filters(parser)
     parser.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=FLOOR",
@@ -282,6 +310,18 @@ def compute(args) -> Report | Gate:
         report.by, *report.by_more = [by_table(runs, args.by, m, boot, FLAGS) for m in by_names]
     if args.per_question:
         report.per_question = ranks_per_question(runs)
+    if args.all_pairs and len(runs) > 1:
+        report.all_pairs = every_pair(runs, metric, boot, args.intersect, option="--intersect")
+    if args.detect is not None and not 0 < args.detect < float("inf"):
+        raise RecevalError(f"--detect {args.detect}: give the difference to detect, a number > 0 (e.g. 0.02)")
+    test = args.test or ("randomization" if args.correct or args.detect is not None else None)
+    if test is not None and not report.shown_pairs():
+        raise RecevalError(f"--{'test' if args.test else 'correct/--detect'}: no pair is shown; add --baseline RUN, --chain or --all-pairs")
+    if test is not None or args.ranks or args.calibrate:
+        report.sure = sureness(
+            runs, report.shown_pairs(), metric, boot, test, args.correct,
+            args.detect, args.ranks, args.calibrate, args.intersect,
+        )
     if show is not None:
         report.shown = shown_questions.show(runs, naming.labels, show, args.top, FLAGS)
     return report

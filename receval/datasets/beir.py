@@ -32,9 +32,11 @@ an error naming the query and both files and lines: a question belongs to one sp
 or tuning on one split would see the other.
 
 Judgements. A qrels score >= 1 marks the document relevant with grade = score; a
-score <= 0 is "judged not relevant" and is not a label (every receval measure
-counts it exactly like an unjudged document, as trec_eval's ``recip_rank``,
-``ndcg_cut_k``, ``recall_k``, ``P_k`` and ``success_k`` do). Questions, in
+score <= 0 is "judged not relevant" and is not a label (every receval measure but
+``bpref`` counts it exactly like an unjudged document, as trec_eval's ``recip_rank``,
+``ndcg_cut_k``, ``recall_k``, ``P_k``, ``success_k``, ``map`` and ``Rprec`` do). The
+documents scored exactly 0 are kept as the question's ``nonrelevant`` for ``bpref``
+(trec_eval reads a negative score as "not in the pool", like an unjudged one). Questions, in
 ``queries.jsonl`` order, are the queries with at least one relevant document in a
 loaded split; kind ``judged``, split = the file's name. Left out, and counted in
 ``Dataset.notes`` (with ``splits``: questions per loaded split):
@@ -337,7 +339,8 @@ def load(cfg) -> Dataset:
         if not relevant:
             no_relevant += 1
             continue
-        questions.append(Question(qid, text, KIND, name, relevant))
+        nonrelevant = tuple(doc_id for doc_id, (score, _) in qrels[name][qid].items() if score == 0)
+        questions.append(Question(qid, text, KIND, name, relevant, nonrelevant=nonrelevant))
     others = set()
     for path in (root / "qrels").glob("*.tsv"):
         if path.stem not in qrels and path.is_file():

@@ -75,7 +75,9 @@ class Evidence:
 class Question:
     """A question and its labels: section id -> grade (>= 1; 1 when ungraded), and
     evidence items. With evidence, the items are the relevant units (scored at chunk
-    ranks, see :mod:`receval.measures.coverage`); without, the sections are."""
+    ranks, see :mod:`receval.measures.coverage`); without, the sections are. ``nonrelevant``:
+    sections judged and found not relevant (a qrels score of 0), which only ``bpref``
+    reads; every other measure treats them as unjudged sections."""
 
     id: str
     text: str
@@ -83,6 +85,7 @@ class Question:
     split: str
     relevant: dict[str, int] = field(default_factory=dict)
     evidence: tuple[Evidence, ...] = ()
+    nonrelevant: tuple[str, ...] = ()
 
     @property
     def answerable(self) -> bool:

@@ -14,6 +14,7 @@ from html import escape
 from receval.analysis.show import MAX_ALL
 from receval.metrics import measure_label
 from receval.render import report as rendered
+from receval.render import sureness
 from receval.render.show import holds, missed_text
 from receval.render.tables import shown
 
@@ -145,6 +146,10 @@ def render(report) -> str:
             [labels[p.b] for p in report.pairs], [p.diff for p in report.pairs],
             f"{label} difference vs baseline ({level})", zero=True,
         ))
+    for table in (rendered.chain_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
+                  sureness.calibration_table(report)):
+        if table is not None:
+            body.append(table_html(table))
     if report.shown:
         body.append(questions_html(report.shown, report.questions["n_questions"]))
     if report.per_question is not None:

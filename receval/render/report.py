@@ -11,7 +11,7 @@ from typing import Any
 
 from receval.analysis.report import Report
 from receval.metrics import lower_is_better, measure_label
-from receval.render import tables
+from receval.render import sureness, tables
 from receval.render.plots import plot_report
 from receval.results.labels import shown
 from receval.stats.pairing import cutoff
@@ -41,6 +41,8 @@ def header_lines(report: Report) -> list[str]:
     for i, run in enumerate(report.runs):
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
+    if (detectable := sureness.header_line(report)) is not None:
+        lines.append(detectable)
     return lines
 
 
@@ -193,7 +195,8 @@ def stage_table(report: Report) -> tables.Table | None:
 def tables_of(report: Report) -> list[tables.Table]:
     """Every table the report shows, in order (those with nothing to show left out)."""
     found = [main_table(report), with_costs(stage_table(report), report.runs), pairs_table(report),
-             chain_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
+             chain_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
+             sureness.calibration_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
              question_table(report)]
     return [t for t in found if t is not None]
 
@@ -221,6 +224,12 @@ def to_csv(report: Report) -> str:
     if report.baseline is not None:
         m = report.metric
         columns += [f"diff_{m}", f"diff_{m}_lo", f"diff_{m}_hi", "up", "down", "same", "fixed", "broken"]
+    sure = report.sure
+    tested = sure is not None and bool(sure.pairs) and report.baseline is not None
+    if tested:
+        columns += ["p", "p_adjusted", "hedges_gz", "hedges_gz_lo", "hedges_gz_hi", "mde"]
+    if sure is not None and sure.ranks is not None:
+        columns += ["rank", "rank_lo", "rank_hi"]
     if report.by is not None:
         for v in report.by.values:
             base = f"{report.by.metric}[{report.by.column}={v}]"
@@ -240,6 +249,15 @@ def to_csv(report: Report) -> str:
             else:
                 row += [p.diff.mean, p.diff.lo, p.diff.hi, p.up, p.down, p.same,
                         " ".join(p.fixed), " ".join(p.broken)]
+        if tested:
+            t = sure.for_pair(pairs[run.run_dir]) if run.run_dir in pairs else None
+            row += [None] * 6 if t is None else [
+                t.stats.test.p, t.stats.p_adjusted, t.stats.effect.hedges_gz, t.stats.effect.lo,
+                t.stats.effect.hi, t.stats.detectable.difference,
+            ]
+        if sure is not None and sure.ranks is not None:
+            r = sure.ranks[i]
+            row += [r.rank, r.lo, r.hi]
         if report.by is not None:
             for cell in report.by.cells[i]:
                 row += [None] * 3 if cell is None else [cell.mean, cell.lo, cell.hi]

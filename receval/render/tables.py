@@ -175,6 +175,7 @@ _LATEX = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "†": r"\dag{}",  # the corrected-significance mark (receval.render.sureness)
 }
 
 

@@ -8,7 +8,8 @@ first ``depth`` documents (the stored runs' depth, so MRR@depth means the same),
 builds its per-question rows with the code a receval run uses
 (:func:`receval.evaluate.question_rows`), at the cutoffs the stored runs hold. The
 qrels may be a TREC qrels file (``qid 0 docid rel``) or a BEIR ``qrels/<split>.tsv``
-(header ``query-id corpus-id score``); as in receval, a grade >= 1 is relevant.
+(header ``query-id corpus-id score``); as in receval, a grade >= 1 is relevant, and a
+grade of 0 is judged not relevant (read by ``bpref`` only).
 Questions with a relevant document are scored (one the run never answers scores
 0); those the run answers without any are kept unscored, like receval's
 unanswerable questions, so the external run pairs with a stored one question for
@@ -82,9 +83,11 @@ def trec_run_table(
         judged = relevant.get(qid, {})
         kind, split, text = known.get(qid, (None, None, None))
         kind = kind or ("external" if judged else UNANSWERABLE)
-        questions.append(Question(qid, text or "", kind, split or "all", judged))
+        nonrelevant = tuple(d for d, g in labels.get(qid, {}).items() if g == 0) if judged else ()
+        questions.append(Question(qid, text or "", kind, split or "all", judged, nonrelevant=nonrelevant))
     retrieved = [ranking.get(q.id, [])[:depth] for q in questions]
-    docs = sorted({d for q in questions for d in q.relevant} | {d for r in retrieved for d, _ in r})
+    labelled = {d for q in questions for d in (*q.relevant, *q.nonrelevant)}  # bpref counts every judged one
+    docs = sorted(labelled | {d for r in retrieved for d, _ in r})
     index = {d: i for i, d in enumerate(docs)}
     idx = np.full((len(questions), depth), -1, dtype=np.int64)
     scores = np.full((len(questions), depth), np.nan)

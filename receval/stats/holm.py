@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Relative slack on the rejection threshold, the same as the bootstrap's count
-#: rounding (``receval.stats.bootstrap._COUNT_SLACK``): 2 * 50 / 2000 must count as <= 0.05.
-_SLACK = 1e-9
+from receval.stats.corrections import SLACK, holm_adjusted
 
 
 @dataclass(frozen=True)
@@ -33,18 +31,23 @@ def holm(p_values: list[float], alpha: float) -> list[HolmStep]:
     ``p <= alpha / (m - i)`` *and* every smaller one was rejected; at the first that is
     not, stop: it and all larger ones are kept. Ties keep input order.
 
+    The verdicts read Holm's adjusted p-values (:func:`receval.stats.corrections.holm_adjusted`,
+    the one home of the rule): rejected when ``max_{j<=i} (m - j) p_(j) <= alpha``, which is
+    the step-down stop above.
+
     A kept comparison after the stop is reported at the stop's level
     ``alpha / (m - stop)``: its p-value is at least the stop's, so its interval at that
     level still reaches the null value, and every kept interval reads as kept.
     """
     m = len(p_values)
+    adjusted = holm_adjusted(p_values) if m else []
     order = sorted(range(m), key=lambda j: (p_values[j], j))
     steps: list[HolmStep | None] = [None] * m
     stopped_at: float | None = None
     for i, j in enumerate(order):
         if stopped_at is None:
             level = alpha / (m - i)
-            if p_values[j] <= level * (1.0 + _SLACK):
+            if adjusted[j] <= alpha * (1.0 + SLACK):
                 steps[j] = HolmStep(alpha=level, rejected=True)
                 continue
             stopped_at = level
