@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from receval.core.errors import ConfigError
 from receval.schema import range_problems, unknown_keys
@@ -110,10 +110,42 @@ class Context:
     sections: Any = None
     shared: dict[tuple, Any] = field(default_factory=dict)
 
-    def once(self, key: tuple, make: Callable[[], Any]) -> Any:
+    def once(self, schema: type, node: Any, make: Callable[[], Any]) -> Any:
+        """The object ``make`` builds for ``node``, built once per :func:`shared_key`
+        (``schema``: the dataclass whose fields decide the object, e.g. ``EncoderFields``
+        for every stage that encodes with one model)."""
+        key = shared_key(schema, node)
         if key not in self.shared:
             self.shared[key] = make()
         return self.shared[key]
+
+
+def shared_key(schema: type, node: Any) -> tuple:
+    """What components share one object under: ``schema``'s name and the value ``node``
+    holds for each of its fields. Every field is in the key, so a field added to a
+    schema later can never let two different configs share one object."""
+    if not is_dataclass(schema):
+        raise TypeError(f"{schema!r}: a shared object's key comes from a dataclass schema")
+
+    def value(name: str) -> Any:
+        if isinstance(node, DictConfig):
+            if name not in node:
+                raise TypeError(f"{schema.__name__}.{name}: the config node has no such key")
+            return node[name]
+        return node[name] if isinstance(node, dict) else getattr(node, name)
+
+    return (f"{schema.__module__}.{schema.__qualname__}", *((f.name, _hashable(value(f.name))) for f in fields(schema)))
+
+
+def _hashable(value: Any) -> Any:
+    """A config value as a hashable, comparable key part (containers become tuples)."""
+    if isinstance(value, (DictConfig, ListConfig)):
+        value = OmegaConf.to_container(value, resolve=True)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
 
 
 def typed(group: str, node: Any, key: str) -> DictConfig:

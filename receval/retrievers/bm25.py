@@ -76,6 +76,4 @@ class BM25(LexicalRetriever):
 
 @component("retriever", "bm25", BM25Config)
 def build_bm25(node, context: Context) -> BM25:
-    return context.once(
-        ("bm25", node.k1, node.b), lambda: BM25(context.tokenizer, node.k1, node.b, context.vocabularies)
-    )
+    return context.once(BM25Config, node, lambda: BM25(context.tokenizer, node.k1, node.b, context.vocabularies))

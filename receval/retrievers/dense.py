@@ -64,13 +64,9 @@ class DenseConfig(EncoderFields):
         return "dense" if node.backend == Backend.local else f"dense ({node.backend})"
 
 
-def encoder_key(node) -> tuple:
-    return (str(node.model), str(node.backend), node.base_url, node.api_key_env, int(node.batch_size))
-
-
 def shared_dense(node, context: Context) -> "Dense":
     """The one Dense retriever of this run for these encoder fields (retriever or re-ranker)."""
-    return context.once(("dense",) + encoder_key(node), lambda: Dense.from_config(node, context.cache_dir))
+    return context.once(EncoderFields, node, lambda: Dense.from_config(node, context.cache_dir))
 
 
 def truncation_warning(model: str, limit: int, cut: int, chunks: int) -> str:

@@ -48,4 +48,4 @@ class TfIdf(LexicalRetriever):
 
 @component("retriever", "tfidf", TfIdfConfig)
 def build_tfidf(node, context: Context) -> TfIdf:
-    return context.once(("tfidf",), lambda: TfIdf(context.tokenizer, vocabularies=context.vocabularies))
+    return context.once(TfIdfConfig, node, lambda: TfIdf(context.tokenizer, vocabularies=context.vocabularies))
