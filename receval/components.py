@@ -4,7 +4,7 @@ A component (a retriever, a re-ranker, a chunker) is one module that decorates i
 builder with :func:`component` plus one YAML file in its config group::
 
     @dataclass
-    class BM25Config:
+    class BM25Config(RetrieverConfig):   # the group's typed base (BASES)
         kind: str = "bm25"
         k1: float = field(default=1.2, metadata=range_(0, 1000))
 
@@ -27,15 +27,50 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from receval.core.errors import ConfigError
-from receval.schema import range_problems, unknown_keys
+from receval.schema import SHORTLIST, range_, range_problems, unknown_keys
 
 # Packages whose modules register components (imported by ``discover``).
 PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking"}
+
+
+@dataclass
+class ChunkingConfig:
+    """The type of a run's ``chunking`` node: every chunker's schema derives from it.
+
+    No fields: OmegaConf types a field declared with a base dataclass as that base until
+    an option's own schema (``chunking/base_words``, a subclass) is merged in, and then
+    as the subclass; a field here would be a key of every chunker."""
+
+    component_group: ClassVar[str] = "chunking"
+
+
+@dataclass
+class RetrieverConfig:
+    """The type of a run's ``retriever`` node: every retriever's schema derives from it
+    (no fields, as :class:`ChunkingConfig`)."""
+
+    component_group: ClassVar[str] = "retriever"
+
+
+@dataclass
+class RerankConfig:
+    """The type of a run's ``rerank`` node and the fields every re-ranker has."""
+
+    component_group: ClassVar[str] = "rerank"
+    first_size: int = field(default=30, metadata=range_(*SHORTLIST))  # chunks of the first stage re-scored per question
+
+    def problems(self) -> list[str]:
+        return []
+
+
+# The typed base of each config group's options (Hydra's ``retriever: RetrieverConfig =
+# MISSING`` pattern); a schema registered in one of these groups must derive from it.
+BASES: dict[str, type] = {"chunking": ChunkingConfig, "retriever": RetrieverConfig, "rerank": RerankConfig}
 
 
 @dataclass(frozen=True)
@@ -54,6 +89,12 @@ def component(group: str, kind: str, schema: type) -> Callable:
     """Register ``builder(node, context)`` as the maker of ``group`` components of ``kind``."""
     if not is_dataclass(schema) or "kind" not in {f.name for f in fields(schema)}:
         raise TypeError(f"{schema.__name__}: a component schema is a dataclass with a 'kind' field")
+    base = BASES.get(group)
+    if base is not None and not issubclass(schema, base):
+        raise TypeError(
+            f"{schema.__name__}: a {group} schema derives from receval.components.{base.__name__} "
+            f"(@dataclass class {schema.__name__}({base.__name__}): ...), the type of the run's {group} node"
+        )
 
     def register(builder: Callable) -> Callable:
         _REGISTRY[(group, kind)] = Entry(group, kind, schema, builder)

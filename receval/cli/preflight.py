@@ -267,9 +267,14 @@ def unknown_overrides_named() -> Iterator[None]:
         for override in overrides:  # one at a time, in order, as Hydra applies them
             try:
                 hydra_apply([override], cfg)
-            except ConfigCompositionException as error:
+            except (ConfigCompositionException, AssertionError) as error:
+                # a key under a null typed group (rerank.first_size with rerank: none): OmegaConf's
+                # update asserts on the None node, unwrapped
                 plain = not (override.is_add() or override.is_force_add() or override.is_delete())
-                if plain and isinstance(error.__cause__, (ConfigAttributeError, ConfigKeyError)):
+                unknown = isinstance(error, AssertionError) or isinstance(
+                    error.__cause__, (ConfigAttributeError, ConfigKeyError)
+                )
+                if plain and unknown:
                     problem = unknown_override(cfg, override.key_or_group)
                     if problem:
                         with exit_on_error():

@@ -27,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.encoders import limits
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed
 from receval.core.errors import ConfigError, RecevalError
@@ -56,7 +56,7 @@ class EncoderFields:
 
 
 @dataclass
-class DenseConfig(EncoderFields):
+class DenseConfig(RetrieverConfig, EncoderFields):  # kind stays after the encoder's fields
     kind: str = "dense"
 
     @staticmethod

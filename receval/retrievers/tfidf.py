@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.retrievers.lexical import LexicalRetriever, document_frequency
 
 
 @dataclass
-class TfIdfConfig:
+class TfIdfConfig(RetrieverConfig):
     kind: str = "tfidf"
 
 
