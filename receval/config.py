@@ -138,6 +138,20 @@ def register() -> None:
     components.register_schemas()
 
 
+def structured_run(data: dict):
+    """A plain run config (a stored run's) typed by :class:`RecevalConfig`: each group
+    node is first typed by its option's schema (by its ``kind``), as Hydra's defaults
+    list does when it composes; a plain mapping over a group's base would be refused.
+    Raises OmegaConf's error for a key a schema lacks, ConfigError for an unknown kind."""
+    data = dict(data)
+    for group in components.BASES:
+        node = data.get(group)
+        if hasattr(node, "keys") and "kind" in node:
+            schema = components.entry(group, str(node["kind"]), f"{group}.kind").schema
+            data[group] = OmegaConf.merge(OmegaConf.structured(schema), node)
+    return OmegaConf.merge(OmegaConf.structured(RecevalConfig), data)
+
+
 def config_dir() -> str:
     """The ``conf/`` folder: inside the installed package, or at the source root."""
     here = Path(__file__).resolve().parent
