@@ -142,14 +142,27 @@ def structured_run(data: dict):
     """A plain run config (a stored run's) typed by :class:`RecevalConfig`: each group
     node is first typed by its option's schema (by its ``kind``), as Hydra's defaults
     list does when it composes; a plain mapping over a group's base would be refused.
-    Raises OmegaConf's error for a key a schema lacks, ConfigError for an unknown kind."""
+    Raises ConfigError naming a group key its schema lacks or an unknown kind
+    (:func:`receval.components.typed`), OmegaConf's error for any other key."""
     data = dict(data)
     for group in components.BASES:
         node = data.get(group)
         if hasattr(node, "keys") and "kind" in node:
-            schema = components.entry(group, str(node["kind"]), f"{group}.kind").schema
-            data[group] = OmegaConf.merge(OmegaConf.structured(schema), node)
+            data[group] = components.typed(group, node, group)
     return OmegaConf.merge(OmegaConf.structured(RecevalConfig), data)
+
+
+def primary_defaults(data: dict) -> list:
+    """The defaults list of a primary config holding a whole run (``select``'s best.yaml):
+    receval's schema, then each group's option schema by its ``kind``
+    (``chunking: base_words``), then the file itself, so each group node is typed as
+    :func:`structured_run` types it."""
+    groups = [
+        {group: f"base_{data[group]['kind']}"}
+        for group in components.BASES
+        if isinstance(data.get(group), dict) and "kind" in data[group]
+    ]
+    return ["receval_schema", *groups, "_self_"]
 
 
 def config_dir() -> str:
