@@ -4,7 +4,7 @@ A component (a retriever, a re-ranker, a chunker) is one module that decorates i
 builder with :func:`component` plus one YAML file in its config group::
 
     @dataclass
-    class BM25Config:
+    class BM25Config(RetrieverConfig):   # the group's typed base (BASES)
         kind: str = "bm25"
         k1: float = field(default=1.2, metadata=range_(0, 1000))
 
@@ -27,15 +27,50 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from receval.core.errors import ConfigError
-from receval.schema import deep_range_problems, deep_unknown_keys
+from receval.schema import SHORTLIST, deep_range_problems, deep_unknown_keys, range_
 
 # Packages whose modules register components (imported by ``discover``).
 PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking"}
+
+
+@dataclass
+class ChunkingConfig:
+    """The type of a run's ``chunking`` node: every chunker's schema derives from it.
+
+    No fields: OmegaConf types a field declared with a base dataclass as that base until
+    an option's own schema (``chunking/base_words``, a subclass) is merged in, and then
+    as the subclass; a field here would be a key of every chunker."""
+
+    component_group: ClassVar[str] = "chunking"
+
+
+@dataclass
+class RetrieverConfig:
+    """The type of a run's ``retriever`` node: every retriever's schema derives from it
+    (no fields, as :class:`ChunkingConfig`)."""
+
+    component_group: ClassVar[str] = "retriever"
+
+
+@dataclass
+class RerankConfig:
+    """The type of a run's ``rerank`` node and the fields every re-ranker has."""
+
+    component_group: ClassVar[str] = "rerank"
+    first_size: int = field(default=30, metadata=range_(*SHORTLIST))  # chunks of the first stage re-scored per question
+
+    def problems(self) -> list[str]:
+        return []
+
+
+# The typed base of each config group's options (Hydra's ``retriever: RetrieverConfig =
+# MISSING`` pattern); a schema registered in one of these groups must derive from it.
+BASES: dict[str, type] = {"chunking": ChunkingConfig, "retriever": RetrieverConfig, "rerank": RerankConfig}
 
 
 @dataclass(frozen=True)
@@ -54,6 +89,12 @@ def component(group: str, kind: str, schema: type) -> Callable:
     """Register ``builder(node, context)`` as the maker of ``group`` components of ``kind``."""
     if not is_dataclass(schema) or "kind" not in {f.name for f in fields(schema)}:
         raise TypeError(f"{schema.__name__}: a component schema is a dataclass with a 'kind' field")
+    base = BASES.get(group)
+    if base is not None and not issubclass(schema, base):
+        raise TypeError(
+            f"{schema.__name__}: a {group} schema derives from receval.components.{base.__name__} "
+            f"(@dataclass class {schema.__name__}({base.__name__}): ...), the type of the run's {group} node"
+        )
 
     def register(builder: Callable) -> Callable:
         _REGISTRY[(group, kind)] = Entry(group, kind, schema, builder)
@@ -110,10 +151,42 @@ class Context:
     sections: Any = None
     shared: dict[tuple, Any] = field(default_factory=dict)
 
-    def once(self, key: tuple, make: Callable[[], Any]) -> Any:
+    def once(self, schema: type, node: Any, make: Callable[[], Any]) -> Any:
+        """The object ``make`` builds for ``node``, built once per :func:`shared_key`
+        (``schema``: the dataclass whose fields decide the object, e.g. ``EncoderFields``
+        for every stage that encodes with one model)."""
+        key = shared_key(schema, node)
         if key not in self.shared:
             self.shared[key] = make()
         return self.shared[key]
+
+
+def shared_key(schema: type, node: Any) -> tuple:
+    """What components share one object under: ``schema``'s name and the value ``node``
+    holds for each of its fields. Every field is in the key, so a field added to a
+    schema later can never let two different configs share one object."""
+    if not is_dataclass(schema):
+        raise TypeError(f"{schema!r}: a shared object's key comes from a dataclass schema")
+
+    def value(name: str) -> Any:
+        if isinstance(node, DictConfig):
+            if name not in node:
+                raise TypeError(f"{schema.__name__}.{name}: the config node has no such key")
+            return node[name]
+        return node[name] if isinstance(node, dict) else getattr(node, name)
+
+    return (f"{schema.__module__}.{schema.__qualname__}", *((f.name, _hashable(value(f.name))) for f in fields(schema)))
+
+
+def _hashable(value: Any) -> Any:
+    """A config value as a hashable, comparable key part (containers become tuples)."""
+    if isinstance(value, (DictConfig, ListConfig)):
+        value = OmegaConf.to_container(value, resolve=True)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
 
 
 def typed(group: str, node: Any, key: str) -> DictConfig:

@@ -19,6 +19,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
 from receval import components, schema
+from receval.components import ChunkingConfig, RerankConfig, RetrieverConfig
 from receval.core.errors import ConfigError
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
@@ -89,15 +90,19 @@ class RelevanceConfig:
 
 @dataclass
 class RecevalConfig:
-    """One run. ``retriever`` and ``rerank`` are component nodes: each option of their
-    groups brings its own schema (``base_<kind>``, see :mod:`receval.components`)."""
+    """One run. ``chunking``, ``retriever`` and ``rerank`` are component nodes, typed by
+    their group's base (:class:`receval.components.RetrieverConfig`, ...: Hydra's
+    ``retriever: RetrieverConfig = MISSING`` pattern); each option of a group brings its
+    own schema, a subclass (``base_<kind>``, see :mod:`receval.components`), which
+    OmegaConf then holds the node as. A node given as a plain mapping over the base (no
+    option's schema merged first) is refused by OmegaConf with the key it does not know."""
 
     name: Optional[str] = None  # what reports call the run (conf/stage/* set it); null: named by its settings
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    chunking: Any = MISSING  # a chunker node (receval/chunking/)
+    chunking: ChunkingConfig = MISSING  # a chunker node (receval/chunking/)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
-    retriever: Any = MISSING
-    rerank: Any = None  # null: the first stage's ranking is final
+    retriever: RetrieverConfig = MISSING
+    rerank: Optional[RerankConfig] = None  # null: the first stage's ranking is final
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
@@ -131,6 +136,33 @@ def register() -> None:
     ConfigStore.instance().store(name="receval_schema", node=RecevalConfig)
     ConfigStore.instance().store(group="hydra/sweeper", name="receval", node=SWEEPER, provider="receval")
     components.register_schemas()
+
+
+def structured_run(data: dict):
+    """A plain run config (a stored run's) typed by :class:`RecevalConfig`: each group
+    node is first typed by its option's schema (by its ``kind``), as Hydra's defaults
+    list does when it composes; a plain mapping over a group's base would be refused.
+    Raises ConfigError naming a group key its schema lacks or an unknown kind
+    (:func:`receval.components.typed`), OmegaConf's error for any other key."""
+    data = dict(data)
+    for group in components.BASES:
+        node = data.get(group)
+        if hasattr(node, "keys") and "kind" in node:
+            data[group] = components.typed(group, node, group)
+    return OmegaConf.merge(OmegaConf.structured(RecevalConfig), data)
+
+
+def primary_defaults(data: dict) -> list:
+    """The defaults list of a primary config holding a whole run (``select``'s best.yaml):
+    receval's schema, then each group's option schema by its ``kind``
+    (``chunking: base_words``), then the file itself, so each group node is typed as
+    :func:`structured_run` types it."""
+    groups = [
+        {group: f"base_{data[group]['kind']}"}
+        for group in components.BASES
+        if isinstance(data.get(group), dict) and "kind" in data[group]
+    ]
+    return ["receval_schema", *groups, "_self_"]
 
 
 def config_dir() -> str:
@@ -225,7 +257,7 @@ class SynthConfig:
 @dataclass
 class SynthRunConfig:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    chunking: Any = MISSING
+    chunking: ChunkingConfig = MISSING
     synth: SynthConfig = field(default_factory=SynthConfig)
 
 

@@ -178,7 +178,7 @@ def test_help_lists_only_what_each_command_uses(tmp_path):
 
 
 @dataclass
-class EchoConfig:
+class EchoConfig(components.RetrieverConfig):
     kind: str = "echo_test"
     times: int = field(default=1, metadata=range_(1, 100))
     echo: str = "hi"
@@ -249,3 +249,31 @@ def test_report_params_hold_only_what_applies_to_each_run(tmp_path_factory, caps
     assert fused["retriever.members"] == ["tfidf", "bm25"]
     assert (fused["retriever.fusion.kind"], fused["retriever.fusion.k"]) == ("rrf", 60.0)
     assert "retriever.k1" not in fused
+
+
+def test_each_group_node_is_typed_by_its_base_then_by_its_options_schema(make_config):
+    """Hydra's ``retriever: RetrieverConfig = MISSING`` pattern: the run schema types each
+    group by its base; the chosen option's schema (a subclass) is what the node holds."""
+    from omegaconf import OmegaConf
+
+    from receval.config import RecevalConfig
+    from receval.rerankers.cross_encoder import CrossEncoderConfig
+    from receval.retrievers.dense import DenseConfig
+
+    hints = __import__("typing").get_type_hints(RecevalConfig)
+    assert hints["retriever"] is components.RetrieverConfig and hints["chunking"] is components.ChunkingConfig
+    cfg = make_config("retriever=dense", "rerank=cross_encoder", "rerank.first_size=12")
+    assert OmegaConf.get_type(cfg.retriever) is DenseConfig and OmegaConf.get_type(cfg.rerank) is CrossEncoderConfig
+    assert cfg.rerank.first_size == 12  # first_size: a field of the rerank base, so of every re-ranker
+    for group, base in components.BASES.items():
+        assert all(issubclass(components.entry(group, kind, group).schema, base) for kind in components.kinds(group))
+
+
+def test_a_schema_not_deriving_from_its_groups_base_is_refused_at_registration():
+    @dataclass
+    class Loose:
+        kind: str = "loose_test"
+
+    with pytest.raises(TypeError, match=r"Loose: a retriever schema derives from receval.components.RetrieverConfig"):
+        components.component("retriever", "loose_test", Loose)
+    assert ("retriever", "loose_test") not in components._REGISTRY

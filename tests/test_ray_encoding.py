@@ -183,7 +183,7 @@ def test_every_dense_encoder_takes_the_switch_and_a_cross_encoder_is_told_it_has
     context = Context(cache_dir=str(tmp_path))
     member = {"kind": "dense", "distributed": "ray", "ray": ray}
     build("retriever", {"kind": "fused", "members": ["bm25", member]}, context)
-    (dense,) = [v for k, v in context.shared.items() if k[0] == "dense"]
+    (dense,) = [v for k, v in context.shared.items() if k[0].endswith(".EncoderChoice")]
     assert dense.ray["workers"] == 5
     with pytest.raises(ConfigError, match=r"retriever.members\[1\].ray.worker is not a key"):
         build("retriever", {"kind": "fused", "members": ["bm25", {"kind": "dense", "ray": {"worker": 2}}]}, Context())

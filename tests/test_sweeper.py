@@ -37,16 +37,29 @@ def test_every_sweep_value_is_checked_before_job_0(tmp_path):
     assert not sweep.exists()  # job 0 did not run
 
 
+CHECKED: list = []  # what recording_check saw, in order
+
+
+def recording_check(cfg) -> None:
+    """A config check named on the command line (``hydra.callbacks.config_check.check_target``):
+    records each job it sees and refuses depth 7."""
+    from receval.core.errors import ConfigError
+
+    CHECKED.append((cfg.retriever.kind, cfg.depth))
+    if cfg.depth == 7:
+        raise ConfigError("depth=7: not liked")
+
+
 @pytest.fixture
 def sweep_in_process(monkeypatch, tmp_path):
     """Run ``python -m receval ARGS -m`` in this process with a recording task and
-    check; returns (exit code, checked, ran, folder)."""
+    check (passed in through the config, as conf/config.yaml names the real one);
+    returns (exit code, checked, ran, folder)."""
     import sys
 
     from hydra.core.global_hydra import GlobalHydra
 
     from receval.cli.run import hydra_command
-    from receval.core.errors import ConfigError
 
     # Hydra's logging setup (logging.config.dictConfig) closes every handler, pytest's own
     # log capture too: left out here, after the plugin scan that re-executes the launcher
@@ -60,16 +73,12 @@ def sweep_in_process(monkeypatch, tmp_path):
         monkeypatch.setattr(module, "configure_log", lambda *args, **kwargs: None)
 
     def sweep(*args: str):
-        checked, ran = [], []
-
-        def check(cfg):
-            checked.append((cfg.retriever.kind, cfg.depth))
-            if cfg.depth == 7:
-                raise ConfigError("depth=7: not liked")
-
-        main = hydra_command("config", lambda cfg: ran.append((cfg.retriever.kind, cfg.depth)), check)
+        CHECKED.clear()
+        ran = []
+        main = hydra_command("config", lambda cfg: ran.append((cfg.retriever.kind, cfg.depth)))
         folder = tmp_path / "sweep"
-        monkeypatch.setattr(sys, "argv", ["receval", *args, f"hydra.sweep.dir={folder}", "-m"])
+        check = f"hydra.callbacks.config_check.check_target={__name__}.recording_check"
+        monkeypatch.setattr(sys, "argv", ["receval", *args, check, f"hydra.sweep.dir={folder}", "-m"])
         GlobalHydra.instance().clear()  # hydra.main starts its own
         try:
             main()
@@ -78,7 +87,7 @@ def sweep_in_process(monkeypatch, tmp_path):
             code = stop.code
         finally:
             GlobalHydra.instance().clear()
-        return code, checked, ran, folder
+        return code, list(CHECKED), ran, folder
 
     return sweep
 

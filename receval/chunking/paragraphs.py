@@ -13,7 +13,7 @@ from typing import Optional
 
 from receval.chunking import Chunk, chunks_of, describe_common
 from receval.chunking.packing import pack
-from receval.components import component
+from receval.components import ChunkingConfig, component
 from receval.schema import WORDS, range_
 
 BLANK_LINE = re.compile(r"\n[ \t]*\n")
@@ -30,7 +30,7 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
 
 
 @dataclass
-class ParagraphsConfig:
+class ParagraphsConfig(ChunkingConfig):
     kind: str = "paragraphs"
     max_words: Optional[int] = field(default=120, metadata=range_(*WORDS, null="one chunk per section"))
     headings: bool = True

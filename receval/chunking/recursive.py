@@ -18,7 +18,7 @@ from receval.chunking import Chunk, chunks_of, describe_common
 from receval.chunking.packing import pack, windows, word_count, word_spans
 from receval.chunking.paragraphs import paragraph_spans
 from receval.chunking.sentences import sentence_spans
-from receval.components import component
+from receval.components import ChunkingConfig, component
 from receval.schema import WORDS, range_
 
 HEADING_LINE = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
@@ -64,7 +64,7 @@ def split(text: str, start: int, end: int, separators: list[Separator], max_word
 
 
 @dataclass
-class RecursiveConfig:
+class RecursiveConfig(ChunkingConfig):
     kind: str = "recursive"
     max_words: Optional[int] = field(default=120, metadata=range_(*WORDS, null="whole sections"))
     separators: list[Separator] = field(

@@ -14,7 +14,7 @@ from typing import Optional
 
 from receval.chunking import Chunk, chunks_of, describe_common
 from receval.chunking.packing import pack
-from receval.components import component
+from receval.components import ChunkingConfig, component
 from receval.schema import WORDS, range_
 
 
@@ -32,7 +32,7 @@ def sentence_spans(text: str, language: str = "en") -> list[tuple[int, int]]:
 
 
 @dataclass
-class SentencesConfig:
+class SentencesConfig(ChunkingConfig):
     kind: str = "sentences"
     max_words: Optional[int] = field(default=120, metadata=range_(*WORDS, null="whole sections"))
     overlap: int = field(default=0, metadata=range_(0, 10_000))  # sentences shared by consecutive chunks

@@ -19,7 +19,7 @@ from typing import Optional
 import numpy as np
 
 from receval.chunking import Chunk, chunks_of, describe_common
-from receval.components import component
+from receval.components import ChunkingConfig, component
 from receval.encoders.limits import limit_of, tokenizer_of
 from receval.core.errors import ConfigError
 from receval.schema import TOKENS, range_
@@ -47,7 +47,7 @@ def model_folder(name: str) -> Path:
 
 
 @dataclass
-class TokensConfig:
+class TokensConfig(ChunkingConfig):
     kind: str = "tokens"
     # tokens per chunk, specials and heading included; null: the model's limit
     max_tokens: Optional[int] = field(default=None, metadata=range_(*TOKENS, null="the model's limit"))

@@ -15,14 +15,14 @@ from typing import Optional
 
 from receval.chunking import Chunk, describe_common
 from receval.chunking.wordspans import word_spans
-from receval.components import component
+from receval.components import ChunkingConfig, component
 from receval.core.errors import ConfigError
 from receval.datasets import Section
 from receval.schema import WORDS, range_, range_problems
 
 
 @dataclass
-class WordsConfig:
+class WordsConfig(ChunkingConfig):
     kind: str = "words"
     max_words: Optional[int] = field(default=120, metadata=range_(*WORDS, null="whole sections"))
     overlap: int = field(default=0, metadata=range_(0, WORDS[1]))  # words shared by consecutive chunks of a section

@@ -37,8 +37,6 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar
-
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, open_dict, read_write
 
@@ -187,16 +185,39 @@ class OutputFolder(Callback):
 
 
 class ConfigCheck(Callback):
-    """Gives a single run's composed config to the command's check (:attr:`check`, set by
-    :func:`receval.cli.run.hydra_command`) before Hydra makes the run folder."""
+    """Gives a single run's composed config to the command's check before Hydra makes
+    the run folder. The check is named in the callback's own config
+    (``hydra.callbacks.config_check.check_target``: ``receval.pipeline.check_config`` in
+    ``conf/config.yaml``, the synth check in ``conf/synth.yaml``); receval's sweeper reads
+    the same value (:func:`check_named`), so one setting serves single runs and sweeps."""
 
-    check: ClassVar[Callable[[object], None] | None] = None
+    def __init__(self, check_target: str | None = None) -> None:
+        self.check = resolve_check(check_target)
 
     def on_run_start(self, config, **kwargs) -> None:
-        if type(self).check is None:
+        if self.check is None:
             return
         with exit_on_error():
-            type(self).check(job_view(config))
+            self.check(job_view(config))
+
+
+CHECK_KEY = "hydra.callbacks.config_check.check_target"
+
+
+def resolve_check(target: str | None) -> Callable[[object], None] | None:
+    """The function a dotted name (``package.module.function``) names; None for none."""
+    if not target:
+        return None
+    from hydra.utils import get_method
+
+    return get_method(target)
+
+
+def check_named(config) -> Callable[[object], None] | None:
+    """The check a composed config names for its jobs (:data:`CHECK_KEY`), or None."""
+    from omegaconf import OmegaConf
+
+    return resolve_check(OmegaConf.select(config, CHECK_KEY, default=None))
 
 
 def job_view(config) -> DictConfig:
@@ -246,9 +267,14 @@ def unknown_overrides_named() -> Iterator[None]:
         for override in overrides:  # one at a time, in order, as Hydra applies them
             try:
                 hydra_apply([override], cfg)
-            except ConfigCompositionException as error:
+            except (ConfigCompositionException, AssertionError) as error:
+                # a key under a null typed group (rerank.first_size with rerank: none): OmegaConf's
+                # update asserts on the None node, unwrapped
                 plain = not (override.is_add() or override.is_force_add() or override.is_delete())
-                if plain and isinstance(error.__cause__, (ConfigAttributeError, ConfigKeyError)):
+                unknown = isinstance(error, AssertionError) or isinstance(
+                    error.__cause__, (ConfigAttributeError, ConfigKeyError)
+                )
+                if plain and unknown:
                     problem = unknown_override(cfg, override.key_or_group)
                     if problem:
                         with exit_on_error():

@@ -31,13 +31,12 @@ from receval.cli.resume import finished
 from receval.core.overrides import swept_suffix
 
 
-def hydra_command(
-    config_name: str, task: Callable[[object], object], check: Callable[[object], None] | None = None
-) -> Callable[[], None]:
+def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
     """An entry point: Hydra composes ``config_name`` and calls ``task(cfg)`` per job
-    (what it returns goes to the sweeper: Optuna maximises it); with ``check``, a single
-    run's config is checked before its folder is made (:class:`receval.cli.preflight.ConfigCheck`)
-    and a multirun's every job before the first runs (receval's sweeper).
+    (what it returns goes to the sweeper: Optuna maximises it). The check the config
+    names (``hydra.callbacks.config_check.check_target``) sees a single run's config
+    before its folder is made (:class:`receval.cli.preflight.ConfigCheck`) and a
+    multirun's every job before the first runs (receval's sweeper).
 
     The config folder is looked up when the command runs, not at import: a remote
     worker (Ray) imports this module to run a job whose config the driver composed,
@@ -67,8 +66,7 @@ def hydra_command(
         if missing:
             sys.stderr.write(f"receval: error: {missing}\n")
             raise SystemExit(EXIT_USER_ERROR)
-        use_sweeper(check)
-        preflight.ConfigCheck.check = check
+        use_sweeper()
         entry = hydra.main(version_base="1.3", config_path=config_schema.config_dir(), config_name=config_name)
         try:
             with preflight.unknown_overrides_named():  # "did you mean", not Hydra's hint to force-add a key
@@ -91,9 +89,8 @@ def hydra_command(
     return main
 
 
-def use_sweeper(check: Callable[[object], None] | None) -> None:
-    """Make receval's sweeper (the default ``hydra/sweeper``) known to Hydra, checking
-    jobs with ``check``. Hydra finds plugins by scanning ``hydra_plugins``, which misses
+def use_sweeper() -> None:
+    """Make receval's sweeper (the default ``hydra/sweeper``) known to Hydra. Hydra finds plugins by scanning ``hydra_plugins``, which misses
     a module served by an editable install's import hook: registered here in both cases.
     Done when a command starts, not at import: a Ray worker has no such module; and
     after Hydra's scan, which re-executes the module of the sweeper it derives from."""
@@ -102,7 +99,6 @@ def use_sweeper(check: Callable[[object], None] | None) -> None:
     plugins = Plugins.instance()
     from hydra_plugins.receval_sweeper import RecevalSweeper
 
-    RecevalSweeper.check = check
     plugins.register(RecevalSweeper)
 
 
@@ -138,4 +134,4 @@ def run_one(cfg) -> float | None:
 
 OmegaConf.register_new_resolver("receval_groups", group_options, replace=True)
 config_schema.register()
-main = hydra_command("config", run_one, check=pipeline.check_config)
+main = hydra_command("config", run_one)

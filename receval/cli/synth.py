@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from receval import config as config_schema
 from receval.cli.run import hydra_command
-from receval.synth.job import check_config, generate, summary_line
+from receval.synth.job import generate, summary_line
 
 
 def generate_one(cfg) -> None:
@@ -20,7 +20,7 @@ def generate_one(cfg) -> None:
 
 
 config_schema.register_synth()
-main = hydra_command("synth", generate_one, check=check_config)
+main = hydra_command("synth", generate_one)
 
 if __name__ == "__main__":
     main()

@@ -2,7 +2,8 @@
 :mod:`receval.render.choice_plot`).
 
 ``best.yaml`` is the chosen run's complete saved config as a primary Hydra config: a
-defaults list naming receval's schema (so a misspelt key is still an error) and a
+defaults list naming receval's schema and each group's option schema (so a misspelt
+key is still an error; :func:`receval.config.primary_defaults`) and a
 ``hydra.run.dir``. The config is the one ``reproduce`` would re-run
 (:func:`receval.results.configs.runnable_config`): read as data, every interpolation
 replaced by the value the run saved or refused, and a config that sends requests or
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from receval.config import primary_defaults
 from receval.core.errors import RecevalError
 from receval.results.configs import runnable_config
 from receval.results.stored import Run
@@ -54,7 +56,7 @@ def best_yaml(run: Run, out: Path, why: str, config: dict) -> str:
         "",
     ]
     body = {
-        "defaults": ["receval_schema", "_self_"],
+        "defaults": primary_defaults(config),  # each group typed by its option's schema
         **config,
         "hydra": {"job": {"chdir": False}, "run": {"dir": RUN_DIR}},
     }

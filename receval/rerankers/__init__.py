@@ -11,13 +11,12 @@ stage's). Ties among re-ranker scores follow the one tie rule (:mod:`receval.ran
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from receval.ranking import select_top, sort_candidates
-from receval.schema import SHORTLIST, range_
+from receval.components import RerankConfig
 
 
 PAIRS = "pairs_scored"  # per-question column: pairs the re-ranker scored, min(first_size, retrieved)
@@ -36,14 +35,7 @@ class Reranker(Protocol):
         ...
 
 
-@dataclass
-class RerankFields:
-    """Fields every re-ranker has."""
-
-    first_size: int = field(default=30, metadata=range_(*SHORTLIST))  # chunks of the first stage re-scored per question
-
-    def problems(self) -> list[str]:
-        return []
+RerankFields = RerankConfig  # fields every re-ranker has (receval.components.RerankConfig)
 
 
 class Reranked:

@@ -156,6 +156,7 @@ class CrossEncoderReranker:
 def build_cross_encoder(node, context: Context) -> CrossEncoderReranker:
     folder = model_folder(node.model)
     return context.once(
-        ("cross_encoder", str(folder), int(node.batch_size), node.max_length),
+        CrossEncoderConfig,
+        node,
         lambda: CrossEncoderReranker(folder, int(node.batch_size), node.max_length),
     )

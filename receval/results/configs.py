@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 
 from receval import config as config_schema
 from receval.core import trust
-from receval.core.errors import RunError
+from receval.core.errors import ConfigError, RunError
 from receval.results.identity import is_result_key
 from receval.results.format import RESULTS, RUN_JSON
 
@@ -262,7 +262,9 @@ def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool 
 
     data = runnable_config(run_dir, allow_remote=allow_remote, allow_code=allow_code)
     try:
-        return OmegaConf.merge(OmegaConf.structured(config_schema.RecevalConfig), OmegaConf.create(data))
+        return config_schema.structured_run(data)
+    except ConfigError as error:  # a group's own schema refused a key or kind
+        raise RunError([f"{run_dir}: its saved config is not valid in this receval: {p}" for p in error.problems]) from None
     except OmegaConfBaseException as error:
         message = str(error).splitlines()[0]
         raise RunError(f"{run_dir}: its saved config does not fit this receval ({message})") from None

@@ -28,7 +28,8 @@ def stages(cfg, context: Context) -> Retriever:
     from receval.rerankers import Reranked
 
     reranker = components.build("rerank", node, context, "rerank")
-    return Reranked(first, reranker, int(node.first_size))
+    typed = components.typed("rerank", node, "rerank")  # a RerankConfig: first_size is a field of every re-ranker
+    return Reranked(first, reranker, int(typed.first_size))
 
 
 def api_calls(retriever) -> dict[str, int]:

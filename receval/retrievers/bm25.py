@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from dataclasses import dataclass, field
 
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError
 from receval.retrievers.lexical import LexicalRetriever
 from receval.schema import range_, range_problems
@@ -26,7 +26,7 @@ from receval.retrievers.text import Tokenizer
 
 
 @dataclass
-class BM25Config:
+class BM25Config(RetrieverConfig):
     kind: str = "bm25"
     # term-frequency saturation; past a few dozen BM25 already scores raw term frequency,
     # so 1000 leaves room for any search while (k1 + 1) * tf cannot overflow
@@ -76,6 +76,4 @@ class BM25(LexicalRetriever):
 
 @component("retriever", "bm25", BM25Config)
 def build_bm25(node, context: Context) -> BM25:
-    return context.once(
-        ("bm25", node.k1, node.b), lambda: BM25(context.tokenizer, node.k1, node.b, context.vocabularies)
-    )
+    return context.once(BM25Config, node, lambda: BM25(context.tokenizer, node.k1, node.b, context.vocabularies))

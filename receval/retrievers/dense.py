@@ -27,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.progress import warn
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits
@@ -65,17 +65,25 @@ class RayFields:
 
 
 @dataclass
-class EncoderFields:
-    """What picks an encoder, and where it encodes: shared by the dense retriever, the
-    dense re-ranker and lancedb. ``distributed`` and ``ray`` say where the corpus is
-    encoded, not what it becomes (the vectors are the same bits), so they are no part of
-    a run's identity (:data:`receval.results.identity.EXECUTION_KEYS`)."""
+class EncoderChoice:
+    """What picks an encoder: the fields one shared encoder (and its vectors) is keyed by."""
 
     model: str = "all-MiniLM-L6-v2"  # the bundled model, a local model folder, or an API model
     backend: Backend = Backend.local
     base_url: Optional[str] = None  # http: e.g. http://localhost:11434/v1
     api_key_env: Optional[str] = None  # http: NAME of the variable holding the key
     batch_size: int = field(default=64, metadata=range_(*BATCH))  # texts encoded per batch (per request over http)
+
+
+@dataclass
+class EncoderFields(EncoderChoice):
+    """What picks an encoder, and where it encodes: shared by the dense retriever, the
+    dense re-ranker and lancedb. ``distributed`` and ``ray`` say where the corpus is
+    encoded, not what it becomes (the vectors are the same bits), so they are no part of
+    a run's identity (:data:`receval.results.identity.EXECUTION_KEYS`) nor of the key the
+    encoder is shared under (:class:`EncoderChoice`): one switch encodes for every
+    component with the same encoder."""
+
     distributed: Distributed = Distributed.none
     ray: RayFields = field(default_factory=RayFields)
 
@@ -90,7 +98,7 @@ class EncoderFields:
 
 
 @dataclass
-class DenseConfig(EncoderFields):
+class DenseConfig(RetrieverConfig, EncoderFields):  # kind stays after the encoder's fields
     kind: str = "dense"
 
     @staticmethod
@@ -98,15 +106,11 @@ class DenseConfig(EncoderFields):
         return "dense" if node.backend == Backend.local else f"dense ({node.backend})"
 
 
-def encoder_key(node) -> tuple:
-    return (str(node.model), str(node.backend), node.base_url, node.api_key_env, int(node.batch_size))
-
-
 def shared_dense(node, context: Context) -> "Dense":
-    """The one Dense retriever of this run for these encoder fields (retriever or re-ranker).
+    """The one Dense retriever of this run for this encoder (retriever or re-ranker).
     Nodes sharing it share its vectors: when one of them says ``distributed=ray``, the
     corpus is encoded on Ray (the first such node's ``ray`` settings)."""
-    dense = context.once(("dense",) + encoder_key(node), lambda: Dense.from_config(node, context.cache_dir))
+    dense = context.once(EncoderChoice, node, lambda: Dense.from_config(node, context.cache_dir))
     if str(getattr(node, "distributed", Distributed.none)) == Distributed.ray and dense.ray is None:
         dense.use_ray({key: node.ray[key] for key in node.ray})
     return dense

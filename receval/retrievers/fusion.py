@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from receval import components
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError
 from receval.ranking import select_top
 from receval.schema import SHORTLIST, range_
@@ -65,7 +65,7 @@ class WeightedConfig:
 
 
 @dataclass
-class FusedConfig:
+class FusedConfig(RetrieverConfig):
     """Members (kinds like ``bm25``, or full nodes like ``{kind: dense, model: ...}``),
     fused per chunk by the ``fusion`` node."""
 

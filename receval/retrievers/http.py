@@ -29,7 +29,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from receval.clients import http
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.ranked import RankOnly, top_lists
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
@@ -38,7 +38,7 @@ from receval.core.trust import is_env_name
 
 
 @dataclass
-class HttpConfig:
+class HttpConfig(RetrieverConfig):
     kind: str = "http"
     url: Optional[str] = None  # the search endpoint (required)
     query_field: str = "query"  # request field holding the question (dotted nests: query.match.text)

@@ -35,7 +35,7 @@ from typing import Optional
 import numpy as np
 
 from receval.core.secrets import clip
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError
 from receval.ranking import select_top
 from receval.retrievers.dense import EncoderFields, shared_dense
@@ -59,7 +59,7 @@ class Index(StrEnum):
 
 
 @dataclass
-class LanceConfig(EncoderFields):
+class LanceConfig(RetrieverConfig, EncoderFields):  # kind stays after the encoder's fields
     kind: str = "lancedb"
     search: Search = Search.vector
     index: Index = Index.none

@@ -26,7 +26,7 @@ from typing import Any, Optional, Protocol, runtime_checkable
 import numpy as np
 from omegaconf import OmegaConf
 
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.ranked import Passage, RankOnly, top_lists
 from receval.schema import SHORTLIST, range_
@@ -46,7 +46,7 @@ class SearchFunction(Protocol):
 
 
 @dataclass
-class PythonConfig:
+class PythonConfig(RetrieverConfig):
     kind: str = "python"
     target: Optional[str] = None  # module:attribute (a class or a factory), importable
     params: Any = None  # keyword arguments (a mapping; null: none, and lets 'params={a: 1}' set it)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from receval.components import Context, component
+from receval.components import Context, RetrieverConfig, component
 from receval.retrievers.lexical import LexicalRetriever
 
 
 @dataclass
-class TfIdfConfig:
+class TfIdfConfig(RetrieverConfig):
     kind: str = "tfidf"
 
 
@@ -60,4 +60,4 @@ class TfIdf(LexicalRetriever):
 
 @component("retriever", "tfidf", TfIdfConfig)
 def build_tfidf(node, context: Context) -> TfIdf:
-    return context.once(("tfidf",), lambda: TfIdf(context.tokenizer, vocabularies=context.vocabularies))
+    return context.once(TfIdfConfig, node, lambda: TfIdf(context.tokenizer, vocabularies=context.vocabularies))

@@ -122,7 +122,11 @@ def numeric_fields(schema: type) -> list[tuple[str, Number, Range | None]]:
 
 
 def nested_schema(annotation) -> type | None:
-    """The dataclass a field holds (``dataset: DatasetConfig``), or None."""
+    """The dataclass a field holds (``dataset: DatasetConfig``), or None. A config group's
+    base (``retriever: RetrieverConfig``, marked by ``component_group``) is None too: its
+    node holds an option's schema, checked by its owner (:mod:`receval.components`)."""
+    if getattr(annotation, "component_group", None):
+        return None
     return annotation if isinstance(annotation, type) and is_dataclass(annotation) else None
 
 
