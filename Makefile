@@ -12,11 +12,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.core: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,ray]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'
 	touch $@ $(VENV)/.core
 
 SWEEP := runs/$(shell date +%Y-%m-%d/%H-%M-%S-%6N)
@@ -35,7 +35,7 @@ test-fast: $(VENV)/.test
 	RECEVAL_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not slow and not dense"
 
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,ray,bench]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray,bench]'
 	touch $@ $(VENV)/.test $(VENV)/.core
 
 # every benchmark, each printing both sides and its ratio (scale.py takes minutes);
