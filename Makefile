@@ -12,11 +12,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.core: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,ray]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'
 	touch $@ $(VENV)/.core
 
 SWEEP := runs/$(shell date +%Y-%m-%d/%H-%M-%S-%6N)
@@ -25,15 +25,17 @@ run: $(VENV)/.core
 	$(BIN)/python -m receval retriever=bm25,tfidf chunking.max_words=20,40,120 hydra.sweep.dir=$(SWEEP) -m
 	$(BIN)/python -m receval.report $(SWEEP)
 
+# -n auto: one pytest worker per core; tests that start Ray heads share one worker
+# (xdist_group "ray"), so two heads never start at once
 test: $(VENV)/.test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 # the fuzz tests draw a quarter of their examples here (make test draws them all)
 test-fast: $(VENV)/.test
-	RECEVAL_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -q -m "not slow and not dense"
+	RECEVAL_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not slow and not dense"
 
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test,ray,bench]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray,bench]'
 	touch $@ $(VENV)/.test $(VENV)/.core
 
 # every benchmark, each printing both sides and its ratio (scale.py takes minutes);

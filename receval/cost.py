@@ -82,12 +82,7 @@ def stage_names(retriever) -> list[str]:
     """The stages a run of ``retriever`` times, as its ``latency_ms.<stage>`` columns name
     them (:func:`receval.retrievers.base.search`): a fused retriever's members and
     ``fusion``, or the retriever's own name; ``rerank`` after a re-ranker; ``select``."""
-    first = getattr(retriever, "first", retriever)
-    members = getattr(first, "members", None)
-    names = [m.name for m in members] + ["fusion"] if members is not None else [first.name]
-    if first is not retriever:
-        names.append("rerank")
-    return names + ["select"]
+    return retriever.timed() + ["select"]
 
 
 def question_costs(prices: dict, counts: dict[str, np.ndarray], stages: dict, n_questions: int) -> dict[str, list]:
@@ -114,8 +109,8 @@ def remote_encoders(retriever) -> dict[str, object]:
     """Stage name -> encoder, for every stage (member, re-ranker's model) encoding over an API."""
     found = {}
     for part in _parts(retriever):
-        encoder = getattr(part, "encoder", None)
-        if encoder is not None and getattr(encoder, "url", None):
+        encoder = part.encoder
+        if encoder is not None and getattr(encoder, "url", None):  # an HttpEncoder (no import of it here)
             found[part.name] = encoder
     return found
 
@@ -136,10 +131,8 @@ def index_cost(prices: dict, retriever, texts: list[str]) -> dict:
     return {"usd": total, "stages": stages} if stages else {}
 
 
-def _parts(retriever):
-    yield retriever
-    for member in getattr(retriever, "members", ()):
-        yield from _parts(member)
-    reranker = getattr(retriever, "reranker", None)
-    if reranker is not None:
-        yield from _parts(getattr(reranker, "retriever", None) or reranker)
+def _parts(stage):
+    """The stage and the stages inside it (:meth:`~receval.retrievers.base.Stage.children`)."""
+    yield stage
+    for child in stage.children():
+        yield from _parts(child)

@@ -1,7 +1,7 @@
 """One run: load -> chunk -> index -> warm up -> search -> evaluate -> write, each step timed.
 
 Before the timed search, the first question is searched once and its answer dropped
-(:func:`receval.retrievers.warm_up`): its time is ``timings.warmup_s`` and the API
+(:func:`receval.stages.warm_up`): its time is ``timings.warmup_s`` and the API
 calls it made are ``warmup_api_calls``, apart from the search's. ``run.json`` also
 stores the machine the run was timed on (:mod:`receval.core.machine`). Plain functions on
 a composed config; the Hydra shell in :mod:`receval.cli.run` only supplies the config and
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
-from receval import chunking, retrievers
+from receval import chunking, retrievers, stages
 from receval import config as config_schema
 from receval import cost
 from receval.core import machine
@@ -127,7 +127,7 @@ def capped_depth(depth: int, n_chunks: int, ks: list[int]) -> int:
 def search_label(cfg) -> str:
     """The search's progress stage: ``searching (bm25)``, ``searching and re-ranking (...)``."""
     stage = "searching" if cfg.get("rerank") is None else "searching and re-ranking"
-    return f"{stage} ({retrievers.describe(cfg)})"
+    return f"{stage} ({stages.describe(cfg)})"
 
 
 def check_config(cfg) -> None:
@@ -136,7 +136,7 @@ def check_config(cfg) -> None:
     load in fit), whose names ``cost.<stage>`` must use."""
     config_schema.check(cfg)
     tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
-    retriever = retrievers.stages(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
+    retriever = stages.build(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
     cost.prices_of(cfg.get("cost"), cost.stage_names(retriever))
 
 
@@ -159,7 +159,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         vocabularies=cache.vocabularies(chunk_key),
         tokenizer=Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem),
     )
-    retriever = retrievers.stages(cfg, context)
+    retriever = stages.build(cfg, context)
     prices = cost.prices_of(cfg.get("cost"), cost.stage_names(retriever))  # a misspelt stage is refused
     with timer("chunk"):
         chunks = cache.chunks(
@@ -170,18 +170,18 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
         retriever.fit([chunk.text for chunk in chunks], tie_rank)
-    calls_after_index = retrievers.api_calls(retriever)
+    calls_after_index = stages.api_calls(retriever)
     questions = dataset.questions
     depth = capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks))
     with timer("warmup"):
-        retrievers.warm_up(retriever, [q.text for q in questions], depth, tie_rank)
-    calls_after_warmup = retrievers.api_calls(retriever)
+        stages.warm_up(retriever, [q.text for q in questions], depth, tie_rank)
+    calls_after_warmup = stages.api_calls(retriever)
     with timer("search"):
         hits = retrievers.search(
             retriever, [q.text for q in questions], depth, tie_rank, cfg.search_batch, search_label(cfg),
         )
-    calls_after_search = retrievers.api_calls(retriever)
-    retrievers.release(retriever)  # the index is not needed past here: measures are built beside it otherwise
+    calls_after_search = stages.api_calls(retriever)
+    stages.release(retriever)  # the index is not needed past here: measures are built beside it otherwise
     give_back_memory()
     measures = measures_for(list(cfg.metrics.ks))
     with timer("evaluate"):
@@ -204,9 +204,9 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
-    stages = stage_facts(list(hits.stage_ms), calls_after_index, calls_after_search, calls_after_warmup)
+    stage_info = stage_facts(list(hits.stage_ms), calls_after_index, calls_after_search, calls_after_warmup)
     extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
-    extra.update(cost.question_costs(prices, hits.counts, stages, len(questions)))
+    extra.update(cost.question_costs(prices, hits.counts, stage_info, len(questions)))
     columns.update(extra)
     info = {
         "config_hash": identity_hash(resolved(cfg)),
@@ -214,17 +214,17 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         "n_chunks": len(chunks),
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
-        "stages": stages,
+        "stages": stage_info,
         "cost": {
             "index": cost.index_cost(prices, retriever, [chunk.text for chunk in chunks]),
-            "tokens_estimated": sorted(getattr(retriever, "tokens_estimated", ())),
+            "tokens_estimated": sorted(hits.tokens_estimated),
         },
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
-        **retrievers.facts(retriever),
-        "truncated": retrievers.truncated(retriever),  # chunks a dense model cut at its token limit
+        **stages.facts(retriever),
+        "truncated": stages.truncated(retriever),  # chunks a dense model cut at its token limit
         # what explains the latencies: CPU, cores, threads, load
-        "machine": machine.facts(at_start, retrievers.encoder_threads(retriever)),
+        "machine": machine.facts(at_start, stages.encoder_threads(retriever)),
     }
     names = [m.name for m in measures]
     give_back_memory()

@@ -21,6 +21,7 @@ from hydra import compose, initialize_config_dir
 from receval.core import progress
 from receval.config import config_dir, register
 from receval.core.errors import RecevalWarning
+from receval.retrievers.base import Stage
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parent.parent
@@ -270,7 +271,7 @@ def loopback(handler) -> Iterator[ThreadingHTTPServer]:
         httpd.server_close()
 
 
-class Fixed:
+class Fixed(Stage):
     """A first stage (posing as bm25) ranking every chunk by the same fixed scores."""
 
     name, floor = "bm25", 0.0
@@ -279,7 +280,7 @@ class Fixed:
         self.scores = np.asarray(scores, float)
 
     def fit(self, texts, tie_rank):
-        pass
+        self.tie_rank = tie_rank
 
     def score(self, questions):
         return np.repeat(self.scores[None, :], len(questions), axis=0)

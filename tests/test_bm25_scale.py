@@ -79,7 +79,8 @@ def test_rank_gives_what_the_dense_block_gives(make, sparse):
     retriever = make()
     retriever.SPARSE, retriever.BLOCK_BELOW = sparse, 0  # per question, small as the corpus is
     retriever.fit(docs, tie_rank)
-    idx, scores = retriever.rank(questions, 10)
+    out = retriever.rank(questions, 10)
+    idx, scores = out.idx, out.scores
     want_idx, want_scores = select_top(retriever.score(questions), 10, tie_rank, floor=retriever.floor)
     np.testing.assert_array_equal(idx, want_idx)
     np.testing.assert_allclose(scores, want_scores, rtol=1e-12)
@@ -90,9 +91,11 @@ def test_rank_with_nothing_to_rank():
     bm25 = BM25(Tokenizer())
     bm25.BLOCK_BELOW = 0
     bm25.fit(["a b", "b c"], np.array([1, 0]))
-    idx, scores = bm25.rank(["b", "zzz"], 0)
+    out = bm25.rank(["b", "zzz"], 0)
+    idx, scores = out.idx, out.scores
     assert idx.shape == scores.shape == (2, 0)
-    idx, scores = bm25.rank(["b", "zzz", ""], 3)
+    out = bm25.rank(["b", "zzz", ""], 3)
+    idx, scores = out.idx, out.scores
     np.testing.assert_array_equal(idx, [[1, 0, -1], [-1, -1, -1], [-1, -1, -1]])  # tied: id order
 
 
@@ -111,7 +114,8 @@ def test_pruned_search_on_zipf_words_is_exact(make, monkeypatch):
     retriever.fit(docs, tie_rank)
     pruned, method = [], type(retriever)._pruned
     monkeypatch.setattr(type(retriever), "_pruned", lambda *a: pruned.append(method(*a)) or pruned[-1])
-    idx, scores = retriever.rank(questions, 10)
+    out = retriever.rank(questions, 10)
+    idx, scores = out.idx, out.scores
     want_idx, want_scores = select_top(retriever.score(questions), 10, tie_rank, floor=retriever.floor)
     np.testing.assert_array_equal(idx, want_idx)
     np.testing.assert_array_equal(scores, want_scores)  # the same floating-point sums, bit for bit

@@ -43,6 +43,10 @@ class FakeEncoder:
     label = "fake"
     identity = {"recipe": 1, "backend": "fake", "model": "fake-8"}
     api_calls = 0
+    threads = None
+
+    def load(self):
+        pass
 
     def __init__(self):
         self.seen: list[str] = []

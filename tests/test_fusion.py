@@ -10,7 +10,9 @@ import pytest
 
 from receval.pipeline import run
 from receval.retrievers.fusion import Fused, fuse, normalised
-from receval.rerankers import Reranked
+from receval.rerankers import Rescored, Scorer
+from receval.retrievers.base import Stage
+from receval.stages import Reranked
 from receval.results import read_run
 from receval.results.format import RESULTS, RUN_JSON
 
@@ -58,7 +60,7 @@ def test_weighted_minmax_and_zscore_worked():
     assert normalised(np.array([[5.0, 5.0]]), "zscore").tolist() == [[0.0, 0.0]]
 
 
-class Fixed:
+class Fixed(Stage):
     """A stand-in member with fixed scores, counting fits."""
 
     floor = 0.0
@@ -67,13 +69,14 @@ class Fixed:
         self.name, self.scores, self.fits = name, np.asarray(scores, float), 0
 
     def fit(self, texts, tie_rank):
+        self.tie_rank = tie_rank
         self.fits += 1
 
     def score(self, questions):
         return np.repeat(self.scores[None, :], len(questions), axis=0)
 
 
-class FixedReranker:
+class FixedReranker(Scorer):
     """A stand-in re-ranker scoring chunk i with ``scores[i]``."""
 
     name = "rerank"
@@ -82,27 +85,29 @@ class FixedReranker:
         self.scores, self.retriever, self.fits = np.asarray(scores, float), retriever, 0
 
     def fit(self, texts, tie_rank):
+        self.tie_rank = tie_rank
         self.fits += 1
 
     def rescore(self, questions, idx):
-        return np.where(idx >= 0, self.scores[np.maximum(idx, 0)], np.nan)
+        return Rescored(np.where(idx >= 0, self.scores[np.maximum(idx, 0)], np.nan))
 
 
 def test_rerank_reorders_the_shortlist_and_keeps_the_rest_after_it():
     first = Fixed("bm25", [5, 4, 3, 2, 1])
     stage = Reranked(first, FixedReranker([0.1, 0.2, 0.9, 0.8, 0.7]), first_size=3)
     stage.fit(["t"] * 5, np.arange(5))
-    idx, scores = stage.rank(["q"], 5)
+    out = stage.rank(["q"], 5)
+    idx, scores = out.idx, out.scores
     assert idx[0].tolist() == [2, 1, 0, 3, 4]  # re-ranked top 3, then bm25's order below it
     assert scores[0].tolist() == [0.9, 0.2, 0.1, 2.0, 1.0]
-    assert set(stage.stage_seconds) == {"bm25", "rerank"}
+    assert set(out.seconds) == {"bm25", "rerank"}
 
 
 def test_rerank_ties_follow_the_tie_rule():
     first = Fixed("bm25", [1, 2, 3, 4])
     stage = Reranked(first, FixedReranker([0.5, 0.5, 0.5, 0.5]), first_size=4)
     stage.fit(["t"] * 4, np.array([3, 2, 1, 0]))  # chunk 3 has the smallest id
-    idx, _ = stage.rank(["q"], 4)
+    idx = stage.rank(["q"], 4).idx
     assert idx[0].tolist() == [3, 2, 1, 0]
 
 
@@ -112,8 +117,8 @@ def test_a_member_that_also_reranks_is_fitted_once():
     stage = Reranked(Fused("hybrid", [bm25, dense]), reranker, first_size=2)
     stage.fit(["a", "b"], np.arange(2))
     assert (bm25.fits, dense.fits, reranker.fits) == (1, 1, 0)
-    stage.rank(["q"], 2)
-    assert set(stage.stage_seconds) == {"bm25", "dense", "fusion", "rerank"}
+    out = stage.rank(["q"], 2)
+    assert set(out.seconds) == {"bm25", "dense", "fusion", "rerank"}
 
 
 def test_rrf_run_records_its_stages(make_config, tmp_path):

@@ -28,6 +28,9 @@ from conftest import run_cli
 import receval
 from receval.results.format import RESULTS
 
+# every test here that starts a Ray head runs in one xdist worker (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("ray")
+
 SWEEP = ["retriever=bm25,tfidf", "chunking.max_words=40"]
 
 

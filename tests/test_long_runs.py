@@ -52,6 +52,10 @@ class Fake:
     label = "fake"
     identity = {"recipe": 1, "backend": "fake", "model": "fake-8"}
     api_calls = 0
+    threads = None
+
+    def load(self):
+        pass
 
     def __init__(self, batch_size: int = 2, stop_after: int | None = None, model_info=None):
         self.batch_size, self.stop_after, self.calls = batch_size, stop_after, 0
@@ -296,8 +300,7 @@ def test_run_json_holds_the_machine_and_the_warm_up_is_timed_apart(tmp_path, tmp
 
 
 def test_an_encoders_own_threads_are_recorded_per_stage():
-    from receval.retrievers import encoder_threads
-    from receval.rerankers import Reranked
+    from receval.stages import Reranked, encoder_threads
     from receval.rerankers.dense import DenseReranker
 
     onnx_like = Fake()

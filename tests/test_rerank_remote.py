@@ -13,7 +13,8 @@ import pytest
 from receval import components
 from receval.components import Context
 from receval.core.errors import RecevalError
-from receval.rerankers import PAIRS, Reranked
+from receval.rerankers import PAIRS
+from receval.stages import Reranked
 from receval.results.format import RESULTS, RUN_JSON
 from conftest import Fixed, loopback, run_cli
 
@@ -84,7 +85,8 @@ def test_http_rerank_retries_a_429_and_orders_by_the_api(server, monkeypatch):
     reranker = components.build("rerank", node, Context())
     stage = Reranked(Fixed([4, 3, 2, 1]), reranker, first_size=3)
     stage.fit(["a", "bbb", "cc", "dddd"], np.arange(4))
-    idx, scores = stage.rank(["q?"], 4)
+    out = stage.rank(["q?"], 4)
+    idx, scores = out.idx, out.scores
     assert idx[0].tolist() == [1, 2, 0, 3]  # by the API's scores (3, 2, 1 characters), then chunk 3
     assert scores[0, :3].tolist() == [3.0, 2.0, 1.0]
     assert reranker.api_calls == 2  # the 429, then the answer
@@ -92,18 +94,18 @@ def test_http_rerank_retries_a_429_and_orders_by_the_api(server, monkeypatch):
     assert path == "/busy/rerank"
     assert body == {"model": "m1", "query": "q?", "documents": ["a", "bbb", "cc"], "top_n": 3}
     assert headers["Authorization"] == f"Bearer {KEY}"
-    assert stage.question_counts == {PAIRS: [3.0], "requests.rerank": [1.0], "input_tokens.rerank": [30.0]}
-    assert not reranker.tokens_estimated
+    assert out.counts == {PAIRS: [3.0], "requests.rerank": [1.0], "input_tokens.rerank": [30.0]}
+    assert not out.tokens_estimated
 
 
 def test_http_rerank_without_usage_estimates_tokens(server):
     node = {"kind": "http", "base_url": server.url + "/plain", "model": "m1", "first_size": 2}
     stage = Reranked(Fixed([4, 3, 2, 1]), components.build("rerank", node, Context()), first_size=2)
     stage.fit(["one two", "three", "x", "y"], np.arange(4))
-    stage.rank(["what is it"], 4)
+    out = stage.rank(["what is it"], 4)
     # the question (3 tokens) with each of 2 documents, plus the documents (2 + 1 tokens)
-    assert stage.question_counts["input_tokens.rerank"].tolist() == [3 * 2 + 3]
-    assert stage.tokens_estimated == {"rerank"}
+    assert out.counts["input_tokens.rerank"].tolist() == [3 * 2 + 3]
+    assert out.tokens_estimated == {"rerank"}
 
 
 def test_http_rerank_malformed_answer_is_one_error(server):
@@ -111,7 +113,7 @@ def test_http_rerank_malformed_answer_is_one_error(server):
     stage = Reranked(Fixed([2, 1]), components.build("rerank", node, Context()), first_size=2)
     stage.fit(["a", "b"], np.arange(2))
     with pytest.raises(RecevalError, match=r"/broken/rerank answered with something that is not a JSON object"):
-        stage.rank(["q"], 2)
+        out = stage.rank(["q"], 2)
 
 
 @pytest.mark.slow
@@ -184,7 +186,8 @@ def test_llm_rerank_orders_by_grade_then_first_stage_order(chat):
     # the first stage ranks gamma, delta, beta, alpha; chunk ids run alpha..delta
     stage = Reranked(Fixed([1, 2, 4, 3]), reranker, first_size=4)
     stage.fit(TEXTS, np.arange(4))
-    idx, scores = stage.rank(["which page?", "again"], 4)
+    out = stage.rank(["which page?", "again"], 4)
+    idx, scores = out.idx, out.scores
     # beta (3); gamma and alpha tie at 1, gamma first as the first stage had it (ids say alpha); delta (0)
     assert idx.tolist() == [[1, 2, 0, 3], [1, 2, 0, 3]]
     assert scores[0].tolist() == [3.0, 1.0, 1.0, 0.0]
@@ -192,23 +195,23 @@ def test_llm_rerank_orders_by_grade_then_first_stage_order(chat):
     path, _, body = chat.seen[0]
     assert path == "/v1/chat/completions"
     assert (body["model"], body["temperature"], body["seed"]) == ("judge", 0.0, 7)
-    assert stage.question_counts["requests.rerank"].tolist() == [4, 4]
-    assert stage.question_counts["input_tokens.rerank"].tolist() == [400, 400]
-    assert stage.question_counts["output_tokens.rerank"].tolist() == [20, 20]
-    assert stage.tokens_estimated == set()
+    assert out.counts["requests.rerank"].tolist() == [4, 4]
+    assert out.counts["input_tokens.rerank"].tolist() == [400, 400]
+    assert out.counts["output_tokens.rerank"].tolist() == [20, 20]
+    assert out.tokens_estimated == set()
 
 
 def test_llm_rerank_estimates_tokens_without_usage_and_refuses_a_non_grade(chat):
     node = {"kind": "llm", "base_url": chat.url + "/plain", "model": "judge", "first_size": 1, "api_key_env": None}
     stage = Reranked(Fixed([1, 0]), components.build("rerank", node, Context()), first_size=1)
     stage.fit(["alpha page", "eps page"], np.arange(2))
-    stage.rank(["q"], 2)
-    assert stage.tokens_estimated == {"rerank"}
-    assert stage.question_counts["output_tokens.rerank"].tolist() == [7]  # {"grade": 1}: { " grade " : 1 }
+    out = stage.rank(["q"], 2)
+    assert out.tokens_estimated == {"rerank"}
+    assert out.counts["output_tokens.rerank"].tolist() == [7]  # {"grade": 1}: { " grade " : 1 }
     stage = Reranked(Fixed([0, 1]), components.build("rerank", node, Context()), first_size=1)
     stage.fit(["alpha page", "eps page"], np.arange(2))
     with pytest.raises(RecevalError, match=r"did not answer a grade 0-3"):
-        stage.rank(["q"], 2)
+        out = stage.rank(["q"], 2)
 
 
 def embeddings_answer(body: dict) -> bytes:
@@ -284,8 +287,7 @@ def _rerank(kind: str, base_url: str):
     node = {"kind": kind, "base_url": base_url, "model": "m1", "first_size": 2, "api_key_env": "RR_KEY", "retries": 0}
     stage = Reranked(Fixed([2, 1]), components.build("rerank", node, Context()), first_size=2)
     stage.fit(["a", "b"], np.arange(2))
-    stage.rank(["q"], 2)
-    return stage
+    return stage.rank(["q"], 2)
 
 
 @pytest.mark.parametrize("kind, field", [("http", "usage.total_tokens"), ("llm", "usage.completion_tokens")])
@@ -311,7 +313,7 @@ def test_a_whole_float_count_is_taken_and_a_null_one_is_estimated(counting, monk
     prefix = "rerank" if kind == "http" else "chat"
     name = "input_tokens.rerank" if kind == "http" else "output_tokens.rerank"
     whole = _rerank(kind, f"{counting.url}/{prefix}-{len(BAD_COUNTS)}")
-    assert whole.question_counts[name].tolist() == [12.0 if kind == "http" else 24.0]  # llm: 2 pairs x 12
+    assert whole.counts[name].tolist() == [12.0 if kind == "http" else 24.0]  # llm: 2 pairs x 12
     assert whole.tokens_estimated == set()
     null = _rerank(kind, f"{counting.url}/{prefix}-{len(BAD_COUNTS) + 1}")
     assert null.tokens_estimated == {"rerank"}

@@ -167,13 +167,14 @@ def test_the_stages_a_price_may_name_are_the_latency_columns_a_run_writes(tmp_pa
     from conftest import run_of
 
     from receval.results import read_run
-    from receval.retrievers import Context, stages
+    from receval.retrievers import Context
+    from receval.stages import build
     from receval.retrievers.text import Tokenizer
 
     cfg = compose_with(*overrides)
     run = read_run(run_of(tmp_path_factory, *overrides))
     columns = [name.split(".", 1)[1] for name in run.table.column_names if name.startswith("latency_ms.")]
-    assert sorted(columns) == sorted(stage_names(stages(cfg, Context(tokenizer=Tokenizer()))))
+    assert sorted(columns) == sorted(stage_names(build(cfg, Context(tokenizer=Tokenizer()))))
 
 
 def test_synth_refuses_a_misspelt_key_before_anything_is_written(command, capsys, tmp_path):

@@ -43,6 +43,7 @@ class Encoder(Protocol):
     identity: dict  # what the vectors depend on (no secrets): the cache folder's key
     label: str  # short readable model name
     api_calls: int  # HTTP requests sent (0 for local models)
+    threads: int | None  # batches encoded at once where the encoder sets it itself (onnx), else None
 
     def encode(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
         """(N, dim) float32 unit rows; ``on_progress(n)`` after each n texts."""

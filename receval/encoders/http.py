@@ -27,6 +27,8 @@ class HttpEncoder:
     sent, retries included. Vectors are L2-normalised here, whatever the server returns.
     """
 
+    threads = None  # requests are sent one batch at a time
+
     def __init__(
         self,
         base_url: str | None,

@@ -171,6 +171,7 @@ class LocalEncoder:
     """
 
     api_calls = 0
+    threads = None  # torch picks its own
 
     def __init__(self, model: str = BUNDLED, batch_size: int = 64, device: str = "cpu"):
         if batch_size < 1:

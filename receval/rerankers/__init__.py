@@ -1,83 +1,56 @@
-"""Re-ranking: a second stage re-scores the first stage's top ``first_size`` chunks.
+"""Re-rankers: a second stage re-scores the first stage's top ``first_size`` chunks.
 
-The first stage (any retriever, fused or not) ranks every chunk by the tie rule; a
-re-ranker (a component of the ``rerank`` group: :mod:`receval.rerankers.dense`, ...)
-scores just its shortlist, and those scores re-order it. A re-ranker never adds a
-chunk: the shortlist comes first in its new order, then the first stage's chunks
-below the shortlist keep their order after it (their stored scores are the first
-stage's). Ties among re-ranker scores follow the one tie rule (:mod:`receval.ranking`).
+A re-ranker (a component of the ``rerank`` group: :mod:`receval.rerankers.dense`, ...)
+is a :class:`Scorer`: it scores each question's shortlist and returns a
+:class:`Rescored` (scores, and what the call used). :class:`receval.stages.Reranked`
+puts it after a first stage. A re-ranker never adds a chunk: the shortlist comes first
+in its new order, then the first stage's chunks below the shortlist keep their order.
+Ties among re-ranker scores follow the one tie rule (:mod:`receval.ranking`).
 """
 
 from __future__ import annotations
 
-import time
-from typing import Protocol
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from receval.ranking import select_top, sort_candidates
 from receval.components import RerankConfig
+from receval.retrievers.base import Stage
 
 
 PAIRS = "pairs_scored"  # per-question column: pairs the re-ranker scored, min(first_size, retrieved)
 
 
-class Reranker(Protocol):
-    name: str
+@dataclass(frozen=True)
+class Rescored:
+    """One batch's shortlist scores, (B, n) float64, NaN where there is no chunk, and what
+    the call used: per-question (B,) ``usage`` arrays (``requests``, ``input_tokens``,
+    ``output_tokens``; see :mod:`receval.cost`), ``tokens_estimated`` when counted here
+    because the server did not report them."""
 
-    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None: ...
-
-    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
-        """(B, n) scores of each question with its shortlisted chunks ``idx`` (-1: none).
-
-        A remote re-ranker also sets ``usage``: per-question (B,) arrays of this call's
-        ``requests``, ``input_tokens`` and ``output_tokens`` (see :mod:`receval.cost`)."""
-        ...
-
-
-RerankFields = RerankConfig  # fields every re-ranker has (receval.components.RerankConfig)
+    scores: np.ndarray
+    usage: dict[str, np.ndarray] = field(default_factory=dict)
+    tokens_estimated: bool = False
 
 
-class Reranked:
-    """A first stage followed by a re-ranker; ranks directly (``rank``), not by one score block."""
+class Scorer:
+    """Base of every re-ranker; the neutral values are declared here, not probed."""
 
-    floor = None
-
-    def __init__(self, first, reranker: Reranker, first_size: int):
-        self.first, self.reranker, self.first_size = first, reranker, first_size
-        self.name = first.name
-        self.members = [first]
-        self.stage_seconds: dict[str, float] = {}
+    name = "rerank"
+    api_calls: int = 0  # paid requests so far (a property where a client counts them)
+    retriever: Stage | None = None  # the retriever it scores with, when it is one (dense)
+    ties_keep_order = False  # coarse grades (an LLM's 0-3): equal grades keep first-stage order
 
     def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
-        self.tie_rank = tie_rank
-        self.first.fit(texts, tie_rank)
-        fitted = getattr(self.reranker, "retriever", None)
-        if fitted is None or not _holds(self.first, fitted):
-            self.reranker.fit(texts, tie_rank)
+        raise NotImplementedError
 
-    def rank(self, questions: list[str], depth: int) -> tuple[np.ndarray, np.ndarray]:
-        """Each question's top ``depth`` chunk indices and scores after re-ranking."""
-        began = time.perf_counter()
-        block = self.first.score(questions)
-        stages = dict(getattr(self.first, "stage_seconds", None) or {})
-        if not stages:
-            stages = {self.first.name: time.perf_counter() - began}
-        began = time.perf_counter()
-        idx, scores = select_top(block, max(depth, self.first_size), self.tie_rank, floor=self.first.floor)
-        short = idx[:, : self.first_size]
-        new = np.asarray(self.reranker.rescore(questions, short), dtype=np.float64)
-        self.tokens_estimated = {"rerank"} if getattr(self.reranker, "tokens_estimated", False) else set()
-        self.question_counts = {PAIRS: (short >= 0).sum(axis=1).astype(np.float64)}
-        for name, values in (getattr(self.reranker, "usage", None) or {}).items():
-            self.question_counts[f"{name}.rerank"] = np.asarray(values, dtype=np.float64)
-        keep = bool(getattr(self.reranker, "ties_keep_order", False))  # coarse grades: first-stage order
-        short, new = sort_candidates(short, np.where(short >= 0, new, np.nan), self.tie_rank, keep)
-        idx = np.concatenate([short, idx[:, self.first_size :]], axis=1)[:, :depth]
-        scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
-        stages["rerank"] = time.perf_counter() - began
-        self.stage_seconds = stages
-        return idx, scores
+    def rescore(self, questions: list[str], idx: np.ndarray) -> Rescored:
+        """Scores of each question with its shortlisted chunks ``idx`` (-1: none)."""
+        raise NotImplementedError
+
+
+Reranker = Scorer  # the protocol's older name
+RerankFields = RerankConfig  # fields every re-ranker has (receval.components.RerankConfig)
 
 
 def pairs_of(questions: list[str], idx: np.ndarray, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list]:
@@ -91,11 +64,3 @@ def placed(idx: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarr
     out = np.full(idx.shape, np.nan, dtype=np.float64)
     out[rows, cols] = values
     return out
-
-
-def _holds(first, retriever) -> bool:
-    """True when ``retriever`` is the first stage or one of its members (already fitted)."""
-    if first is retriever:
-        return True
-    return any(_holds(member, retriever) for member in getattr(first, "members", ()))
-

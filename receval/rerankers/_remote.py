@@ -18,19 +18,16 @@ import numpy as np
 
 from receval.clients import http
 from receval.core.errors import RecevalError
+from receval.rerankers import Scorer
 
 
-class RemoteScorer:
-    """What the remote re-rankers share: their client, the chunk texts they send, and the
-    tokens they used per question (``usage``; ``tokens_estimated`` when counted here)."""
-
-    name = "rerank"
+class RemoteScorer(Scorer):
+    """What the remote re-rankers share: their client and the chunk texts they send
+    (what each call used comes back in its :class:`~receval.rerankers.Rescored`)."""
 
     def __init__(self, client, model: str):
         self.client, self.model = client, model
         self.texts: list[str] = []
-        self.tokens_estimated = False
-        self.usage: dict[str, np.ndarray] = {}
 
     @property
     def api_calls(self) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 from receval.core.secrets import cut
 from receval.components import Context, component
 from receval.core.errors import ConfigError
-from receval.rerankers import RerankFields, pairs_of, placed
+from receval.rerankers import RerankFields, Rescored, Scorer, pairs_of, placed
 from receval.schema import BATCH, TOKENS, range_
 
 HOW_TO_GET = (
@@ -103,9 +103,7 @@ def token_limit(model, wanted: int | None) -> int:
     return min(limits) if limits else 512
 
 
-class CrossEncoderReranker:
-    name = "rerank"
-    api_calls = 0
+class CrossEncoderReranker(Scorer):
 
     def __init__(self, folder: Path, batch_size: int, max_length: int | None):
         self.folder, self.batch_size, self.max_length = folder, batch_size, max_length
@@ -138,10 +136,10 @@ class CrossEncoderReranker:
         self.texts = list(texts)
         self.load().predict([("warm-up", "warm-up")], batch_size=1, show_progress_bar=False)
 
-    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
+    def rescore(self, questions: list[str], idx: np.ndarray) -> Rescored:
         rows, cols, pairs = pairs_of(questions, idx, self.texts)
         if not pairs:
-            return placed(idx, rows, cols, np.zeros(0))
+            return Rescored(placed(idx, rows, cols, np.zeros(0)))
         values = self.load().predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
         values = np.asarray(values, dtype=np.float64).reshape(len(pairs), -1)
         if values.shape[1] != 1:
@@ -149,7 +147,7 @@ class CrossEncoderReranker:
                 f"rerank.model={str(self.folder)!r} gives {values.shape[1]} scores per pair; a re-ranker "
                 "needs a cross-encoder with one relevance score (num_labels=1)"
             )
-        return placed(idx, rows, cols, values[:, 0])
+        return Rescored(placed(idx, rows, cols, values[:, 0]))
 
 
 @component("rerank", "cross_encoder", CrossEncoderConfig)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval.components import Context, component
-from receval.rerankers import RerankFields
-from receval.retrievers.dense import EncoderFields, shared_dense
+from receval.rerankers import RerankFields, Rescored, Scorer
+from receval.retrievers.dense import Dense, EncoderFields, shared_dense
 
 
 @dataclass
@@ -27,10 +27,11 @@ class DenseRerankConfig(EncoderFields, RerankFields):
         return f"dense@{node.first_size}"
 
 
-class DenseReranker:
-    name = "rerank"
+class DenseReranker(Scorer):
+    """Cosines of the question with each shortlisted chunk, from a dense retriever
+    (shared with the first stage when it is the same model: fitted once)."""
 
-    def __init__(self, retriever):
+    def __init__(self, retriever: Dense):
         self.retriever = retriever
 
     @property
@@ -40,9 +41,9 @@ class DenseReranker:
     def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
         self.retriever.fit(texts, tie_rank)
 
-    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
+    def rescore(self, questions: list[str], idx: np.ndarray) -> Rescored:
         cosines = self.retriever.score(questions)
-        return np.where(idx >= 0, cosines[np.arange(len(questions))[:, None], np.maximum(idx, 0)], np.nan)
+        return Rescored(np.where(idx >= 0, cosines[np.arange(len(questions))[:, None], np.maximum(idx, 0)], np.nan))
 
 
 @component("rerank", "dense", DenseRerankConfig)

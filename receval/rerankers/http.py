@@ -23,7 +23,7 @@ from receval.core import numeric
 from receval.components import Context, component
 from receval.cost import estimate_tokens
 from receval.core.errors import RecevalError
-from receval.rerankers import RerankFields
+from receval.rerankers import RerankFields, Rescored
 from receval.rerankers._remote import Client, RemoteScorer
 from receval.schema import RETRIES, SECONDS, WAIT, range_
 
@@ -106,9 +106,10 @@ def reported_count(value, what: str, option: str, clip) -> int:
 class HttpReranker(RemoteScorer):
     """Scores a shortlist with one request per question: the rerank API shape of Cohere, Jina, TEI."""
 
-    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
+    def rescore(self, questions: list[str], idx: np.ndarray) -> Rescored:
         out = np.full(idx.shape, np.nan)
         requests, tokens = np.zeros(len(questions)), np.zeros(len(questions))
+        estimated = False
         for row, question in enumerate(questions):
             cols = np.flatnonzero(idx[row] >= 0)
             if not cols.size:
@@ -121,11 +122,10 @@ class HttpReranker(RemoteScorer):
             requests[row] = 1
             used = usage_tokens(data, "input", self.client)
             if used is None:
-                self.tokens_estimated = True
+                estimated = True
                 used = float(estimate_tokens([question]).sum() * len(documents) + estimate_tokens(documents).sum())
             tokens[row] = used
-        self.usage = {"requests": requests, "input_tokens": tokens}
-        return out
+        return Rescored(out, {"requests": requests, "input_tokens": tokens}, estimated)
 
     def scores_of(self, data: dict, n: int) -> np.ndarray:
         """The answer's scores by document position (NaN for any left out); malformed (an

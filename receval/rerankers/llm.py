@@ -23,7 +23,7 @@ from receval.components import Context, component
 from receval.cost import estimate_tokens
 from receval.core.errors import RecevalError
 from receval.clients.chat import parse_json_object
-from receval.rerankers import RerankFields, pairs_of, placed
+from receval.rerankers import RerankFields, Rescored, pairs_of, placed
 from receval.rerankers._remote import RemoteScorer
 from receval.rerankers.http import RemoteFields, client_of, usage_tokens
 from receval.schema import SEED, THREADS, WORDS, range_
@@ -94,18 +94,17 @@ class LlmReranker(RemoteScorer):
             completion = float(estimate_tokens([content]).sum())
         return float(grade), prompt, completion, estimated
 
-    def rescore(self, questions: list[str], idx: np.ndarray) -> np.ndarray:
+    def rescore(self, questions: list[str], idx: np.ndarray) -> Rescored:
         rows, cols, pairs = pairs_of(questions, idx, self.texts)
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             graded = np.asarray(list(pool.map(self.grade, pairs)), dtype=np.float64).reshape(len(pairs), 4)
-        self.tokens_estimated = self.tokens_estimated or bool(graded[:, 3].any())
         count = len(questions)
-        self.usage = {
+        usage = {
             "requests": np.bincount(rows, minlength=count).astype(np.float64),
             "input_tokens": np.bincount(rows, weights=graded[:, 1], minlength=count),
             "output_tokens": np.bincount(rows, weights=graded[:, 2], minlength=count),
         }
-        return placed(idx, rows, cols, graded[:, 0])
+        return Rescored(placed(idx, rows, cols, graded[:, 0]), usage, bool(graded[:, 3].any()))
 
 
 @component("rerank", "llm", LlmRerankConfig)

@@ -32,6 +32,7 @@ from receval.core.errors import ConfigError, RecevalError
 from receval.core.progress import warn
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits
 from receval.encoders.distributed import RayEncoded, encode_on_ray, require_ray, worker_spec
+from receval.retrievers.base import Stage
 from receval.schema import BATCH, SECONDS, THREADS, range_
 
 
@@ -125,7 +126,7 @@ def truncation_warning(model: str, limit: int, cut: int, chunks: int) -> str:
     )
 
 
-class Dense:
+class Dense(Stage):
     name = "dense"
     floor: float | None = None
 
@@ -140,6 +141,7 @@ class Dense:
         self.truncated: int | None = None  # chunks longer than the model's limit (None: unknown)
         self.ray: dict | None = None  # RayFields' values: fit encodes what the cache lacks on Ray first
         self.on_ray: RayEncoded | None = None  # what the last fit did on Ray
+        self._last: tuple[tuple[str, ...], np.ndarray] | None = None  # the batch last scored (a re-ranker asks again)
 
     @classmethod
     def from_config(cls, cfg, cache_dir: str | Path | None) -> Dense:
@@ -187,9 +189,10 @@ class Dense:
 
     def load(self) -> None:
         """Load the model now; ``fit`` does it anyway, so search never pays for it."""
-        load = getattr(self.encoder, "load", None)
-        if load is not None:
-            load()
+        self.encoder.load()
+
+    def encoder_threads(self) -> int | None:
+        return self.encoder.threads
 
     def fit(self, texts: list[str], tie_rank: np.ndarray | None = None) -> None:
         """Embed the chunk texts (through the cache); ``tie_rank`` is not needed here.
@@ -197,10 +200,11 @@ class Dense:
         The model is loaded here even when every chunk is cached, since ``score``
         needs it for the questions and its load time must not count as search latency.
         """
+        self.tie_rank = np.arange(len(texts)) if tie_rank is None else np.asarray(tie_rank)
         self.load()
         if isinstance(self.encoder, (LocalEncoder, OnnxEncoder)):  # first-call set-up, not a question's cost
             self.encoder.encode(["warm-up"])
-        self._last: tuple[tuple[str, ...], np.ndarray] | None = None
+        self._last = None
         if self.ray is not None:  # the workers fill the cache; embed below reads it back
             self.on_ray = encode_on_ray(list(texts), self.encoder, self.cache, **self.ray, progress=self.progress)
         result = embed(list(texts), self.encoder, self.cache, self.progress)
@@ -223,7 +227,7 @@ class Dense:
         if not questions or n_chunks == 0:
             return np.zeros((len(questions), n_chunks), dtype=np.float32)
         key = tuple(questions)
-        last = getattr(self, "_last", None)
+        last = self._last
         if last is not None and last[0] == key:
             return last[1]
         vectors = np.asarray(self.encoder.encode(list(questions)), dtype=np.float32)

@@ -30,6 +30,7 @@ from receval import components
 from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError
 from receval.ranking import select_top
+from receval.retrievers.base import Block, Stage
 from receval.schema import SHORTLIST, range_
 
 
@@ -146,37 +147,46 @@ def fuse(
     return np.where(held, fused, -np.inf)
 
 
-class Fused:
+class Fused(Stage):
     """A retriever made of member retrievers, fused per chunk (see module docstring)."""
 
     floor = None
 
-    def __init__(self, name: str, members: list, method="rrf", k=60.0, normalize="minmax", weights=None, size=100):
+    def __init__(self, name: str, members: list[Stage], method="rrf", k=60.0, normalize="minmax", weights=None, size=100):
         if len({member.name for member in members}) < len(members):
             raise ConfigError(f"retriever.members: {[m.name for m in members]} names one retriever twice")
         self.name, self.members = name, members
         self.method, self.k, self.normalize, self.weights, self.size = method, k, normalize, weights, size
-        self.stage_seconds: dict[str, float] = {}
 
     def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
         self.tie_rank = tie_rank
         for member in self.members:
             member.fit(texts, tie_rank)
 
-    def score(self, questions: list[str]) -> np.ndarray:
-        self.stage_seconds = {}
+    def children(self) -> tuple[Stage, ...]:
+        return tuple(self.members)
+
+    def timed(self) -> list[str]:
+        return [member.name for member in self.members] + ["fusion"]
+
+    def scored(self, questions: list[str]) -> Block:
+        """The fused block, with each member's seconds under its name and ``fusion``'s."""
+        seconds: dict[str, float] = {}
         member_scores = []
         for member in self.members:
             began = time.perf_counter()
             member_scores.append(member.score(questions))
-            self.stage_seconds[member.name] = time.perf_counter() - began
+            seconds[member.name] = time.perf_counter() - began
         began = time.perf_counter()
         fused = fuse(
             member_scores, [m.floor for m in self.members], self.tie_rank,
             self.method, self.k, self.normalize, self.weights, self.size,
         )
-        self.stage_seconds["fusion"] = time.perf_counter() - began
-        return fused
+        seconds["fusion"] = time.perf_counter() - began
+        return Block(fused, seconds)
+
+    def score(self, questions: list[str]) -> np.ndarray:
+        return self.scored(questions).scores
 
 
 @component("retriever/fusion", "rrf", RRFConfig)

@@ -31,6 +31,7 @@ from omegaconf import OmegaConf
 from receval.clients import http
 from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
+from receval.retrievers.base import StageOutput
 from receval.retrievers.ranked import RankOnly, top_lists
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
 from receval.core.secrets import shown, split_url
@@ -144,7 +145,6 @@ class HttpRetriever(RankOnly):
             max_backoff=max(30.0, float(node.backoff)),
         )
         self.concurrency = int(node.concurrency)
-        self.question_seconds: np.ndarray | None = None
 
     @property
     def api_calls(self) -> int:
@@ -197,17 +197,27 @@ class HttpRetriever(RankOnly):
                 ) from None
         return pairs
 
-    def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    def asked(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each question's top ``k`` (idx, scores) and its request's wall seconds."""
         if self.concurrency > 1 and len(questions) > 1:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(questions))) as pool:
                 done = list(pool.map(lambda q: self.ask(q, k), questions))
         else:
             done = [self.ask(q, k) for q in questions]
-        self.question_seconds = np.array([seconds for _, seconds in done], dtype=np.float64)
-        return top_lists(
+        idx, scores = top_lists(
             [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}",
             questions, lambda text: self.client.clip(text, 80),
         )
+        return idx, scores, np.array([seconds for _, seconds in done], dtype=np.float64)
+
+    def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.asked(questions, k)[:2]
+
+    def rank(self, questions: list[str], depth: int) -> StageOutput:
+        """Top lists with each question's own request time (requests may run concurrently)."""
+        began = time.perf_counter()
+        idx, scores, seconds = self.asked(questions, depth)
+        return StageOutput(idx, scores, {self.name: time.perf_counter() - began}, question_seconds=seconds)
 
 
 @component("retriever", "http", HttpConfig)

@@ -115,7 +115,10 @@ class LanceRetriever(RankOnly):
     @property
     def truncated(self) -> int | None:
         """Chunks the dense model cut at its token limit (run.json ``truncated``)."""
-        return getattr(self.dense, "truncated", None)
+        return self.dense.truncated if self.dense is not None else None
+
+    def encoder_threads(self) -> int | None:
+        return self.dense.encoder_threads() if self.dense is not None else None
 
     def table_dir(self, vectors: np.ndarray, texts: list[str]) -> Path:
         """The folder of this content's table with this index (built once)."""

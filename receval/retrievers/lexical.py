@@ -7,13 +7,15 @@ in it are dropped (they match no chunk).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from itertools import chain
 
 import numpy as np
 import scipy.sparse as sp
 
-from receval.ranking import select_top, top_candidates
+from receval.ranking import top_candidates
+from receval.retrievers.base import Stage, StageOutput
 from receval.retrievers.text import Tokenizer
 
 
@@ -125,7 +127,7 @@ def count_matrix(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> 
     return matrix
 
 
-class LexicalRetriever:
+class LexicalRetriever(Stage):
     """Shared fit/score: subclasses turn counts into chunk weights and question weights."""
 
     floor: float | None = 0.0
@@ -164,7 +166,7 @@ class LexicalRetriever:
         counts = self.vocabulary.query_counts(self.tokenizer.many(questions))
         return (self.question_weights(counts) @ self.weights_t).toarray()
 
-    def rank(self, questions: list[str], depth: int) -> tuple[np.ndarray, np.ndarray]:
+    def rank(self, questions: list[str], depth: int) -> StageOutput:
         """Each question's top ``depth`` chunks and scores, as ``select_top(score(...))`` gives.
 
         No (B, D) block (except below ``BLOCK_BELOW`` chunks, where one is cheaper): each
@@ -178,7 +180,8 @@ class LexicalRetriever:
         table = self.weights_t
         n_docs = table.shape[1]
         if n_docs < self.BLOCK_BELOW:  # a small block: Python per question would cost more
-            return select_top(self.score(questions), depth, self.tie_rank, floor=self.floor)
+            return super().rank(questions, depth)
+        began = time.perf_counter()
         weights = self.question_weights(self.vocabulary.query_counts(self.tokenizer.many(questions)))
         scores = np.zeros(n_docs, dtype=np.float64)
         idx = np.full((len(questions), depth), -1, dtype=np.int32)
@@ -194,7 +197,7 @@ class LexicalRetriever:
             above = values > self.floor
             items, values = top_candidates(items[above], values[above], depth, self.tie_rank)
             idx[row, : items.size], top[row, : items.size] = items, values
-        return idx, top
+        return StageOutput(idx, top, {self.name: time.perf_counter() - began})
 
     def _postings(self, term: int, factor: float) -> tuple[np.ndarray, np.ndarray]:
         """The chunks holding ``term`` and what it adds to their scores (times ``factor``)."""

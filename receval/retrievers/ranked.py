@@ -6,7 +6,7 @@ Your own code (``python``), a search service (``http``) and a vector database
 
 - ``rank(questions, depth)``: each question's answers, ordered by score with the one
   tie rule (:func:`receval.ranking.sort_candidates`; equal scores by chunk id), cut
-  to ``depth``; :func:`receval.retrievers.base.search` calls it directly;
+  to ``depth``, as a :class:`~receval.retrievers.base.StageOutput`;
 - ``score(questions)``: a (B, D) block holding each question's top ``pool`` answers
   and -inf elsewhere, so the retriever can be a member of fusion or the first stage
   of re-ranking like any other (they see its top ``pool``).
@@ -25,6 +25,7 @@ client's redact-then-cut :func:`receval.core.secrets.clip`; a local answer is cu
 from __future__ import annotations
 
 import difflib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,7 @@ from receval.core import numeric
 from receval.core.secrets import cut
 from receval.core.errors import RecevalError
 from receval.ranking import sort_candidates
+from receval.retrievers.base import Stage, StageOutput
 
 
 
@@ -144,7 +146,7 @@ def top_lists(
     return out_idx, out_scores
 
 
-class RankOnly:
+class RankOnly(Stage):
     """Base of retrievers that answer top lists; subclasses implement ``answer``
     (and ``index`` when they build something from the chunks)."""
 
@@ -170,12 +172,14 @@ class RankOnly:
     def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
-    def rank(self, questions: list[str], depth: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.answer(questions, depth)
+    def rank(self, questions: list[str], depth: int) -> StageOutput:
+        began = time.perf_counter()
+        idx, scores = self.answer(questions, depth)
+        return StageOutput(idx, scores, {self.name: time.perf_counter() - began})
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D): each question's top ``pool`` answers' scores, -inf for the rest."""
-        idx, scores = self.rank(questions, self.pool)
+        idx, scores = self.answer(questions, self.pool)
         block = np.full((len(questions), len(self.tie_rank)), -np.inf, dtype=np.float64)
         rows = np.broadcast_to(np.arange(len(questions))[:, None], idx.shape)
         held = idx >= 0

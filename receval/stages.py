@@ -1,0 +1,139 @@
+"""A run's stages: the first stage (any retriever), then an optional re-ranker, and
+the walks over the stage tree the pipeline needs (paid calls, facts, warm-up, release).
+
+:func:`build` composes them from the run's ``retriever`` and ``rerank`` nodes;
+:class:`Reranked` is the composition. Each stage lists its inner stages with
+``children()`` (:class:`receval.retrievers.base.Stage`), so nothing here asks a
+stage which attributes it happens to have.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from receval import components, retrievers
+from receval.components import Context
+from receval.ranking import select_top, sort_candidates
+from receval.rerankers import PAIRS, Scorer
+from receval.retrievers.base import Stage, StageOutput
+
+
+class Reranked(Stage):
+    """A first stage followed by a re-ranker; ranks its own shortlist (``rank``)."""
+
+    floor = None
+
+    def __init__(self, first: Stage, reranker: Scorer, first_size: int):
+        self.first, self.reranker, self.first_size = first, reranker, first_size
+        self.name = first.name
+
+    def children(self) -> tuple[Stage, ...]:
+        inner = self.reranker.retriever
+        return (self.first,) if inner is None or inner is self.first else (self.first, inner)
+
+    def timed(self) -> list[str]:
+        return self.first.timed() + ["rerank"]
+
+    def calls(self) -> dict[str, int]:
+        return {**self.first.calls(), "rerank": self.reranker.api_calls}
+
+    def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
+        self.tie_rank = tie_rank
+        self.first.fit(texts, tie_rank)
+        inner = self.reranker.retriever
+        if inner is None or not any(part is inner for part in parts(self.first)):
+            self.reranker.fit(texts, tie_rank)
+
+    def rank(self, questions: list[str], depth: int) -> StageOutput:
+        """Each question's top ``depth`` chunks and scores after re-ranking."""
+        block = self.first.scored(questions)
+        began = time.perf_counter()
+        idx, scores = select_top(block.scores, max(depth, self.first_size), self.tie_rank, floor=self.first.floor)
+        short = idx[:, : self.first_size]
+        rescored = self.reranker.rescore(questions, short)
+        new = np.asarray(rescored.scores, dtype=np.float64)
+        counts = {PAIRS: (short >= 0).sum(axis=1).astype(np.float64)}
+        for name, values in rescored.usage.items():
+            counts[f"{name}.rerank"] = np.asarray(values, dtype=np.float64)
+        keep = self.reranker.ties_keep_order
+        short, new = sort_candidates(short, np.where(short >= 0, new, np.nan), self.tie_rank, keep)
+        idx = np.concatenate([short, idx[:, self.first_size :]], axis=1)[:, :depth]
+        scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
+        seconds = {**block.seconds, "rerank": time.perf_counter() - began}
+        estimated = frozenset({"rerank"}) if rescored.tokens_estimated else frozenset()
+        return StageOutput(idx, scores, seconds, counts, tokens_estimated=estimated)
+
+
+def build(cfg, context: Context) -> Stage:
+    """A run's first stage, followed by its re-ranker when ``cfg.rerank`` names one."""
+    first = retrievers.build(cfg.retriever, context)
+    node = cfg.get("rerank")
+    if node is None:
+        return first
+    reranker = components.build("rerank", node, context, "rerank")
+    typed = components.typed("rerank", node, "rerank")  # a RerankConfig: first_size is a field of every re-ranker
+    return Reranked(first, reranker, int(typed.first_size))
+
+
+def describe(cfg) -> str:
+    """The run's retriever label: ``bm25``, ``rrf(tfidf+bm25)``, ``... > dense@30``."""
+    first = components.label("retriever", cfg.retriever)
+    node = cfg.get("rerank")
+    if node is None:
+        return first
+    return f"{first} > {components.label('rerank', node)}"
+
+
+def parts(stage: Stage) -> list[Stage]:
+    """The stage and every stage inside it, each once, inner ones first."""
+    found: list[Stage] = []
+    for child in stage.children():
+        found += [p for p in parts(child) if not any(p is q for q in found)]
+    return found + [stage]
+
+
+def api_calls(stage: Stage) -> dict[str, int]:
+    """Paid API calls per stage so far: members by name, the re-ranker as ``rerank``."""
+    return stage.calls()
+
+
+def facts(stage: Stage) -> dict:
+    """Facts the stages measured over the run (lancedb's ``ann_recall@k``)."""
+    found: dict = {}
+    for part in parts(stage):
+        found.update(part.facts())
+    return found
+
+
+def truncated(stage: Stage) -> dict[str, int]:
+    """Per dense stage: chunks longer than its model's limit, which the model cut."""
+    return {part.name: part.truncated for part in parts(stage) if isinstance(part.truncated, int)}
+
+
+def encoder_threads(stage: Stage) -> dict[str, int]:
+    """Threads a stage's encoder runs at once, where it sets them itself (onnx: one
+    batch per thread), keyed ``<stage>.encoder``."""
+    return {f"{part.name}.encoder": part.encoder_threads() for part in parts(stage) if part.encoder_threads() is not None}
+
+
+def warm_up(stage: Stage, questions: list[str], depth: int, tie_rank) -> None:
+    """One search before the timed one: the first question, its answer dropped.
+
+    A stage's first call pays for set-up later calls do not (lazy allocations, thread
+    pools, a server connection), which would otherwise land on one question's latency.
+    Stages then ``forget`` the batch they last scored, so the timed search of the same
+    question does the whole work again."""
+    if not questions:
+        return
+    retrievers.search(stage, list(questions[:1]), depth, tie_rank, 1, label=None)
+    for part in parts(stage):
+        part.forget()
+
+
+def release(stage: Stage) -> None:
+    """After the search: every stage drops what it indexed, so a run's last steps do
+    not hold its index beside the results they build."""
+    for part in parts(stage):
+        part.release()
