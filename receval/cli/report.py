@@ -54,6 +54,7 @@ from receval.analysis.breakdown import by_table, check_by, ranks_per_question, w
 from receval.analysis.chain import chain_pairs
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
+from receval.analysis.holes import judged_cautions
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
@@ -299,7 +300,8 @@ def compute(args) -> Report | Gate:
     summary = summaries(runs, names, metric, boot, naming)
     report = Report(
         runs=summary, params=naming.columns, metrics=names, metric=metric, questions=question_counts(runs, metric),
-        boot=boot, where=where, baseline=base, floors=floors, cautions=latency_cautions(runs, summary),
+        boot=boot, where=where, baseline=base, floors=floors,
+        cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels),
     )
     if base is not None and len(runs) > 1:
         others = [run for i, run in enumerate(runs) if i != base]
