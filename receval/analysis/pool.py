@@ -2,7 +2,12 @@
 given that carries no label, with how many runs retrieved it and its best rank (the
 TREC pooling of a sweep). A seeded sample of already-labelled pairs can join it
 (``calibrate``), marked with their known grade, so a judge's agreement with the known
-labels can be measured on pairs it judges blind. Nothing is written into the runs.
+labels can be measured on pairs it judges blind. Each question's labelled units
+(grade >= 1) follow as ``reference`` lines, never judged: the one-shot judge compares
+a hole with them. Nothing is written into the runs.
+
+Roles: ``hole`` (to judge), ``calibration`` (judged blind, compared with
+``known_grade``), ``reference`` (a known relevant unit, with ``known_grade``).
 """
 
 from __future__ import annotations
@@ -17,27 +22,28 @@ from receval.results.stored import Run
 
 @dataclass(frozen=True)
 class PoolPair:
-    """One pair to judge. ``known``: the stored grade of a calibration pair (None for a hole)."""
+    """One pool line. ``known``: the stored grade of a calibration or reference pair."""
 
     question_id: str
     question: str
     id: str
     n_runs: int
-    best_rank: int | None  # 1-based; None: a calibration pair no run retrieved at this depth
+    best_rank: int | None  # 1-based; None: no run retrieved it at this depth
     known: int | None = None
+    role: str = "hole"
 
     def to_dict(self, text: str | None) -> dict:
         out = {"question_id": self.question_id, "question": self.question, "id": self.id, "text": text,
-               "n_runs": self.n_runs, "best_rank": self.best_rank}
+               "n_runs": self.n_runs, "best_rank": self.best_rank, "role": self.role}
         if self.known is not None:
-            out["calibration"] = True
             out["known_grade"] = self.known
         return out
 
 
 def pool(runs: list[Run], depth: int, calibrate: int = 0, seed: int = 0) -> list[PoolPair]:
     """Holes first (question in the runs' order, then best rank, then id), then the
-    calibration sample (``calibrate`` labelled pairs drawn without replacement, seeded)."""
+    calibration sample (``calibrate`` labelled pairs drawn without replacement, seeded),
+    then the references."""
     if depth < 1:
         raise RecevalError(f"--depth {depth}: give the number of top units pooled per run, >= 1 (e.g. 10)")
     if calibrate < 0:
@@ -62,15 +68,17 @@ def pool(runs: list[Run], depth: int, calibrate: int = 0, seed: int = 0) -> list
         if uid not in labels.get(qid, {})
     ]
     holes.sort(key=lambda p: (order[p.question_id], p.best_rank, p.id))
-    if not calibrate:
-        return holes
     known = sorted((qid, uid, grade) for qid, units in labels.items() for uid, grade in units.items())
-    if not known:
-        raise RecevalError("--calibrate: the runs hold no labelled pair to sample")
-    picked = np.random.default_rng(seed).choice(len(known), size=min(calibrate, len(known)), replace=False)
-    sample = []
-    for i in sorted(picked):
+
+    def line(i: int, role: str) -> PoolPair:
         qid, uid, grade = known[i]
         n, rank = seen.get((qid, uid), (0, None))
-        sample.append(PoolPair(qid, texts[qid], uid, n, rank, known=int(grade)))
-    return holes + sample
+        return PoolPair(qid, texts[qid], uid, n, rank, known=int(grade), role=role)
+
+    sample = []
+    if calibrate:
+        if not known:
+            raise RecevalError("--calibrate: the runs hold no labelled pair to sample")
+        picked = np.random.default_rng(seed).choice(len(known), size=min(calibrate, len(known)), replace=False)
+        sample = [line(i, "calibration") for i in sorted(picked)]
+    return holes + sample + [line(i, "reference") for i in range(len(known))]

@@ -7,8 +7,9 @@
 One JSON line per (question, unit) in the top ``--depth`` of any run given that carries
 no label: ``question_id``, ``question``, ``id``, ``text`` (the unit's text, read from the
 dataset the first run's saved config names), ``n_runs`` (runs that retrieved it) and
-``best_rank``. ``--calibrate N`` adds N labelled pairs (seeded), with
-``"calibration": true`` and ``known_grade``, for the judge's agreement with known labels.
+``best_rank``, ``role`` ``hole``. ``--calibrate N`` adds N labelled pairs (seeded), role
+``calibration`` with ``known_grade``, for the judge's agreement with known labels; each
+labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick).
 The runs are only read (:mod:`receval.analysis.pool`); ``python -m receval.judge`` labels
 the pool.
 """
@@ -58,10 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         texts = unit_texts(runs[0]) if runs else {}
         lines = "".join(json.dumps(p.to_dict(texts.get(p.id)), ensure_ascii=False) + "\n" for p in pairs)
         atomic_write(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
-        holes = sum(p.known is None for p in pairs)
-        questions = len({p.question_id for p in pairs if p.known is None})
+        holes = sum(p.role == "hole" for p in pairs)
+        questions = len({p.question_id for p in pairs if p.role == "hole"})
+        calibration = sum(p.role == "calibration" for p in pairs)
         print(f"receval: pooled {holes} unlabelled pairs over {questions} questions from {len(runs)} runs "
-              f"(depth {args.depth}), {len(pairs) - holes} calibration pairs; wrote {out}", file=sys.stderr)
+              f"(depth {args.depth}), {calibration} calibration pairs; wrote {out}", file=sys.stderr)
         return 0
 
 
