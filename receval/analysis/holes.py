@@ -13,14 +13,24 @@ answer the question or not. The report says so, from the stored ``judged@k`` col
   than :data:`UNJUDGED_GAP` (0.2, i.e. 2 more unlabelled units in 10).
 
 The remedy is to pool and judge what the runs retrieved (``python -m receval.pool``,
-``python -m receval.judge``) and re-score (``report --labels``).
+``python -m receval.judge``) and re-score (``report --labels``, :func:`relabel`); with
+``--agreement``, :func:`label_agreement` says whether the added labels change the
+order of the runs, the winner, or ``select``'s choice.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from receval.analysis.choice import choose
+from receval.config import BootstrapConfig
+from receval.core.errors import RecevalError
+from receval.metrics import measure_label
+from receval.results.judgments import Conflict, merge_added, read_any_labels, rescore
 from receval.results.stored import Run
+from receval.stats.concordance import Concordance, tau_interval
 
 LOW_JUDGED = 0.5
 UNJUDGED_GAP = 0.2
@@ -60,3 +70,126 @@ def judged_cautions(runs: list[Run], labels: list[str]) -> list[str]:
                 f"{1 - means[least]:.2f}); their difference may be the labels', not the retrieval's"
             )
     return notes
+
+
+# ----------------------------------------------------------------- added labels (report --labels)
+
+
+@dataclass
+class Relabelled:
+    """The runs re-scored with added labels, and what the labels said."""
+
+    runs: list[Run]
+    files: list[str]
+    n_added: int  # (question, unit) pairs the files label
+    conflicts: list[Conflict]  # stored labels the files contradict (kept; each pair once)
+
+    def cautions(self) -> list[str]:
+        notes = [f"re-scored with {self.n_added} added labels from {', '.join(self.files)} (stored runs unchanged)"]
+        if self.conflicts:
+            shown = "; ".join(c.line() for c in self.conflicts[:5])
+            more = f" (and {len(self.conflicts) - 5} more)" if len(self.conflicts) > 5 else ""
+            notes.append(f"{len(self.conflicts)} added labels contradict stored ones and were not applied: {shown}{more}")
+        return notes
+
+
+def relabel(runs: list[Run], files: list[str], option: str = "--labels") -> Relabelled:
+    """Every run re-scored from its stored ranking with the labels of ``files`` merged onto
+    its stored labels (:func:`receval.results.judgments.rescore`)."""
+    added = merge_added([(f, read_any_labels(f, option)) for f in files], option)
+    out, conflicts = [], {}
+    for run in runs:
+        rescored, found = rescore(run, added, ", ".join(files))
+        out.append(rescored)
+        conflicts.update({(c.question_id, c.id): c for c in found})
+    return Relabelled(out, list(files), sum(len(u) for u in added.values()), list(conflicts.values()))
+
+
+@dataclass
+class LabelAgreement:
+    """Do the stored and the stored + added labels rank the runs alike?"""
+
+    metric: str
+    tau: Concordance
+    means_before: list[float]
+    means_after: list[float]
+    winner_before: int
+    winner_after: int
+    chosen_before: int | None  # select's choice (its defaults: prefer p50_ms, no margin)
+    chosen_after: int | None
+    choice_note: str = ""
+    before: str = "stored labels"  # what the added labels are compared against
+
+    def lines(self, labels: list[str]) -> list[str]:
+        t = self.tau
+        out = [
+            f"Ranking of {len(labels)} runs by {measure_label(self.metric)}, {self.before} vs stored + added: "
+            f"Kendall tau {t.tau:.3f} [{t.lo:.3f}, {t.hi:.3f}] ({t.level:.0%} bootstrap over {t.n_questions} questions)",
+            f"winner: before #{self.winner_before} {labels[self.winner_before]} "
+            f"({self.means_before[self.winner_before]:.3f}), added #{self.winner_after} {labels[self.winner_after]} "
+            f"({self.means_after[self.winner_after]:.3f}): "
+            + ("unchanged" if self.winner_before == self.winner_after else "CHANGED"),
+        ]
+        if self.chosen_before is not None and self.chosen_after is not None:
+            out.append(
+                f"select's choice: before #{self.chosen_before} {labels[self.chosen_before]}, added "
+                f"#{self.chosen_after} {labels[self.chosen_after]}: "
+                + ("unchanged" if self.chosen_before == self.chosen_after else "CHANGED")
+            )
+        elif self.choice_note:
+            out.append(f"select's choice: not computed ({self.choice_note})")
+        return out
+
+    def to_dict(self, labels: list[str]) -> dict:
+        return {
+            "metric": self.metric, "versus": self.before, "kendall_tau": self.tau.tau, "ci": [self.tau.lo, self.tau.hi],
+            "level": self.tau.level, "n_questions": self.tau.n_questions,
+            "means_before": self.means_before, "means_added": self.means_after,
+            "winner_before": labels[self.winner_before], "winner_added": labels[self.winner_after],
+            "winner_changed": self.winner_before != self.winner_after,
+            "choice_before": None if self.chosen_before is None else labels[self.chosen_before],
+            "choice_added": None if self.chosen_after is None else labels[self.chosen_after],
+            "choice_changed": self.chosen_before != self.chosen_after,
+        }
+
+
+def _aligned(before: list[Run], after: list[Run], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """(Q, R) per-question values of every run under both label sets, on the questions
+    every run scores under both."""
+    common = set(before[0].ids)
+    for run in [*before, *after]:
+        common &= set(run.ids)
+    ids = [q for q in before[0].ids if q in common]
+
+    def matrix(runs: list[Run]) -> np.ndarray:
+        columns = []
+        for run in runs:
+            where = {q: i for i, q in enumerate(run.ids)}
+            columns.append(run.values(metric)[[where[q] for q in ids]])
+        return np.column_stack(columns) if columns else np.empty((len(ids), 0))
+
+    a, b = matrix(before), matrix(after)
+    keep = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+    return a[keep], b[keep]
+
+
+def label_agreement(
+    before: list[Run], after: list[Run], metric: str, boot: BootstrapConfig, what: str = "stored labels"
+) -> LabelAgreement:
+    """Kendall tau (with its bootstrap interval) between the runs' order under the stored
+    labels and under stored + added, the winner under each, and ``select``'s choice
+    under each (:func:`receval.analysis.choice.choose` with select's defaults)."""
+    if len(before) < 2:
+        raise RecevalError("--agreement: give at least two runs; it compares how label sets rank runs")
+    a, b = _aligned(before, after, metric)
+    if a.shape[0] < 2:
+        raise RecevalError(f"--agreement: fewer than two questions are scored on {metric} by every run")
+    tau = tau_interval(a, b, boot.n_resamples, boot.seed, boot.level)
+    means_a, means_b = a.mean(axis=0), b.mean(axis=0)
+    chosen, note = [None, None], ""
+    try:
+        chosen = [choose(runs, metric, "p50_ms", None, boot).chosen for runs in (before, after)]
+    except RecevalError as error:
+        note = str(error).splitlines()[0]
+    return LabelAgreement(metric, tau, means_a.tolist(), means_b.tolist(), int(np.argmax(means_a)),
+                          int(np.argmax(means_b)), chosen[0], chosen[1], note, what)

@@ -22,7 +22,7 @@ from receval.core import outputs
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.io import atomic_write
 from receval.judge.agreement import agreement
-from receval.judge.qrels import read_any_labels
+from receval.results.judgments import read_any_labels
 
 ROLES = ("hole", "calibration", "reference")
 

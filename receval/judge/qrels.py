@@ -16,8 +16,7 @@ from pathlib import Path
 from omegaconf import MISSING
 
 from receval.components import Context, JudgeConfig, component
-from receval.results.external import read_labels
-from receval.results.judgments import read_labels_jsonl
+from receval.results.judgments import read_any_labels
 
 
 class Missing(StrEnum):
@@ -37,13 +36,6 @@ class QrelsJudgeConfig(JudgeConfig):
         if not Path(self.path).expanduser().is_file():
             return [f"path={self.path}: file not found"]
         return []
-
-
-def read_any_labels(path: str, option: str) -> dict[str, dict[str, int]]:
-    """Question -> unit -> grade from labels JSONL (by its ``.jsonl`` suffix), else TREC or BEIR qrels."""
-    if Path(path).suffix == ".jsonl":
-        return read_labels_jsonl(path, option)[0]
-    return read_labels(path, option)
 
 
 class QrelsJudge:

@@ -41,6 +41,9 @@ def header_lines(report: Report) -> list[str]:
     for i, run in enumerate(report.runs):
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
+    lines += [f"labels: {line}" for line in report.relabelled]
+    if report.label_agreement is not None:
+        lines += report.label_agreement.lines([run.label for run in report.runs])
     if (detectable := sureness.header_line(report)) is not None:
         lines.append(detectable)
     return lines

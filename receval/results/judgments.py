@@ -29,6 +29,7 @@ from receval.core.errors import RecevalError
 from receval.datasets import Question
 from receval.evaluate import question_rows
 from receval.metrics import is_measure, parse_measure
+from receval.results.external import read_labels
 from receval.results.stored import Run
 
 #: A stored label naming an evidence item (``page:start-end``), not a unit.
@@ -86,6 +87,14 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
             where.setdefault((qid, uid), number)
             records.append(record)
     return labels, records
+
+
+def read_any_labels(path: str | Path, option: str = "--labels") -> Labels:
+    """Question -> unit -> grade from labels JSONL (by its ``.jsonl`` suffix), else a TREC
+    qrels file or a BEIR qrels TSV (:func:`receval.results.external.read_labels`)."""
+    if Path(path).suffix == ".jsonl":
+        return read_labels_jsonl(path, option)[0]
+    return read_labels(path, option)
 
 
 def merge_added(files: list[tuple[str, Labels]], option: str = "--labels") -> Labels:
