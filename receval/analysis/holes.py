@@ -54,7 +54,10 @@ def judged_cautions(runs: list[Run], labels: list[str]) -> list[str]:
         return []
     means = np.array([np.nanmean(run.values(column)) if run.table.num_rows else np.nan for run in runs])
     notes = []
-    low = [f"#{i} {labels[i]} {means[i]:.2f}" for i in np.flatnonzero(means < LOW_JUDGED)]
+    below = np.flatnonzero(means < LOW_JUDGED)
+    low = [f"#{i} {labels[i]} {means[i]:.2f}" for i in below]
+    if len(low) > 3:
+        low = [f"{len(low)} of {len(runs)} runs, {means[below].min():.2f} to {means[below].max():.2f}"]
     if low:
         notes.append(
             f"{column} below {LOW_JUDGED} ({', '.join(low)}): most of what these runs show is unlabelled and "
