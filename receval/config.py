@@ -275,12 +275,18 @@ def synth_problems(cfg) -> list[str]:
 # ------------------------------------------------- judging a pool (python -m receval.judge)
 
 
+class MissingLabel(StrEnum):
+    skip = "skip"  # not compared
+    zero = "zero"  # grade 0: the reference judged everything it did not list not relevant
+
+
 @dataclass
 class JudgeRunConfig:
     pool: str = MISSING  # the pool JSONL python -m receval.pool wrote
     out: str = "labels.jsonl"  # the labels JSONL (agreement beside it: <out>.agreement.json)
     force: bool = False  # replace an existing out
     reference: Optional[str] = None  # labels (qrels, BEIR tsv or labels JSONL) to measure agreement against
+    reference_missing: MissingLabel = MissingLabel.skip  # a labelled pair the reference lacks: skip, or zero (not relevant)
     judge: components.JudgeConfig = MISSING
 
 

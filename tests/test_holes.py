@@ -212,3 +212,29 @@ def test_cranfield_pool_judged_by_full_qrels_restores_the_ranking(tmp_path, make
         print(f"{metric}: one label tau {before.tau.tau:.3f}, pool judged tau {after.tau.tau:.3f}")
         assert after.tau.tau >= 0.95
         assert before.tau.tau < after.tau.tau
+
+
+def test_report_human_labels_give_a_prediction_powered_interval(two_runs, tmp_path):
+    from receval.stats.ppi import ppi_mean
+
+    runs = load_runs([two_runs], skip=frozenset())
+    judge, human = tmp_path / "judge.jsonl", tmp_path / "human.jsonl"
+    lines_j, lines_h = [], []
+    for p in pool(runs, depth=10):  # the judge calls a hole relevant when it is ranked first by some run
+        if p.role == "hole":
+            lines_j.append({"question_id": p.question_id, "id": p.id, "grade": int(p.best_rank == 1)})
+            if int(p.question_id.lstrip("q") or 0) % 3 == 0 or p.question_id.endswith("0"):
+                lines_h.append({"question_id": p.question_id, "id": p.id, "grade": int(p.best_rank <= 2)})
+    judge.write_text("".join(json.dumps(x) + "\n" for x in lines_j))
+    human.write_text("".join(json.dumps(x) + "\n" for x in lines_h))
+    report = report_for([str(two_runs), "--labels", str(judge), "--human", str(human), "--metric", "ndcg@10"])
+    assert len(report.ppi) == 2
+    asked = {x["question_id"] for x in lines_h}
+    by_judge, by_human = relabel(runs, [str(judge)]).runs[0], relabel(runs, [str(human)]).runs[0]
+    mine = np.asarray([q in asked for q in by_judge.ids]) & np.isfinite(by_judge.values("ndcg@10"))
+    rest = ~np.asarray([q in asked for q in by_judge.ids]) & np.isfinite(by_judge.values("ndcg@10"))
+    expected = ppi_mean(by_human.values("ndcg@10")[mine], by_judge.values("ndcg@10")[mine],
+                        by_judge.values("ndcg@10")[rest])
+    assert report.ppi[0] == expected and report.to_dict()["ppi"][0]["ci"] == [expected.lo, expected.hi]
+    with pytest.raises(RecevalError, match="--human corrects a judge's labels"):
+        report_for([str(two_runs), "--human", str(human)])

@@ -20,7 +20,7 @@ order of the runs, the winner, or ``select``'s choice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from receval.metrics import measure_label
 from receval.results.judgments import Conflict, merge_added, read_any_labels, rescore
 from receval.results.stored import Run
 from receval.stats.concordance import Concordance, tau_interval
+from receval.stats.ppi import PpiInterval, ppi_mean
 
 LOW_JUDGED = 0.5
 UNJUDGED_GAP = 0.2
@@ -86,6 +87,7 @@ class Relabelled:
     files: list[str]
     n_added: int  # (question, unit) pairs the files label
     conflicts: list[Conflict]  # stored labels the files contradict (kept; each pair once)
+    questions: set[str] = field(default_factory=set)  # questions the files label
 
     def cautions(self) -> list[str]:
         notes = [f"re-scored with {self.n_added} added labels from {', '.join(self.files)} (stored runs unchanged)"]
@@ -105,7 +107,8 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels") -> Rela
         rescored, found = rescore(run, added, ", ".join(files))
         out.append(rescored)
         conflicts.update({(c.question_id, c.id): c for c in found})
-    return Relabelled(out, list(files), sum(len(u) for u in added.values()), list(conflicts.values()))
+    return Relabelled(out, list(files), sum(len(u) for u in added.values()), list(conflicts.values()),
+                      {q for q, units in added.items() if units})
 
 
 @dataclass
@@ -196,3 +199,35 @@ def label_agreement(
         note = str(error).splitlines()[0]
     return LabelAgreement(metric, tau, means_a.tolist(), means_b.tolist(), int(np.argmax(means_a)),
                           int(np.argmax(means_b)), chosen[0], chosen[1], note, what)
+
+
+def ppi_intervals(judged: list[Run], human: list[Run], labelled: set[str], metric: str, level: float) -> list[PpiInterval]:
+    """Per run, the mean of ``metric`` under the person's labels by prediction-powered
+    inference (:func:`receval.stats.ppi.ppi_mean`): ``judged`` re-scored with the judge's
+    labels (every question), ``human`` with the person's, who labelled the questions
+    ``labelled``."""
+    out = []
+    for by_judge, by_human in zip(judged, human):
+        f, y = by_judge.values(metric), by_human.values(metric)
+        mine = np.asarray([q in labelled for q in by_judge.ids]) & np.isfinite(f) & np.isfinite(y)
+        rest = ~np.asarray([q in labelled for q in by_judge.ids]) & np.isfinite(f)
+        if mine.sum() < 2 or not rest.any():
+            raise RecevalError(
+                f"--human: {int(mine.sum())} questions carry both labels and {int(rest.sum())} the judge's alone; "
+                "prediction-powered inference needs at least 2 and 1"
+            )
+        out.append(ppi_mean(y[mine], f[mine], f[rest], level=level))
+    return out
+
+
+def ppi_lines(intervals: list[PpiInterval], labels: list[str], metric: str) -> list[str]:
+    if not intervals:
+        return []
+    first = intervals[0]
+    lines = [f"{measure_label(metric)} under the person's labels by prediction-powered inference "
+             f"({first.n_labelled} questions labelled by both, {first.n_unlabelled} by the judge alone):"]
+    for i, (found, label) in enumerate(zip(intervals, labels)):
+        mean, lo, hi = found.classical
+        lines.append(f"  #{i} {label}: {found.estimate:.3f} [{found.lo:.3f}, {found.hi:.3f}] (lambda {found.lam:.2f}); "
+                     f"the person's labels alone {mean:.3f} [{lo:.3f}, {hi:.3f}]")
+    return lines

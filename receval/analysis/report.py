@@ -45,6 +45,7 @@ class Report:
     sure: Sureness | None = None  # --test/--correct/--detect/--ranks/--calibrate (receval.analysis.significance)
     relabelled: list[str] = field(default_factory=list)  # --labels: what was added, contradictions
     label_agreement: Any = None  # --agreement: receval.analysis.holes.LabelAgreement
+    ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
 
     def shown_pairs(self) -> list[Pair]:
         """Every pair the report shows (baseline, chain, all pairs): the family a
@@ -74,6 +75,13 @@ class Report:
             out["warnings"] = list(self.cautions)
         if self.relabelled:
             out["labels"] = list(self.relabelled)
+        if self.ppi:
+            out["ppi"] = [
+                {"label": run.label, "mean": p.estimate, "ci": [p.lo, p.hi], "lambda": p.lam,
+                 "n_labelled": p.n_labelled, "n_unlabelled": p.n_unlabelled,
+                 "human_only": {"mean": p.classical[0], "ci": list(p.classical[1:])}}
+                for run, p in zip(self.runs, self.ppi)
+            ]
         if self.label_agreement is not None:
             out["label_agreement"] = self.label_agreement.to_dict([run.label for run in self.runs])
         if self.floors:

@@ -61,7 +61,7 @@ from receval.analysis.breakdown import by_table, check_by, ranks_per_question, w
 from receval.analysis.chain import chain_pairs
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
-from receval.analysis.holes import judged_cautions, label_agreement, relabel
+from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
@@ -138,6 +138,11 @@ def build_parser() -> options.ArgumentParser:
         "--labels", action="append", default=[], metavar="LABELS.jsonl",
         help="re-score the runs from their stored rankings with these labels added (labels JSONL, "
         "TREC qrels or BEIR qrels tsv; repeatable)",
+    )
+    parser.add_argument(
+        "--human", action="append", default=[], metavar="LABELS",
+        help="with --labels (a judge's, every question): a person's labels on some questions; the mean of "
+        "--metric under them by prediction-powered inference, beside the person's labels alone",
     )
     parser.add_argument(
         "--versus", action="append", default=[], metavar="LABELS",
@@ -295,13 +300,16 @@ def compute(args) -> Report | Gate:
     margin = check_margin(args.margin, option="--margin")
     if args.agreement and not args.labels:
         raise RecevalError("--agreement compares label sets: add --labels LABELS.jsonl")
+    if args.human and not args.labels:
+        raise RecevalError("--human corrects a judge's labels: give the judge's with --labels")
     if args.versus and not args.agreement:
         raise RecevalError("--versus names the labels --agreement compares against: add --agreement")
-    runs = load(args)
+    runs = original = load(args)
     relabelled = relabel(runs, args.labels) if args.labels else None
     stored, runs = (runs, relabelled.runs) if relabelled else (runs, runs)
     if args.versus:
         stored = relabel(stored, args.versus, option="--versus").runs
+    human = relabel(original, args.human, option="--human") if args.human else None
     gated = None
     if args.gate is not None:
         runs, gated = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
@@ -316,6 +324,8 @@ def compute(args) -> Report | Gate:
     runs = filters.filter_questions(runs, where, option="--where")
     if relabelled is not None and args.agreement:
         stored = filters.filter_questions(stored, where, option="--where")
+    if human is not None:
+        human.runs = with_derived(filters.filter_questions(human.runs, where, option="--where"), [args.metric], "--metric")
     by_names = [args.by_metric] if args.by_metric is not None else list(metrics or [])
     runs = with_derived(runs, [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
     if gated is not None:
@@ -337,6 +347,9 @@ def compute(args) -> Report | Gate:
         cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels),
         relabelled=relabelled.cautions() if relabelled else [],
     )
+    if human is not None:
+        report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)
+        report.relabelled += [f"--human: {line}" for line in human.cautions()]
     if relabelled is not None and args.agreement:
         report.label_agreement = label_agreement(
             with_derived(stored, [metric], "--metric"), runs, metric, boot,

@@ -4,7 +4,8 @@ JSONL and the agreement beside it (``<out>.agreement.json``).
 Labels lines: ``{"question_id", "id", "grade", "judge", ...provenance}`` for every hole
 the judge graded (a hole it could not grade is left out and counted). Calibration pairs
 are judged blind (the judge never sees ``known_grade``) and compared with it; with
-``reference=FILE`` the graded holes are also compared with that file's labels. Both
+``reference=FILE`` the graded holes are also compared with that file's labels (a hole
+the file lacks is skipped, or with ``reference_missing=zero`` compared as grade 0). Both
 agreements (:mod:`.agreement`), the judge's calls, tokens and money are written to the
 agreement file and printed. The output never replaces the pool or the reference, and
 an existing ``out`` only with ``force=true``.
@@ -102,8 +103,9 @@ def run_judge(cfg) -> dict:
         summary["calibration"] = agreement(*calibration).to_dict()
     if cfg.reference:
         known = read_any_labels(str(cfg.reference), "reference")
-        pairs = [(known[x["question_id"]][x["id"]], x["grade"]) for x in labels
-                 if x["id"] in known.get(x["question_id"], {})]
+        zero = str(cfg.reference_missing) == "zero"
+        pairs = [(known.get(x["question_id"], {}).get(x["id"], 0), x["grade"]) for x in labels
+                 if zero or x["id"] in known.get(x["question_id"], {})]
         summary["reference"] = {"path": str(cfg.reference), **agreement([k for k, _ in pairs], [g for _, g in pairs]).to_dict()}
     text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in labels)
     atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))

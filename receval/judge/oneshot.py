@@ -4,7 +4,7 @@ A hole is graded 1 when it is lexically close to one of its question's known rel
 units (the pool's ``reference`` lines), else 0. Closeness is BM25 with the reference's
 words as the query (idf and length over every text in the pool), divided by the
 reference's BM25 score against itself, so 1.0 means "as close as the known unit is to
-itself"; ``judge.threshold`` (default 0.5) cuts it. It knows nothing of the question,
+itself"; ``judge.threshold`` (default 0.25) cuts it. It knows nothing of the question,
 only of one passage that answers it: a unit answering in other words is missed, and a
 unit copying the known one's topic is labelled relevant. The issue that asked for it
 measured such a fill making a sweep's ranking worse; measure it against a reference
@@ -26,7 +26,7 @@ from receval.schema import range_
 @dataclass
 class OneshotJudgeConfig(JudgeConfig):
     kind: str = "oneshot"
-    threshold: float = field(default=0.5, metadata=range_(0, 10))  # normalised BM25 at or above: grade 1
+    threshold: float = field(default=0.25, metadata=range_(0, 10))  # normalised BM25 at or above: grade 1
     k1: float = field(default=1.2, metadata=range_(0, 1000))
     b: float = field(default=0.75, metadata=range_(0, 1))
 
