@@ -111,7 +111,7 @@ def test_qrels_judge_labels_holes_and_measures_agreement(tmp_path):
     run_judge(judge_cfg(f"pool={pool}", "judge=qrels", f"judge.path={qrels}", "judge.missing=zero",
                         f"out={tmp_path / 'z.jsonl'}"))
     assert [x["grade"] for x in read_jsonl(tmp_path / "z.jsonl")] == [2, 0, 0]
-    with pytest.raises(RecevalError, match="already exists|--force|force"):
+    with pytest.raises(RecevalError, match=r"out=.*l.jsonl: already exists; add force=true"):
         run_judge(judge_cfg(f"pool={pool}", "judge=qrels", f"judge.path={qrels}", f"out={tmp_path / 'l.jsonl'}"))
     with pytest.raises(RecevalError, match="pool"):
         run_judge(judge_cfg(f"pool={pool}", "judge=qrels", f"judge.path={qrels}", f"out={pool}", "force=true"))
@@ -199,3 +199,23 @@ def test_llm_judge_labels_measures_kappa_and_a_rerun_makes_zero_calls(grading_se
     # another temperature is another key: asked again
     run_judge(judge_cfg(*overrides, "judge.temperature=0.5", "judge.samples=1", f"out={tmp_path / 'c.jsonl'}"))
     assert len(grading_server.requests) == answers + len(holes) + len(calibration)
+
+
+@pytest.mark.slow  # subprocesses: the commands as a user runs them
+def test_pool_judge_report_commands_end_to_end(tmp_path_factory, tmp_path):
+    from conftest import run_cli, sweep_in_process
+
+    sweep = sweep_in_process(tmp_path_factory.mktemp("sweep"), ["depth=10"], ["retriever=bm25", "retriever=tfidf"])
+    done = run_cli(str(sweep), "--depth", "5", "--calibrate", "10", "--out", "pool.jsonl", cwd=tmp_path,
+                   module="receval.pool")
+    assert done.returncode == 0, done.stderr
+    done = run_cli("pool=pool.jsonl", "judge=oneshot", "out=labels.jsonl", cwd=tmp_path, module="receval.judge")
+    assert done.returncode == 0, done.stderr
+    assert "agreement with the calibration sample's known labels: 10 pairs" in done.stdout
+    assert (tmp_path / "labels.jsonl.agreement.json").is_file()
+    done = run_cli(str(sweep), "--labels", "labels.jsonl", "--agreement", "--format", "json", cwd=tmp_path,
+                   module="receval.report")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["label_agreement"]["n_questions"] > 0
+    done = run_cli("pool=missing.jsonl", "judge=oneshot", "out=other.jsonl", cwd=tmp_path, module="receval.judge")
+    assert done.returncode == 2 and "missing.jsonl: file not found" in done.stderr and "Traceback" not in done.stderr

@@ -135,29 +135,10 @@ def build_parser() -> options.ArgumentParser:
         "--metrics", help="columns, comma-separated (default hit@1,hit@3,recall@3,rr,ndcg@5)"
     )
     parser.add_argument(
-        "--labels", action="append", default=[], metavar="LABELS.jsonl",
-        help="re-score the runs from their stored rankings with these labels added (labels JSONL, "
-        "TREC qrels or BEIR qrels tsv; repeatable)",
-    )
-    parser.add_argument(
-        "--human", action="append", default=[], metavar="LABELS",
-        help="with --labels (a judge's, every question): a person's labels on some questions; the mean of "
-        "--metric under them by prediction-powered inference, beside the person's labels alone",
-    )
-    parser.add_argument(
-        "--versus", action="append", default=[], metavar="LABELS",
-        help="with --agreement: compare against stored + these labels instead of the stored labels alone "
-        "(e.g. a complete qrels file)",
-    )
-    parser.add_argument(
-        "--agreement", action="store_true",
-        help="with --labels: Kendall tau between the runs' order under stored and stored + added labels, "
-        "and whether the winner or select's choice changes",
-    )
-    parser.add_argument(
         "--metric", default="rr",
         help="measure with the CI column, baseline differences and plot (default rr = MRR)",
     )
+    options.add_label_args(parser)
     parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, ...)")
     parser.add_argument(
         "--by-metric", help="the measure of --by (default: each of --metrics if given, else hit@3)"

@@ -70,7 +70,9 @@ def run_judge(cfg) -> dict:
     check_config(cfg)
     inputs = [cfg.pool, *([cfg.reference] if cfg.reference else []),
               *([cfg.judge.path] if "path" in cfg.judge else [])]
-    out = outputs.check_output(cfg.out, force=bool(cfg.force), protected_dirs=inputs, flag="out")
+    if Path(cfg.out).expanduser().is_file() and not cfg.force:
+        raise RecevalError(f"out={cfg.out}: already exists; add force=true to replace it, or choose another name")
+    out = outputs.check_output(cfg.out, force=True, protected_dirs=inputs, flag="out")
     side = outputs.check_output(agreement_path(out), force=True, protected_dirs=inputs, flag="out")
     records = read_pool(cfg.pool)
     node = components.typed("judge", cfg.judge, "judge")
