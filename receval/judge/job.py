@@ -32,6 +32,8 @@ def check_config(cfg) -> None:
     """Keys, ranges and the judge's own checks, before anything is read or sent."""
     from receval import config as config_schema
 
+    if OmegaConf.is_missing(cfg, "pool"):
+        raise ConfigError("pool is required and has no value: set it on the command line (pool=pool.jsonl)")
     problems = config_schema.judge_problems(cfg)
     if problems:
         raise ConfigError(problems)

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from omegaconf import MISSING
-
 from receval.clients.chat import ChatClient, ReplyError
 from receval.components import Context, JudgeConfig, component
 from receval.core.io import atomic_write
@@ -54,8 +52,8 @@ SCHEMA = {
 @dataclass
 class LlmJudgeConfig(JudgeConfig):
     kind: str = "llm"
-    base_url: Optional[str] = MISSING  # API root before /chat/completions, e.g. http://localhost:11434/v1
-    model: str = MISSING
+    base_url: Optional[str] = None  # required: API root before /chat/completions, e.g. http://localhost:11434/v1
+    model: Optional[str] = None  # required
     api_key_env: Optional[str] = "OPENAI_API_KEY"  # NAME of the variable holding the key
     temperature: float = field(default=0.0, metadata=range_(0, 2, hint="chat APIs take 0 to 2"))
     seed: int = field(default=0, metadata=range_(*SEED))  # sample s is sent with seed + s
@@ -70,6 +68,14 @@ class LlmJudgeConfig(JudgeConfig):
     per_1m_input_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
     per_1m_output_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
     cache_dir: Optional[str] = None  # answers by key; null: <RECEVAL_CACHE_DIR or .cache/receval>/judge
+
+    def problems(self) -> list[str]:
+        problems = []
+        if not self.base_url:
+            problems.append("base_url is required: the API root, e.g. judge.base_url=http://localhost:11434/v1")
+        if not self.model:
+            problems.append("model is required: the model name the API expects, e.g. judge.model=llama3.1")
+        return problems
 
 
 def _validate(reply: dict) -> str | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from omegaconf import MISSING
+from typing import Optional
 
 from receval.components import Context, JudgeConfig, component
 from receval.results.judgments import read_any_labels
@@ -27,7 +27,7 @@ class Missing(StrEnum):
 @dataclass
 class QrelsJudgeConfig(JudgeConfig):
     kind: str = "qrels"
-    path: str = MISSING  # TREC qrels, BEIR qrels TSV or labels JSONL
+    path: Optional[str] = None  # required: TREC qrels, BEIR qrels TSV or labels JSONL
     missing: Missing = Missing.skip
 
     def problems(self) -> list[str]:
