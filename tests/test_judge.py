@@ -219,3 +219,16 @@ def test_pool_judge_report_commands_end_to_end(tmp_path_factory, tmp_path):
     assert json.loads(done.stdout)["label_agreement"]["n_questions"] > 0
     done = run_cli("pool=missing.jsonl", "judge=oneshot", "out=other.jsonl", cwd=tmp_path, module="receval.judge")
     assert done.returncode == 2 and "missing.jsonl: file not found" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_required_keys_are_named(tmp_path):
+    pool = write_pool(tmp_path / "pool.jsonl", [("q1", "d1", "a")])
+    with pytest.raises(ConfigError, match=r"pool is required and has no value"):
+        run_judge(judge_cfg("judge=oneshot"))
+    with pytest.raises(ConfigError, match=r"judge.path is required"):
+        run_judge(judge_cfg(f"pool={pool}", "judge=qrels"))
+    with pytest.raises(ConfigError, match=r"judge.base_url is required"):
+        run_judge(judge_cfg(f"pool={pool}", "judge=llm", "judge.model=m"))
+    with pytest.raises(ConfigError, match=r"judge.samples=0: out of range"):
+        run_judge(judge_cfg(f"pool={pool}", "judge=llm", "judge.model=m", "judge.base_url=http://127.0.0.1:1/v1",
+                            "judge.samples=0"))
