@@ -35,7 +35,10 @@ from receval.core.errors import ConfigError
 from receval.schema import SHORTLIST, deep_range_problems, deep_unknown_keys, range_
 
 # Packages whose modules register components (imported by ``discover``).
-PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking"}
+PACKAGES = {
+    "retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking",
+    "judge": "receval.judge",
+}
 
 
 @dataclass
@@ -68,9 +71,19 @@ class RerankConfig:
         return []
 
 
+@dataclass
+class JudgeConfig:
+    """The type of ``python -m receval.judge``'s ``judge`` node: every judge's schema
+    derives from it (no fields, as :class:`ChunkingConfig`)."""
+
+    component_group: ClassVar[str] = "judge"
+
+
 # The typed base of each config group's options (Hydra's ``retriever: RetrieverConfig =
 # MISSING`` pattern); a schema registered in one of these groups must derive from it.
-BASES: dict[str, type] = {"chunking": ChunkingConfig, "retriever": RetrieverConfig, "rerank": RerankConfig}
+BASES: dict[str, type] = {
+    "chunking": ChunkingConfig, "retriever": RetrieverConfig, "rerank": RerankConfig, "judge": JudgeConfig,
+}
 
 
 @dataclass(frozen=True)

@@ -272,6 +272,35 @@ def synth_problems(cfg) -> list[str]:
     return schema.problems(SynthRunConfig, cfg) + components.tree_problems("chunking", cfg.chunking, "chunking")
 
 
+# ------------------------------------------------- judging a pool (python -m receval.judge)
+
+
+class MissingLabel(StrEnum):
+    skip = "skip"  # not compared
+    zero = "zero"  # grade 0: the reference judged everything it did not list not relevant
+
+
+@dataclass
+class JudgeRunConfig:
+    pool: str = MISSING  # the pool JSONL python -m receval.pool wrote
+    out: str = "labels.jsonl"  # the labels JSONL (agreement beside it: <out>.agreement.json)
+    force: bool = False  # replace an existing out
+    reference: Optional[str] = None  # labels (qrels, BEIR tsv or labels JSONL) to measure agreement against
+    reference_missing: MissingLabel = MissingLabel.skip  # a labelled pair the reference lacks: skip, or zero (not relevant)
+    judge: components.JudgeConfig = MISSING
+
+
+def register_judge() -> None:
+    register_resolvers()
+    components.register_schemas()
+    ConfigStore.instance().store(name="judge_schema", node=JudgeRunConfig)
+
+
+def judge_problems(cfg) -> list[str]:
+    """``python -m receval.judge``'s keys and ranges, its judge node's included."""
+    return schema.problems(JudgeRunConfig, cfg) + components.tree_problems("judge", cfg.judge, "judge")
+
+
 def ranges_table() -> str:
     """Every number receval's configs hold, with its range (Markdown): the run's own keys,
     each component kind's, the prices of ``cost.<stage>`` and ``python -m receval.synth``'s."""
@@ -279,7 +308,7 @@ def ranges_table() -> str:
 
     components.discover()
     rows = [(k, "", r, h) for k, r, h in schema.range_rows(RecevalConfig, "")]
-    for group in ("chunking", "retriever", "retriever/fusion", "rerank"):
+    for group in ("chunking", "retriever", "retriever/fusion", "rerank", "judge"):
         for kind in components.kinds(group):
             kind_schema = components.entry(group, kind, group).schema
             rows += [(k, kind, r, h) for k, r, h in schema.range_rows(kind_schema, group.replace("/", "."))]

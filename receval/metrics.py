@@ -21,6 +21,11 @@ is >= 1; ungraded labels have grade 1. Formulas, with rel_i = 1 if gain_i >= 1:
   over questions is MAP). Evidence items: the sum weighs each position by the items
   first found there, so an item reached twice counts once.
 - ``rprec``: relevant among the first R retrieved / R (trec_eval ``Rprec``).
+- ``judged@k``: the share of the first k positions holding a labelled unit (any grade,
+  0 included), k counted even when fewer were retrieved: how much of what a run shows
+  the labels can score at all (ir_measures ``Judged@k``; trec_eval ``P_k`` over qrels
+  where every judgement counts as relevant, i.e. its ``-J`` judged-only count at k / k).
+  A run whose judged@k is low is scored mostly on holes, see ``python -m receval.pool``.
 - ``bpref``: (1 / R) sum over retrieved relevant r of 1 - min(n_r, R) / min(N, R),
   n_r = judged non-relevant sections ranked above r, N = judged non-relevant sections
   of the question; a term is 1 while n_r = 0 (trec_eval ``bpref``; Buckley & Voorhees,
@@ -102,6 +107,11 @@ def _precision(judged: Judged, k: int) -> np.ndarray:
     return judged.relevant[:, :k].sum(axis=1) / k
 
 
+def _judged(judged: Judged, k: int) -> np.ndarray:
+    labelled = judged.relevant if judged.nonrelevant is None else judged.relevant | judged.nonrelevant
+    return labelled[:, :k].sum(axis=1) / k
+
+
 def _ndcg(judged: Judged, k: int) -> np.ndarray:
     gains = judged.gains[:, :k]
     dcg = gains @ _discounts(gains.shape[1])
@@ -158,8 +168,9 @@ _FAMILIES = {
     "ap": _average_precision,
     "rprec": _r_precision,
     "bpref": _bpref,
+    "judged": _judged,
 }
-CUTOFF_FAMILIES = ("hit", "recall", "precision", "ndcg", "ap")
+CUTOFF_FAMILIES = ("hit", "recall", "precision", "ndcg", "ap", "judged")
 #: Families with no cutoff: measured at the run's depth.
 DEPTH_FAMILIES = ("rr", "ap", "rprec", "bpref")
 #: trec_eval's names for receval's (``ap`` is ``map``; ``map`` is read as ``ap``).
@@ -174,7 +185,7 @@ def parse_measure(name: str) -> Measure:
     if not match or family not in _FAMILIES:
         raise ValueError(
             f"unknown measure {name!r}: use rr, ap (map), rprec, bpref, or hit@k, recall@k, "
-            "precision@k, ndcg@k, ap@k"
+            "precision@k, ndcg@k, ap@k, judged@k"
         )
     k = int(match["k"]) if match["k"] else None
     if family in DEPTH_FAMILIES and k is None:
@@ -212,8 +223,8 @@ def is_measure(name: str) -> bool:
 
 
 def measures_for(ks: list[int]) -> list[Measure]:
-    """The stored measures: rr, ap, rprec, bpref, then hit, recall, precision, ndcg, ap
-    at each k."""
+    """The stored measures: rr, ap, rprec, bpref, then hit, recall, precision, ndcg, ap,
+    judged at each k."""
     out = [Measure(family) for family in DEPTH_FAMILIES]
     for family in CUTOFF_FAMILIES:
         out.extend(Measure(family, k) for k in ks)

@@ -18,7 +18,7 @@ from receval.core.errors import DatasetError
 from receval.cli.report import main as report_main
 from receval.cli.report import report_for
 from receval.render.report import main_table
-from tests.conftest import FIXTURES, exit_code, run_of
+from conftest import FIXTURES, exit_code, run_of
 
 ESSAYS = FIXTURES / "essays"
 

@@ -359,11 +359,12 @@ def test_the_report_warns_when_latencies_were_measured_under_very_different_load
         (copy / RUN_JSON).write_text(json.dumps(info))
         copies.append(copy)
     report = report_for([str(c) for c in copies])
-    (caution,) = report.cautions
+    # the built-in questions label one section each, so judged@k is low too (receval.analysis.holes)
+    (caution,) = [c for c in report.cautions if not c.startswith("judged@")]
     assert re.search(r"#1 [^,]*, 120 words, headings #1 started at 3\.95 per core, #0 .* at 0\.05 ", caution), caution
     assert f"warning: {caution}" in header_lines(report)
-    assert report.to_dict()["warnings"] == [caution]
-    assert report_for([str(copies[0])]).cautions == []  # one run: nothing compared
+    assert caution in report.to_dict()["warnings"]
+    assert [c for c in report_for([str(copies[0])]).cautions if not c.startswith("judged@")] == []  # one run: nothing compared
 
 
 # --------------------------------------------------------------------------- a real kill

@@ -217,7 +217,7 @@ def test_agreement_with_pytrec_eval():
     for k in KS:
         names |= {f"hit@{k}": f"success_{k}", f"recall@{k}": f"recall_{k}",
                   f"precision@{k}": f"P_{k}", f"ndcg@{k}": f"ndcg_cut_{k}", f"ap@{k}": f"map_cut_{k}"}
-    assert set(names) == {m.name for m in MEASURES}
+    assert set(names) == {m.name for m in MEASURES if m.family != "judged"}
     assert {theirs[q.id]["bpref"] != theirs[q.id]["recall_10"] for q in questions[::4] if q.id in theirs} == {
         True, False
     }  # the judged non-relevant sections move bpref off recall for some questions
@@ -230,6 +230,14 @@ def test_agreement_with_pytrec_eval():
                 assert value == 0.0, (q.id, ours_name)
             else:
                 assert value == pytest.approx(theirs[q.id][trec_name], abs=1e-9), (q.id, ours_name)
+    # judged@k: trec_eval's -J view (judged documents only) counts the judged ones among
+    # the first k retrieved; score-0 judgements are judged too
+    for k in KS:
+        cut = {q: dict(list(docs.items())[:k]) for q, docs in run.items()}
+        judged_only = pytrec_eval.RelevanceEvaluator(qrels, {"num_ret"}, judged_docs_only_flag=True).evaluate(cut)
+        expected = [judged_only.get(q.id, {}).get("num_ret", 0) / k for q in questions]
+        np.testing.assert_allclose(ours[f"judged@{k}"], expected, rtol=0, atol=1e-12, err_msg=f"judged@{k}")
+    assert 0 < np.mean(ours["judged@10"]) < 1
 
 
 @pytest.mark.slow  # ranx compiles its measures with numba first (about 6 s)
@@ -352,8 +360,8 @@ def test_hit_agrees_with_first_relevant_rank():
 def test_measures_for_registry():
     names = [m.name for m in measures_for([1, 3])]
     assert names == ["rr", "ap", "rprec", "bpref", "hit@1", "hit@3", "recall@1", "recall@3",
-                     "precision@1", "precision@3", "ndcg@1", "ndcg@3", "ap@1", "ap@3"]
-    assert CUTOFF_FAMILIES == ("hit", "recall", "precision", "ndcg", "ap")
+                     "precision@1", "precision@3", "ndcg@1", "ndcg@3", "ap@1", "ap@3", "judged@1", "judged@3"]
+    assert CUTOFF_FAMILIES == ("hit", "recall", "precision", "ndcg", "ap", "judged")
 
 
 @pytest.mark.parametrize("measure", MEASURES, ids=lambda m: m.name)

@@ -43,6 +43,9 @@ class Report:
     cautions: list[str] = field(default_factory=list)  # what makes the table misleading (latencies under unlike load)
     all_pairs: list[Pair] = field(default_factory=list)  # --all-pairs: every run against every earlier one
     sure: Sureness | None = None  # --test/--correct/--detect/--ranks/--calibrate (receval.analysis.significance)
+    relabelled: list[str] = field(default_factory=list)  # --labels: what was added, contradictions
+    label_agreement: Any = None  # --agreement: receval.analysis.holes.LabelAgreement
+    ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
 
     def shown_pairs(self) -> list[Pair]:
         """Every pair the report shows (baseline, chain, all pairs): the family a
@@ -70,6 +73,17 @@ class Report:
         }
         if self.cautions:
             out["warnings"] = list(self.cautions)
+        if self.relabelled:
+            out["labels"] = list(self.relabelled)
+        if self.ppi:
+            out["ppi"] = [
+                {"label": run.label, "mean": p.estimate, "ci": [p.lo, p.hi], "lambda": p.lam,
+                 "n_labelled": p.n_labelled, "n_unlabelled": p.n_unlabelled,
+                 "human_only": {"mean": p.classical[0], "ci": list(p.classical[1:])}}
+                for run, p in zip(self.runs, self.ppi)
+            ]
+        if self.label_agreement is not None:
+            out["label_agreement"] = self.label_agreement.to_dict([run.label for run in self.runs])
         if self.floors:
             out["fail_under"] = {
                 "floors": self.floors,

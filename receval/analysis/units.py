@@ -41,7 +41,10 @@ def units_per_question(relevant: pa.Array, grades: pa.Array) -> np.ndarray:
 
 def _stored_units(run: Run) -> np.ndarray | None:
     """Units per question of the run's (filtered) questions, read from its results
-    file; None when there is none to read (an imported TREC run) or it is not receval's."""
+    file (or from the run in memory when it holds them: re-scored with added labels);
+    None when there is none to read (an imported TREC run) or it is not receval's."""
+    if {"relevant", "grades"} <= set(run.table.column_names):
+        return units_per_question(run.table.column("relevant").combine_chunks(), run.table.column("grades").combine_chunks())
     path = run.run_dir / RESULTS
     try:
         table = pq.read_table(path, columns=["question_id", "relevant", "grades"])

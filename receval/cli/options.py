@@ -66,6 +66,31 @@ def add_bootstrap_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--method", choices=("percentile", "bca"), help="interval method")
 
 
+def add_label_args(parser: argparse.ArgumentParser) -> None:
+    """``report``'s added labels: ``--labels``, ``--agreement``, ``--human``, ``--versus``
+    (:mod:`receval.analysis.holes`)."""
+    parser.add_argument(
+        "--labels", action="append", default=[], metavar="LABELS.jsonl",
+        help="re-score the runs from their stored rankings with these labels added (labels JSONL, "
+        "TREC qrels or BEIR qrels tsv; repeatable)",
+    )
+    parser.add_argument(
+        "--human", action="append", default=[], metavar="LABELS",
+        help="with --labels (a judge's, every question): a person's labels on some questions; the mean of "
+        "--metric under them by prediction-powered inference, beside the person's labels alone",
+    )
+    parser.add_argument(
+        "--versus", action="append", default=[], metavar="LABELS",
+        help="with --agreement: compare against stored + these labels instead of the stored labels alone "
+        "(e.g. a complete qrels file)",
+    )
+    parser.add_argument(
+        "--agreement", action="store_true",
+        help="with --labels: Kendall tau between the runs' order under stored and stored + added labels, "
+        "and whether the winner or select's choice changes",
+    )
+
+
 def write_output(text: str, out: str | None) -> None:
     if out is None:
         sys.stdout.write(text)

@@ -35,6 +35,13 @@ unanswerable questions (null measures) are left out and counted in the header.
   and the smallest difference the questions can detect; ``--detect D``: questions needed
   to detect D. ``--ranks``: each run's rank with a bootstrap interval; ``--calibrate``:
   each test's A/A type I rate on null pairs built from the runs' own differences.
+- ``--labels labels.jsonl`` (repeatable): re-score every run from its stored ranking with
+  these labels added (``python -m receval.judge`` writes them); the runs on disk are not
+  changed, a label contradicting a stored one is listed and not applied, and every other
+  option works on the re-scored numbers. ``--agreement``: Kendall tau (bootstrap
+  interval over questions) between the runs' order under the stored and the stored +
+  added labels, and whether the winner or ``select``'s choice changes
+  (:mod:`receval.analysis.holes`).
 - ``--format table|markdown|csv|json|latex|html``, ``--out FILE``, ``--plot FILE.png|.svg``.
   ``csv`` is one row per run (with ``--per-question``: one row per question).
 
@@ -54,6 +61,7 @@ from receval.analysis.breakdown import by_table, check_by, ranks_per_question, w
 from receval.analysis.chain import chain_pairs
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
+from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
@@ -71,7 +79,7 @@ from receval.results.discovery import load_runs
 from receval.results.format import OVERLAP
 from receval.results.identity import mixed_datasets
 from receval.results.labels import naming_of
-from receval.results.stored import Run
+from receval.results.stored import UNUSED_COLUMNS, Run
 from receval.stats.corrections import CORRECTIONS
 from receval.stats.gate import Gate, check_margin
 from receval.stats.significance import TESTS
@@ -130,6 +138,7 @@ def build_parser() -> options.ArgumentParser:
         "--metric", default="rr",
         help="measure with the CI column, baseline differences and plot (default rr = MRR)",
     )
+    options.add_label_args(parser)
     parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, ...)")
     parser.add_argument(
         "--by-metric", help="the measure of --by (default: each of --metrics if given, else hit@3)"
@@ -253,7 +262,8 @@ def load(args) -> list[Run]:
     """The runs named (TREC run files beside them with ``--qrels``), each with the derived
     ``overlap`` column, kept by ``--runs``."""
     thresholds = parse_thresholds(args.overlap_thresholds)
-    runs = load_runs(args.runs, qrels=args.qrels, names=FLAGS)
+    skip = frozenset() if args.labels else UNUSED_COLUMNS  # re-scoring reads rankings and labels
+    runs = load_runs(args.runs, qrels=args.qrels, names=FLAGS, skip=skip)
     runs = [with_overlap(run, args.overlap_measure, thresholds, FLAGS) for run in runs]
     if args.select_runs is not None:
         runs = filters.pick(runs, args.select_runs, option="--runs")
@@ -269,7 +279,18 @@ def compute(args) -> Report | Gate:
     floors = parse_floors(args.fail_under)
     show = parse_show(args.show) if args.show is not None else ("all" if args.format == "html" else None)
     margin = check_margin(args.margin, option="--margin")
-    runs = load(args)
+    if args.agreement and not args.labels:
+        raise RecevalError("--agreement compares label sets: add --labels LABELS.jsonl")
+    if args.human and not args.labels:
+        raise RecevalError("--human corrects a judge's labels: give the judge's with --labels")
+    if args.versus and not args.agreement:
+        raise RecevalError("--versus names the labels --agreement compares against: add --agreement")
+    runs = original = load(args)
+    relabelled = relabel(runs, args.labels) if args.labels else None
+    stored, runs = (runs, relabelled.runs) if relabelled else (runs, runs)
+    if args.versus:
+        stored = relabel(stored, args.versus, option="--versus").runs
+    human = relabel(original, args.human, option="--human") if args.human else None
     gated = None
     if args.gate is not None:
         runs, gated = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
@@ -282,6 +303,10 @@ def compute(args) -> Report | Gate:
             runs.insert(0, base_run)
             base = 0
     runs = filters.filter_questions(runs, where, option="--where")
+    if relabelled is not None and args.agreement:
+        stored = filters.filter_questions(stored, where, option="--where")
+    if human is not None:
+        human.runs = with_derived(filters.filter_questions(human.runs, where, option="--where"), [args.metric], "--metric")
     by_names = [args.by_metric] if args.by_metric is not None else list(metrics or [])
     runs = with_derived(runs, [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
     if gated is not None:
@@ -299,8 +324,18 @@ def compute(args) -> Report | Gate:
     summary = summaries(runs, names, metric, boot, naming)
     report = Report(
         runs=summary, params=naming.columns, metrics=names, metric=metric, questions=question_counts(runs, metric),
-        boot=boot, where=where, baseline=base, floors=floors, cautions=latency_cautions(runs, summary),
+        boot=boot, where=where, baseline=base, floors=floors,
+        cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels),
+        relabelled=relabelled.cautions() if relabelled else [],
     )
+    if human is not None:
+        report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)
+        report.relabelled += [f"--human: {line}" for line in human.cautions()]
+    if relabelled is not None and args.agreement:
+        report.label_agreement = label_agreement(
+            with_derived(stored, [metric], "--metric"), runs, metric, boot,
+            what="stored + " + ", ".join(args.versus) if args.versus else "stored labels",
+        )
     if base is not None and len(runs) > 1:
         others = [run for i, run in enumerate(runs) if i != base]
         report.pairs = paired(runs[base], others, metric, boot, args.intersect, option="--intersect")

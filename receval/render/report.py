@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from receval.analysis.holes import ppi_lines
 from receval.analysis.report import Report
 from receval.metrics import lower_is_better, measure_label
 from receval.render import sureness, tables
@@ -41,6 +42,10 @@ def header_lines(report: Report) -> list[str]:
     for i, run in enumerate(report.runs):
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
+    lines += [f"labels: {line}" for line in report.relabelled]
+    if report.label_agreement is not None:
+        lines += report.label_agreement.lines([run.label for run in report.runs])
+    lines += ppi_lines(report.ppi, [run.label for run in report.runs], report.metric)
     if (detectable := sureness.header_line(report)) is not None:
         lines.append(detectable)
     return lines

@@ -17,7 +17,7 @@ from receval.core.errors import RunError, named
 from receval.core.progress import warn
 from receval.results.configs import HYDRA_DIR
 from receval.results.external import import_trec_run
-from receval.results.stored import Run, load_run
+from receval.results.stored import UNUSED_COLUMNS, Run, load_run
 from receval.results.format import RESULTS, RUN_JSON
 
 
@@ -121,11 +121,14 @@ def runs_under(root: str | Path, incomplete: bool = False) -> list[Path]:
 
 
 def load_runs(
-    paths: list[str | Path], qrels: str | Path | None = None, names: Mapping[str, str] | None = None
+    paths: list[str | Path], qrels: str | Path | None = None, names: Mapping[str, str] | None = None,
+    skip: frozenset[str] = UNUSED_COLUMNS,
 ) -> list[Run]:
     """Stored runs from run or sweep directories; with ``qrels``, a path that is a
     file is an external TREC run, imported beside them (:mod:`receval.results.external`).
-    Messages name ``qrels`` as ``names`` maps it (:func:`receval.core.errors.named`)."""
+    Messages name ``qrels`` as ``names`` maps it (:func:`receval.core.errors.named`).
+    ``skip``: columns not read (by default the rankings and labels; pooling and
+    re-scoring read them)."""
     files = [p for p in paths if Path(p).is_file()]
     if files and qrels is None:
         raise RunError(
@@ -133,7 +136,7 @@ def load_runs(
             f"beside stored ones, give its judgements with {named(names, 'qrels_file', 'qrels=PATH')}"
         )
     folders = [p for p in paths if not Path(p).is_file()]
-    stored = [load_run(p) for p in find_runs(folders)] if folders else []
+    stored = [load_run(p, skip) for p in find_runs(folders)] if folders else []
     return stored + [import_trec_run(f, qrels, stored, named(names, "qrels")) for f in files]
 
 

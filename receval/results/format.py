@@ -8,7 +8,7 @@ labelled section ids, then evidence items as ``page:start-end``) and ``grades``
 most ``depth``; chunk ids for questions labelled with evidence) and ``scores``
 (list<float64>, each one's best chunk score, as ranked); ``first_relevant_rank`` (int32, null
 when no relevant section is retrieved); ``rr`` and one float64 column per measure
-(``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ...; null for unanswerable
+(``hit@3``, ``recall@3``, ``precision@3``, ``ndcg@5``, ``judged@5``, ...; null for unanswerable
 questions), then ``token_recall@k``, ``token_precision@k``, ``token_iou@k`` and
 ``context_tokens@k`` per cutoff (float64, :mod:`receval.measures.spans`; absent in older runs); ``rouge1_p``, ``rouge2_p``, ``rougeL_p`` (float64, ROUGE precision of
 the question against its relevant sections, see :mod:`receval.measures.overlap`; null for

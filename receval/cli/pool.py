@@ -1,0 +1,71 @@
+"""Pool what stored runs retrieved and no label covers: ``python -m receval.pool``.
+
+::
+
+    python -m receval.pool RUNS... --depth 10 --out pool.jsonl [--calibrate 50] [--seed 0]
+
+One JSON line per (question, unit) in the top ``--depth`` of any run given that carries
+no label: ``question_id``, ``question``, ``id``, ``text`` (the unit's text, read from the
+dataset the first run's saved config names), ``n_runs`` (runs that retrieved it) and
+``best_rank``, ``role`` ``hole``. ``--calibrate N`` adds N labelled pairs (seeded), role
+``calibration`` with ``known_grade``, for the judge's agreement with known labels; each
+labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick).
+The runs are only read (:mod:`receval.analysis.pool`); ``python -m receval.judge`` labels
+the pool.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from receval.analysis.pool import pool
+from receval.cli import options
+from receval.core import outputs
+from receval.core.errors import exit_on_error
+from receval.core.io import atomic_write
+from receval.datasets import load_sections
+from receval.results.configs import saved_config
+from receval.results.discovery import load_runs
+from receval.results.stored import Run
+
+__all__ = ["main", "unit_texts"]
+
+
+def unit_texts(run: Run) -> dict[str, str]:
+    """Unit id -> text, from the dataset the run's saved config names (read locally; a
+    run whose config reaches the network or runs code is refused, as by ``reproduce``)."""
+    cfg = saved_config(run.run_dir)
+    return {section.id: section.text for section in load_sections(cfg.dataset)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    with exit_on_error():
+        parser = options.ArgumentParser(
+            prog="python -m receval.pool",
+            description="Pool the unlabelled (question, unit) pairs the runs retrieved, for a judge.",
+        )
+        parser.add_argument("runs", nargs="+", metavar="RUN", help="run or sweep directories")
+        parser.add_argument("--depth", type=int, default=10, help="top units pooled per run and question (default 10)")
+        parser.add_argument("--out", required=True, metavar="FILE.jsonl", help="the pool, one JSON line per pair")
+        parser.add_argument("--calibrate", type=int, default=0, metavar="N",
+                            help="add N already-labelled pairs (seeded) to measure the judge's agreement")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample (default 0)")
+        outputs.add_force(parser)
+        args = parser.parse_args(argv)
+        out = outputs.check_output(args.out, force=args.force, protected_dirs=args.runs)
+        runs = load_runs(args.runs, skip=frozenset())
+        pairs = pool(runs, args.depth, args.calibrate, args.seed)
+        texts = unit_texts(runs[0]) if runs else {}
+        lines = "".join(json.dumps(p.to_dict(texts.get(p.id)), ensure_ascii=False) + "\n" for p in pairs)
+        atomic_write(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
+        holes = sum(p.role == "hole" for p in pairs)
+        questions = len({p.question_id for p in pairs if p.role == "hole"})
+        calibration = sum(p.role == "calibration" for p in pairs)
+        print(f"receval: pooled {holes} unlabelled pairs over {questions} questions from {len(runs)} runs "
+              f"(depth {args.depth}), {calibration} calibration pairs; wrote {out}", file=sys.stderr)
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""One judging job: read the pool, judge its holes and calibration pairs, write the labels
+JSONL and the agreement beside it (``<out>.agreement.json``).
+
+Labels lines: ``{"question_id", "id", "grade", "judge", ...provenance}`` for every hole
+the judge graded (a hole it could not grade is left out and counted). Calibration pairs
+are judged blind (the judge never sees ``known_grade``) and compared with it; with
+``reference=FILE`` the graded holes are also compared with that file's labels (a hole
+the file lacks is skipped, or with ``reference_missing=zero`` compared as grade 0). Both
+agreements (:mod:`.agreement`), the judge's calls, tokens and money are written to the
+agreement file and printed. The output never replaces the pool or the reference, and
+an existing ``out`` only with ``force=true``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from receval import components
+from receval.core import outputs
+from receval.core.errors import ConfigError, RecevalError
+from receval.core.io import atomic_write
+from receval.judge.agreement import agreement
+from receval.results.judgments import read_any_labels
+
+ROLES = ("hole", "calibration", "reference")
+
+
+def check_config(cfg) -> None:
+    """Keys, ranges and the judge's own checks, before anything is read or sent."""
+    from receval import config as config_schema
+
+    if OmegaConf.is_missing(cfg, "pool"):
+        raise ConfigError("pool is required and has no value: set it on the command line (pool=pool.jsonl)")
+    problems = config_schema.judge_problems(cfg)
+    if problems:
+        raise ConfigError(problems)
+
+
+def read_pool(path: str | Path) -> list[dict]:
+    """The pool's lines; a bad line is an error naming the file and line."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise RecevalError(f"pool={path}: file not found; write one with python -m receval.pool RUNS --out {path}")
+    records = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+                ok = isinstance(record["question_id"], str) and isinstance(record["id"], str)
+            except (ValueError, KeyError, TypeError):
+                ok = False
+            if not ok or record.get("role", "hole") not in ROLES:
+                raise RecevalError(
+                    f"{path}:{number}: not a pool line; each is a JSON object with question_id, id, question, "
+                    "text and role (hole, calibration or reference), as python -m receval.pool writes"
+                )
+            records.append(record)
+    return records
+
+
+def agreement_path(out: Path) -> Path:
+    return out.with_name(out.name + ".agreement.json")
+
+
+def run_judge(cfg) -> dict:
+    """Judge ``cfg.pool`` with ``cfg.judge``; returns the summary written beside the labels."""
+    check_config(cfg)
+    inputs = [cfg.pool, *([cfg.reference] if cfg.reference else []),
+              *([cfg.judge.path] if "path" in cfg.judge else [])]
+    if Path(cfg.out).expanduser().is_file() and not cfg.force:
+        raise RecevalError(f"out={cfg.out}: already exists; add force=true to replace it, or choose another name")
+    out = outputs.check_output(cfg.out, force=True, protected_dirs=inputs, flag="out")
+    side = outputs.check_output(agreement_path(out), force=True, protected_dirs=inputs, flag="out")
+    records = read_pool(cfg.pool)
+    node = components.typed("judge", cfg.judge, "judge")
+    judge = components.build("judge", node, components.Context(), "judge")
+    references: dict[str, list[str]] = {}
+    for r in records:
+        if r.get("role") == "reference":
+            references.setdefault(r["question_id"], []).append(r.get("text") or "")
+    asked = [r for r in records if r.get("role", "hole") in ("hole", "calibration")]
+    verdicts = judge.judge(asked, references)
+    labels, calibration = [], ([], [])
+    for record, (grade, provenance) in zip(asked, verdicts):
+        if grade is None:
+            continue
+        if record.get("role", "hole") == "calibration":
+            calibration[0].append(int(record["known_grade"]))
+            calibration[1].append(int(grade))
+        else:
+            labels.append({"question_id": record["question_id"], "id": record["id"], "grade": int(grade),
+                           "judge": judge.name, **provenance})
+    holes = sum(r.get("role", "hole") == "hole" for r in records)
+    summary = {
+        "pool": str(cfg.pool), "judge": judge.name, "config": OmegaConf.to_container(node, resolve=True),
+        "holes": holes, "labelled": len(labels), "unlabelled": holes - len(labels),
+        "grades": {str(g): sum(1 for x in labels if x["grade"] == g) for g in sorted({x["grade"] for x in labels})},
+        "usage": dict(judge.usage),
+    }
+    summary["config"].pop("api_key_env", None)
+    if calibration[0]:
+        summary["calibration"] = agreement(*calibration).to_dict()
+    if cfg.reference:
+        known = read_any_labels(str(cfg.reference), "reference")
+        zero = str(cfg.reference_missing) == "zero"
+        pairs = [(known.get(x["question_id"], {}).get(x["id"], 0), x["grade"]) for x in labels
+                 if zero or x["id"] in known.get(x["question_id"], {})]
+        summary["reference"] = {"path": str(cfg.reference), **agreement([k for k, _ in pairs], [g for _, g in pairs]).to_dict()}
+    text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in labels)
+    atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    atomic_write(side, lambda tmp: tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8"))
+    summary["out"], summary["agreement_file"] = str(out), str(side)
+    return summary
+
+
+def summary_lines(summary: dict) -> list[str]:
+    from receval.judge.agreement import Agreement
+
+    lines = [f"receval.judge {summary['judge']}: {summary['labelled']} of {summary['holes']} holes labelled "
+             f"(grades {summary['grades']}); wrote {summary['out']} and {summary['agreement_file']}"]
+    usage = summary["usage"]
+    if "requests" in usage:
+        lines.append(
+            f"  {int(usage['requests'])} answers requested ({int(usage['requests_sent'])} requests sent), "
+            f"{int(usage['cached_answers'])} from the cache; tokens in {int(usage['input_tokens'])}, out "
+            f"{int(usage['output_tokens'])}{' (estimated)' if usage['tokens_estimated'] else ''}; "
+            f"${usage['cost_usd']:.4f}; {int(usage['failed_pairs'])} pairs failed (a rerun asks again)"
+        )
+    for key, what in (("calibration", "the calibration sample's known labels"), ("reference", "the reference labels")):
+        if key in summary:
+            found = {k: v for k, v in summary[key].items() if k != "path"}
+            lines += Agreement(**found).lines(what)
+    return lines

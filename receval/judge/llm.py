@@ -1,0 +1,189 @@
+"""``judge=llm``: an OpenAI-compatible chat model grades each pair 0-3.
+
+The scale is UMBRELA's (Upadhyay et al. 2024, after Thomas et al.'s Bing prompt), the
+one the TREC 2024 RAG track judged its pools with: 3 the passage is about the question
+and holds its exact answer; 2 it holds some answer, unclear or amid other matter; 1 it
+is related but does not answer; 0 it has nothing to do with it. The text of
+:data:`SYSTEM` is receval's own. The reply is ``{"grade": n}`` (structured output when
+the server has it, :mod:`receval.clients.chat`).
+
+``judge.samples`` answers per pair (sample s is sent with seed ``judge.seed + s``),
+majority vote; a tie goes to the lower grade (a judge unsure between two grades is
+not trusted with the higher). Every answer is cached on disk by (prompt hash, model,
+temperature, seed, sample), so a rerun with the same settings sends no request.
+Requests, input and output tokens (the answer's ``usage``, else estimated and said so)
+and money (``judge.per_1m_input_tokens`` ...) count this run's requests only, as a
+re-ranker's do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import json
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from receval.clients.chat import ChatClient, ReplyError
+from receval.components import Context, JudgeConfig, component
+from receval.core.io import atomic_write
+from receval.cost import estimate_tokens
+from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
+
+SYSTEM = (
+    "You grade how well a passage answers a search question, on a scale of 0 to 3.\n"
+    "3: the passage is about the question and contains its exact answer.\n"
+    "2: the passage contains some answer to the question, but it is unclear, partial, or buried "
+    "in other material.\n"
+    "1: the passage is related to the question's topic but does not answer it.\n"
+    "0: the passage has nothing to do with the question.\n"
+    "Think of what the person asking most likely wants, judge how well the passage serves that, "
+    'then reply with a JSON object only: {"grade": <0, 1, 2 or 3>}.'
+)
+SCHEMA = {
+    "title": "grade", "type": "object", "additionalProperties": False,
+    "properties": {"grade": {"type": "integer", "enum": [0, 1, 2, 3]}}, "required": ["grade"],
+}
+
+
+@dataclass
+class LlmJudgeConfig(JudgeConfig):
+    kind: str = "llm"
+    base_url: Optional[str] = None  # required: API root before /chat/completions, e.g. http://localhost:11434/v1
+    model: Optional[str] = None  # required
+    api_key_env: Optional[str] = "OPENAI_API_KEY"  # NAME of the variable holding the key
+    temperature: float = field(default=0.0, metadata=range_(0, 2, hint="chat APIs take 0 to 2"))
+    seed: int = field(default=0, metadata=range_(*SEED))  # sample s is sent with seed + s
+    samples: int = field(default=1, metadata=range_(1, 99))  # answers per pair, majority vote
+    passage_words: int = field(default=300, metadata=range_(*WORDS))  # words of each unit put in a prompt
+    concurrency: int = field(default=4, metadata=range_(*THREADS))  # requests in flight
+    timeout: float = field(default=60.0, metadata=range_(*SECONDS))
+    max_retries: int = field(default=4, metadata=range_(*RETRIES))
+    backoff: float = field(default=1.0, metadata=range_(*WAIT))
+    max_backoff: float = field(default=30.0, metadata=range_(*WAIT))
+    per_1k_requests: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
+    per_1m_input_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
+    per_1m_output_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
+    cache_dir: Optional[str] = None  # answers by key; null: <RECEVAL_CACHE_DIR or .cache/receval>/judge
+
+    def problems(self) -> list[str]:
+        problems = []
+        if not self.base_url:
+            problems.append("base_url is required: the API root, e.g. judge.base_url=http://localhost:11434/v1")
+        if not self.model:
+            problems.append("model is required: the model name the API expects, e.g. judge.model=llama3.1")
+        return problems
+
+
+def _validate(reply: dict) -> str | None:
+    grade = reply.get("grade")
+    if isinstance(grade, str) and grade.strip() in ("0", "1", "2", "3"):
+        reply["grade"] = grade = int(grade.strip())
+    if isinstance(grade, bool) or grade not in (0, 1, 2, 3):
+        return f'no grade 0-3 as {{"grade": n}}: {reply!r}'[:200]
+    return None
+
+
+def vote(grades: list[int]) -> int:
+    """The most common grade; a tie goes to the lower grade."""
+    counts = Counter(grades)
+    top = max(counts.values())
+    return min(g for g, n in counts.items() if n == top)
+
+
+class LlmJudge:
+    def __init__(self, node, client: ChatClient | None = None):
+        self.node = node
+        self.client = client or ChatClient(
+            node.base_url, str(node.model), node.api_key_env, timeout=node.timeout, max_retries=node.max_retries,
+            backoff=node.backoff, max_backoff=node.max_backoff, option="judge",
+        )
+        self.model, self.temperature, self.seed = str(node.model), float(node.temperature), int(node.seed)
+        root = node.cache_dir or os.environ.get("RECEVAL_CACHE_DIR", ".cache/receval")
+        self.cache = Path(root).expanduser() / "judge"
+        self.name = f"llm:{self.model}"
+        self.usage = {"requests": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "cached_answers": 0.0,
+                      "failed_pairs": 0.0, "tokens_estimated": False}
+        self.prompt_sha256 = hashlib.sha256(SYSTEM.encode()).hexdigest()
+
+    def messages(self, question: str, passage: str) -> list[dict]:
+        passage = " ".join(passage.split()[: int(self.node.passage_words)])
+        return [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Question: {question}\n\nPassage: {passage}"},
+        ]
+
+    def key(self, messages: list[dict], sample: int) -> str:
+        prompt = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+        parts = {"prompt": prompt, "model": self.model, "temperature": self.temperature,
+                 "seed": self.seed, "sample": sample}
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+    def answer(self, messages: list[dict], sample: int) -> dict | None:
+        """One sample's answer: from the cache, else asked (and cached); None when it failed."""
+        key = self.key(messages, sample)
+        path = self.cache / key[:2] / f"{key}.json"
+        if path.is_file():
+            try:
+                cached = json.loads(path.read_text(encoding="utf-8"))
+                if cached.get("grade") in (0, 1, 2, 3):
+                    return {**cached, "cached": True}
+            except (ValueError, OSError):
+                pass  # unreadable: asked again
+        try:
+            reply, usage = self.client.complete(messages, SCHEMA, _validate, self.temperature, self.seed + sample)
+        except ReplyError:
+            return None
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        estimated = not isinstance(prompt, int) or not isinstance(completion, int)
+        if estimated:
+            prompt = int(estimate_tokens([m["content"] for m in messages]).sum())
+            completion = int(estimate_tokens([json.dumps(reply)]).sum())
+        found = {"grade": int(reply["grade"]), "input_tokens": prompt, "output_tokens": completion,
+                 "estimated": estimated}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda tmp: tmp.write_text(json.dumps(found), encoding="utf-8"))
+        return {**found, "cached": False}
+
+    def judge(self, records: list[dict], references: dict[str, list[str]]) -> list[tuple[int | None, dict]]:
+        samples = int(self.node.samples)
+        tasks = [(i, s, self.messages(r.get("question") or "", r.get("text") or "")) for i, r in enumerate(records)
+                 for s in range(samples)]
+        with ThreadPoolExecutor(max_workers=int(self.node.concurrency)) as pool:
+            answers = list(pool.map(lambda t: self.answer(t[2], t[1]), tasks))
+        votes: list[list[int]] = [[] for _ in records]
+        for (i, _, _), found in zip(tasks, answers):
+            if found is None:
+                continue
+            votes[i].append(found["grade"])
+            if found["cached"]:
+                self.usage["cached_answers"] += 1
+            else:
+                self.usage["requests"] += 1
+                self.usage["input_tokens"] += found["input_tokens"]
+                self.usage["output_tokens"] += found["output_tokens"]
+                self.usage["tokens_estimated"] = self.usage["tokens_estimated"] or found["estimated"]
+        self.usage["requests_sent"] = float(self.client.requests)  # retries and fallbacks included
+        self.usage["cost_usd"] = (
+            self.usage["requests"] / 1e3 * self.node.per_1k_requests
+            + self.usage["input_tokens"] / 1e6 * self.node.per_1m_input_tokens
+            + self.usage["output_tokens"] / 1e6 * self.node.per_1m_output_tokens
+        )
+        provenance = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
+                      "samples": samples, "prompt_sha256": self.prompt_sha256}
+        out = []
+        for grades in votes:
+            if len(grades) < samples:  # a sample failed: no label; a rerun asks again
+                self.usage["failed_pairs"] += 1
+                out.append((None, {}))
+            else:
+                out.append((vote(grades), {**provenance, "votes": grades}))
+        return out
+
+
+@component("judge", "llm", LlmJudgeConfig)
+def build_llm_judge(node, context: Context) -> LlmJudge:
+    return LlmJudge(node)

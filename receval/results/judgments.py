@@ -1,0 +1,173 @@
+"""Added labels: the labels JSONL that ``python -m receval.judge`` writes, read back, and
+a stored run re-scored from its stored ranking with them (``report --labels``).
+
+A labels file holds one JSON object per line, ``{"question_id", "id", "grade", "judge",
+...provenance}``: ``id`` a unit (section) id, ``grade`` an integer >= 0 (0 = judged not
+relevant; UMBRELA's 0-3 scale, or the collection's own grades). A stored run keeps its
+ranking (``retrieved``, the top ``depth`` unit ids per question) and its labels of grade
+>= 1 (``relevant``, ``grades``), so it can be re-scored without re-running it:
+:func:`rescore` merges the added labels onto the stored ones and recomputes every
+ranking measure with the code a run uses (:func:`receval.evaluate.question_rows`).
+The stored files are never modified. A stored label the added ones contradict (another
+grade for the same pair) is kept, and the contradiction listed, never silently
+applied. Stored runs do not keep the collection's grade-0 judgements, so after
+re-scoring ``bpref`` and ``judged@k`` count as judged non-relevant only the grade-0
+labels added.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from receval.core.errors import RecevalError
+from receval.datasets import Question
+from receval.evaluate import question_rows
+from receval.metrics import is_measure, parse_measure
+from receval.results.external import read_labels
+from receval.results.stored import Run
+
+#: A stored label naming an evidence item (``page:start-end``), not a unit.
+_EVIDENCE = re.compile(r".+:\d+-\d+$")
+Labels = dict[str, dict[str, int]]  # question id -> unit id -> grade
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """An added label that contradicts a stored one (the stored one is kept)."""
+
+    question_id: str
+    id: str
+    stored: int
+    added: int
+    source: str
+
+    def line(self) -> str:
+        return f"{self.question_id} {self.id}: stored grade {self.stored}, {self.source} says {self.added} (kept {self.stored})"
+
+
+def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Labels, list[dict]]:
+    """Question -> unit -> grade, and the records as read. A bad line, or one pair given two
+    grades, is an error naming the file and the line(s)."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecevalError(f"{option} {path}: file not found; give a labels JSONL written by python -m receval.judge")
+    labels: Labels = {}
+    where: dict[tuple[str, str], int] = {}
+    records = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+                qid, uid, grade = record["question_id"], record["id"], record["grade"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise RecevalError(
+                    f"{path}:{number}: not a label; each line is a JSON object with question_id, id and grade"
+                ) from None
+            if not isinstance(qid, str) or not isinstance(uid, str) or isinstance(grade, bool) \
+                    or not isinstance(grade, int) or grade < 0:
+                raise RecevalError(
+                    f"{path}:{number}: question_id and id must be strings and grade an integer >= 0 "
+                    f"(got {qid!r}, {uid!r}, {grade!r})"
+                )
+            before = labels.setdefault(qid, {}).get(uid)
+            if before is not None and before != grade:
+                raise RecevalError(
+                    f"{path}:{number}: {qid} {uid} has grade {grade} here and {before} on line "
+                    f"{where[qid, uid]}; keep one"
+                )
+            labels[qid][uid] = grade
+            where.setdefault((qid, uid), number)
+            records.append(record)
+    return labels, records
+
+
+def read_any_labels(path: str | Path, option: str = "--labels") -> Labels:
+    """Question -> unit -> grade from labels JSONL (by its ``.jsonl`` suffix), else a TREC
+    qrels file or a BEIR qrels TSV (:func:`receval.results.external.read_labels`)."""
+    if Path(path).suffix == ".jsonl":
+        return read_labels_jsonl(path, option)[0]
+    return read_labels(path, option)
+
+
+def merge_added(files: list[tuple[str, Labels]], option: str = "--labels") -> Labels:
+    """Several labels files as one; two files grading one pair differently is an error."""
+    merged: Labels = {}
+    source: dict[tuple[str, str], str] = {}
+    for name, labels in files:
+        for qid, units in labels.items():
+            for uid, grade in units.items():
+                before = merged.setdefault(qid, {}).get(uid)
+                if before is not None and before != grade:
+                    raise RecevalError(
+                        f"{option}: {qid} {uid} has grade {grade} in {name} and {before} in "
+                        f"{source[qid, uid]}; give label files that agree"
+                    )
+                merged[qid][uid] = grade
+                source.setdefault((qid, uid), name)
+    return merged
+
+
+def stored_labels(run: Run) -> Labels:
+    """A run's stored labels: question -> unit -> grade (grade >= 1 only)."""
+    columns = run.table.select(["question_id", "relevant", "grades"]).to_pydict()
+    return {
+        qid: dict(zip(relevant or [], grades or []))
+        for qid, relevant, grades in zip(columns["question_id"], columns["relevant"], columns["grades"])
+    }
+
+
+def rescore(run: Run, added: Labels, source: str = "--labels") -> tuple[Run, list[Conflict]]:
+    """The run re-scored from its stored ranking with ``added`` labels merged onto the stored
+    ones (see the module docstring); returns the re-scored run (in memory) and the
+    contradictions found. Measures that cannot be recomputed from a ranking (token and
+    overlap measures) are left out of the re-scored table."""
+    needed = {"question_id", "relevant", "grades", "retrieved", "scores"}
+    if missing := needed - set(run.table.column_names):
+        raise RecevalError(f"{run.run_dir}: its results lack {sorted(missing)}; re-scoring needs the stored ranking")
+    stored = stored_labels(run)
+    if any(_EVIDENCE.match(label) for units in stored.values() for label in units):
+        raise RecevalError(
+            f"{run.run_dir}: its questions are labelled with evidence spans (page:start-end); "
+            "--labels re-scores runs labelled by unit id only"
+        )
+    conflicts, questions = [], []
+    kinds, splits, texts = run.strings("kind"), run.strings("split"), run.strings("question")
+    for row, qid in enumerate(run.ids):
+        labels = dict(stored.get(qid, {}))
+        for uid, grade in added.get(qid, {}).items():
+            if uid in labels and labels[uid] != grade:
+                conflicts.append(Conflict(qid, uid, labels[uid], grade, source))
+            else:
+                labels.setdefault(uid, grade)
+        relevant = {u: g for u, g in labels.items() if g >= 1}
+        nonrelevant = tuple(u for u, g in labels.items() if g == 0)
+        questions.append(Question(qid, texts[row] or "", kinds[row] or "", splits[row] or "", relevant, nonrelevant=nonrelevant))
+    retrieved = run.table.column("retrieved").to_pylist()
+    scores = run.table.column("scores").to_pylist()
+    depth = max(int(run.flat.get("depth") or 0), max((len(r or []) for r in retrieved), default=0), 1)
+    units = sorted({u for r in retrieved for u in r or []} | {u for q in questions for u in (*q.relevant, *q.nonrelevant)})
+    index = {u: i for i, u in enumerate(units)}
+    idx = np.full((len(questions), depth), -1, dtype=np.int64)
+    top = np.full((len(questions), depth), np.nan)
+    for row, (ranked, scored) in enumerate(zip(retrieved, scores)):
+        ranked = ranked or []
+        idx[row, : len(ranked)] = [index[u] for u in ranked]
+        top[row, : len(ranked)] = scored or [0.0] * len(ranked)
+    names = [name for name in run.table.column_names if is_measure(name)]
+    columns = question_rows(questions, units, idx, top, np.zeros(len(questions)), [parse_measure(n) for n in names])
+    table = run.table
+    dropped = [n for n in table.column_names if n.startswith(("token_", "context_tokens@"))]
+    table = table.drop_columns(dropped) if dropped else table
+    for name in ("relevant", "grades", "first_relevant_rank", *names):
+        position = table.column_names.index(name)
+        table = table.set_column(position, table.schema.field(name), pa.array(columns[name], table.schema.field(name).type))
+    metadata = {**run.metadata, "added_labels": source}
+    return Run(run.run_dir, table, metadata, run.info, run.config, run.overrides), conflicts

@@ -1,0 +1,240 @@
+"""Judgment holes (issue 25): judged@k against trec_eval's judged-only view on Cranfield,
+and the report's notes on runs scored mostly on unlabelled units."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import SHARED, run_of
+from receval.analysis.holes import LOW_JUDGED, judged_cautions
+from receval.results import read_run
+from receval.results.external import read_labels
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+CRANFIELD = SHARED / "datasets" / "cranfield"
+
+
+@pytest.mark.slow  # a whole collection
+@pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
+def test_judged_at_k_equals_trec_eval_judged_view_on_cranfield(tmp_path_factory):
+    run_dir = run_of(
+        tmp_path_factory, "dataset=beir", f"dataset.path={CRANFIELD}", "dataset.split=test", "retriever=bm25",
+        "chunking.max_words=null", "depth=10", "metrics.ks=[1,3,5,10]",
+    )
+    table = read_run(run_dir).table.to_pydict()
+    qrels = read_labels(CRANFIELD / "qrels" / "test.tsv")
+    qids = table["question_id"]
+    assert len(qids) == 225
+    for k in (1, 3, 5, 10):
+        # trec_eval -J: only judged documents are kept; num_ret of the top k is then the judged count
+        cut = {q: {d: float(k - i) for i, d in enumerate(r[:k])} for q, r in zip(qids, table["retrieved"])}
+        theirs = pytrec_eval.RelevanceEvaluator({q: qrels[q] for q in qids}, {"num_ret"},
+                                                judged_docs_only_flag=True).evaluate(cut)
+        expected = [theirs.get(q, {}).get("num_ret", 0) / k for q in qids]
+        np.testing.assert_allclose(table[f"judged@{k}"], expected, rtol=0, atol=1e-12, err_msg=f"judged@{k}")
+    # about 7 judged documents per query: BM25's top 10 is roughly a quarter judged
+    assert 0.15 < np.mean(table["judged@10"]) < 0.5
+
+
+def test_report_notes_low_and_uneven_judged(tmp_path_factory):
+    """The built-in questions label one or two sections each: judged@10 is at most their
+    count / 10."""
+    run = read_run(run_of(tmp_path_factory, "depth=10", "metrics.ks=[1,10]"))
+    n_labels = np.asarray([len(r) for r in run.strings("relevant")], dtype=float)
+    judged = run.values("judged@10")
+    assert (judged[n_labels > 0] <= n_labels[n_labels > 0] / 10 + 1e-12).all() and np.nanmean(judged) < 0.15
+    notes = judged_cautions([run], ["bm25"])
+    assert len(notes) == 1 and notes[0].startswith(f"judged@10 below {LOW_JUDGED} (#0 bm25 0.")
+    # a second run whose top 10 is all labelled: far fewer unlabelled units
+    import pyarrow as pa
+
+    full = run.filtered(run.table.set_column(run.table.column_names.index("judged@10"), "judged@10",
+                                             pa.array([1.0] * run.table.num_rows)))
+    notes = judged_cautions([run, full], ["a", "b"])
+    assert any(n.startswith("#0 a retrieved far more unlabelled units than #1 b") for n in notes)
+    assert judged_cautions([full], ["b"]) == []
+
+
+# --------------------------------------------------------------------------- pool, re-score
+
+
+import json  # noqa: E402
+
+from conftest import sweep_in_process  # noqa: E402
+from receval.analysis.holes import label_agreement, relabel  # noqa: E402
+from receval.analysis.pool import pool  # noqa: E402
+from receval.cli.pool import main as pool_main  # noqa: E402
+from receval.cli.report import report_for  # noqa: E402
+from receval.config import BootstrapConfig  # noqa: E402
+from receval.core.errors import RecevalError  # noqa: E402
+from receval.results.discovery import load_runs  # noqa: E402
+from receval.results.judgments import rescore, stored_labels  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    return sweep_in_process(root, ["depth=10"], ["retriever=bm25", "retriever=tfidf"], ["chunking.max_words=40"])
+
+
+def test_pool_lists_every_unlabelled_pair_once_with_runs_and_best_rank(two_runs):
+    runs = load_runs([two_runs], skip=frozenset())
+    pairs = pool(runs, depth=5, calibrate=4, seed=0)
+    holes = [p for p in pairs if p.role == "hole"]
+    expected: dict[tuple, list] = {}
+    for run in runs:
+        labels = stored_labels(run)
+        for qid, retrieved in zip(run.ids, run.strings("retrieved")):
+            for rank, uid in enumerate(retrieved[:5], 1):
+                if uid not in labels.get(qid, {}):
+                    entry = expected.setdefault((qid, uid), [0, rank])
+                    entry[0] += 1
+                    entry[1] = min(entry[1], rank)
+    assert {(p.question_id, p.id): [p.n_runs, p.best_rank] for p in holes} == expected
+    assert len(holes) == len(expected) and any(p.n_runs == 2 for p in holes)
+    calibration = [p for p in pairs if p.role == "calibration"]
+    assert len(calibration) == 4 and all(p.known >= 1 for p in calibration)
+    assert pool(runs, depth=5, calibrate=4, seed=0) == pairs  # seeded
+    references = [p for p in pairs if p.role == "reference"]
+    assert len(references) == sum(len(v) for v in stored_labels(runs[0]).values())
+    with pytest.raises(RecevalError, match="--depth 0"):
+        pool(runs, depth=0)
+
+
+def test_pool_command_writes_texts_and_refuses_to_overwrite_a_run(two_runs, tmp_path):
+    out = tmp_path / "pool.jsonl"
+    before = sorted(p.stat().st_mtime_ns for p in two_runs.rglob("*") if p.is_file())
+    assert pool_main([str(two_runs), "--depth", "3", "--out", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines and all(x["text"] for x in lines if x["role"] == "hole")
+    assert sorted(p.stat().st_mtime_ns for p in two_runs.rglob("*") if p.is_file()) == before  # runs untouched
+    with pytest.raises(SystemExit) as stop:
+        pool_main([str(two_runs), "--out", str(two_runs / "0" / "results.parquet"), "--force"])
+    assert stop.value.code == 2
+
+
+def test_rescore_without_added_labels_reproduces_every_stored_measure(two_runs):
+    for run in load_runs([two_runs], skip=frozenset()):
+        again, conflicts = rescore(run, {})
+        assert conflicts == []
+        for name in run.measure_names:
+            np.testing.assert_array_equal(again.values(name), run.values(name), err_msg=name)
+        assert again.table.column("first_relevant_rank").to_pylist() == run.table.column("first_relevant_rank").to_pylist()
+
+
+def test_added_labels_rescore_and_contradictions_are_listed_not_applied(two_runs, tmp_path):
+    runs = load_runs([two_runs], skip=frozenset())
+    run = runs[0]
+    qid, retrieved = run.ids[0], run.strings("retrieved")[0]
+    stored = stored_labels(run)[qid]
+    known = next(iter(stored))
+    new = next(u for u in retrieved if u not in stored)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"question_id": qid, "id": new, "grade": 2, "judge": "person"}) + "\n"
+                      + json.dumps({"question_id": qid, "id": known, "grade": 0, "judge": "person"}) + "\n")
+    found = relabel(runs, [str(labels)])
+    assert [(c.question_id, c.id, c.stored, c.added) for c in found.conflicts] == [(qid, known, stored[known], 0)]
+    again = found.runs[0]
+    assert stored_labels(again)[qid] == {**stored, new: 2}  # the contradiction not applied
+    rank = retrieved.index(new) + 1
+    first = run.table.column("first_relevant_rank")[0].as_py()
+    assert again.table.column("first_relevant_rank")[0].as_py() == min(rank, first or rank)
+    assert again.values("judged@10")[0] == pytest.approx(run.values("judged@10")[0] + 0.1)
+    assert (run.run_dir / "results.parquet").stat().st_size > 0
+    assert load_runs([run.run_dir], skip=frozenset())[0].values("rr")[0] == run.values("rr")[0]  # on disk: unchanged
+    report = report_for([str(two_runs), "--labels", str(labels), "--agreement", "--n-resamples", "50"])
+    assert report.relabelled[1].startswith("1 added labels contradict stored ones and were not applied")
+    assert report.label_agreement is not None and -1 <= report.label_agreement.tau.tau <= 1
+    data = report.to_dict()
+    assert data["label_agreement"]["winner_changed"] in (True, False) and "labels" in data
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question_id": "q", "id": "d", "grade": -1}\n')
+    with pytest.raises(RecevalError, match=r"bad.jsonl:1: .*grade an integer >= 0"):
+        relabel(runs, [str(bad)])
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text('{"question_id": "q", "id": "d", "grade": 1}\n{"question_id": "q", "id": "d", "grade": 2}\n')
+    with pytest.raises(RecevalError, match=r"twice.jsonl:2: q d has grade 2 here and 1 on line 1"):
+        relabel(runs, [str(twice)])
+    with pytest.raises(RecevalError, match="--agreement compares label sets"):
+        report_for([str(two_runs), "--agreement"])
+
+
+# --------------------------------------------------------------------------- the loop on Cranfield
+
+
+def one_label_collection(root):
+    """Cranfield with one relevant label per query kept (its highest grade, first in file order)."""
+    (root / "qrels").mkdir(parents=True)
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        (root / name).symlink_to(CRANFIELD / name)
+    best: dict[str, tuple[str, int]] = {}
+    for line in (CRANFIELD / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        if int(grade) >= 1 and (qid not in best or int(grade) > best[qid][1]):
+            best[qid] = (doc, int(grade))
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, (d, g) in best.items()))
+    return root
+
+
+@pytest.mark.slow  # twelve runs over a whole collection
+@pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
+def test_cranfield_pool_judged_by_full_qrels_restores_the_ranking(tmp_path, make_config):
+    from receval.pipeline import run as run_one
+
+    collection = one_label_collection(tmp_path / "cranfield1")
+    sweep = tmp_path / "sweep"
+    for job, (k1, b) in enumerate((k1, b) for k1 in (0.5, 0.9, 1.2, 2.0) for b in (0.3, 0.6, 0.9)):
+        run_one(make_config("dataset=beir", f"dataset.path={collection}", "chunking.max_words=null",
+                            f"retriever.k1={k1}", f"retriever.b={b}"), sweep / str(job))
+    runs = load_runs([sweep], skip=frozenset())
+    qrels = CRANFIELD / "qrels" / "test.tsv"
+    holes = [p for p in pool(runs, depth=10) if p.role == "hole"]
+    full = {}
+    for line in qrels.read_text().splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        full.setdefault(qid, {})[doc] = int(grade)
+    labels = tmp_path / "labels.jsonl"  # the judge=qrels job with judge.missing=zero, in short
+    labels.write_text("".join(json.dumps({"question_id": p.question_id, "id": p.id,
+                                          "grade": full.get(p.question_id, {}).get(p.id, 0)}) + "\n" for p in holes))
+    boot = BootstrapConfig(n_resamples=200)
+    complete = relabel(runs, [str(qrels)]).runs
+    judged = relabel(runs, [str(labels)]).runs
+    # re-scoring with the full qrels is what a run made with them measures
+    reference = run_one(make_config("dataset=beir", f"dataset.path={CRANFIELD}", "dataset.split=test",
+                                    "chunking.max_words=null", "retriever.k1=0.5", "retriever.b=0.3"),
+                        tmp_path / "full")
+    assert complete[0].values("ndcg@10").mean() == pytest.approx(reference.means["ndcg@10"], abs=1e-12)
+    for metric in ("ndcg@10", "ap"):
+        after = label_agreement(complete, judged, metric, boot)
+        before = label_agreement(complete, runs, metric, boot)
+        print(f"{metric}: one label tau {before.tau.tau:.3f}, pool judged tau {after.tau.tau:.3f}")
+        assert after.tau.tau >= 0.95
+        assert before.tau.tau < after.tau.tau
+
+
+def test_report_human_labels_give_a_prediction_powered_interval(two_runs, tmp_path):
+    from receval.stats.ppi import ppi_mean
+
+    runs = load_runs([two_runs], skip=frozenset())
+    judge, human = tmp_path / "judge.jsonl", tmp_path / "human.jsonl"
+    lines_j, lines_h = [], []
+    for p in pool(runs, depth=10):  # the judge calls a hole relevant when it is ranked first by some run
+        if p.role == "hole":
+            lines_j.append({"question_id": p.question_id, "id": p.id, "grade": int(p.best_rank == 1)})
+            if int(p.question_id.lstrip("q") or 0) % 3 == 0 or p.question_id.endswith("0"):
+                lines_h.append({"question_id": p.question_id, "id": p.id, "grade": int(p.best_rank <= 2)})
+    judge.write_text("".join(json.dumps(x) + "\n" for x in lines_j))
+    human.write_text("".join(json.dumps(x) + "\n" for x in lines_h))
+    report = report_for([str(two_runs), "--labels", str(judge), "--human", str(human), "--metric", "ndcg@10"])
+    assert len(report.ppi) == 2
+    asked = {x["question_id"] for x in lines_h}
+    by_judge, by_human = relabel(runs, [str(judge)]).runs[0], relabel(runs, [str(human)]).runs[0]
+    mine = np.asarray([q in asked for q in by_judge.ids]) & np.isfinite(by_judge.values("ndcg@10"))
+    rest = ~np.asarray([q in asked for q in by_judge.ids]) & np.isfinite(by_judge.values("ndcg@10"))
+    expected = ppi_mean(by_human.values("ndcg@10")[mine], by_judge.values("ndcg@10")[mine],
+                        by_judge.values("ndcg@10")[rest])
+    assert report.ppi[0] == expected and report.to_dict()["ppi"][0]["ci"] == [expected.lo, expected.hi]
+    with pytest.raises(RecevalError, match="--human corrects a judge's labels"):
+        report_for([str(two_runs), "--human", str(human)])
