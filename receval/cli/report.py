@@ -35,6 +35,11 @@ unanswerable questions (null measures) are left out and counted in the header.
   and the smallest difference the questions can detect; ``--detect D``: questions needed
   to detect D. ``--ranks``: each run's rank with a bootstrap interval; ``--calibrate``:
   each test's A/A type I rate on null pairs built from the runs' own differences.
+- ``--suite``: runs of the same configurations on several collections (told apart by
+  their dataset fingerprint): per collection each configuration's mean and its difference
+  against ``--baseline`` (default the first configuration), the difference pooled over
+  collections (random effects and fixed effect, tau^2, I^2), mean over collections and
+  Borda rank with two-level bootstrap and rank intervals; ``--plot``: the forest plot.
 - ``--format table|markdown|csv|json|latex|html``, ``--out FILE``, ``--plot FILE.png|.svg``.
   ``csv`` is one row per run (with ``--per-question``: one row per question).
 
@@ -58,6 +63,7 @@ from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import sureness
+from receval.analysis.suite import Suite, suite
 from receval.analysis.summary import check_floors, latency_cautions, measure_names, question_counts, summaries
 from receval.cli import options
 from receval.cli.options import FLAGS
@@ -66,6 +72,7 @@ from receval.core.errors import RecevalError, exit_on_error
 from receval.core.progress import warn
 from receval.render import html, tables
 from receval.render import report as rendered
+from receval.render import suite as rendered_suite
 from receval.render.show import to_text
 from receval.results.discovery import load_runs
 from receval.results.format import OVERLAP
@@ -186,6 +193,11 @@ def build_parser() -> options.ArgumentParser:
         "--detect", type=float, metavar="D",
         help="questions each pair needs to detect a difference of D (implies --test randomization unless given)",
     )
+    parser.add_argument(
+        "--suite", action="store_true",
+        help="one row per configuration across collections (dataset fingerprints): per collection and "
+        "pooled differences vs --baseline, mean over collections and Borda rank with intervals",
+    )
     parser.add_argument("--ranks", action="store_true", help="each run's rank with a bootstrap interval over questions")
     parser.add_argument(
         "--calibrate", action="store_true",
@@ -260,6 +272,20 @@ def load(args) -> list[Run]:
     return runs
 
 
+SUITE_ALONE = ("gate", "chain", "by", "per_question", "all_pairs", "test", "correct", "detect", "ranks", "calibrate",
+               "show", "qrels")
+
+
+def compute_suite(args) -> Suite:
+    """``--suite``: the runs as configurations x collections (:mod:`receval.analysis.suite`)."""
+    given = [name for name in SUITE_ALONE if getattr(args, name) not in (None, False)]
+    if given:
+        raise RecevalError(f"--suite: --{given[0].replace('_', '-')} is not taken with --suite; leave it out")
+    runs = filters.filter_questions(load(args), options.question_filters(args), option="--where")
+    boot = bootstrap_settings(runs, args.n_resamples, args.seed, args.level, args.method, FLAGS["bootstrap"])
+    return suite(runs, args.metric, boot, args.baseline, option="--baseline")
+
+
 def compute(args) -> Report | Gate:
     """Everything ``python -m receval.report`` shows for parsed ``args``, composed from the
     functions of :mod:`receval.analysis`: load -> runs and questions kept -> measures ->
@@ -327,10 +353,24 @@ def compute(args) -> Report | Gate:
     return report
 
 
-def report_for(argv: list[str]) -> Report | Gate:
+def report_for(argv: list[str]) -> Report | Gate | Suite:
     """What ``python -m receval.report ARGV`` computes, before it is rendered (for tests
     and for a notebook that wants the whole report)."""
-    return compute(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    return compute_suite(args) if args.suite else compute(args)
+
+
+def write_suite(args, found: Suite) -> None:
+    if args.plot:
+        rendered_suite.plot(found, args.plot)
+    if args.format == "html":
+        options.write_output(rendered_suite.render_html(found), args.out)
+    elif args.format == "table" and args.out is None:
+        tables.print_rich(rendered_suite.header_lines(found), rendered_suite.tables_of(found))
+    else:
+        options.write_output(rendered_suite.render(found, args.format), args.out)
+    if args.plot:
+        print(f"receval: wrote {args.plot}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -339,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         inputs = [*args.runs, *([args.qrels] if args.qrels else [])]
         for flag in ("out", "plot"):
             outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=inputs, flag=f"--{flag}")
+        if args.suite:
+            write_suite(args, compute_suite(args))
+            return 0
         report = compute(args)
         if isinstance(report, Gate):  # one line either way, exit 1 on a regression
             print(report.line)

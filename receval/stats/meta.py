@@ -76,9 +76,9 @@ def pool(effects, variances, level: float = 0.95) -> Pooled:
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
     k = int(y.size)
-    # a collection whose differences are all equal has variance 0: it would take all the
-    # weight; a tiny floor keeps the arithmetic finite and its weight dominant
-    v = np.maximum(v, np.finfo(np.float64).tiny * 1e6)
+    # a variance of 0 (identical runs) would be an infinite weight; 1e-12 (a standard
+    # error of 1e-6) keeps the arithmetic finite
+    v = np.maximum(v, 1e-12)
     z = float(stats.norm.isf((1 - level) / 2))
 
     w = 1.0 / v
