@@ -91,3 +91,15 @@ def test_pooled_interval_covers_at_least_93_percent_at_nominal_95(k, tau, n):
         p = pool(y, s2 / sizes, level=0.95)
         covered += p.lo <= mu <= p.hi
     assert covered / reps >= 0.93
+
+
+def test_not_worse_p_is_at_most_a_exactly_when_the_interval_at_1_minus_a_clears_the_margin():
+    from receval.stats.meta import interval_at, not_worse_p
+
+    p = pool(*HETEROGENEOUS[0])
+    assert interval_at(p, 0.95) == pytest.approx((p.lo, p.hi), abs=1e-12)
+    for margin in (0.0, 0.02, 0.05, 0.1):
+        pv = not_worse_p(p, margin)
+        for a in (0.01, 0.025, 0.05, 0.2):
+            if abs(pv - a) > 1e-9:
+                assert (pv <= a) == (interval_at(p, 1 - a)[0] > -margin)

@@ -27,10 +27,12 @@ COLLECTIONS = {
 
 @pytest.fixture(scope="module")
 def suite_root(tmp_path_factory):
-    """bm25 and tfidf on three collections, made in-process: one sweep folder per collection."""
+    """bm25 and tfidf, 20 and 120 words, on three collections, made in-process: one sweep
+    folder per collection."""
     root = tmp_path_factory.mktemp("suite")
     for name, overrides in COLLECTIONS.items():
-        sweep_in_process(root / name, ["retriever=bm25", "retriever=tfidf"], *([o] for o in overrides))
+        sweep_in_process(root / name, ["retriever=bm25", "retriever=tfidf"],
+                         ["chunking.max_words=120", "chunking.max_words=20"], *([o] for o in overrides))
     return root
 
 
@@ -41,7 +43,7 @@ def runs(suite_root):
 
 def test_runs_are_grouped_by_collection_and_configuration(runs):
     s = suite(runs, "rr", BootstrapConfig(n_resamples=400))
-    assert s.labels == ["bm25", "tfidf"]
+    assert s.labels == ["bm25 max_words=120", "bm25 max_words=20", "tfidf max_words=120", "tfidf max_words=20"]
     assert sorted(c.name for c in s.collections) == sorted(COLLECTIONS)
     assert len({c.fingerprint for c in s.collections}) == 3
     assert s.baseline == 0 and s.pooled[0] is None
@@ -51,7 +53,7 @@ def test_differences_are_the_mean_paired_differences_and_pool_them(runs):
     s = suite(runs, "rr", BootstrapConfig(n_resamples=400))
     diffs = []
     for c in s.collections:
-        base, other = (analysis.load(d)[0] for d in c.run_dirs)
+        base, other = (analysis.load(d)[0] for d in c.run_dirs[:2])
         a, b = base.values("rr"), other.values("rr")
         keep = ~np.isnan(a) & ~np.isnan(b)
         assert c.means[0].mean == pytest.approx(a[keep].mean(), abs=1e-12)
@@ -66,18 +68,20 @@ def test_differences_are_the_mean_paired_differences_and_pool_them(runs):
         assert c.diffs[1].mean == pytest.approx(d.mean(), abs=1e-12)
         assert c.diffs[1].se == pytest.approx(np.sqrt(v / d.size), abs=1e-12)
     assert s.pooled[1] == pool([d.mean() for d in diffs], [v / d.size for d, v in zip(diffs, variances)], 0.95)
-    mean_over = np.mean([[c.means[j].mean for j in range(2)] for c in s.collections], axis=0)
+    mean_over = np.mean([[m.mean for m in c.means] for c in s.collections], axis=0)
     assert [m.mean for m in s.standing.mean] == pytest.approx(list(mean_over), abs=1e-12)
     assert analysis.suite_report(runs, "MRR").to_dict()["configurations"][1]["pooled_vs_baseline"]["estimate"] == (
         pytest.approx(s.pooled[1].estimate, abs=1e-12))
 
 
 def test_baseline_picks_a_configuration_and_an_incomplete_grid_is_named(runs, suite_root):
-    s = suite(runs, "rr", BootstrapConfig(n_resamples=200), baseline="retriever=tfidf")
-    assert s.baseline == 1 and s.pooled[1] is None and s.pooled[0] is not None
+    s = suite(runs, "rr", BootstrapConfig(n_resamples=200), baseline="retriever=tfidf,max_words=120")
+    assert s.baseline == 2 and s.pooled[2] is None and s.pooled[0] is not None
+    with pytest.raises(RecevalError, match="matches 2 configurations"):
+        suite(runs, "rr", BootstrapConfig(n_resamples=200), baseline="retriever=tfidf")
     with pytest.raises(RecevalError, match="matches no configuration"):
         suite(runs, "rr", BootstrapConfig(n_resamples=200), baseline="retriever=dense")
-    without = [r for r in runs if not (r.run_dir.parent.name == "site" and r.run_dir.name == "1")]
+    without = [r for r in runs if not (r.run_dir.parent.name == "site" and r.run_dir.name == "2")]
     with pytest.raises(RecevalError, match="needs one run on every collection; site has no run like"):
         suite(without, "rr", BootstrapConfig(n_resamples=200))
     one = [r for r in runs if r.run_dir.parent.name == "site"]
@@ -91,7 +95,7 @@ def test_the_command_prints_json_and_draws_the_forest_plot(suite_root, tmp_path,
                             "--n-resamples", "300"])
     assert code == 0
     data = json.loads(out.read_text())
-    assert [c["label"] for c in data["configurations"]] == ["bm25", "tfidf"]
+    assert [c["label"] for c in data["configurations"]][::2] == ["bm25 max_words=120", "tfidf max_words=120"]
     pooled = data["configurations"][1]["pooled_vs_baseline"]
     assert pooled["k"] == 3 and 0 <= pooled["i2"] <= 1 and pooled["lo"] <= pooled["estimate"] <= pooled["hi"]
     assert {c["name"] for c in data["collections"]} == set(COLLECTIONS)
@@ -159,3 +163,42 @@ def test_a_run_better_on_every_question_everywhere_ranks_first_surely():
     st = suite_standing(mats, n_resamples=300)
     assert [(r.rank, r.lo, r.hi) for r in st.borda_rank] == [(3, 3, 3), (1, 1, 1), (2, 2, 2)]
     assert st.borda[1].mean == 6.0 and (st.borda[1].lo, st.borda[1].hi) == (6.0, 6.0)
+
+
+# ---------------------------------------------------------------- select --suite
+
+
+def test_select_on_a_suite_chooses_on_the_pooled_effect_and_says_so(runs, suite_root, capsys):
+    from receval.analysis.suite_choice import choose_on_suite
+    from receval.cli import select as select_cli
+
+    boot = BootstrapConfig(n_resamples=300)
+    sel = choose_on_suite(runs, "rr", "chunks", None, boot)
+    first = suite(runs, "rr", boot)
+    effects = [0.0 if p is None else p.estimate for p in first.pooled]
+    assert sel.leader == int(np.argmax(effects)) and sel.chosen == sel.leader  # no margin: the leader
+    assert sel.suite.baseline == sel.leader
+    for c in sel.candidates:
+        if c.index != sel.leader:  # each configuration against the leader, pooled
+            assert c.pooled == suite(runs, "rr", boot, baseline=sel.leader).pooled[c.index]
+    # a margin as wide as the metric: every cheaper configuration is shown not worse, the cheapest chosen
+    wide = choose_on_suite(runs, "rr", "chunks", 1.0, boot)
+    lead = wide.candidates[wide.leader]
+    assert [c.cheaper for c in wide.candidates] == [c.cost < lead.cost for c in wide.candidates]
+    cheaper = [c for c in wide.candidates if c.cheaper]
+    assert all(c.qualifies and c.contender for c in cheaper)
+    assert wide.candidates[wide.chosen].cost == min(c.cost for c in [lead, *cheaper])
+    assert select_cli.main([str(suite_root), "--suite", "--prefer", "chunks", "--n-resamples", "300"]) == 0
+    printed = capsys.readouterr().out
+    assert "the choice is made on the pooled effect" in printed and "chosen on the pooled effect over 3 collections" in printed
+
+
+def test_the_smallest_qualifying_margin_is_where_holm_starts_to_reject():
+    from receval.analysis.suite_choice import _margin_needed, _verdicts
+
+    pooled = [pool([-0.02, 0.01, -0.05], [0.0004, 0.0002, 0.0009]), pool([-0.10, -0.04, -0.07], [0.0003, 0.0004, 0.0002])]
+    for j in range(2):
+        m = _margin_needed(pooled, j, 0.05)
+        assert m > 0
+        assert _verdicts(pooled, m + 1e-7, 0.05)[j].rejected
+        assert not _verdicts(pooled, m - 1e-7, 0.05)[j].rejected

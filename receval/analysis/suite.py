@@ -226,10 +226,11 @@ def _differences(collections: list[Collection], mats: list[np.ndarray], j: int, 
         collections[c] = replace(old, diffs=diffs)
 
 
-def suite(runs: list[Run], metric: str, boot: BootstrapConfig, baseline: str | None = None,
+def suite(runs: list[Run], metric: str, boot: BootstrapConfig, baseline: str | int | None = None,
           option: str = "baseline") -> Suite:
     """The suite report of ``runs`` on ``metric`` (see the module docstring);
-    ``baseline``: a ``key=value`` selector naming one configuration (default the first)."""
+    ``baseline``: a ``key=value`` selector naming one configuration, or its index in
+    order of first appearance (default the first)."""
     if not runs:
         raise RecevalError("--suite: no runs")
     runs = with_derived(runs, [metric], option="--metric")
@@ -241,7 +242,9 @@ def suite(runs: list[Run], metric: str, boot: BootstrapConfig, baseline: str | N
             "on two or more (python -m receval +suite=local ... -m)"
         )
     base = 0
-    if baseline is not None:
+    if isinstance(baseline, int):
+        base = baseline
+    elif baseline is not None:
         chosen = {keys.index(configuration_key(runs[i])) for i in filters.select(runs, baseline)}
         if len(chosen) != 1:
             what = "matches no configuration" if not chosen else f"matches {len(chosen)} configurations"

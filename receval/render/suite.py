@@ -177,3 +177,58 @@ def render_html(s: Suite) -> str:
         f"<title>receval suite report</title><style>{CSS}</style></head><body>\n"
         + "\n".join(body) + "\n</body></html>\n"
     )
+
+
+# ------------------------------------------------------------- select --suite
+
+
+def selection_lines(sel) -> list[str]:
+    """Header of ``select --suite`` (a :class:`receval.analysis.suite_choice.SuiteSelection`)."""
+    s = sel.suite
+    label = measure_label(sel.metric)
+    lines = [
+        f"select over a suite: {label}, {len(sel.candidates)} configurations x {len(s.collections)} collections "
+        f"({', '.join(c.name for c in s.collections)}); the choice is made on the pooled effect",
+        f"leader: {sel.candidates[sel.leader].label} (largest pooled difference); diff = configuration - leader, "
+        "pooled over collections (DerSimonian-Laird random effects, Hartung-Knapp interval), Holm-corrected over "
+        f"the configurations cheaper by {sel.prefer}",
+        (f"margin: {sel.margin:g} ({label} units): a cheaper configuration qualifies when its Holm interval's lower "
+         f"end lies above {-sel.margin:g}") if sel.margin is not None else
+        f"margin: none given (--margin, in {label} units): the leader is chosen; 'margin >' is each cheaper "
+        "configuration's smallest qualifying margin",
+        *sel.notes, *(f"note: {n}" for n in s.notes),
+        f"chosen: {sel.candidates[sel.chosen].label} -- {sel.why}",
+    ]
+    return lines
+
+
+def selection_table(sel) -> Table:
+    rows = []
+    for c in sel.candidates:
+        p = c.pooled
+        rows.append([
+            str(c.index), c.label, fmt(c.mean), f"{c.cost:.4g}",
+            "-" if p is None else fmt_signed(p.estimate),
+            "-" if p is None else fmt_ci(p.lo, p.hi, signed=True),
+            "-" if p is None else f"{p.i2:.0%}",
+            "" if c.lo is None else fmt_ci(c.lo, c.hi, signed=True),
+            "" if c.level is None else f"{c.level:.4g}",
+            "" if c.margin_needed is None else f"{c.margin_needed:.3f}",
+            "leader" if c.index == sel.leader else ("qualifies" if c.qualifies else
+                                                    "not shown" if c.qualifies is False else
+                                                    "cheaper" if c.cheaper else "dearer"),
+        ])
+    level = f"{sel.suite.boot.level:.0%} CI"
+    return Table(
+        columns=["#", "configuration", "mean over collections", sel.prefer, "pooled diff", level, "I^2",
+                 "Holm CI", "level", "margin >", "status"],
+        rows=rows, bold={(sel.chosen, 1)}, align=["r", "l"] + ["r"] * 9,
+    )
+
+
+def render_selection(sel, fmt_name: str) -> str:
+    def csv() -> str:
+        table = selection_table(sel)
+        return tables.to_csv(table.columns, table.rows)
+
+    return tables.formatted(fmt_name, lambda: selection_lines(sel), lambda: [selection_table(sel)], sel.to_dict, csv)

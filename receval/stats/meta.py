@@ -59,6 +59,7 @@ class Pooled:
     i2: float
     q: float
     level: float
+    hk_se: float = 0.0  # the random-effects interval's standard error: se * sqrt(max(1, Hartung-Knapp scale))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -89,7 +90,7 @@ def pool(effects, variances, level: float = 0.95) -> Pooled:
     if k == 1:
         return Pooled(1, fixed, fixed_se, fixed - z * fixed_se, fixed + z * fixed_se, fixed - z * fixed_se,
                       fixed + z * fixed_se, fixed, fixed_se, fixed - z * fixed_se, fixed + z * fixed_se,
-                      0.0, 0.0, 0.0, level)
+                      0.0, 0.0, 0.0, level, fixed_se)
     c = float(np.sum(w) - np.sum(w**2) / np.sum(w))
     tau2 = max(0.0, (q - df) / c) if c > 0 else 0.0
     i2 = max(0.0, (q - df) / q) if q > 0 else 0.0
@@ -104,8 +105,31 @@ def pool(effects, variances, level: float = 0.95) -> Pooled:
         k=k, estimate=estimate, se=se, lo=estimate - half, hi=estimate + half,
         wald_lo=estimate - z * se, wald_hi=estimate + z * se,
         fixed=fixed, fixed_se=fixed_se, fixed_lo=fixed - z * fixed_se, fixed_hi=fixed + z * fixed_se,
-        tau2=float(tau2), i2=float(i2), q=q, level=level,
+        tau2=float(tau2), i2=float(i2), q=q, level=level, hk_se=float(se * np.sqrt(max(1.0, scale))),
     )
+
+
+def _crit(p: Pooled, level: float) -> float:
+    tail = (1 - level) / 2
+    return float(stats.norm.isf(tail) if p.k == 1 else stats.t.isf(tail, p.k - 1))
+
+
+def interval_at(p: Pooled, level: float) -> tuple[float, float]:
+    """The random-effects interval of ``p`` at another ``level`` (as :func:`pool` makes it)."""
+    half = _crit(p, level) * p.hk_se
+    return p.estimate - half, p.estimate + half
+
+
+def not_worse_p(p: Pooled, margin: float) -> float:
+    """The p-value for "the pooled difference is at most ``-margin``" on the convention
+    of :mod:`receval.stats.noninferiority`: twice the one-sided tail, so ``p <= a``
+    exactly when the two-sided interval at ``1 - a`` (:func:`interval_at`) has its lower
+    end above ``-margin``."""
+    if p.hk_se <= 0:
+        return 0.0 if p.estimate > -margin else 1.0
+    statistic = (p.estimate + margin) / p.hk_se
+    tail = stats.norm.sf(statistic) if p.k == 1 else stats.t.sf(statistic, p.k - 1)
+    return float(min(1.0, 2 * tail))
 
 
 def mean_difference(diffs) -> tuple[float, float]:
