@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -132,9 +133,10 @@ def collection_name(run: Run) -> str:
     """What a collection is called: its ``dataset.id`` (ir_datasets), else the last part
     of ``dataset.path``, else the dataset's ``name`` (``library``)."""
     node = (run.config or {}).get("dataset") or {}
-    for key in ("id", "path"):
-        if node.get(key):
-            return shown(node[key])
+    if node.get("id"):
+        return shown(node["id"])
+    if node.get("path"):  # saved as given: ${oc.env:RECEVAL_SHARED,../shared}/datasets/scifact
+        return PurePath(str(node["path"]).rstrip("/")).name or shown(node["path"])
     return str(node.get("name") or "?")
 
 
