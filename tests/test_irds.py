@@ -96,8 +96,8 @@ def test_a_file_missing_from_the_store_is_one_message_and_no_download(store, mon
 
 
 def test_the_config_is_typed_and_the_id_required(make_config):
-    from receval.core.errors import ConfigError
     from receval.config import check
+    from receval.core.errors import ConfigError
 
     cfg = make_config("dataset=ir_datasets", "dataset.id=beir/scifact/test")
     assert cfg.dataset.id == "beir/scifact/test" and cfg.dataset.format == "ir_datasets"

@@ -63,16 +63,16 @@ from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import sureness
-from receval.analysis.suite import Suite, suite
+from receval.analysis.suite import Suite
 from receval.analysis.summary import check_floors, latency_cautions, measure_names, question_counts, summaries
 from receval.cli import options
 from receval.cli.options import FLAGS
+from receval.cli.suite import compute_suite, write_suite
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
 from receval.core.progress import warn
 from receval.render import html, tables
 from receval.render import report as rendered
-from receval.render import suite as rendered_suite
 from receval.render.show import to_text
 from receval.results.discovery import load_runs
 from receval.results.format import OVERLAP
@@ -272,20 +272,6 @@ def load(args) -> list[Run]:
     return runs
 
 
-SUITE_ALONE = ("gate", "chain", "by", "per_question", "all_pairs", "test", "correct", "detect", "ranks", "calibrate",
-               "show", "qrels")
-
-
-def compute_suite(args) -> Suite:
-    """``--suite``: the runs as configurations x collections (:mod:`receval.analysis.suite`)."""
-    given = [name for name in SUITE_ALONE if getattr(args, name) not in (None, False)]
-    if given:
-        raise RecevalError(f"--suite: --{given[0].replace('_', '-')} is not taken with --suite; leave it out")
-    runs = filters.filter_questions(load(args), options.question_filters(args), option="--where")
-    boot = bootstrap_settings(runs, args.n_resamples, args.seed, args.level, args.method, FLAGS["bootstrap"])
-    return suite(runs, args.metric, boot, args.baseline, option="--baseline")
-
-
 def compute(args) -> Report | Gate:
     """Everything ``python -m receval.report`` shows for parsed ``args``, composed from the
     functions of :mod:`receval.analysis`: load -> runs and questions kept -> measures ->
@@ -357,20 +343,7 @@ def report_for(argv: list[str]) -> Report | Gate | Suite:
     """What ``python -m receval.report ARGV`` computes, before it is rendered (for tests
     and for a notebook that wants the whole report)."""
     args = build_parser().parse_args(argv)
-    return compute_suite(args) if args.suite else compute(args)
-
-
-def write_suite(args, found: Suite) -> None:
-    if args.plot:
-        rendered_suite.plot(found, args.plot)
-    if args.format == "html":
-        options.write_output(rendered_suite.render_html(found), args.out)
-    elif args.format == "table" and args.out is None:
-        tables.print_rich(rendered_suite.header_lines(found), rendered_suite.tables_of(found))
-    else:
-        options.write_output(rendered_suite.render(found, args.format), args.out)
-    if args.plot:
-        print(f"receval: wrote {args.plot}", file=sys.stderr)
+    return compute_suite(args, load(args)) if args.suite else compute(args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -380,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         for flag in ("out", "plot"):
             outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=inputs, flag=f"--{flag}")
         if args.suite:
-            write_suite(args, compute_suite(args))
+            write_suite(args, compute_suite(args, load(args)))
             return 0
         report = compute(args)
         if isinstance(report, Gate):  # one line either way, exit 1 on a regression

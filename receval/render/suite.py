@@ -26,8 +26,8 @@ def header_lines(s: Suite) -> list[str]:
         f"{level} CI per collection: {s.boot.method} bootstrap over questions ({s.boot.n_resamples} resamples, seed "
         f"{s.boot.seed}); differences: mean +- z*se; pooled: DerSimonian-Laird random effects with the "
         f"Hartung-Knapp interval (t, k-1 df), fixed effect beside it",
-        f"mean over collections and Borda count: two-level bootstrap (collections, then questions within each), "
-        f"rank intervals over the same resamples",
+        "mean over collections and Borda count: two-level bootstrap (collections, then questions within each), "
+        "rank intervals over the same resamples",
     ]
     return lines + [f"note: {note}" for note in s.notes]
 
