@@ -43,6 +43,7 @@ def test_random_and_fixed_effects_equal_statsmodels_dersimonian_laird(effects, v
         )
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt:RuntimeWarning")  # statsmodels' own, tau^2 < 0
 def test_agreeing_collections_have_no_heterogeneity_and_pool_as_fixed_effect():
     effects, variances = [0.020, 0.021, 0.019], [0.0004, 0.0003, 0.0005]
     ours = pool(effects, variances)

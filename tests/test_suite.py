@@ -107,6 +107,10 @@ def test_the_command_prints_json_and_draws_the_forest_plot(suite_root, tmp_path,
     assert report_cli.main([str(suite_root), "--suite", "--n-resamples", "300"]) == 0
     printed = capsys.readouterr().out
     assert "pooled, random (k=3)" in printed and "Borda" in printed
+    csv = tmp_path / "suite.csv"
+    assert report_cli.main([str(suite_root), "--suite", "--format", "csv", "--out", str(csv), "--n-resamples", "300"]) == 0
+    rows = csv.read_text().splitlines()
+    assert rows[0].startswith("configuration,collection,dataset_fingerprint") and sum("pooled_random" in r for r in rows) == 3
 
 
 def test_suite_refuses_flags_it_does_not_take(suite_root, capsys):
@@ -188,9 +192,14 @@ def test_select_on_a_suite_chooses_on_the_pooled_effect_and_says_so(runs, suite_
     cheaper = [c for c in wide.candidates if c.cheaper]
     assert all(c.qualifies and c.contender for c in cheaper)
     assert wide.candidates[wide.chosen].cost == min(c.cost for c in [lead, *cheaper])
-    assert select_cli.main([str(suite_root), "--suite", "--prefer", "chunks", "--n-resamples", "300"]) == 0
+    best = suite_root.parent / "best.yaml"
+    assert select_cli.main([str(suite_root), "--suite", "--prefer", "chunks", "--n-resamples", "300",
+                            "--out", str(best)]) == 0
     printed = capsys.readouterr().out
     assert "the choice is made on the pooled effect" in printed and "chosen on the pooled effect over 3 collections" in printed
+    chosen = sel.candidates[sel.chosen].label
+    assert f"chosen: {chosen}" in printed
+    assert f"kind: {chosen.split()[0]}" in best.read_text()  # the chosen configuration's complete config
 
 
 def test_the_smallest_qualifying_margin_is_where_holm_starts_to_reject():
