@@ -27,6 +27,7 @@ from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, 
 class DatasetFormat(StrEnum):
     folder = "folder"  # pages/*.md + questions.jsonl
     beir = "beir"  # corpus.jsonl, queries.jsonl, qrels/<split>.tsv
+    ir_datasets = "ir_datasets"  # an id of the ir_datasets package, read from its local store
 
 
 class BootstrapMethod(StrEnum):
@@ -42,6 +43,19 @@ class DatasetConfig:
     questions: Optional[str] = None  # null: <path>/questions.jsonl
     split: Any = None  # beir: null = every qrels/<split>.tsv, a name, or a list of names
     title: bool = True  # beir: prepend each document's title to its text
+
+
+@dataclass
+class IrDatasetsConfig(DatasetConfig):
+    """``dataset=ir_datasets``: the ``dataset`` node with the package's dataset ``id``
+    (``beir/scifact/test``; its last part names the split). A subclass, merged in by
+    ``conf/dataset/ir_datasets.yaml`` (``dataset/base_ir_datasets``), so the other formats'
+    saved configs, and their identity hashes, do not gain the key."""
+
+    id: str = MISSING
+
+
+DATASET_SCHEMAS = {DatasetFormat.ir_datasets.value: IrDatasetsConfig}  # format -> its own schema
 
 
 @dataclass
@@ -134,6 +148,7 @@ def register() -> None:
 
     register_resolvers()
     ConfigStore.instance().store(name="receval_schema", node=RecevalConfig)
+    ConfigStore.instance().store(group="dataset", name="base_ir_datasets", node=IrDatasetsConfig)
     ConfigStore.instance().store(group="hydra/sweeper", name="receval", node=SWEEPER, provider="receval")
     components.register_schemas()
 
@@ -145,6 +160,9 @@ def structured_run(data: dict):
     Raises ConfigError naming a group key its schema lacks or an unknown kind
     (:func:`receval.components.typed`), OmegaConf's error for any other key."""
     data = dict(data)
+    dataset = data.get("dataset")
+    if hasattr(dataset, "keys") and str(dataset.get("format")) in DATASET_SCHEMAS:
+        data["dataset"] = OmegaConf.merge(OmegaConf.structured(DATASET_SCHEMAS[str(dataset["format"])]), dataset)
     for group in components.BASES:
         node = data.get(group)
         if hasattr(node, "keys") and "kind" in node:
@@ -264,6 +282,7 @@ class SynthRunConfig:
 def register_synth() -> None:
     register_resolvers()
     ConfigStore.instance().store(name="synth_schema", node=SynthRunConfig)
+    ConfigStore.instance().store(group="dataset", name="base_ir_datasets", node=IrDatasetsConfig)
 
 
 def synth_problems(cfg) -> list[str]:

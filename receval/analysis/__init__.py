@@ -12,12 +12,16 @@ the labels say about the measures), :mod:`.report` (the report as data),
 (what ``select`` computes), :mod:`.listing` (every run under a folder),
 :mod:`.reproduction` (a run against its re-run), :mod:`.significance` (tests,
 corrections, effect sizes, detectable differences, rank intervals, A/A calibration), :mod:`.warehouse` (SQL views over
-stored runs, DuckDB), :mod:`.tracker` (what ``export --to mlflow`` logs), :mod:`.api`
+stored runs, DuckDB), :mod:`.suite` (one set of configurations over several collections:
+per-collection and pooled differences, standing over collections), :mod:`.tracker` (what ``export --to mlflow`` logs), :mod:`.api`
 (the Python API, re-exported here).
 """
 
 from receval.analysis.api import (
-    Comparison, PairTest, Sureness, compare, floor, gate, how_sure, load, pairs, summary,
+    Comparison, PairTest, Suite, Sureness, compare, floor, gate, how_sure, load, pairs, suite_report, summary,
 )
 
-__all__ = ["Comparison", "PairTest", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "summary"]
+__all__ = [
+    "Comparison", "PairTest", "Suite", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "suite_report",
+    "summary",
+]

@@ -11,6 +11,7 @@ commands print, as plain data, without a subprocess. Re-exported by
     assert not analysis.floor(runs, {"hit@3": 0.70})             # [] when every run is above
     assert analysis.gate("runs/new", "runs/old", margin=0.02).passed
     sure = analysis.how_sure(runs, "ap", all_pairs=True, test="t", correction="holm", ranks=True)
+    over = analysis.suite_report(analysis.load("runs/suite"), "rr", baseline="retriever=bm25")  # --suite
 
 Arguments are typed: measures by name (``"hit@3"``, ``"MRR"``), ``where`` a mapping of
 column to value (``{"split": "test"}``), floors and margins as numbers. Intervals follow
@@ -36,6 +37,7 @@ from receval.analysis.chain import chain_pairs
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import PairTest, Sureness, sureness
+from receval.analysis.suite import Suite, suite
 from receval.analysis.summary import check_floors, failures, measure_names, summaries
 from receval.results.discovery import load
 from receval.results.labels import naming_of
@@ -44,7 +46,10 @@ from receval.results.stored import Run
 from receval.stats.corrections import CORRECTIONS
 from receval.stats.significance import TESTS
 
-__all__ = ["Comparison", "PairTest", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "summary"]
+__all__ = [
+    "Comparison", "PairTest", "Suite", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "suite_report",
+    "summary",
+]
 
 
 def _kept(runs: Sequence[Run], where: Mapping[str, str] | None, measures: list[str]) -> list[Run]:
@@ -155,3 +160,22 @@ def how_sure(
         raise RecevalError("no pair to test: give baseline=, chain=True or all_pairs=True")
     return sureness(kept, shown, metric, boot, test if shown else None, correction, detect, ranks, calibrate,
                     intersect)
+
+
+def suite_report(
+    runs: Sequence[Run],
+    metric: str = "rr",
+    baseline: str | None = None,
+    where: Mapping[str, str] | None = None,
+) -> Suite:
+    """What ``report --suite`` computes, as data (:class:`receval.analysis.suite.Suite`;
+    ``.to_dict()`` is its JSON): runs grouped into collections (dataset fingerprint) and
+    configurations; per collection each configuration's mean and difference against
+    ``baseline`` (a ``key=value`` naming one configuration; default the first), the
+    difference pooled over collections (random effects and fixed effect, tau^2, I^2),
+    and mean over collections and Borda rank with two-level bootstrap intervals."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("no runs: load some with receval.analysis.load(path)")
+    kept = filters.filter_questions(runs, filters.where_pairs(where), option="where")
+    return suite(kept, metric, bootstrap_settings(kept), baseline, option="baseline")

@@ -42,6 +42,11 @@ unanswerable questions (null measures) are left out and counted in the header.
   interval over questions) between the runs' order under the stored and the stored +
   added labels, and whether the winner or ``select``'s choice changes
   (:mod:`receval.analysis.holes`).
+- ``--suite``: runs of the same configurations on several collections (told apart by
+  their dataset fingerprint): per collection each configuration's mean and its difference
+  against ``--baseline`` (default the first configuration), the difference pooled over
+  collections (random effects and fixed effect, tau^2, I^2), mean over collections and
+  Borda rank with two-level bootstrap and rank intervals; ``--plot``: the forest plot.
 - ``--format table|markdown|csv|json|latex|html``, ``--out FILE``, ``--plot FILE.png|.svg``.
   ``csv`` is one row per run (with ``--per-question``: one row per question).
 
@@ -66,9 +71,11 @@ from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import sureness
+from receval.analysis.suite import Suite
 from receval.analysis.summary import check_floors, latency_cautions, measure_names, question_counts, summaries
 from receval.cli import options
 from receval.cli.options import FLAGS
+from receval.cli.suite import compute_suite, write_suite
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
 from receval.core.progress import warn
@@ -194,6 +201,11 @@ def build_parser() -> options.ArgumentParser:
     parser.add_argument(
         "--detect", type=float, metavar="D",
         help="questions each pair needs to detect a difference of D (implies --test randomization unless given)",
+    )
+    parser.add_argument(
+        "--suite", action="store_true",
+        help="one row per configuration across collections (dataset fingerprints): per collection and "
+        "pooled differences vs --baseline, mean over collections and Borda rank with intervals",
     )
     parser.add_argument("--ranks", action="store_true", help="each run's rank with a bootstrap interval over questions")
     parser.add_argument(
@@ -362,10 +374,11 @@ def compute(args) -> Report | Gate:
     return report
 
 
-def report_for(argv: list[str]) -> Report | Gate:
+def report_for(argv: list[str]) -> Report | Gate | Suite:
     """What ``python -m receval.report ARGV`` computes, before it is rendered (for tests
     and for a notebook that wants the whole report)."""
-    return compute(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    return compute_suite(args, load(args)) if args.suite else compute(args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -374,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
         inputs = [*args.runs, *([args.qrels] if args.qrels else [])]
         for flag in ("out", "plot"):
             outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=inputs, flag=f"--{flag}")
+        if args.suite:
+            write_suite(args, compute_suite(args, load(args)))
+            return 0
         report = compute(args)
         if isinstance(report, Gate):  # one line either way, exit 1 on a regression
             print(report.line)

@@ -16,7 +16,9 @@ that sends requests or names code needs ``--allow-remote`` / ``--allow-code``; n
 interpolation is evaluated or written). Without ``--margin`` the leader is chosen and each
 cheaper run's smallest qualifying margin printed. ``--report-on test`` then scores
 that one config on the held-out questions and says how far the selection split
-overstated it. The computation is :mod:`receval.analysis.choice`; the table
+overstated it. ``--suite``: runs of the same configurations on several collections; the
+choice is made on the difference pooled over the collections (random effects; Holm over
+the cheaper configurations; :mod:`receval.analysis.suite_choice`). The computation is :mod:`receval.analysis.choice`; the table
 :mod:`receval.render.select`; the plot :mod:`receval.render.choice_plot`; best.yaml
 :mod:`receval.render.best_yaml`. Exit status 0, or 2 with one line for a user error.
 """
@@ -67,6 +69,39 @@ def select(
     return selection, best
 
 
+def select_suite(args) -> int:
+    """``--suite``: the choice on the pooled effect (:mod:`receval.analysis.suite_choice`)."""
+    from receval.analysis.suite_choice import choose_on_suite
+    from receval.analysis.suite import group
+    from receval.render import suite as rendered_suite
+
+    for flag in ("report_on", "plot"):
+        if getattr(args, flag) is not None:
+            raise RecevalError(f"--{flag.replace('_', '-')} is not taken with --suite; leave it out")
+    runs = load_runs(args.paths)
+    if args.select_runs is not None:
+        runs = pick(runs, args.select_runs, option="--runs")
+    where = ([("split", args.split)] if args.split else []) + list(parse_where(args.where))
+    scored = filter_questions(runs, where, option="--where")
+    boot = bootstrap_settings(scored, args.n_resamples, args.seed, args.level, overridden_by=FLAGS["bootstrap"])
+    selection = choose_on_suite(scored, args.metric, args.prefer, args.margin, boot)
+    written = None
+    if args.out:  # the chosen configuration as run on the first collection
+        _, _, grid = group(runs)
+        best = grid[0][selection.chosen]
+        config = best_yaml.best_config(best, allow_remote=args.allow_remote, allow_code=args.allow_code)
+        why = f"{selection.why}; dataset: its run on {selection.suite.collections[0].name}"
+        written = best_yaml.write_best(best, args.out, why, config)
+    if args.format == "table":
+        tables.print_rich(rendered_suite.selection_lines(selection), [rendered_suite.selection_table(selection)])
+    else:
+        write_output(rendered_suite.render_selection(selection, args.format), None)
+    if written:
+        print(f"receval: wrote {written} (the dataset of {selection.suite.collections[0].name}: set dataset=... "
+              "for another)", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog="python -m receval.select",
@@ -74,7 +109,12 @@ def build_parser() -> ArgumentParser:
         "(within --margin; paired bootstrap, Holm-corrected) and write its config.",
     )
     parser.add_argument("paths", nargs="+", metavar="RUNS", help="sweep or run directories")
-    parser.add_argument("--split", default="dev", help="questions the choice is made on (default dev)")
+    parser.add_argument("--split", default=None,
+                        help="questions the choice is made on (default dev; with --suite every question)")
+    parser.add_argument(
+        "--suite", action="store_true",
+        help="RUNS are configurations x collections: choose on the difference pooled over the collections",
+    )
     parser.add_argument("--metric", default="rr", help="per-question measure (default rr = MRR)")
     parser.add_argument("--prefer", choices=choice.PREFERENCES, default="p50_ms",
                         help="cost to minimise among contenders (default p50_ms)")
@@ -122,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         for flag in ("out", "plot"):  # before any work: never over an input or another file
             outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=args.paths,
                                  flag=f"--{flag}")
+        if args.suite:
+            return select_suite(args)
         selection, best = select(
-            args.paths, metric=args.metric, split=args.split or None, prefer=args.prefer,
+            args.paths, metric=args.metric, split="dev" if args.split is None else args.split or None, prefer=args.prefer,
             margin=args.margin, report_on=args.report_on, where=parse_where(args.where),
             n_resamples=args.n_resamples, seed=args.seed, level=args.level,
             select_runs=args.select_runs,

@@ -4,7 +4,7 @@
 everything before any result is written; ``load_sections(cfg)`` reads its sections
 alone (no questions needed: what ``receval.synth`` writes questions about). The types
 are :mod:`.types`; the formats :mod:`.folder` (pages and a questions file, the built-in
-library included) and :mod:`.beir`; questions and their evidence :mod:`.questions`
+library included) and :mod:`.beir`, :mod:`.irds` (an ir_datasets id); questions and their evidence :mod:`.questions`
 and :mod:`.evidence`.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from receval.core.errors import DatasetError
-from receval.datasets import beir, folder
+from receval.datasets import beir, folder, irds
 from receval.datasets.types import (
     LIBRARY, MAX_GRADE, UNANSWERABLE, Dataset, Evidence, Question, Section, fingerprint, grade_problem,
 )
@@ -26,7 +26,7 @@ __all__ = [
 
 def _reader(cfg, what: str):
     """The ``what`` function (``load`` or ``load_sections``) of the format ``cfg`` names."""
-    formats = {"folder": folder, "beir": beir}
+    formats = {"folder": folder, "beir": beir, "ir_datasets": irds}
     module = formats.get(str(cfg.format))
     if module is None:
         raise DatasetError(
@@ -36,7 +36,7 @@ def _reader(cfg, what: str):
 
 
 def load_dataset(cfg) -> Dataset:
-    """Load the dataset a ``dataset`` config names (``format``: folder | beir)."""
+    """Load the dataset a ``dataset`` config names (``format``: folder | beir | ir_datasets)."""
     return _reader(cfg, "load")(cfg)
 
 

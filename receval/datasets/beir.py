@@ -282,6 +282,17 @@ def load_sections(cfg) -> list[Section]:
     return read_corpus(corpus, bool(cfg.title))
 
 
+def question_of(qid: str, text: str, split: str, scores: dict[str, int]) -> Question | None:
+    """A judged query as a question: the documents scored >= 1 are relevant (grade =
+    score), those scored exactly 0 its ``nonrelevant`` (for ``bpref``); None when no
+    document is relevant. The rule of every judged format (beir, ir_datasets)."""
+    relevant = {doc_id: score for doc_id, score in scores.items() if score >= 1}
+    if not relevant:
+        return None
+    nonrelevant = tuple(doc_id for doc_id, score in scores.items() if score == 0)
+    return Question(qid, text, KIND, split, relevant, nonrelevant=nonrelevant)
+
+
 def load(cfg) -> Dataset:
     """Load a BEIR folder (``dataset.path``) and the judgements of its splits
     (``dataset.split``: null for every split, a name, or a list of names)."""
@@ -335,12 +346,11 @@ def load(cfg) -> Dataset:
         name = split_of.get(qid)
         if name is None:
             continue
-        relevant = {doc_id: score for doc_id, (score, _) in qrels[name][qid].items() if score >= 1}
-        if not relevant:
+        question = question_of(qid, text, name, {doc_id: score for doc_id, (score, _) in qrels[name][qid].items()})
+        if question is None:
             no_relevant += 1
             continue
-        nonrelevant = tuple(doc_id for doc_id, (score, _) in qrels[name][qid].items() if score == 0)
-        questions.append(Question(qid, text, KIND, name, relevant, nonrelevant=nonrelevant))
+        questions.append(question)
     others = set()
     for path in (root / "qrels").glob("*.tsv"):
         if path.stem not in qrels and path.is_file():

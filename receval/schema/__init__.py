@@ -130,6 +130,19 @@ def nested_schema(annotation) -> type | None:
     return annotation if isinstance(annotation, type) and is_dataclass(annotation) else None
 
 
+def node_schema(declared: type, node) -> type:
+    """The schema a nested node is checked against: its declared dataclass, or the subclass
+    the node was typed as (``dataset=ir_datasets`` merges ``dataset/base_ir_datasets``, a
+    :class:`receval.config.DatasetConfig` with an ``id``, into the ``dataset`` node)."""
+    try:
+        from omegaconf import DictConfig, OmegaConf
+
+        found = OmegaConf.get_type(node) if isinstance(node, DictConfig) else None
+    except Exception:  # a node OmegaConf cannot type: its declared schema
+        found = None
+    return found if isinstance(found, type) and is_dataclass(found) and issubclass(found, declared) else declared
+
+
 # ------------------------------------------------------------------ checks
 
 
@@ -195,7 +208,7 @@ def _nested(schema: type, node, key: str):
     for f in fields(schema):
         nested = nested_schema(hints(schema)[f.name])
         if nested is not None and f.name in node and hasattr(node[f.name], "keys"):
-            yield nested, node[f.name], join(key, f.name)
+            yield node_schema(nested, node[f.name]), node[f.name], join(key, f.name)
 
 
 def deep_unknown_keys(schema: type, node, key: str = "") -> list[str]:
@@ -221,7 +234,7 @@ def problems(schema: type, node, key: str = "") -> list[str]:
     for f in fields(schema):
         nested = nested_schema(hints(schema)[f.name])
         if nested is not None and f.name in node and hasattr(node[f.name], "keys"):
-            found += problems(nested, node[f.name], join(key, f.name))
+            found += problems(node_schema(nested, node[f.name]), node[f.name], join(key, f.name))
     return found + range_problems(schema, node, key)
 
 

@@ -8,4 +8,7 @@ randomization, t and bootstrap p-values), :mod:`.corrections` (Holm, BH, MaxT ov
 family of pairs), :mod:`.effects` (Hedges' g_z with its interval), :mod:`.detectable`
 (the minimum detectable difference and questions needed), :mod:`.ranks` (rank intervals
 over questions), :mod:`.calibration` (A/A type I rates), :mod:`.pairwise` (all of these
-for each shown pair from one score matrix). Nothing here reads a run."""
+for each shown pair from one score matrix), :mod:`.meta` (a difference pooled over
+collections: fixed effect, DerSimonian-Laird random effects), :mod:`.suite` (mean over
+collections, Borda count and rank intervals by a two-level bootstrap). Nothing here
+reads a run."""
