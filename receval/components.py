@@ -35,7 +35,10 @@ from receval.core.errors import ConfigError
 from receval.schema import SHORTLIST, deep_range_problems, deep_unknown_keys, range_
 
 # Packages whose modules register components (imported by ``discover``).
-PACKAGES = {"retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking"}
+PACKAGES = {
+    "retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking",
+    "transform": "receval.transforms",
+}
 
 
 @dataclass
@@ -68,9 +71,19 @@ class RerankConfig:
         return []
 
 
+@dataclass
+class TransformConfig:
+    """The type of a run's ``transform`` node (what the first stage searches with:
+    :mod:`receval.transforms`); no fields, as :class:`ChunkingConfig`."""
+
+    component_group: ClassVar[str] = "transform"
+
+
 # The typed base of each config group's options (Hydra's ``retriever: RetrieverConfig =
 # MISSING`` pattern); a schema registered in one of these groups must derive from it.
-BASES: dict[str, type] = {"chunking": ChunkingConfig, "retriever": RetrieverConfig, "rerank": RerankConfig}
+BASES: dict[str, type] = {
+    "chunking": ChunkingConfig, "retriever": RetrieverConfig, "rerank": RerankConfig, "transform": TransformConfig,
+}
 
 
 @dataclass(frozen=True)

@@ -80,14 +80,20 @@ def prices_of(node, stages: list[str] | None = None) -> dict[str, dict[str, floa
 
 def stage_names(retriever) -> list[str]:
     """The stages a run of ``retriever`` times, as its ``latency_ms.<stage>`` columns name
-    them (:func:`receval.retrievers.base.search`): a fused retriever's members and
-    ``fusion``, or the retriever's own name; ``rerank`` after a re-ranker; ``select``."""
-    first = getattr(retriever, "first", retriever)
+    them (:func:`receval.retrievers.base.search`): a query transform's own stages
+    (``transform``; multi-query's ``fusion``), a fused retriever's members and ``fusion``,
+    or the retriever's own name; ``rerank`` after a re-ranker; ``select``."""
+    reranked = hasattr(retriever, "reranker")
+    first = retriever.first if reranked else retriever
+    names: list[str] = []
+    if hasattr(first, "transform"):  # receval.transforms.Transformed
+        names += list(first.stages)
+        first = first.first
     members = getattr(first, "members", None)
-    names = [m.name for m in members] + ["fusion"] if members is not None else [first.name]
-    if first is not retriever:
+    names += [m.name for m in members] + ["fusion"] if members is not None else [first.name]
+    if reranked:
         names.append("rerank")
-    return names + ["select"]
+    return list(dict.fromkeys(names + ["select"]))
 
 
 def question_costs(prices: dict, counts: dict[str, np.ndarray], stages: dict, n_questions: int) -> dict[str, list]:

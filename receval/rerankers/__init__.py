@@ -68,7 +68,8 @@ class Reranked:
         short = idx[:, : self.first_size]
         new = np.asarray(self.reranker.rescore(questions, short), dtype=np.float64)
         self.tokens_estimated = {"rerank"} if getattr(self.reranker, "tokens_estimated", False) else set()
-        self.question_counts = {PAIRS: (short >= 0).sum(axis=1).astype(np.float64)}
+        self.question_counts = dict(getattr(self.first, "question_counts", None) or {})  # a transform's
+        self.question_counts[PAIRS] = (short >= 0).sum(axis=1).astype(np.float64)
         for name, values in (getattr(self.reranker, "usage", None) or {}).items():
             self.question_counts[f"{name}.rerank"] = np.asarray(values, dtype=np.float64)
         keep = bool(getattr(self.reranker, "ties_keep_order", False))  # coarse grades: first-stage order
@@ -94,8 +95,10 @@ def placed(idx: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarr
 
 
 def _holds(first, retriever) -> bool:
-    """True when ``retriever`` is the first stage or one of its members (already fitted)."""
+    """True when ``retriever`` is the first stage or one of its members, or the stage a
+    query transform searches with (already fitted)."""
     if first is retriever:
         return True
-    return any(_holds(member, retriever) for member in getattr(first, "members", ()))
+    inner = [first.first] if hasattr(first, "transform") else []
+    return any(_holds(member, retriever) for member in [*getattr(first, "members", ()), *inner])
 

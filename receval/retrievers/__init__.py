@@ -20,8 +20,13 @@ def build(node, context: Context, key: str = "retriever") -> Retriever:
 
 
 def stages(cfg, context: Context) -> Retriever:
-    """A run's first stage, followed by its re-ranker when ``cfg.rerank`` names one."""
+    """A run's first stage (searching through ``cfg.transform`` when it names one,
+    :mod:`receval.transforms`), followed by its re-ranker when ``cfg.rerank`` names one."""
     first = build(cfg.retriever, context)
+    if cfg.get("transform") is not None:
+        from receval.transforms import apply
+
+        first = apply(cfg, first, context)
     node = cfg.get("rerank")
     if node is None:
         return first
@@ -33,7 +38,10 @@ def stages(cfg, context: Context) -> Retriever:
 
 
 def api_calls(retriever) -> dict[str, int]:
-    """Paid API calls per stage so far: members by name, the re-ranker as ``rerank``."""
+    """Paid API calls per stage so far: members by name, the re-ranker as ``rerank``,
+    a query transform as ``transform``."""
+    if hasattr(retriever, "transform"):
+        return {**api_calls(retriever.first), "transform": getattr(retriever.transform, "api_calls", 0)}
     if hasattr(retriever, "reranker"):
         return {**api_calls(retriever.first), "rerank": getattr(retriever.reranker, "api_calls", 0)}
     if hasattr(retriever, "members"):
@@ -107,6 +115,8 @@ def release(retriever) -> None:
 def describe(cfg) -> str:
     """The run's retriever label: ``bm25``, ``rrf(tfidf+bm25)``, ``... > dense@30``."""
     first = components.label("retriever", cfg.retriever)
+    if cfg.get("transform") is not None:
+        first = f"{components.label('transform', cfg.transform)} > {first}"
     node = cfg.get("rerank")
     if node is None:
         return first
