@@ -76,11 +76,13 @@ class ChatClient:
         backoff: float = 1.0,
         max_backoff: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
+        option: str = "synth",
     ):
-        self.url = endpoint(base_url)
+        self.option = option  # the config group whose keys messages name (synth, transform)
+        self.url = endpoint(base_url, f"{option}.base_url")
         self.client = http.Client(
             base_url, api_key_env, timeout=timeout, retries=max_retries, backoff=backoff,
-            max_backoff=max_backoff, option="synth", sleep=sleep,
+            max_backoff=max_backoff, option=option, sleep=sleep,
         )
         self.model = str(model)
         self.api_key_env = api_key_env or None
@@ -133,14 +135,26 @@ class ChatClient:
         seed: int | None = None,
     ) -> dict:
         """The reply's content as a JSON object that ``validate`` accepts (it returns a problem or None)."""
+        return self.complete(messages, schema, validate, temperature, seed)[0]
 
-        def attempt() -> dict:
+    def complete(
+        self,
+        messages: list[dict],
+        schema: dict,
+        validate: Callable[[dict], str | None],
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> tuple[dict, dict]:
+        """:meth:`complete_json`'s object and the accepted reply's ``usage`` ({} when it has none)."""
+
+        def attempt() -> tuple[dict, dict]:
             reply = self._send(messages, schema, temperature, seed)
             parsed, problem = self._content(reply.raw)
             if parsed is not None:
                 problem = validate(parsed)
                 if not problem:
-                    return parsed
+                    usage = json.loads(reply.raw).get("usage")
+                    return parsed, usage if isinstance(usage, dict) else {}
                 problem = f"reply rejected: {problem}"
             raise http.Retryable(problem)
 
@@ -150,7 +164,7 @@ class ChatClient:
             if gave_up.last.unreachable:
                 raise ServerError(
                     f"cannot reach {self.url} ({gave_up.last.problem}) after {gave_up.attempts} attempts; "
-                    "is the server running and synth.base_url right?"
+                    f"is the server running and {self.option}.base_url right?"
                 ) from None
             raise ReplyError(f"gave up {gave_up}") from None
 
@@ -166,12 +180,12 @@ class ChatClient:
                     if self._fall_back(mode):
                         continue
                 if status in (401, 403):
-                    where = f"the variable {self.api_key_env}" if self.api_key_env else "synth.api_key_env (none set)"
+                    where = f"the variable {self.api_key_env}" if self.api_key_env else f"{self.option}.api_key_env (none set)"
                     raise ServerError(f"{self.url} refused the request ({problem}); check the API key in {where}") from None
                 if status == 404:
                     raise ServerError(
-                        f"{self.url} answered {problem}; check synth.base_url (the API root before "
-                        f"/chat/completions) and synth.model={self.model!r}"
+                        f"{self.url} answered {problem}; check {self.option}.base_url (the API root before "
+                        f"/chat/completions) and {self.option}.model={self.model!r}"
                     ) from None
                 raise ReplyError(problem) from None
 

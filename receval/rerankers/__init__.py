@@ -67,7 +67,9 @@ class Reranked:
         idx, scores = select_top(block, max(depth, self.first_size), self.tie_rank, floor=self.first.floor)
         short = idx[:, : self.first_size]
         new = np.asarray(self.reranker.rescore(questions, short), dtype=np.float64)
-        self.tokens_estimated = {"rerank"} if getattr(self.reranker, "tokens_estimated", False) else set()
+        self.tokens_estimated = set(getattr(self.first, "tokens_estimated", None) or ())  # a transform's
+        if getattr(self.reranker, "tokens_estimated", False):
+            self.tokens_estimated.add("rerank")
         self.question_counts = dict(getattr(self.first, "question_counts", None) or {})  # a transform's
         self.question_counts[PAIRS] = (short >= 0).sum(axis=1).astype(np.float64)
         for name, values in (getattr(self.reranker, "usage", None) or {}).items():
