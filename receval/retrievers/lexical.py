@@ -129,6 +129,7 @@ class LexicalRetriever:
     """Shared fit/score: subclasses turn counts into chunk weights and question weights."""
 
     floor: float | None = 0.0
+    counts_terms = True  # its vocabulary counts the run's tokens (pseudo-relevance feedback reads them)
     SPARSE = 16  # rank only the touched chunks when they are fewer than 1 in SPARSE
     BLOCK_BELOW = 20_000  # fewer chunks: one score block per batch is faster than per question
 
@@ -153,9 +154,14 @@ class LexicalRetriever:
             self.doc_counts = chunk_counts(self.vocabulary)
         if self.vocabularies is None:  # a private vocabulary: its token ids now live in the weights
             self.vocabulary.doc_term_ids = None
-        table, self.term_max = self.weights_t, np.zeros(self.weights_t.shape[0])
+        self.index_weights(self.weights_t)
+
+    def index_weights(self, table: sp.csr_matrix) -> None:
+        """Hold ``table``, the (V, D) chunk weights (each term's chunks in id order), and
+        each term's heaviest weight: what the term can add to any score."""
+        self.weights_t, self.term_max = table, np.zeros(table.shape[0])
         held = np.flatnonzero(np.diff(table.indptr))
-        if held.size:  # each term's heaviest chunk weight: what the term can add to any score
+        if held.size:
             self.term_max[held] = np.maximum.reduceat(table.data, table.indptr[held])
 
     def release(self) -> None:

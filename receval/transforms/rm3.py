@@ -104,7 +104,7 @@ class Rm3:
         self.skip_stopwords, self.tokenizer = bool(skip_stopwords), tokenizer
 
     def wrap(self, first, fusion: dict) -> "Expanded":
-        if not isinstance(first, LexicalRetriever):
+        if not (isinstance(first, LexicalRetriever) and first.counts_terms):
             raise ConfigError(
                 f"transform=rm3 needs a lexical first stage (retriever=bm25 or tfidf), not {first.name}: "
                 "pseudo-relevance feedback re-weights the terms such a stage scores; use transform=hyde "
