@@ -53,9 +53,11 @@ def api_calls(retriever) -> dict[str, int]:
 
 
 def facts(retriever) -> dict:
-    """Facts a retriever measured over the run (lancedb's ``ann_recall@k``), its members' included."""
+    """Facts a retriever measured over the run (lancedb's ``ann_recall@k``), its members' (and
+    a query transform's first stage's) included."""
     found = dict(retriever.facts()) if hasattr(retriever, "facts") else {}
-    for member in getattr(retriever, "members", ()):
+    inner = [retriever.first] if hasattr(retriever, "transform") else []
+    for member in [*getattr(retriever, "members", ()), *inner]:
         found.update(facts(member))
     return found
 

@@ -85,11 +85,12 @@ def model_folder(name: str) -> Path:
 
 
 def term_weights(logits, attention_mask):
-    """(B, V) SPLADE weights from (B, L, V) logits: log1p(relu(max over unmasked tokens))."""
+    """(B, V) SPLADE weights from (B, L, V) logits: log1p(relu(max over unmasked tokens)).
+    The padding's logits are overwritten in place (-inf): no second (B, L, V) tensor."""
     import torch
 
     hidden = ~attention_mask.bool()[:, :, None]
-    pooled = logits.masked_fill(hidden, float("-inf")).amax(dim=1)
+    pooled = logits.masked_fill_(hidden, float("-inf")).amax(dim=1)
     return torch.log1p(torch.relu(pooled))
 
 

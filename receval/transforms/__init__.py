@@ -119,11 +119,7 @@ class Transformed:
         raise NotImplementedError
 
     def facts(self) -> dict:
-        """The first stage's facts (:func:`receval.retrievers.facts`) and the transform's."""
-        from receval import retrievers
-
-        found = retrievers.facts(self.first)
+        """The transform's facts, under ``transform`` in run.json (:func:`receval.retrievers.facts`
+        adds the first stage's)."""
         own = getattr(self.transform, "facts", None)
-        if callable(own):
-            found[TRANSFORM] = own()
-        return found
+        return {TRANSFORM: own()} if callable(own) else {}
