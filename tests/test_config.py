@@ -23,7 +23,10 @@ CONF = Path(config_dir())
 # Values a user must give for some options (a dataset's folder, a model): filled in
 # wherever the composed option has the key unset, so any new option needing one of them
 # composes without editing this test.
-REQUIRED = {"dataset.path": "/some/where", "rerank.model": "/models/x", "rerank.base_url": "http://localhost:8080"}
+REQUIRED = {
+    "dataset.path": "/some/where", "rerank.model": "/models/x", "rerank.base_url": "http://localhost:8080",
+    "retriever.model": "/models/x", "transform.model": "m", "transform.base_url": "http://localhost:8080",
+}
 
 
 def options(group: str) -> list[str]:
