@@ -171,3 +171,36 @@ def test_a_reply_that_never_fits_stops_the_run(server, make_config, tmp_path):
     cfg = make_config(*llm(server, "multi_query"), "transform.retries=1", "cache_dir=null")
     with pytest.raises(RecevalError, match="transform.model='tiny-test' gave no usable answer"):
         run(cfg, tmp_path / "run")
+
+
+def test_hyde_before_a_score_only_stage_and_a_reranker(server):
+    """A first stage with no rank() of its own is ranked by select_top of its block; a
+    re-ranker after the transform keeps the transform's counts and stage times."""
+    from conftest import Fixed
+    from receval import components
+    from receval.rerankers import PAIRS, Reranked
+
+    server.respond = hyde_reply
+    node = {"kind": "hyde", "base_url": server.url, "model": "m", "concurrency": 1}
+    stage = components.build("transform", node, Context()).wrap(Fixed([3, 1, 2]), {})
+
+    class Flat:
+        name = "rerank"
+
+        def fit(self, texts, tie_rank):
+            pass
+
+        def rescore(self, questions, idx):
+            return np.zeros(idx.shape)
+
+    both = Reranked(stage, Flat(), first_size=2)
+    both.fit(["a", "b", "c"], np.arange(3))
+    idx, _ = both.rank(["q1", "q2"], 3)
+    assert idx.tolist() == [[0, 2, 1], [0, 2, 1]]  # equal re-ranker scores: the tie rule (ids)
+    assert both.question_counts["requests.transform"].tolist() == [1.0, 1.0]
+    assert both.question_counts[PAIRS].tolist() == [2.0, 2.0]
+    assert {"transform", "bm25", "rerank"} <= set(both.stage_seconds)
+    assert retrievers.api_calls(both) == {"bm25": 0, "transform": 2, "rerank": 0}
+    from receval.cost import stage_names
+
+    assert stage_names(both) == ["transform", "bm25", "rerank", "select"]
