@@ -173,8 +173,9 @@ def test_help_lists_only_what_each_command_uses(tmp_path):
     run = run_cli("--help", cwd=tmp_path)
     synth = run_cli("--help", cwd=tmp_path, module="receval.synth")
     assert run.returncode == 0 and synth.returncode == 0, run.stderr + synth.stderr
-    assert "retriever: bm25, dense, fused, http, http_elasticsearch, hybrid, lancedb, python, tfidf" in run.stdout
+    assert "retriever: bm25, dense, fused, http, http_elasticsearch, hybrid, lancedb, python, splade, tfidf" in run.stdout
     assert "rerank: cross_encoder, dense, http, llm, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout
+    assert "transform: hyde, multi_query, none, rm3" in run.stdout
     groups = synth.stdout.split("== Config groups", 1)[1].split("== Config (", 1)[0]
     assert "dataset:" in groups and "chunking:" in groups
     assert not any(word in synth.stdout for word in ("retriever", "rerank", "bootstrap"))
