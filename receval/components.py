@@ -37,7 +37,7 @@ from receval.schema import SHORTLIST, deep_range_problems, deep_unknown_keys, ra
 # Packages whose modules register components (imported by ``discover``).
 PACKAGES = {
     "retriever": "receval.retrievers", "rerank": "receval.rerankers", "chunking": "receval.chunking",
-    "judge": "receval.judge",
+    "judge": "receval.judge", "transform": "receval.transforms",
 }
 
 
@@ -79,10 +79,19 @@ class JudgeConfig:
     component_group: ClassVar[str] = "judge"
 
 
+@dataclass
+class TransformConfig:
+    """The type of a run's ``transform`` node (what the first stage searches with:
+    :mod:`receval.transforms`); no fields, as :class:`ChunkingConfig`."""
+
+    component_group: ClassVar[str] = "transform"
+
+
 # The typed base of each config group's options (Hydra's ``retriever: RetrieverConfig =
 # MISSING`` pattern); a schema registered in one of these groups must derive from it.
 BASES: dict[str, type] = {
     "chunking": ChunkingConfig, "retriever": RetrieverConfig, "rerank": RerankConfig, "judge": JudgeConfig,
+    "transform": TransformConfig,
 }
 
 

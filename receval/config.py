@@ -19,7 +19,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
 from receval import components, schema
-from receval.components import ChunkingConfig, RerankConfig, RetrieverConfig
+from receval.components import ChunkingConfig, RerankConfig, RetrieverConfig, TransformConfig
 from receval.core.errors import ConfigError
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
@@ -117,6 +117,7 @@ class RecevalConfig:
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
     retriever: RetrieverConfig = MISSING
     rerank: Optional[RerankConfig] = None  # null: the first stage's ranking is final
+    transform: Optional[TransformConfig] = None  # null: the first stage searches with the question itself
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
@@ -222,6 +223,8 @@ def check(cfg) -> None:
     problems += components.tree_problems("retriever", cfg.retriever, "retriever")
     if cfg.get("rerank") is not None:
         problems += components.tree_problems("rerank", cfg.rerank, "rerank")
+    if cfg.get("transform") is not None:
+        problems += components.tree_problems("transform", cfg.transform, "transform")
     try:
         from receval.cost import prices_of
 
@@ -327,7 +330,7 @@ def ranges_table() -> str:
 
     components.discover()
     rows = [(k, "", r, h) for k, r, h in schema.range_rows(RecevalConfig, "")]
-    for group in ("chunking", "retriever", "retriever/fusion", "rerank", "judge"):
+    for group in ("chunking", "retriever", "retriever/fusion", "rerank", "transform", "judge"):
         for kind in components.kinds(group):
             kind_schema = components.entry(group, kind, group).schema
             rows += [(k, kind, r, h) for k, r, h in schema.range_rows(kind_schema, group.replace("/", "."))]

@@ -80,9 +80,11 @@ def prices_of(node, stages: list[str] | None = None) -> dict[str, dict[str, floa
 
 def stage_names(retriever) -> list[str]:
     """The stages a run of ``retriever`` times, as its ``latency_ms.<stage>`` columns name
-    them (:func:`receval.retrievers.base.search`): a fused retriever's members and
-    ``fusion``, or the retriever's own name; ``rerank`` after a re-ranker; ``select``."""
-    return retriever.timed() + ["select"]
+    them (:func:`receval.retrievers.base.search`): a query transform's own stages
+    (``transform``; multi-query's ``fusion``), a fused retriever's members and ``fusion``,
+    or the retriever's own name; ``rerank`` after a re-ranker; ``select``
+    (:meth:`receval.retrievers.base.Stage.timed`)."""
+    return list(dict.fromkeys(retriever.timed() + ["select"]))
 
 
 def question_costs(prices: dict, counts: dict[str, np.ndarray], stages: dict, n_questions: int) -> dict[str, list]:

@@ -1,4 +1,5 @@
-"""A run's stages: the first stage (any retriever), then an optional re-ranker, and
+"""A run's stages: the first stage (any retriever, searched through a query transform
+when the run names one: :mod:`receval.transforms`), then an optional re-ranker, and
 the walks over the stage tree the pipeline needs (paid calls, facts, warm-up, release).
 
 :func:`build` composes them from the run's ``retriever`` and ``rerank`` nodes;
@@ -13,7 +14,7 @@ import time
 
 import numpy as np
 
-from receval import components, retrievers
+from receval import components, retrievers, transforms
 from receval.components import Context
 from receval.ranking import select_top, sort_candidates
 from receval.rerankers import PAIRS, Scorer
@@ -54,7 +55,7 @@ class Reranked(Stage):
         short = idx[:, : self.first_size]
         rescored = self.reranker.rescore(questions, short)
         new = np.asarray(rescored.scores, dtype=np.float64)
-        counts = {PAIRS: (short >= 0).sum(axis=1).astype(np.float64)}
+        counts = {**block.counts, PAIRS: (short >= 0).sum(axis=1).astype(np.float64)}  # a transform's, then ours
         for name, values in rescored.usage.items():
             counts[f"{name}.rerank"] = np.asarray(values, dtype=np.float64)
         keep = self.reranker.ties_keep_order
@@ -62,13 +63,13 @@ class Reranked(Stage):
         idx = np.concatenate([short, idx[:, self.first_size :]], axis=1)[:, :depth]
         scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
         seconds = {**block.seconds, "rerank": time.perf_counter() - began}
-        estimated = frozenset({"rerank"}) if rescored.tokens_estimated else frozenset()
+        estimated = block.tokens_estimated | ({"rerank"} if rescored.tokens_estimated else set())
         return StageOutput(idx, scores, seconds, counts, tokens_estimated=estimated)
 
 
 def build(cfg, context: Context) -> Stage:
     """A run's first stage, followed by its re-ranker when ``cfg.rerank`` names one."""
-    first = retrievers.build(cfg.retriever, context)
+    first = transforms.apply(cfg, retrievers.build(cfg.retriever, context), context)
     node = cfg.get("rerank")
     if node is None:
         return first
@@ -80,6 +81,8 @@ def build(cfg, context: Context) -> Stage:
 def describe(cfg) -> str:
     """The run's retriever label: ``bm25``, ``rrf(tfidf+bm25)``, ``... > dense@30``."""
     first = components.label("retriever", cfg.retriever)
+    if cfg.get("transform") is not None:
+        first = f"{components.label('transform', cfg.transform)} > {first}"
     node = cfg.get("rerank")
     if node is None:
         return first

@@ -10,7 +10,8 @@ that each question is labelled with where it came from. A test swaps in
 ``server.requests`` records what arrived (headers and bodies).
 
 Run alone, it serves until interrupted (``--same`` answers every request with one
-fixed question, as a broken server did)::
+fixed question, as a broken server did; ``--echo`` answers a query transform's prompt,
+``transform=hyde`` or ``multi_query``, with the question itself, 40 + 12 tokens of usage)::
 
     python tests/chatserver.py --port 8089
 """
@@ -115,14 +116,29 @@ def same_question(body: dict, attempt: int) -> tuple[int, dict, bytes]:
     return chat_reply(json.dumps(content))
 
 
+def echo(body: dict, attempt: int) -> tuple[int, dict, bytes]:
+    """A query transform's answer made of its question: ``{"passage": q, "queries": [q] * n}``."""
+    user = body["messages"][-1]["content"]
+    question = user.rpartition("Question:")[2].strip()
+    wanted = re.search(r"Write (\d+) different", user)
+    content = {"passage": question, "queries": [question] * (int(wanted.group(1)) if wanted else 1)}
+    status, headers, raw = chat_reply(json.dumps(content))
+    payload = json.loads(raw)
+    payload["usage"] = {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}
+    return status, headers, json.dumps(payload).encode()
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8089)
     parser.add_argument("--same", action="store_true", help="answer every request with one question")
+    parser.add_argument("--echo", action="store_true", help="answer query transforms with the question")
     args = parser.parse_args()
     chat = ChatServer(args.port)
     if args.same:
         chat.respond = same_question
+    if args.echo:
+        chat.respond = echo
     print(f"serving chat completions at {chat.url} (Ctrl-C stops)", flush=True)
     try:
         chat.httpd.serve_forever(0.1)

@@ -23,8 +23,11 @@ CONF = Path(config_dir())
 # Values a user must give for some options (a dataset's folder, a model): filled in
 # wherever the composed option has the key unset, so any new option needing one of them
 # composes without editing this test.
-REQUIRED = {"dataset.path": "/some/where", "dataset.id": "beir/scifact/test", "rerank.model": "/models/x",
-            "rerank.base_url": "http://localhost:8080"}
+REQUIRED = {
+    "dataset.path": "/some/where", "dataset.id": "beir/scifact/test", "rerank.model": "/models/x",
+    "rerank.base_url": "http://localhost:8080", "retriever.model": "/models/x", "transform.model": "m",
+    "transform.base_url": "http://localhost:8080",
+}
 
 
 def options(group: str) -> list[str]:
@@ -171,8 +174,9 @@ def test_help_lists_only_what_each_command_uses(tmp_path):
     run = run_cli("--help", cwd=tmp_path)
     synth = run_cli("--help", cwd=tmp_path, module="receval.synth")
     assert run.returncode == 0 and synth.returncode == 0, run.stderr + synth.stderr
-    assert "retriever: bm25, dense, fused, http, http_elasticsearch, hybrid, lancedb, python, tfidf" in run.stdout
+    assert "retriever: bm25, dense, fused, http, http_elasticsearch, hybrid, lancedb, python, splade, tfidf" in run.stdout
     assert "rerank: cross_encoder, dense, http, llm, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout
+    assert "transform: hyde, multi_query, none, rm3" in run.stdout
     groups = synth.stdout.split("== Config groups", 1)[1].split("== Config (", 1)[0]
     assert "dataset:" in groups and "chunking:" in groups
     assert not any(word in synth.stdout for word in ("retriever", "rerank", "bootstrap"))

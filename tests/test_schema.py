@@ -20,7 +20,7 @@ from receval.core.errors import ConfigError
 from receval.pipeline import check_config
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN_KEYS = "name, dataset, chunking, tokenizer, retriever, rerank, bootstrap, metrics, objective, relevance, depth"
+RUN_KEYS = "name, dataset, chunking, tokenizer, retriever, rerank, transform, bootstrap, metrics, objective, relevance, depth"
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
         option: str = "synth",
     ):
-        self.option = option  # the config group messages name (synth, judge)
+        self.option = option  # the config group messages name (synth, judge, transform)
         self.url = endpoint(base_url, f"{option}.base_url")
         self.client = http.Client(
             base_url, api_key_env, timeout=timeout, retries=max_retries, backoff=backoff,

@@ -270,7 +270,7 @@ def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool 
         raise RunError(f"{run_dir}: its saved config does not fit this receval ({message})") from None
 
 
-COMPONENT_GROUPS = ("chunking", "retriever", "rerank")
+COMPONENT_GROUPS = ("chunking", "retriever", "rerank", "transform")
 
 
 def component_settings(config: dict) -> dict[str, Any]:

@@ -23,7 +23,7 @@ NON_RESULT_KEYS = ("name", "cache_dir", "search_batch", "bootstrap", "objective"
 # where a dense encoder runs, not what it computes: encoding on Ray gives the same vectors
 # (receval/encoders/distributed.py), so a run encoded there and one encoded here are one run.
 EXECUTION_KEYS = ("distributed", "ray")
-COMPONENTS = ("retriever", "rerank")
+COMPONENTS = ("retriever", "rerank", "transform")
 
 
 def is_result_key(dotted: str) -> bool:
@@ -38,7 +38,11 @@ def is_result_key(dotted: str) -> bool:
 
 def result_config(config: dict) -> dict:
     """``config`` (resolved, plain data) without the :data:`NON_RESULT_KEYS` and
-    :data:`EXECUTION_KEYS` (list items too: a fused retriever's members)."""
+    :data:`EXECUTION_KEYS` (list items too: a fused retriever's members). A null
+    ``transform`` is left out: runs saved before the group existed had none, and keep
+    their identity."""
+    if isinstance(config, dict) and "transform" in config and config["transform"] is None:
+        config = {key: value for key, value in config.items() if key != "transform"}
 
     def keep(node, prefix: str):
         if isinstance(node, list):

@@ -36,7 +36,8 @@ from receval.results.configs import ordered_as_named
 
 NAME = "name"  # the config key naming a run (set by conf/stage/*.yaml)
 STAGE_GROUP = "stage"  # conf/stage/: ``+stage=keyword`` names runs saved before NAME existed
-GROUPS = ("chunking", "retriever", "rerank")  # components a run has (rerank: or not)
+GROUPS = ("chunking", "retriever", "rerank", "transform")  # components a run has (rerank, transform: or not)
+OPTIONAL = ("rerank", "transform")  # components a run may lack (null, or saved before the group existed)
 _BARE = "retriever"  # the one component shown without ``key=``: what the run is
 _LONGEST = 48  # characters of one shown value
 
@@ -204,6 +205,8 @@ def parts(config: dict, overrides: list[str] | None = None) -> tuple[str, str]:
     what = ""
     if config and config.get("retriever"):
         what = component("retriever", config["retriever"])
+        if config.get("transform"):
+            what = f"{component('transform', config['transform'])} > {what}"
         if config.get("rerank"):
             what += f" > {component('rerank', config['rerank'])}"
     what = f"{name}: {what}" if name and what else (name or what)
@@ -252,7 +255,7 @@ def naming(
         config = config if isinstance(config, dict) else {}
         run_values: dict[str, Any] = {}
         for group in GROUPS:
-            if group in config or group == "rerank" and config:
+            if group in config or group in OPTIONAL and config:
                 run_values[group] = signature(config.get(group))
         run_values.update(settings(config))
         values.append(run_values)

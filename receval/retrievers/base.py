@@ -29,11 +29,14 @@ MAX_BLOCK = 1 << 25
 
 @dataclass(frozen=True)
 class Block:
-    """A batch's (B, D) scores of every question against every chunk, and the wall
-    seconds of each stage that made them (a fused retriever: its members and ``fusion``)."""
+    """A batch's (B, D) scores of every question against every chunk, the wall seconds
+    of each stage that made them (a fused retriever: its members and ``fusion``), and
+    what a query transform counted per question (:class:`StageOutput`'s fields)."""
 
     scores: np.ndarray
     seconds: dict[str, float]
+    counts: dict[str, np.ndarray] = field(default_factory=dict)
+    tokens_estimated: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,8 @@ class Stage:
         block = self.scored(questions)
         began = time.perf_counter()
         idx, scores = select_top(block.scores, depth, self.tie_rank, floor=self.floor)
-        return StageOutput(idx, scores, {**block.seconds, "select": time.perf_counter() - began})
+        seconds = {**block.seconds, "select": time.perf_counter() - began}
+        return StageOutput(idx, scores, seconds, block.counts, tokens_estimated=block.tokens_estimated)
 
     def timed(self) -> list[str]:
         """The names ``rank`` reports seconds under (before ``select``): the run's

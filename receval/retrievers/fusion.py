@@ -20,6 +20,7 @@ A chunk that no member holds gets -inf, so it is never retrieved (``floor = None
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -112,7 +113,8 @@ def rrf_contribution(idx: np.ndarray, k: float) -> np.ndarray:
 def normalised(top: np.ndarray, method: str) -> np.ndarray:
     """Min-max or z-score of each row's candidate scores (NaN padding stays NaN)."""
     top = top.astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a row with no candidate (all NaN) stays NaN
         if method == "minmax":
             low, high = np.nanmin(top, axis=1, keepdims=True), np.nanmax(top, axis=1, keepdims=True)
             span = high - low

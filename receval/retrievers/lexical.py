@@ -14,7 +14,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
-from receval.ranking import top_candidates
+from receval.ranking import select_top, top_candidates
 from receval.retrievers.base import Stage, StageOutput
 from receval.retrievers.text import Tokenizer
 
@@ -131,6 +131,7 @@ class LexicalRetriever(Stage):
     """Shared fit/score: subclasses turn counts into chunk weights and question weights."""
 
     floor: float | None = 0.0
+    counts_terms = True  # its vocabulary counts the run's tokens (pseudo-relevance feedback reads them)
     SPARSE = 16  # rank only the touched chunks when they are fewer than 1 in SPARSE
     BLOCK_BELOW = 20_000  # fewer chunks: one score block per batch is faster than per question
 
@@ -141,6 +142,8 @@ class LexicalRetriever(Stage):
         self.weights_t: sp.csr_matrix | None = None  # (V, D): a question sums its terms' rows
         self.tie_rank: np.ndarray | None = None
         self.term_max: np.ndarray | None = None  # (V,) the most each term adds to any score
+        self.keep_counts = False  # also hold each chunk's term counts (RM3 needs them)
+        self.doc_counts: sp.csr_matrix | None = None  # (D, V) term counts, when keep_counts
 
     def fit(self, texts: list[str], tie_rank=None) -> None:
         self.tie_rank = np.arange(len(texts)) if tie_rank is None else np.asarray(tie_rank)
@@ -149,25 +152,46 @@ class LexicalRetriever(Stage):
         else:
             self.vocabulary = Vocabulary.from_texts(texts, self.tokenizer)
         self.weights_t = term_major(self.vocabulary, self)
+        if self.keep_counts:  # asked for by pseudo-relevance feedback, before the token ids go
+            self.doc_counts = chunk_counts(self.vocabulary)
         if self.vocabularies is None:  # a private vocabulary: its token ids now live in the weights
             self.vocabulary.doc_term_ids = None
-        table, self.term_max = self.weights_t, np.zeros(self.weights_t.shape[0])
+        self.index_weights(self.weights_t)
+
+    def index_weights(self, table: sp.csr_matrix) -> None:
+        """Hold ``table``, the (V, D) chunk weights (each term's chunks in id order), and
+        each term's heaviest weight: what the term can add to any score."""
+        self.weights_t, self.term_max = table, np.zeros(table.shape[0])
         held = np.flatnonzero(np.diff(table.indptr))
-        if held.size:  # each term's heaviest chunk weight: what the term can add to any score
+        if held.size:
             self.term_max[held] = np.maximum.reduceat(table.data, table.indptr[held])
 
     def release(self) -> None:
         """Drop the index (weights, vocabulary) once the run's questions are answered:
         the rest of the run (measures, the results file) does not need it."""
-        self.weights_t = self.term_max = self.vocabulary = None
+        self.weights_t = self.term_max = self.vocabulary = self.doc_counts = None
+
+    def query_counts(self, questions: list[str]) -> sp.csr_matrix:
+        """(B, V) counts of the fitted vocabulary's tokens in each question."""
+        return self.vocabulary.query_counts(self.tokenizer.many(questions))
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) scores: one sparse product of question weights and chunk weights."""
-        counts = self.vocabulary.query_counts(self.tokenizer.many(questions))
+        return self.score_counts(self.query_counts(questions))
+
+    def score_counts(self, counts: sp.csr_matrix) -> np.ndarray:
+        """:meth:`score` of questions given as (B, V) term counts, or positive term
+        weights (an expanded query, :mod:`receval.transforms.rm3`)."""
         return (self.question_weights(counts) @ self.weights_t).toarray()
 
     def rank(self, questions: list[str], depth: int) -> StageOutput:
-        """Each question's top ``depth`` chunks and scores, as ``select_top(score(...))`` gives.
+        """Each question's top ``depth`` chunks (:meth:`rank_counts`), timed as the stage."""
+        began = time.perf_counter()
+        idx, top = self.rank_counts(self.query_counts(questions), depth)
+        return StageOutput(idx, top, {self.name: time.perf_counter() - began})
+
+    def rank_counts(self, counts: sp.csr_matrix, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each question's top ``depth`` chunks and scores, as ``select_top(score_counts(...))`` gives.
 
         No (B, D) block (except below ``BLOCK_BELOW`` chunks, where one is cheaper): each
         question adds its terms' weight rows into one reused score buffer (as bm25s
@@ -178,15 +202,14 @@ class LexicalRetriever(Stage):
         (BM25's Lucene idf and TF-IDF's are), so partial sums only grow.
         """
         table = self.weights_t
-        n_docs = table.shape[1]
+        n_docs, n_questions = table.shape[1], counts.shape[0]
         if n_docs < self.BLOCK_BELOW:  # a small block: Python per question would cost more
-            return super().rank(questions, depth)
-        began = time.perf_counter()
-        weights = self.question_weights(self.vocabulary.query_counts(self.tokenizer.many(questions)))
+            return select_top(self.score_counts(counts), depth, self.tie_rank, floor=self.floor)
+        weights = self.question_weights(counts)
         scores = np.zeros(n_docs, dtype=np.float64)
-        idx = np.full((len(questions), depth), -1, dtype=np.int32)
-        top = np.full((len(questions), depth), np.nan, dtype=np.float64)
-        for row in range(len(questions) if depth and n_docs else 0):
+        idx = np.full((n_questions, depth), -1, dtype=np.int32)
+        top = np.full((n_questions, depth), np.nan, dtype=np.float64)
+        for row in range(n_questions if depth and n_docs else 0):
             span = slice(weights.indptr[row], weights.indptr[row + 1])
             terms = weights.indices[span].tolist()
             factors = weights.data[span].tolist()
@@ -197,7 +220,7 @@ class LexicalRetriever(Stage):
             above = values > self.floor
             items, values = top_candidates(items[above], values[above], depth, self.tie_rank)
             idx[row, : items.size], top[row, : items.size] = items, values
-        return StageOutput(idx, top, {self.name: time.perf_counter() - began})
+        return idx, top
 
     def _postings(self, term: int, factor: float) -> tuple[np.ndarray, np.ndarray]:
         """The chunks holding ``term`` and what it adds to their scores (times ``factor``)."""
@@ -280,6 +303,16 @@ class LexicalRetriever(Stage):
 
     def question_weights(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         raise NotImplementedError
+
+
+def chunk_counts(vocabulary: Vocabulary) -> sp.csr_matrix:
+    """(D, V) term counts of the fitted chunks, built from their postings block by block."""
+    n_docs, n_terms = len(vocabulary.lengths), len(vocabulary)
+    blocks = list(vocabulary.postings())  # each (chunk, term) pair once
+    if not blocks:
+        return sp.csr_matrix((n_docs, n_terms))
+    chunks, terms, counts = (np.concatenate(parts) for parts in zip(*blocks))
+    return sp.csr_matrix((counts, (chunks, terms)), shape=(n_docs, n_terms))
 
 
 def term_major(vocabulary: Vocabulary, retriever: LexicalRetriever) -> sp.csr_matrix:

@@ -1,0 +1,231 @@
+"""What the LLM transforms (``hyde``, ``multi_query``) share: their config fields, the
+one chat client (:class:`receval.clients.chat.ChatClient`: key from the environment,
+retries, structured output) and the answer cache.
+
+Every answer is cached under ``<cache_dir>/llm/`` by the sha256 of (the prompt's hash,
+model, temperature, seed): the prompt is the messages and the reply's JSON schema, so a
+changed template is a new entry. An entry holds the accepted reply and what it cost
+when it was asked (requests, input and output tokens, seconds), so a replay sends no
+request and stores the same per-question counts and money: ``results.parquet`` is the
+same apart from the measured latency columns, while ``run.json``'s
+``stages.transform.search_api_calls`` counts only the requests this run sent (0 on a
+replay) and ``transform.from_cache`` the answers it found. An entry is one JSON file
+written under a temporary name and renamed (:func:`receval.core.io.atomic_write`); an
+entry that cannot be read is asked again. ``cache_dir=null`` keeps answers for the
+run only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from receval.clients.chat import ChatClient, ReplyError
+from receval.core.errors import RecevalError
+from receval.core.io import WriteError, atomic_write
+from receval.cost import estimate_tokens
+from receval.rerankers.http import reported_count
+from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, range_
+from receval.transforms import TRANSFORM, Spent, Transformed
+
+FOLDER = "llm"  # under cache_dir
+
+
+@dataclass
+class LlmFields:
+    """The fields of every LLM transform: the endpoint, the model and how it is asked."""
+
+    base_url: Optional[str] = None  # the API root before /chat/completions, e.g. http://localhost:11434/v1
+    model: Optional[str] = None
+    api_key_env: Optional[str] = "OPENAI_API_KEY"  # NAME of the variable holding the key (unset is fine on loopback)
+    temperature: float = field(default=0.0, metadata=range_(0, 2, hint="chat APIs take 0 to 2"))
+    seed: int = field(default=0, metadata=range_(*SEED))  # sent with every request; part of the cache key
+    concurrency: int = field(default=4, metadata=range_(*THREADS))  # requests in flight within a batch
+    timeout: float = field(default=60.0, metadata=range_(*SECONDS))  # seconds per request
+    retries: int = field(default=4, metadata=range_(*RETRIES))  # 408/409/425/429/5xx, timeouts, malformed replies
+    backoff: float = field(default=1.0, metadata=range_(*WAIT))  # first retry delay in seconds, doubled each time
+    max_backoff: float = field(default=30.0, metadata=range_(*WAIT))
+
+    def llm_problems(self) -> list[str]:
+        problems = []
+        if not self.base_url:
+            problems.append("base_url is required: the chat API root, e.g. transform.base_url=http://localhost:11434/v1")
+        if not self.model:
+            problems.append("model is required: the model name the API expects, e.g. transform.model=qwen2.5:7b")
+        return problems
+
+
+@dataclass(frozen=True)
+class Answer:
+    reply: dict
+    input_tokens: float
+    output_tokens: float
+    seconds: float
+    tokens_estimated: bool
+    cached: bool = False
+
+
+def prompt_hash(messages: list[dict], schema: dict) -> str:
+    blob = json.dumps({"messages": messages, "schema": schema}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def answer_key(messages: list[dict], schema: dict, model: str, temperature: float, seed: int) -> str:
+    """The cache key: (prompt hash, model, temperature, seed)."""
+    parts = {"prompt": prompt_hash(messages, schema), "model": model, "temperature": float(temperature), "seed": int(seed)}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+class Asker:
+    """Asks the chat model each prompt once: from the cache when it holds the answer."""
+
+    def __init__(self, node, schema: dict, validate: Callable[[dict], str | None], cache_dir: str | None):
+        self.client = ChatClient(
+            node.base_url, str(node.model), node.api_key_env, timeout=float(node.timeout),
+            max_retries=int(node.retries), backoff=float(node.backoff), max_backoff=float(node.max_backoff),
+            option="transform",
+        )
+        self.model, self.temperature, self.seed = str(node.model), float(node.temperature), int(node.seed)
+        self.concurrency = int(node.concurrency)
+        self.schema, self.validate = schema, validate
+        self.folder = Path(cache_dir) / FOLDER if cache_dir else None
+        self.memory: dict[str, Answer] = {}
+        self.recent: set[str] = set()  # keys asked since the last forget()
+        self.again: set[str] = set()  # keys to ask again, not read (warm-up's, after forget())
+        self.asked = self.from_cache = 0
+        self.tokens_estimated = False
+        self._lock = threading.Lock()
+
+    @property
+    def api_calls(self) -> int:
+        return self.client.requests
+
+    def ask(self, prompts: list[list[dict]]) -> list[Answer]:
+        """One answer per prompt (a list of chat messages), ``concurrency`` requests in flight."""
+        if self.concurrency == 1 or len(prompts) < 2:
+            return [self.one(p) for p in prompts]
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(self.one, prompts))
+
+    def one(self, messages: list[dict]) -> Answer:
+        key = answer_key(messages, self.schema, self.model, self.temperature, self.seed)
+        with self._lock:
+            again = key in self.again
+            self.again.discard(key)
+        found = None if again else (self.memory.get(key) or self._read(key))
+        if found is not None:
+            with self._lock:
+                self.from_cache += 1
+                self.memory[key] = found
+            return found
+        began = time.perf_counter()
+        try:
+            reply, usage = self.client.complete(messages, self.schema, self.validate, self.temperature, self.seed)
+        except ReplyError as error:  # a run with holes in it would not compare: stop
+            raise RecevalError(
+                f"{self.client.url}: transform.model={self.model!r} gave no usable answer ({error.reason}); "
+                "raise transform.retries or transform.timeout, or check the server"
+            ) from None
+        seconds = time.perf_counter() - began
+        where = f"{self.client.url}: the answer's usage"
+        counted = [usage.get(name) for name in ("prompt_tokens", "completion_tokens")]
+        estimated = any(value is None for value in counted)
+        text = json.dumps(reply, ensure_ascii=False)
+        tokens = [
+            float(reported_count(value, f"{where}.{name}", "transform.base_url", self.client.client.clip))
+            if value is not None else float(estimate_tokens([shown]).sum())
+            for value, name, shown in zip(
+                counted, ("prompt_tokens", "completion_tokens"), (" ".join(m["content"] for m in messages), text)
+            )
+        ]
+        answer = Answer(reply, tokens[0], tokens[1], seconds, estimated)
+        with self._lock:
+            self.asked += 1
+            self.tokens_estimated = self.tokens_estimated or estimated
+            self.memory[key] = answer
+            self.recent.add(key)
+        self._write(key, answer)
+        return answer
+
+    def forget(self) -> None:
+        """After the warm-up (:func:`receval.retrievers.warm_up`): what it asked is asked
+        again by the timed search (and its entry rewritten), as every stage redoes its
+        whole work then; what it found in the cache is found again."""
+        with self._lock:
+            for key in self.recent:
+                self.memory.pop(key, None)
+            self.again |= self.recent
+            self.recent = set()
+            self.asked = self.from_cache = 0
+
+    def _path(self, key: str) -> Path | None:
+        return self.folder / key[:2] / f"{key}.json" if self.folder is not None else None
+
+    def _read(self, key: str) -> Answer | None:
+        path = self._path(key)
+        if path is None or not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return Answer(
+                dict(data["reply"]), float(data["input_tokens"]), float(data["output_tokens"]),
+                float(data["seconds"]), bool(data["tokens_estimated"]), cached=True,
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # a damaged entry is asked again
+
+    def _write(self, key: str, answer: Answer) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        data = {
+            "model": self.model, "temperature": self.temperature, "seed": self.seed, "reply": answer.reply,
+            "input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens,
+            "seconds": answer.seconds, "tokens_estimated": answer.tokens_estimated,
+        }
+        blob = json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
+        try:
+            atomic_write(path, lambda tmp: Path(tmp).write_bytes(blob))
+        except (OSError, WriteError):
+            pass  # a cache that cannot be written only costs the next run its requests
+
+    def usage(self, answers: list[list[Answer]]) -> dict[str, np.ndarray]:
+        """Per question (a list of its answers): ``requests``, ``input_tokens``, ``output_tokens``."""
+        return {
+            "requests": np.asarray([len(group) for group in answers], dtype=np.float64),
+            "input_tokens": np.asarray([sum(a.input_tokens for a in group) for group in answers], dtype=np.float64),
+            "output_tokens": np.asarray([sum(a.output_tokens for a in group) for group in answers], dtype=np.float64),
+        }
+
+    def facts(self) -> dict:
+        return {"model": self.model, "temperature": self.temperature, "seed": self.seed,
+                "asked": self.asked, "from_cache": self.from_cache, "tokens_estimated": self.tokens_estimated}
+
+
+class Rewritten(Transformed):
+    """A first stage searched with texts an LLM wrote for each question (:meth:`texts`)."""
+
+    @property
+    def asker(self) -> Asker:
+        return self.transform.asker
+
+    def rewrite(self, questions: list[str], spent: Spent) -> list[list[str]]:
+        """Each question's texts to search with; its requests and tokens into ``spent``."""
+        answers = self.asker.ask([self.transform.messages(q) for q in questions])
+        texts = [self.transform.texts(q, a.reply) for q, a in zip(questions, answers)]
+        usage = self.asker.usage([[a] for a in answers])
+        spent.counts.update({f"{name}.{TRANSFORM}": values for name, values in usage.items()})
+        if any(a.tokens_estimated for a in answers):
+            spent.estimated = spent.estimated | {TRANSFORM}
+        return texts
+
+    def forget(self) -> None:
+        self.asker.forget()
