@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 
 import pytest
 
@@ -266,13 +265,11 @@ def test_a_split_with_only_score_zero_judgements_is_an_error(make_config):
 
 
 @pytest.mark.skipif(not SCIFACT.is_dir(), reason=f"shared test collection absent: {SCIFACT}")
-def test_scifact_train_loads_quickly(make_config):
-    began = time.perf_counter()
+def test_scifact_train_loads_every_document_and_judged_question(make_config):
+    # counts, not seconds: a timed assertion fails on a loaded machine (speed lives in benchmarks/)
     dataset = load(make_config, SCIFACT, "dataset.split=train")
-    elapsed = time.perf_counter() - began
     assert len(dataset.sections) == 5183 and len(dataset.questions) == 809
     assert dataset.notes["unjudged_questions"] == 1109 - 809
-    assert elapsed < 2.0, f"loading scifact took {elapsed:.2f} s"
 
 
 # --------------------------------------------------------------------------- bad inputs
