@@ -18,7 +18,7 @@ from ir_datasets.util import Download, LocalDownload, RequestsDownload  # noqa: 
 
 from receval.core.errors import DatasetError  # noqa: E402
 from receval.datasets import load_dataset  # noqa: E402
-from tests.conftest import FIXTURES, results_without_timings, run_of  # noqa: E402
+from conftest import FIXTURES, results_without_timings, run_of  # noqa: E402
 
 
 @pytest.fixture

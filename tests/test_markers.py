@@ -53,3 +53,16 @@ def test_the_real_model_without_the_dense_marker_fails_the_test():
 def test_a_slow_test_may_start_a_subprocess():
     popen = getattr(subprocess, "Popen")
     assert popen(["true"]).wait() == 0
+
+
+def test_no_test_module_imports_the_suite_as_a_package_named_tests():
+    """ppi-python (a test dependency) installs a top-level ``tests`` package, so
+    ``from tests.conftest import ...`` finds ppi's, not ours: import ``conftest``."""
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    offenders = [
+        path.name for path in sorted(here.glob("*.py"))
+        if any(line.startswith(("from tests.", "import tests")) for line in path.read_text(encoding="utf-8").splitlines())
+    ]
+    assert offenders == []

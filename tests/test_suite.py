@@ -16,7 +16,7 @@ from receval.core.errors import RecevalError
 from receval.stats.bootstrap import bootstrap_means, percentile_bounds
 from receval.stats.meta import pool
 from receval.stats.suite import borda_points, suite_standing
-from tests.conftest import FIXTURES, exit_code, sweep_in_process
+from conftest import FIXTURES, exit_code, sweep_in_process
 
 COLLECTIONS = {
     "library": [],

@@ -10,7 +10,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from receval.config import config_dir
-from tests.conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli
 
 
 def compose_with(*overrides: str, hydra: bool = False):
