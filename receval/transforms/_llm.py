@@ -60,6 +60,8 @@ class LlmFields:
             problems.append("base_url is required: the chat API root, e.g. transform.base_url=http://localhost:11434/v1")
         if not self.model:
             problems.append("model is required: the model name the API expects, e.g. transform.model=qwen2.5:7b")
+        if "{question}" not in self.prompt:  # every LLM transform's schema has a prompt
+            problems.append("prompt must hold {question}, where the question goes")
         return problems
 
 

@@ -44,10 +44,7 @@ class HydeConfig(LlmFields, TransformConfig):
     prompt: str = PROMPT  # the user message; {question} is the question ({{ }}: a literal brace)
 
     def problems(self) -> list[str]:
-        problems = self.llm_problems()
-        if "{question}" not in self.prompt:
-            problems.append("prompt must hold {question}, where the question goes")
-        return problems
+        return self.llm_problems()
 
     @staticmethod
     def describe(node) -> str:

@@ -42,10 +42,7 @@ class MultiQueryConfig(LlmFields, TransformConfig):
     prompt: str = PROMPT  # the user message; {question}, {n} ({{ }}: a literal brace)
 
     def problems(self) -> list[str]:
-        problems = self.llm_problems()
-        if "{question}" not in self.prompt:
-            problems.append("prompt must hold {question}, where the question goes")
-        return problems
+        return self.llm_problems()
 
     @staticmethod
     def describe(node) -> str:
