@@ -127,7 +127,7 @@ class RecevalConfig:
     # questions scored together; above 1, latency is amortised (memory is bounded by the score block)
     search_batch: int = field(default=1, metadata=range_(1, 1_000_000))
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
-    cost: Any = field(default_factory=dict)  # prices per stage: +cost.rerank.per_1k_requests=2 (receval/cost.py)
+    cost: Any = field(default_factory=dict)  # prices per stage: +cost.rerank.per_1k_requests=2 (receval/measures/cost.py)
 
 
 # receval's sweeper (receval/hydra_plugin): Hydra's basic sweeper's settings
@@ -226,7 +226,7 @@ def check(cfg) -> None:
     if cfg.get("transform") is not None:
         problems += components.tree_problems("transform", cfg.transform, "transform")
     try:
-        from receval.cost import prices_of
+        from receval.measures.cost import prices_of
 
         prices_of(cfg.get("cost"))
     except ConfigError as error:
@@ -326,7 +326,7 @@ def judge_problems(cfg) -> list[str]:
 def ranges_table() -> str:
     """Every number receval's configs hold, with its range (Markdown): the run's own keys,
     each component kind's, the prices of ``cost.<stage>`` and ``python -m receval.synth``'s."""
-    from receval.cost import StagePrices
+    from receval.measures.cost import StagePrices
 
     components.discover()
     rows = [(k, "", r, h) for k, r, h in schema.range_rows(RecevalConfig, "")]

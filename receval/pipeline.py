@@ -22,9 +22,9 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers, stages
 from receval import config as config_schema
-from receval import cost
+from receval.measures import cost
 from receval.core import machine
-from receval.cache import IndexCache, key_of
+from receval.chunking.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows
 from receval.results.identity import identity_hash

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import results_without_timings, run_cli
 
-from receval import cache as cache_module
-from receval.cache import IndexCache, key_of
+from receval.chunking import cache as cache_module
+from receval.chunking.cache import IndexCache, key_of
 from receval.chunking import Chunk
 from receval.pipeline import run
 from receval.retrievers.lexical import Vocabulary
@@ -114,7 +114,7 @@ def test_a_damaged_entry_is_rebuilt(tmp_path):
 @pytest.mark.slow
 def test_parallel_writers_leave_a_valid_entry(tmp_path):
     script = (
-        "import sys; from receval.cache import IndexCache; from receval.chunking import Chunk\n"
+        "import sys; from receval.chunking.cache import IndexCache; from receval.chunking import Chunk\n"
         "chunks = [Chunk(f's#{i}', 0, 'word ' * 50) for i in range(20000)]\n"
         "IndexCache(sys.argv[1]).chunks('same', lambda: chunks)\n"
     )
@@ -138,7 +138,7 @@ def test_a_cached_chunk_set_loads_without_importing_pyarrow_dataset(tmp_path):
     """A sweep job's cache hit stays cheap: no pyarrow.dataset import (about 0.2 s of CPU)."""
     code = f"""
 import sys
-from receval import cache
+from receval.chunking import cache
 from receval.chunking import Chunk
 chunks = [Chunk("a#b", 0, "one two"), Chunk("a#b", 1, "three"), Chunk("c#d", 0, "four")]
 store = cache.IndexCache({str(tmp_path)!r})
@@ -177,7 +177,7 @@ def _swap_rows(path: Path) -> None:
 
 @pytest.mark.parametrize("kind, edit", [("chunks", _edit_chunks), ("vocabulary", _swap_rows)])
 def test_edited_cache_entry_is_rebuilt_with_a_warning(site, make_config, tmp_path, capsys, kind, edit):
-    from receval import cache as cache_module
+    from receval.chunking import cache as cache_module
 
     cfg = make_config("dataset=folder", f"dataset.path={site}", f"cache_dir={tmp_path / 'cache'}")
     cold, warm = tmp_path / "cold", tmp_path / "warm"

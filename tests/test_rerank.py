@@ -161,7 +161,7 @@ def test_a_hybrid_run_is_labelled_from_its_members_defaults(make_config):
 
 
 def test_question_costs_and_index_cost_worked():
-    from receval.cost import index_cost, question_costs
+    from receval.measures.cost import index_cost, question_costs
 
     prices = {"rerank": {"per_1k_requests": 2.0, "per_1m_input_tokens": 50.0, "per_1m_output_tokens": 100.0},
               "dense": {"per_1k_requests": 1.0}}

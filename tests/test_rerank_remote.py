@@ -229,7 +229,7 @@ def test_priced_remote_encoder_has_an_index_cost_and_per_question_money(make_con
     from math import ceil
 
     from receval.chunking.words import chunk_sections
-    from receval.cost import estimate_tokens
+    from receval.measures.cost import estimate_tokens
     from receval.datasets import load_dataset
     from receval.pipeline import run
 

@@ -15,7 +15,7 @@ from hydra import compose, initialize_config_dir
 
 from receval import components, config, schema
 from receval.config import RecevalConfig, SynthRunConfig, check, config_dir
-from receval.cost import StagePrices, stage_names
+from receval.measures.cost import StagePrices, stage_names
 from receval.core.errors import ConfigError
 from receval.pipeline import check_config
 

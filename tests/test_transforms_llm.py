@@ -202,6 +202,6 @@ def test_hyde_before_a_score_only_stage_and_a_reranker(server):
     assert out.counts[PAIRS].tolist() == [2.0, 2.0]
     assert {"transform", "bm25", "rerank"} <= set(out.seconds)
     assert api_calls(both) == {"bm25": 0, "transform": 2, "rerank": 0}
-    from receval.cost import stage_names
+    from receval.measures.cost import stage_names
 
     assert stage_names(both) == ["transform", "bm25", "rerank", "select"]

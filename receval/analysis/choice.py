@@ -36,7 +36,7 @@ from receval.analysis.pairs import align
 from receval.config import BootstrapConfig
 from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
-from receval.cost import COLUMN
+from receval.measures.cost import COLUMN
 from receval.metrics import measure_label
 from receval.results.labels import run_labels
 from receval.results.stored import Run

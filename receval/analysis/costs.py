@@ -1,5 +1,5 @@
 """What a stored run costs, read from it only (its ``latency_ms``, ``pairs_scored`` and
-``cost_usd`` columns and ``run.json``'s ``cost`` and ``stages``; see :mod:`receval.cost`);
+``cost_usd`` columns and ``run.json``'s ``cost`` and ``stages``; see :mod:`receval.measures.cost`);
 nothing is re-priced here.
 
 - :func:`cost_facts`: what the report shows beside the latency per stage: pairs a
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from receval.core.errors import RunError
-from receval.cost import COLUMN
+from receval.measures.cost import COLUMN
 from receval.rerankers import PAIRS
 from receval.results.format import LATENCY
 from receval.results.stored import Run

@@ -5,7 +5,8 @@ Chunkers: ``words`` (:mod:`.words`: word windows, :func:`receval.chunking.words.
 boundary. ``headings``: prefix each chunk's text with its section's heading path
 ("Fines > Late returns"), so a chunk keeps the words of the headings above it. This
 package holds what they share: :class:`Chunk`, :func:`chunks_of`, :func:`describe_common`,
-and :func:`cut` (the chunks a ``chunking`` node's chunker cuts).
+and :func:`cut` (the chunks a ``chunking`` node's chunker cuts). :mod:`.cache` keeps chunk
+sets and their token ids on disk by content, so a sweep cuts and tokenizes each once.
 
 Every chunk keeps the character offsets (``start``, ``end``) of the page text it
 covers, so evidence labels (:mod:`receval.datasets.evidence`) can be matched to chunks by

@@ -20,7 +20,7 @@ The cache lives under ``<cache_dir>/embeddings/``, one folder per model identity
   disk error) is reported, deleted, and its texts are encoded again. A cache that
   cannot be written (read-only disk) is reported once and the run goes on without it.
 
-Why packs and not :class:`receval.cache.IndexCache` (one content-addressed file per
+Why packs and not :class:`receval.chunking.cache.IndexCache` (one content-addressed file per
 whole entry, as chunk sets are): vectors are reused *per text*, across entries. Every
 job of a sweep encodes the same questions; chunk sets of different ``max_words``
 share their short sections' texts (measured on the built-in library: 72 of the 99

@@ -30,7 +30,7 @@ from typing import Optional
 from receval.clients.chat import ChatClient, ReplyError
 from receval.components import Context, JudgeConfig, component
 from receval.core.io import atomic_write
-from receval.cost import estimate_tokens
+from receval.measures.cost import estimate_tokens
 from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
 SYSTEM = (

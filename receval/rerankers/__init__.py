@@ -25,7 +25,7 @@ PAIRS = "pairs_scored"  # per-question column: pairs the re-ranker scored, min(f
 class Rescored:
     """One batch's shortlist scores, (B, n) float64, NaN where there is no chunk, and what
     the call used: per-question (B,) ``usage`` arrays (``requests``, ``input_tokens``,
-    ``output_tokens``; see :mod:`receval.cost`), ``tokens_estimated`` when counted here
+    ``output_tokens``; see :mod:`receval.measures.cost`), ``tokens_estimated`` when counted here
     because the server did not report them."""
 
     scores: np.ndarray

@@ -21,7 +21,7 @@ import numpy as np
 
 from receval.core import numeric
 from receval.components import Context, component
-from receval.cost import estimate_tokens
+from receval.measures.cost import estimate_tokens
 from receval.core.errors import RecevalError
 from receval.rerankers import RerankFields, Rescored
 from receval.rerankers._remote import Client, RemoteScorer

@@ -20,7 +20,7 @@ from typing import Optional
 import numpy as np
 
 from receval.components import Context, component
-from receval.cost import estimate_tokens
+from receval.measures.cost import estimate_tokens
 from receval.core.errors import RecevalError
 from receval.clients.chat import parse_json_object
 from receval.rerankers import RerankFields, Rescored, pairs_of, placed

@@ -15,7 +15,7 @@ the question against its relevant sections, see :mod:`receval.measures.overlap`;
 unanswerable questions); ``latency_ms`` (float64, the whole search per question) and one
 ``latency_ms.<stage>`` column per stage (``latency_ms.bm25``, ``latency_ms.fusion``,
 ``latency_ms.rerank``, ``latency_ms.select``, ...); then, when the run has them,
-float64 count and money columns (:mod:`receval.cost`): ``pairs_scored`` (pairs a
+float64 count and money columns (:mod:`receval.measures.cost`): ``pairs_scored`` (pairs a
 re-ranker scored), ``requests.<stage>``, ``input_tokens.<stage>``,
 ``output_tokens.<stage>``, ``cost_usd.<stage>`` and ``cost_usd``.
 

@@ -17,7 +17,7 @@ registering its kind with :func:`receval.components.component`, a YAML file in
 (``latency_ms.transform``), and an LLM transform's requests and tokens per question land
 in ``requests.transform``, ``input_tokens.transform`` and ``output_tokens.transform``, so
 ``+cost.transform.per_1m_input_tokens=...`` prices it like a re-ranker
-(:mod:`receval.cost`).
+(:mod:`receval.measures.cost`).
 """
 
 from __future__ import annotations

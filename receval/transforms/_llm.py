@@ -31,7 +31,7 @@ import numpy as np
 from receval.clients.chat import ChatClient, ReplyError
 from receval.core.errors import RecevalError
 from receval.core.io import WriteError, atomic_write
-from receval.cost import estimate_tokens
+from receval.measures.cost import estimate_tokens
 from receval.rerankers.http import reported_count
 from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, range_
 from receval.transforms import TRANSFORM, Spent, Transformed
