@@ -143,10 +143,25 @@ def register_resolvers() -> None:
     OmegaConf.register_new_resolver("receval_pid", lambda: os.getpid(), use_cache=True, replace=True)
 
 
+def share_config_store() -> None:
+    """Make a deep copy of Hydra's ``ConfigStore`` the store itself.
+
+    Every composition (each job of a sweep, each ``compose`` call) deep-copies Hydra's config
+    repository (``CachingConfigRepository.__init__``), and with it the structured-config
+    source's reference to the process-wide ``ConfigStore``: every schema receval registers,
+    about half of a composition's time. The store is a singleton that a composition only
+    reads (``ConfigStore.load`` deep-copies the node it returns), so the copy is pure cost;
+    Hydra itself moved to reading the live singleton (facebookresearch/hydra#2928), and
+    hydra-zen#769 reports the same cost. ``tests/test_config.py`` fails loudly if Hydra stops
+    copying the store through the repository or the store starts being written to."""
+    ConfigStore.__deepcopy__ = lambda self, memo: self  # type: ignore[method-assign]
+
+
 def register() -> None:
     """The run schema and every component schema (``retriever/base_bm25``, ...) in Hydra's store."""
     from receval import components
 
+    share_config_store()
     register_resolvers()
     ConfigStore.instance().store(name="receval_schema", node=RecevalConfig)
     ConfigStore.instance().store(group="dataset", name="base_ir_datasets", node=IrDatasetsConfig)
@@ -283,6 +298,7 @@ class SynthRunConfig:
 
 
 def register_synth() -> None:
+    share_config_store()
     register_resolvers()
     ConfigStore.instance().store(name="synth_schema", node=SynthRunConfig)
     ConfigStore.instance().store(group="dataset", name="base_ir_datasets", node=IrDatasetsConfig)

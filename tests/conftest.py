@@ -19,7 +19,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from receval.core import progress
-from receval.config import config_dir, register
+from receval.config import config_dir, register, register_synth
 from receval.core.errors import RecevalWarning
 from receval.retrievers.base import Stage
 
@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("RECEVAL_SHARED", ROOT.parent / "shared"))
 
 register()
+register_synth()  # conf/synth.yaml's schema: any test may compose it, whichever file imported first
 
 # ----------------------------------------------------------------- markers: slow and dense
 # ``make test-fast`` deselects them, so a test that needs one and lacks it would slow the
@@ -124,6 +125,60 @@ class _undone:
         self.patch.undo()
 
 
+# ------------------------------------------------- each composition made once per worker
+# A composition costs 0.2-0.5 s (Hydra's defaults tree, then OmegaConf merges) and tests
+# ask for the same one again and again (``retriever=bm25`` 26 times in make test-fast).
+# What Hydra composes from conf/ alone is kept per worker and handed out as a deep copy.
+# Only the compose API is kept (a command's composition configures logging, so it runs),
+# only for conf/ with Hydra's and the structured sources (a test's own config folder or an
+# added search path is composed afresh), and a store written to since (a test registering
+# a kind) or another working directory (hydra.runtime.cwd) is a new key. A failed
+# composition is never kept: its error is raised each time.
+
+_COMPOSED: dict = {}
+_STORE_WRITES = [0]
+
+
+def _count_store_writes():
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.store
+
+    def counted(self, *args, **kwargs):
+        _STORE_WRITES[0] += 1
+        return store(self, *args, **kwargs)
+
+    ConfigStore.store = counted
+
+
+def _keep_compositions():
+    import copy
+
+    from hydra._internal.hydra import Hydra
+
+    compose_config = Hydra.compose_config
+    default_path = [("hydra", "pkg://hydra.conf"), ("main", config_dir()), ("schema", "structured://")]
+
+    def kept(self, config_name, overrides, run_mode, with_log_configuration=False, from_shell=True,
+             validate_sweep_overrides=True):
+        path = [(p.provider, p.path) for p in self.config_loader.config_search_path.get_path()]
+        if with_log_configuration or path != default_path:
+            return compose_config(self, config_name, overrides, run_mode, with_log_configuration,
+                                  from_shell, validate_sweep_overrides)
+        key = (config_name, tuple(overrides), run_mode, from_shell, validate_sweep_overrides,
+               _STORE_WRITES[0], os.getcwd())
+        if key not in _COMPOSED:
+            _COMPOSED[key] = compose_config(self, config_name, overrides, run_mode, False, from_shell,
+                                            validate_sweep_overrides)
+        return copy.deepcopy(_COMPOSED[key])
+
+    Hydra.compose_config = kept
+
+
+_count_store_writes()
+_keep_compositions()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def isolated_cache(tmp_path_factory):
     """Runs made by tests cache chunks and embeddings in a temporary folder, not the repo."""
@@ -166,6 +221,19 @@ def site(tmp_path) -> Path:
     target = tmp_path / "site"
     shutil.copytree(FIXTURES / "site", target)
     return target
+
+
+class lazy_import:
+    """A reference library a test module names at its top (``ranx = lazy_import("ranx")``),
+    imported at first use, skipping that test (``pytest.importorskip``) when it is absent.
+    ranx, mlflow and rouge-score take 1-4 s each to import; collected eagerly, every
+    worker would pay for them whether or not it runs a test that uses them."""
+
+    def __init__(self, name: str, reason: str | None = None):
+        self.name, self.reason = name, reason
+
+    def __getattr__(self, attribute: str):
+        return getattr(pytest.importorskip(self.name, reason=self.reason), attribute)
 
 
 def run_cli(*args: str, cwd: Path, module: str = "receval", env: dict | None = None):

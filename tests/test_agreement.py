@@ -18,7 +18,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import SHARED
+from conftest import SHARED, lazy_import
 from receval.results import trec
 from receval.datasets import Question
 from receval.evaluate import judge
@@ -29,7 +29,7 @@ from receval.ranking import select_top, tie_ranks
 from receval.results import read_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
-ranx = pytest.importorskip("ranx")
+ranx = lazy_import("ranx")
 
 CRANFIELD = SHARED / "datasets" / "cranfield"
 SCIFACT = SHARED / "datasets" / "scifact"

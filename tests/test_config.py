@@ -282,3 +282,25 @@ def test_a_schema_not_deriving_from_its_groups_base_is_refused_at_registration()
     with pytest.raises(TypeError, match=r"Loose: a retriever schema derives from receval.components.RetrieverConfig"):
         components.component("retriever", "loose_test", Loose)
     assert ("retriever", "loose_test") not in components._REGISTRY
+
+
+def test_every_composition_reads_the_one_config_store_and_leaves_it_as_it_was():
+    """receval.config.share_config_store: Hydra deep-copies its config repository for each
+    composition, and with it the process-wide ConfigStore (every schema receval registers:
+    about half of a composition's time). The copy must hand back the store itself, and a
+    composition must not change what is stored. Fails loudly if Hydra stops holding the
+    store in its structured-config source (then the patch can go) or copies it anyway."""
+    from hydra._internal.config_repository import CachingConfigRepository, ConfigRepository
+    from hydra._internal.utils import create_config_search_path
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.instance()
+    copied = CachingConfigRepository(ConfigRepository(create_config_search_path(str(CONF))))
+    structured = [source for source in copied.delegate.sources if source.scheme() == "structured"]
+    assert structured and all(source.store is store for source in structured)
+
+    schema = OmegaConf.to_yaml(store.load("receval_schema.yaml").node)
+    first = compose_with("retriever=bm25", "depth=11")  # two distinct compositions (tests keep
+    first.retriever.k1 = 0.1  # each one made); editing the first changes nothing stored
+    again = compose_with("retriever=bm25", "depth=12")
+    assert again.retriever.k1 != 0.1 and OmegaConf.to_yaml(store.load("receval_schema.yaml").node) == schema

@@ -16,7 +16,9 @@ from receval.measures.overlap import (
     tokenize,
 )
 
-rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
+from conftest import lazy_import
+
+rouge_scorer = lazy_import("rouge_score.rouge_scorer")
 
 PAIRS = [  # (question, passage)
     ("What is the loan period for DVDs?", "The loan period for DVDs is one week."),

@@ -9,14 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import exit_code, one_error_line, sweep_in_process
+from conftest import exit_code, lazy_import, one_error_line, sweep_in_process
 
 from receval import export, report
 from receval.analysis.tracker import config_params, param_value, tracked, tracker_name
 from receval.core.errors import RecevalError
 from receval.results.discovery import load_runs
 
-mlflow = pytest.importorskip("mlflow", reason="needs mlflow-skinny (pip install 'receval[mlflow]')")
+mlflow = lazy_import("mlflow", reason="needs mlflow-skinny (pip install 'receval[mlflow]')")
 
 METRICS = "hit@1,hit@3,recall@3,rr,ndcg@5"
 
