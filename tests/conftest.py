@@ -155,6 +155,7 @@ def _keep_compositions():
     import copy
 
     from hydra._internal.hydra import Hydra
+    from omegaconf import OmegaConf
 
     compose_config = Hydra.compose_config
     default_path = [("hydra", "pkg://hydra.conf"), ("main", config_dir()), ("schema", "structured://")]
@@ -170,7 +171,9 @@ def _keep_compositions():
         if key not in _COMPOSED:
             _COMPOSED[key] = compose_config(self, config_name, overrides, run_mode, False, from_shell,
                                             validate_sweep_overrides)
-        return copy.deepcopy(_COMPOSED[key])
+        composed = copy.deepcopy(_COMPOSED[key])
+        OmegaConf.clear_cache(composed)  # the copy's resolved ${now:...} are its own, never the kept one's
+        return composed
 
     Hydra.compose_config = kept
 
@@ -233,6 +236,8 @@ class lazy_import:
         self.name, self.reason = name, reason
 
     def __getattr__(self, attribute: str):
+        if attribute.startswith("_"):  # pytest's collection probes (__test__, _fixture_function_marker ...)
+            raise AttributeError(attribute)
         return getattr(pytest.importorskip(self.name, reason=self.reason), attribute)
 
 

@@ -131,6 +131,7 @@ def test_scifact_bm25_agrees_with_trec_eval(make_config, tmp_path):
     assert 0.5 < result.means["ap"] < 0.8  # BM25 on SciFact: MAP about 0.6
 
 
+@pytest.mark.slow
 def test_ties_and_score_zero_judgements_end_to_end(make_config, tmp_path):
     """Identical documents score alike; score-0 and unjudged queries; all agree."""
     root = tmp_path / "collection"

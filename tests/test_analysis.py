@@ -41,6 +41,7 @@ def scored(run, name, split=None):
     return values[keep]
 
 
+@pytest.mark.slow
 def test_filter_questions_keeps_the_rows_every_pair_names(runs):
     (test,) = filters.filter_questions(runs[:1], [("split", "test")])
     assert set(test.strings("split")) == {"test"}
@@ -59,12 +60,14 @@ def test_rr_at_k_is_rr_within_the_cutoff_and_zero_beyond():
     assert np.array_equal(rr_at(rr, rank, 3), np.array([1.0, 0.5, 0.0, np.nan, 0.0]), equal_nan=True)
 
 
+@pytest.mark.slow
 def test_derived_column_is_added_once_per_run(runs):
     (run,) = with_derived(runs[:1], ["rr@3"], option="metrics")
     expected = rr_at(runs[0].values("rr"), runs[0].values("first_relevant_rank"), 3)
     assert np.array_equal(run.values("rr@3"), expected, equal_nan=True)
 
 
+@pytest.mark.slow
 def test_measure_names_are_canonical_and_errors_name_the_option(runs):
     names, metric = measure_names(runs, ["MRR", "hit@3"], "MRR")
     assert (names, metric) == (["rr", "hit@3"], "rr")
@@ -72,6 +75,7 @@ def test_measure_names_are_canonical_and_errors_name_the_option(runs):
         measure_names(runs, ["nope"], "rr", metrics_option="--metrics")
 
 
+@pytest.mark.slow
 def test_floors_are_checked_by_canonical_name(runs):
     assert check_floors({"MRR": 0.5, "hit@3": 0.7}, runs) == {"rr": 0.5, "hit@3": 0.7}
     with pytest.raises(RecevalError, match=r"^floors rr=0.6: rr is given twice"):

@@ -403,6 +403,7 @@ BEIR_CASES = {
 
 
 @pytest.mark.parametrize("case", BEIR_CASES)
+@pytest.mark.slow
 def test_bad_beir_folder(tmp_path, make_config, case):
     _beir_module()
     from receval.datasets import load_dataset

@@ -172,6 +172,7 @@ def test_every_split_loads_into_one_run_with_its_name(make_config):
     }
 
 
+@pytest.mark.slow
 def test_one_split_counts_the_others_judged_queries_apart_from_unjudged(make_config):
     """Why run.json called SciFact's 809 train-judged queries "unjudged": only the chosen
     split's file was read, and every other query counted as unjudged."""
@@ -197,6 +198,7 @@ def test_a_query_judged_in_two_splits_is_an_error_naming_both_files(make_config,
     assert [q.id for q in load(make_config, root, "dataset.split=train").questions] == ["q1", "q2"]
 
 
+@pytest.mark.slow
 def test_a_split_without_relevant_judgements_is_left_out_unless_named(make_config, tmp_path):
     root = write_beir(tmp_path / "b")
     write_beir(root, qrels=[("q4", "d1", 0)], split="sources")
@@ -215,11 +217,13 @@ def test_a_split_without_relevant_judgements_is_left_out_unless_named(make_confi
     ("[]", "name a qrels file of the folder"),
     ("[dev,test]", r"dev\.tsv: not found"),
 ])
+@pytest.mark.slow
 def test_bad_split_values(make_config, beir, value, says):
     with pytest.raises(DatasetError, match=says):
         load(make_config, beir, f"dataset.split={value}")
 
 
+@pytest.mark.slow
 def test_select_tunes_on_train_and_reports_on_test_of_one_beir_folder(tmp_path_factory):
     from conftest import run_of
 
@@ -245,6 +249,7 @@ def test_select_tunes_on_train_and_reports_on_test_of_one_beir_folder(tmp_path_f
 
 
 @pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
+@pytest.mark.slow
 def test_cranfield_loads(make_config):
     dataset = load(make_config, CRANFIELD)
     assert len(dataset.sections) == 1400 and len(dataset.questions) == 225

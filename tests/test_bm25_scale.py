@@ -51,6 +51,7 @@ def brute_top(scores: np.ndarray, k: int, tie_rank: np.ndarray) -> list[list[int
 @pytest.mark.parametrize("sparse", [0, 10**9, None], ids=["touched", "buffer", "block"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("depth", [1, 10, 400])
+@pytest.mark.slow
 def test_bm25_search_is_brute_force_with_the_tie_rule(seed, depth, sparse):
     docs, questions, tie_rank = tied_corpus(seed)
     bm25 = BM25(Tokenizer())

@@ -73,6 +73,7 @@ def test_vocabulary_round_trips_through_npz(tmp_path):
     np.testing.assert_array_equal(loaded.doc_term_ids, vocabulary.doc_term_ids)
 
 
+@pytest.mark.slow
 def test_cached_and_uncached_runs_rank_identically(make_config, tmp_path):
     cache = tmp_path / "cache"
     for name in ("bm25", "tfidf", "fused"):
@@ -176,6 +177,7 @@ def _swap_rows(path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind, edit", [("chunks", _edit_chunks), ("vocabulary", _swap_rows)])
+@pytest.mark.slow
 def test_edited_cache_entry_is_rebuilt_with_a_warning(site, make_config, tmp_path, capsys, kind, edit):
     from receval.chunking import cache as cache_module
 

@@ -54,6 +54,7 @@ def test_null_differences_swap_within_question():
     assert (null_differences(d, 4, seed=0) == null).all()
 
 
+@pytest.mark.slow
 def test_built_in_runs_reject_four_to_six_percent(make_config, tmp_path):
     """Three built-in runs (BM25, TF-IDF, BM25 on 41-word chunks): 3 pairs x ndcg@10 and
     ap, 600 null pairs each (seed 0): every test rejects 4-6% at alpha 0.05."""

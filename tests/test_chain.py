@@ -20,6 +20,7 @@ def rows_of(run_dir):
     return {row["question_id"]: row for row in pq.read_table(run_dir / RESULTS).to_pylist()}
 
 
+@pytest.mark.slow
 def test_chain_pairs_each_run_with_the_one_before(three):
     report = report_for([*map(str, three), "--metric", "hit@3", "--chain"])
     assert [(step.a, step.b) for step in report.chain] == [(str(three[0]), str(three[1])), (str(three[1]), str(three[2]))]
@@ -36,6 +37,7 @@ def test_chain_pairs_each_run_with_the_one_before(three):
     assert report.to_dict()["chain"][0]["fixed_at"] == 3
 
 
+@pytest.mark.slow
 def test_rr_fixed_means_first_at_rank_1(three):
     step = report_for([*map(str, three[:2]), "--chain"]).chain[0]
     a, b = rows_of(three[0]), rows_of(three[1])
@@ -43,6 +45,7 @@ def test_rr_fixed_means_first_at_rank_1(three):
     assert step.fixed == [q for q in scored if b[q]["first_relevant_rank"] == 1 and a[q]["first_relevant_rank"] != 1]
 
 
+@pytest.mark.slow
 def test_chain_table_names_fixed_at_k(three, capsys):
     assert exit_code(main, [*three, "--chain", "--metric", "hit@3"]) == 0
     out = capsys.readouterr().out

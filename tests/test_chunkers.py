@@ -105,6 +105,7 @@ def test_recursive_splits_at_the_largest_separator_first():
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow
 def test_every_chunker_scores_the_essays_evidence(kind, make_config, tmp_path):
     """Evidence labels work with every chunker: the run's token recall is a share in [0, 1]
     and hit@k never falls as k grows."""

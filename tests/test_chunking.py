@@ -33,6 +33,7 @@ def greedy_windows(n_words: int, max_words: int, overlap: int) -> list[range]:
 
 
 @pytest.mark.parametrize("max_words", range(1, 13))
+@pytest.mark.slow
 def test_window_grid(max_words):
     """n_words 1..60 x overlap 0..max_words-1: contiguous windows inside the section,
     every word covered, consecutive windows sharing exactly ``overlap`` words, the

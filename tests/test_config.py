@@ -106,6 +106,7 @@ def test_every_registered_kind_has_an_option_in_conf(group):
 
 
 @pytest.mark.parametrize(("group", "option"), CASES, ids=[f"{g}={o}" for g, o in CASES])
+@pytest.mark.slow
 def test_every_option_of_every_group_composes_and_checks(group, option):
     overrides = [*parent_option(group), f"{group}={option}"]
     cfg = compose_option(*overrides)
@@ -120,6 +121,7 @@ def test_every_option_of_every_group_composes_and_checks(group, option):
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))
+@pytest.mark.slow
 def test_every_experiment_composes_every_job(experiment):
     """An experiment's sweep: each job's overrides compose to a checked config."""
     cfg = compose_with(f"+experiment={experiment}", hydra=True)
@@ -131,6 +133,7 @@ def test_every_experiment_composes_every_job(experiment):
         check(job)
 
 
+@pytest.mark.slow
 def test_the_stages_experiment_is_the_walkthrough_table():
     kinds = []
     for stage in options("stage"):
@@ -143,6 +146,7 @@ def test_the_stages_experiment_is_the_walkthrough_table():
     ]
 
 
+@pytest.mark.slow
 def test_a_run_config_holds_only_what_applies():
     assert dict(compose_with("retriever=tfidf").retriever) == {"kind": "tfidf"}
     fused = compose_with("retriever=fused")
@@ -162,6 +166,7 @@ def test_a_run_config_holds_only_what_applies():
         (["bootstrap.method=bootstrap"], "method"),
     ],
 )
+@pytest.mark.slow
 def test_keys_and_enum_values_are_typed_by_the_component_schema(overrides, words):
     with pytest.raises(ConfigCompositionException, match=words):
         compose_with(*overrides)

@@ -93,6 +93,7 @@ def test_all_problems_are_reported_together_with_file_and_line(make_config, site
         ({"id": "x", "question": "Who?", "relevant": ["bikes#nope"]}, "closest: bikes#"),
     ],
 )
+@pytest.mark.slow
 def test_each_bad_question_names_line_and_fix(make_config, site, record, message):
     write_questions(site, record)
     with pytest.raises(DatasetError, match="questions.jsonl:1: ") as excinfo:

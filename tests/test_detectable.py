@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from statsmodels.stats.power import TTestPower
 
 from receval.stats.detectable import (
     detectable_effect,
@@ -17,24 +16,28 @@ from receval.stats.detectable import (
     questions_needed,
 )
 
+from conftest import lazy_import
+
+statsmodels_power = lazy_import("statsmodels.stats.power")
+
 
 @pytest.mark.parametrize("effect, n, alpha", [(0.2, 50, 0.05), (0.5, 12, 0.01), (0.05, 2000, 0.05), (1.2, 5, 0.1)])
 @pytest.mark.parametrize("alternative", ["two-sided", "larger"])
 def test_power_agrees_with_statsmodels(effect, n, alpha, alternative):
-    want = TTestPower().power(effect_size=effect, nobs=n, alpha=alpha, alternative=alternative)
+    want = statsmodels_power.TTestPower().power(effect_size=effect, nobs=n, alpha=alpha, alternative=alternative)
     assert paired_t_power(effect, n, alpha, alternative) == pytest.approx(want, rel=1e-9)
 
 
 @pytest.mark.parametrize("n, alpha, power", [(47, 0.05, 0.8), (225, 0.05, 0.8), (10, 0.01, 0.9), (1000, 0.05, 0.5)])
 def test_detectable_effect_agrees_with_statsmodels(n, alpha, power):
-    want = TTestPower().solve_power(nobs=n, alpha=alpha, power=power, alternative="two-sided")
+    want = statsmodels_power.TTestPower().solve_power(nobs=n, alpha=alpha, power=power, alternative="two-sided")
     assert detectable_effect(n, alpha, power) == pytest.approx(want, rel=1e-6)
 
 
 @pytest.mark.parametrize("effect, alpha, power", [(0.02, 0.05, 0.8), (0.1, 0.05, 0.8), (0.5, 0.01, 0.9), (1.5, 0.05, 0.8)])
 @pytest.mark.parametrize("alternative", ["two-sided", "larger"])
 def test_questions_needed_agrees_with_statsmodels(effect, alpha, power, alternative):
-    want = TTestPower().solve_power(effect_size=effect, alpha=alpha, power=power, alternative=alternative)
+    want = statsmodels_power.TTestPower().solve_power(effect_size=effect, alpha=alpha, power=power, alternative=alternative)
     assert questions_needed(effect, alpha, power, alternative) == pytest.approx(want, rel=1e-6)
 
 
@@ -44,7 +47,7 @@ def test_minimum_detectable_difference_of_a_question_set():
     d = rng.normal(0.0, 1.0, 47)
     d = (d - d.mean()) / d.std(ddof=1) * 0.2
     result = minimum_detectable_difference(d)
-    want = TTestPower().solve_power(nobs=47, alpha=0.05, power=0.8, alternative="two-sided")
+    want = statsmodels_power.TTestPower().solve_power(nobs=47, alpha=0.05, power=0.8, alternative="two-sided")
     assert result.n == 47 and result.sd == pytest.approx(0.2)
     assert result.effect == pytest.approx(want, rel=1e-6)
     assert result.difference == pytest.approx(0.2 * want, rel=1e-6)
@@ -57,7 +60,7 @@ def test_questions_for_a_named_difference():
     rng = np.random.default_rng(1)
     d = rng.normal(0.01, 0.15, 100)
     sd = d.std(ddof=1)
-    want = TTestPower().solve_power(effect_size=0.02 / sd, alpha=0.05, power=0.8, alternative="two-sided")
+    want = statsmodels_power.TTestPower().solve_power(effect_size=0.02 / sd, alpha=0.05, power=0.8, alternative="two-sided")
     assert questions_for(0.02, d) == math.ceil(want)
     assert questions_for(0.02, np.full(10, 0.3)) == 2
     with pytest.raises(ValueError, match="the difference to detect must be finite and > 0, got 0"):

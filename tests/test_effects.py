@@ -45,6 +45,7 @@ def test_interval_is_antisymmetric_and_narrows_with_n():
     assert narrow.hi - narrow.lo < (wide.hi - wide.lo) / 5
 
 
+@pytest.mark.slow
 def test_interval_covers_the_true_effect_95_percent_of_the_time():
     rng = np.random.default_rng(2)
     n, delta = 15, 0.5

@@ -214,6 +214,7 @@ PINNED = {
 
 
 @pytest.mark.parametrize("qid, words", sorted(PINNED))
+@pytest.mark.slow
 def test_hand_computed_rr_and_token_recall(essay_runs, qid, words):
     rr, recall_1, recall_3, ranked = PINNED[qid, words]
     row = _row(essay_runs[words], qid)
@@ -223,6 +224,7 @@ def test_hand_computed_rr_and_token_recall(essay_runs, qid, words):
     assert row["token_recall@3"] == pytest.approx(float(recall_3))
 
 
+@pytest.mark.slow
 def test_fresnel_at_20_words_is_found_only_when_both_halves_are_in(essay_runs):
     row = _row(essay_runs[20], "fresnel")
     assert row["retrieved"][7] == "lighthouses#lighthouses@1" and row["retrieved"][9] == "lighthouses#lighthouses@2"
@@ -230,6 +232,7 @@ def test_fresnel_at_20_words_is_found_only_when_both_halves_are_in(essay_runs):
     assert row["ndcg@10"] == pytest.approx(1 / np.log2(11))
 
 
+@pytest.mark.slow
 def test_token_precision_and_context_at_120_words(essay_runs):
     row = _row(essay_runs[120], "honey-left")
     # bees@1 (words 120-225: 106), then two more 120-word tails: 109 and 106 page words
@@ -265,6 +268,7 @@ def test_pages_read_a_block_at_a_time_give_the_same_measures(essay_runs, tmp_pat
     assert [{c: r[c] for c in kept} for r in rows] == [{c: r[c] for c in kept} for r in whole]
 
 
+@pytest.mark.slow
 def test_report_shows_token_measures(essay_runs, capsys):
     report = report_for([str(essay_runs[20]), str(essay_runs[120]), "--metrics", "hit@3,token_precision@3"])
     assert "token_precision@3" in report.metrics
@@ -315,6 +319,7 @@ def test_report_bolds_the_fewest_context_tokens(essay_runs):
     assert (0, col) in table.bold and (1, col) not in table.bold
 
 
+@pytest.mark.slow
 def test_relevance_coverage_sets_how_much_of_a_span_must_come_back(tmp_path_factory, make_config):
     # fresnel at 40 words: @1 holds 26 of its 29 words, @0 (ranked third) the other 3
     strict = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", "chunking.max_words=40", "relevance.coverage=1.0")

@@ -161,6 +161,7 @@ def test_fused_ranking_equals_rrf_of_the_members_chunk_lists(make_config, tmp_pa
         assert got[row][got[row] >= 0].tolist() == expected
 
 
+@pytest.mark.slow
 def test_bad_fusion_settings_are_config_errors(make_config, tmp_path):
     from receval.core.errors import ConfigError
 
@@ -175,6 +176,7 @@ def test_bad_fusion_settings_are_config_errors(make_config, tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_members_can_be_full_nodes(make_config, tmp_path):
     """A member given as a node carries its own settings (here BM25's k1)."""
     run(make_config("retriever=fused", "retriever.members=[tfidf,{kind: bm25, k1: 0.5}]"), tmp_path / "a")

@@ -124,6 +124,7 @@ def only_receval_errors(call, *args):
 
 @FUZZ
 @given(content=question_files)
+@pytest.mark.slow
 def test_read_questions_raises_only_receval_errors(scratch, content):
     questions = only_receval_errors(read_questions, write(scratch / "questions.jsonl", content), SECTIONS)
     if questions is not None:  # accepted: every label names a section, ids are unique
@@ -173,6 +174,7 @@ def stored(tmp_path_factory) -> Path:
 
 @FEW
 @given(data=st.data())
+@pytest.mark.slow
 def test_read_run_raises_only_receval_errors(stored, scratch, data):
     good = (stored / RESULTS).read_bytes()
     how = data.draw(st.sampled_from(["random", "truncated", "flipped"]))
@@ -220,6 +222,7 @@ table_lines = st.one_of(
 
 @FUZZ
 @given(corpus=beir_lines, queries=beir_lines, qrels=table_lines, title=st.booleans())
+@pytest.mark.slow
 def test_beir_readers_raise_only_receval_errors(scratch, corpus, queries, qrels, title):
     beir = _module("receval.datasets.beir")
     only_receval_errors(beir.read_corpus, write(scratch / "corpus.jsonl", corpus), title)
@@ -229,6 +232,7 @@ def test_beir_readers_raise_only_receval_errors(scratch, corpus, queries, qrels,
 
 @FUZZ
 @given(content=table_lines)
+@pytest.mark.slow
 def test_trec_readers_raise_only_receval_errors(scratch, content):
     trec = _module("receval.results.trec")
     path = write(scratch / "file.trec", content)

@@ -78,6 +78,7 @@ def two_runs(tmp_path_factory):
     return sweep_in_process(root, ["depth=10"], ["retriever=bm25", "retriever=tfidf"], ["chunking.max_words=40"])
 
 
+@pytest.mark.slow
 def test_pool_lists_every_unlabelled_pair_once_with_runs_and_best_rank(two_runs):
     runs = load_runs([two_runs], skip=frozenset())
     pairs = pool(runs, depth=5, calibrate=4, seed=0)
@@ -102,6 +103,7 @@ def test_pool_lists_every_unlabelled_pair_once_with_runs_and_best_rank(two_runs)
         pool(runs, depth=0)
 
 
+@pytest.mark.slow
 def test_pool_command_writes_texts_and_refuses_to_overwrite_a_run(two_runs, tmp_path):
     out = tmp_path / "pool.jsonl"
     before = sorted(p.stat().st_mtime_ns for p in two_runs.rglob("*") if p.is_file())
@@ -114,6 +116,7 @@ def test_pool_command_writes_texts_and_refuses_to_overwrite_a_run(two_runs, tmp_
     assert stop.value.code == 2
 
 
+@pytest.mark.slow
 def test_rescore_without_added_labels_reproduces_every_stored_measure(two_runs):
     for run in load_runs([two_runs], skip=frozenset()):
         again, conflicts = rescore(run, {})
@@ -123,6 +126,7 @@ def test_rescore_without_added_labels_reproduces_every_stored_measure(two_runs):
         assert again.table.column("first_relevant_rank").to_pylist() == run.table.column("first_relevant_rank").to_pylist()
 
 
+@pytest.mark.slow
 def test_added_labels_rescore_and_contradictions_are_listed_not_applied(two_runs, tmp_path):
     runs = load_runs([two_runs], skip=frozenset())
     run = runs[0]

@@ -59,6 +59,7 @@ def test_resume_reruns_when_a_label_changed_not_for_non_result_settings(site, tm
     assert json.loads((out / RUN_JSON).read_text())["dataset_fingerprint"] != fingerprint
 
 
+@pytest.mark.slow
 def test_report_warns_once_naming_runs_over_different_datasets(site, make_config, tmp_path, capsys):
     from receval.cli.report import main
 
@@ -78,6 +79,7 @@ def test_report_warns_once_naming_runs_over_different_datasets(site, make_config
     assert str(old) in warnings[0] and str(new) in warnings[0]
 
 
+@pytest.mark.slow
 def test_identity_ignores_non_result_settings(make_config):
     plain = make_config()
     for override in ("cache_dir=/elsewhere", "search_batch=8", "bootstrap.n_resamples=100",

@@ -45,6 +45,7 @@ def register_tiny(home) -> str:
     return dataset_id
 
 
+@pytest.mark.slow
 def test_a_registered_dataset_gives_the_runs_of_the_same_files_read_as_beir(store, tmp_path_factory):
     dataset_id = register_tiny(store)
     common = ["chunking.max_words=null", "retriever=bm25"]
@@ -95,6 +96,7 @@ def test_a_file_missing_from_the_store_is_one_message_and_no_download(store, mon
         load_dataset(OmegaConf.create({"name": "x", "format": "ir_datasets", "id": "beir/scifact/test", "title": True}))
 
 
+@pytest.mark.slow
 def test_the_config_is_typed_and_the_id_required(make_config):
     from receval.config import check
     from receval.core.errors import ConfigError

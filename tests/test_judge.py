@@ -95,6 +95,7 @@ def read_jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_qrels_judge_labels_holes_and_measures_agreement(tmp_path):
     pool = write_pool(tmp_path / "pool.jsonl", [("q1", "d1", "a"), ("q1", "d2", "b"), ("q2", "d3", "c")],
                       calibration=[("q1", "d9", "z", 2), ("q2", "d8", "y", 1)])
@@ -120,6 +121,7 @@ def test_qrels_judge_labels_holes_and_measures_agreement(tmp_path):
                             f"out={tmp_path / 'n.jsonl'}"))
 
 
+@pytest.mark.slow
 def test_a_bad_pool_line_is_named(tmp_path):
     pool = tmp_path / "pool.jsonl"
     pool.write_text('{"question_id": "q1", "id": "d1", "role": "hole"}\nnot json\n')
@@ -163,6 +165,7 @@ def grading_server():
     server.httpd.shutdown()
 
 
+@pytest.mark.slow
 def test_llm_judge_labels_measures_kappa_and_a_rerun_makes_zero_calls(grading_server, tmp_path):
     holes = [("q1", "d1", "answer here"), ("q1", "d2", "noise there"), ("q2", "d3", "split case"),
              ("q2", "d4", "topic only")]
@@ -221,6 +224,7 @@ def test_pool_judge_report_commands_end_to_end(tmp_path_factory, tmp_path):
     assert done.returncode == 2 and "missing.jsonl: file not found" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_required_keys_are_named(tmp_path):
     pool = write_pool(tmp_path / "pool.jsonl", [("q1", "d1", "a")])
     with pytest.raises(ConfigError, match=r"pool is required and has no value"):

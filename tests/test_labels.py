@@ -78,6 +78,7 @@ def test_shown_values_never_null_never_a_url():
 # ------------------------------------------------------------------ one function, several runs
 
 
+@pytest.mark.slow
 def test_null_settings_and_urls_of_other_kinds_are_no_label():
     """The report once called these "bm25 null null null null" and "fused 3 tiny
     http://127.0.0.1:8089 http": settings a run does not have, and a URL."""
@@ -107,6 +108,7 @@ def test_a_setting_of_another_kind_is_no_difference():
                                           "tfidf max_words=20", "tfidf max_words=120"]
 
 
+@pytest.mark.slow
 def test_a_component_added_or_removed_is_a_difference():
     plain = config("retriever=bm25")
     llm = config("retriever=bm25", "rerank=llm", "rerank.base_url=http://127.0.0.1:8089/v1",
@@ -117,6 +119,7 @@ def test_a_component_added_or_removed_is_a_difference():
         "rerank=none", "rerank=dense@30"]
 
 
+@pytest.mark.slow
 def test_experiment_stages_are_named_by_the_stage():
     stages = ("keyword", "vector", "hybrid", "hybrid_rerank")
     named = labels.naming([config(f"+stage={s}") for s in stages])
@@ -149,6 +152,7 @@ def test_short_names_tell_keys_apart():
                       "chunking.max_words": "max_words"}
 
 
+@pytest.mark.slow
 def test_differences_list_every_change_a_component_added_included():
     plain = config("retriever=bm25")
     llm = config("retriever=bm25", "rerank=llm", "rerank.base_url=http://u:pw@127.0.0.1:8089/v1",
@@ -240,6 +244,7 @@ def output(capsys, main, argv) -> str:
     return capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_every_command_names_runs_without_null_or_url(stored, capsys, tmp_path):
     root, lines = stored
     expected = ["keyword", "vector", "hybrid", "hybrid_rerank", "bm25 rerank=none",
@@ -285,6 +290,7 @@ def test_every_command_names_runs_without_null_or_url(stored, capsys, tmp_path):
     assert "\n  bm25, 120 words, headings: first relevant at 1\n" in shown
 
 
+@pytest.mark.slow
 def test_the_plot_uses_the_labels(stored):
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
@@ -306,6 +312,7 @@ def test_the_plot_uses_the_labels(stored):
     assert all(clean(t) for t in texts) and "bm25 rerank=none" in texts[-1]
 
 
+@pytest.mark.slow
 def test_a_stage_run_saved_before_names_existed_is_named_by_its_override(stored, tmp_path):
     root, _ = stored
     old = tmp_path / "old"
@@ -319,6 +326,7 @@ def test_a_stage_run_saved_before_names_existed_is_named_by_its_override(stored,
     assert [r.label for r in built.runs] == ["keyword", "hybrid"]
 
 
+@pytest.mark.slow
 def test_compare_names_a_reranker_added(stored, capsys, tmp_path):
     """bm25 against bm25 + an LLM re-ranker once printed "config: identical"."""
     root, _ = stored

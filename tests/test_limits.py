@@ -100,6 +100,7 @@ def test_full_disk_names_the_path_and_leaves_no_half_files(
     assert sorted(p.name for p in target.iterdir()) == []  # no results without run.json, no temp files
 
 
+@pytest.mark.slow
 def test_huge_depth_is_capped_at_the_chunks_with_a_note(site, make_config, tmp_path, capsys):
     base = ["dataset=folder", f"dataset.path={site}"]
     usual, deep = tmp_path / "usual", tmp_path / "deep"

@@ -281,6 +281,7 @@ class ColdStart:
 '''
 
 
+@pytest.mark.slow
 def test_run_json_holds_the_machine_and_the_warm_up_is_timed_apart(tmp_path, tmp_path_factory, monkeypatch):
     (tmp_path / "cold.py").write_text(COLD, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))

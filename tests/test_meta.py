@@ -6,9 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import stats
-from statsmodels.stats.meta_analysis import combine_effects
 
 from receval.stats.meta import mean_difference, pool
+
+from conftest import lazy_import
+
+meta_analysis = lazy_import("statsmodels.stats.meta_analysis")
 
 # per-collection effects that disagree (Q > k - 1: tau^2 > 0), variances of different size;
 # the Hartung-Knapp scale is above 1 in the first, below 1 (floored) in the second
@@ -21,7 +24,7 @@ HETEROGENEOUS = [
 @pytest.mark.parametrize("effects, variances", HETEROGENEOUS)
 def test_random_and_fixed_effects_equal_statsmodels_dersimonian_laird(effects, variances):
     ours = pool(effects, variances, level=0.95)
-    ref = combine_effects(np.array(effects), np.array(variances), method_re="dl", use_t=False)
+    ref = meta_analysis.combine_effects(np.array(effects), np.array(variances), method_re="dl", use_t=False)
     assert ref.tau2 > 0  # the heterogeneous case: no truncation on either side
     fe_z, re_z, _, _ = ref.conf_int(alpha=0.05, use_t=False)
     _, _, _, re_hksj = ref.conf_int(alpha=0.05, use_t=True)
@@ -47,7 +50,7 @@ def test_random_and_fixed_effects_equal_statsmodels_dersimonian_laird(effects, v
 def test_agreeing_collections_have_no_heterogeneity_and_pool_as_fixed_effect():
     effects, variances = [0.020, 0.021, 0.019], [0.0004, 0.0003, 0.0005]
     ours = pool(effects, variances)
-    ref = combine_effects(np.array(effects), np.array(variances), method_re="dl", use_t=False)
+    ref = meta_analysis.combine_effects(np.array(effects), np.array(variances), method_re="dl", use_t=False)
     assert ref.tau2 < 0  # statsmodels leaves the moment estimate untruncated; DerSimonian-Laird floors it at 0
     assert ours.tau2 == 0.0 and ours.i2 == 0.0
     assert ours.estimate == pytest.approx(ref.mean_effect_fe, abs=1e-9)
@@ -76,6 +79,7 @@ def test_mean_difference_is_the_mean_and_squared_standard_error():
     "k, tau, n",
     [(3, 0.0, 60), (3, 0.03, 60), (5, 0.02, 200), (8, 0.05, 40)],
 )
+@pytest.mark.slow
 def test_pooled_interval_covers_at_least_93_percent_at_nominal_95(k, tau, n):
     """Collections with their own true difference (N(mu, tau^2)) and questions with
     per-question differences of different spread; each collection's effect and variance

@@ -268,6 +268,7 @@ def test_agreement_with_ranx():
 
 @pytest.mark.parametrize("measure", MEASURES, ids=lambda m: m.name)
 @pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.slow
 def test_values_lie_in_unit_interval(measure, seed):
     section_idx, questions, index = random_case(seed)
     values = measure(judge(section_idx, questions, index))

@@ -57,6 +57,7 @@ def reference(scorer, question: str, passage: str) -> tuple[float, float, float]
 
 
 @pytest.mark.parametrize("question, passage", PAIRS)
+@pytest.mark.slow
 def test_agrees_with_rouge_score(scorer, question, passage):
     assert rouge_precision(question, passage) == pytest.approx(reference(scorer, question, passage), abs=1e-9)
 

@@ -257,6 +257,7 @@ def test_a_bad_answer_is_one_line_naming_the_retriever_and_the_question(case):
         ("nowhere:Nope", "no module named 'nowhere'; put its folder on PYTHONPATH"),
     ],
 )
+@pytest.mark.slow
 def test_bad_answers_and_targets_are_one_clear_error(user_code, tmp_path_factory, target, expected):
     with pytest.raises(RecevalError) as caught:
         run_of(tmp_path_factory, "retriever=python", f"retriever.target={target}")
@@ -309,6 +310,7 @@ def test_a_stored_run_naming_a_target_needs_allow_code(tmp_path):
     check_reach(config, tmp_path, allow_remote=False, allow_code=True)
 
 
+@pytest.mark.slow
 def test_a_python_retriever_is_a_fusion_member_and_a_first_stage(user_code, tmp_path_factory):
     alone = stored(run_of(tmp_path_factory, "retriever=python", "retriever.target=jac:Jaccard"))
     fused = stored(run_of(
@@ -390,6 +392,7 @@ def expected_http(question, sections, depth):
     return [sid for sid, _ in answer], [score for _, score in answer]
 
 
+@pytest.mark.slow
 def test_http_rankings_equal_the_endpoints_answers_after_a_503(service, library_sections, tmp_path_factory):
     service.script = [(503, {"error": "warming up"})]
     run_dir = run_of(tmp_path_factory, "retriever=http", f"retriever.url={service.url}", "retriever.backoff=0")
@@ -405,6 +408,7 @@ def test_http_rankings_equal_the_endpoints_answers_after_a_503(service, library_
     assert calls == {"index_api_calls": 0, "warmup_api_calls": 2, "search_api_calls": len(rows)}
 
 
+@pytest.mark.slow
 def test_http_elasticsearch_shape_concurrency_and_headers_from_the_environment(
     service, library_sections, tmp_path_factory, monkeypatch
 ):
@@ -447,6 +451,7 @@ def test_a_header_value_where_a_variable_name_belongs_is_refused(make_config):
         (b"<html>oops</html>", "the reply is not JSON"),
     ],
 )
+@pytest.mark.slow
 def test_a_malformed_reply_is_one_clear_error(service, tmp_path_factory, reply, message):
     service.script = [(200, reply)]
     with pytest.raises(RecevalError) as caught:
@@ -508,6 +513,7 @@ def test_a_python_retriever_is_the_first_stage_of_re_ranking(user_code, tmp_path
         ("http://user@host/search", "retriever.url must hold no user, password, query or fragment"),
     ],
 )
+@pytest.mark.slow
 def test_a_bad_url_is_one_clear_error_before_any_request(make_config, url, message):
     from receval import retrievers
 

@@ -25,6 +25,7 @@ def test_all_pairs():
 
 
 @pytest.mark.parametrize("correction", [None, "holm", "bh", "maxt"])
+@pytest.mark.slow
 def test_each_figure_is_its_module_answer(correction):
     scores = scores_matrix()
     pairs = all_pairs(4)

@@ -32,6 +32,7 @@ def test_defaults_and_hydra_settings():
     assert (cfg.bootstrap.n_resamples, cfg.bootstrap.level, cfg.bootstrap.seed) == (2000, 0.95, 0)
 
 
+@pytest.mark.slow
 def test_same_config_same_results_and_hash(make_config, tmp_path):
     cfg = make_config("retriever=tfidf", "chunking.max_words=40")
     run(cfg, tmp_path / "a")
@@ -43,6 +44,7 @@ def test_same_config_same_results_and_hash(make_config, tmp_path):
     assert json.loads((tmp_path / "c" / RUN_JSON).read_text())["config_hash"] != info[0]["config_hash"]
 
 
+@pytest.mark.slow
 def test_batching_does_not_change_rankings(make_config, tmp_path):
     run(make_config("search_batch=1"), tmp_path / "one")
     run(make_config("search_batch=7"), tmp_path / "seven")
@@ -70,6 +72,7 @@ def test_graded_labels_are_the_ndcg_gain(make_config, site, tmp_path):
     assert row["scores"] == sorted(row["scores"], reverse=True)
 
 
+@pytest.mark.slow
 def test_headings_change_the_chunks(make_config, tmp_path):
     run(make_config("chunking.headings=true"), tmp_path / "on")
     run(make_config("chunking.headings=false"), tmp_path / "off")
@@ -78,6 +81,7 @@ def test_headings_change_the_chunks(make_config, tmp_path):
 
 
 @pytest.mark.parametrize("option", ["tokenizer.stopwords=true", "tokenizer.stem=true"])
+@pytest.mark.slow
 def test_tokenizer_options_run(make_config, tmp_path, option):
     run(make_config(option), tmp_path / "x")
     run(make_config(), tmp_path / "plain")

@@ -8,7 +8,9 @@ import pytest
 
 from receval.stats.power import non_inferiority_questions, questions_needed
 
-from statsmodels.stats import power as power_module
+from conftest import lazy_import
+
+power_module = lazy_import("statsmodels.stats.power")
 
 
 @pytest.mark.parametrize(

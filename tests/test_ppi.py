@@ -8,7 +8,9 @@ import pytest
 
 from receval.stats.ppi import ppi_mean
 
-ppi_py = pytest.importorskip("ppi_py")
+from conftest import lazy_import
+
+ppi_py = lazy_import("ppi_py")
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -28,6 +30,7 @@ def test_ppi_mean_equals_ppi_python(seed, lam):
         assert (ours.lo, ours.hi) == pytest.approx(ours.classical[1:], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_ppi_covers_at_its_nominal_level_and_beats_the_human_only_interval():
     """2000 simulated question sets: the true mean is the population's; the judge is biased
     (+0.1) but correlated. The 90% interval covers about 90% of the time (binomial

@@ -169,6 +169,7 @@ def test_a_worker_with_another_model_refuses_before_encoding(tmp_path):
         ShardEncoder(spec).encode(["a text"])
 
 
+@pytest.mark.slow
 def test_every_dense_encoder_takes_the_switch_and_a_cross_encoder_is_told_it_has_none(tmp_path):
     """The dense first stage, a fused retriever's dense member, the dense re-ranker and
     lancedb (they share one Dense); a cross-encoder scores pairs at query time: no corpus

@@ -40,6 +40,7 @@ def as_json(argv):
     return report, data
 
 
+@pytest.mark.slow
 def test_baseline_pairs_randomization_with_holm(six_runs):
     runs = [six_runs / str(i) for i in range(6)]
     report, data = as_json([str(six_runs), "--metric", METRIC, "--baseline", str(runs[0]),
@@ -66,6 +67,7 @@ def test_baseline_pairs_randomization_with_holm(six_runs):
     assert data["sureness"]["n_questions"] == matrix.shape[0]
 
 
+@pytest.mark.slow
 def test_all_pairs_t_with_bh_and_the_markdown_dagger(six_runs):
     from statsmodels.stats.multitest import multipletests
 
@@ -94,6 +96,7 @@ def test_all_pairs_t_with_bh_and_the_markdown_dagger(six_runs):
     assert "detectable: " in text
 
 
+@pytest.mark.slow
 def test_chain_bootstrap_maxt_and_detect(six_runs):
     runs = [six_runs / str(i) for i in range(6)]
     _, data = as_json([str(six_runs), "--metric", METRIC, "--chain", "--test", "bootstrap", "--correct", "maxt",
@@ -110,6 +113,7 @@ def test_chain_bootstrap_maxt_and_detect(six_runs):
         assert step["mde"]["detect"] == 0.05
 
 
+@pytest.mark.slow
 def test_ranks_and_calibration(six_runs):
     runs = [six_runs / str(i) for i in range(6)]
     report, data = as_json([str(six_runs), "--metric", METRIC, "--ranks", "--calibrate", "--n-resamples", "300"])
@@ -126,6 +130,7 @@ def test_ranks_and_calibration(six_runs):
     assert "A/A calibration at alpha 0.05" in text and "rank 95% CI" in text
 
 
+@pytest.mark.slow
 def test_tests_need_pairs_and_a_positive_difference(six_runs):
     with pytest.raises(RecevalError, match="no pair is shown; add --baseline RUN, --chain or --all-pairs"):
         report_for([str(six_runs), "--test", "t"])
@@ -133,6 +138,7 @@ def test_tests_need_pairs_and_a_positive_difference(six_runs):
         report_for([str(six_runs), "--chain", "--detect", "0"])
 
 
+@pytest.mark.slow
 def test_the_python_api_gives_the_report_s_numbers(six_runs):
     from receval import analysis
 

@@ -225,6 +225,7 @@ def embeddings_answer(body: dict) -> bytes:
     return json.dumps({"data": rows}).encode()
 
 
+@pytest.mark.slow
 def test_priced_remote_encoder_has_an_index_cost_and_per_question_money(make_config, tmp_path):
     from math import ceil
 
@@ -292,6 +293,7 @@ def _rerank(kind: str, base_url: str):
 
 @pytest.mark.parametrize("kind, field", [("http", "usage.total_tokens"), ("llm", "usage.completion_tokens")])
 @pytest.mark.parametrize("case", range(len(BAD_COUNTS)))
+@pytest.mark.slow
 def test_a_reported_token_count_that_is_not_a_whole_number_stops_the_run(counting, monkeypatch, kind, field, case):
     monkeypatch.setenv("RR_KEY", KEY)
     prefix = "rerank" if kind == "http" else "chat"

@@ -91,6 +91,7 @@ def test_hydra_lets_a_plus_key_into_a_typed_node_which_is_why_receval_walks_the_
 
 
 @pytest.mark.parametrize("case", MISSPELT)
+@pytest.mark.slow
 def test_a_misspelt_key_is_refused_with_the_valid_keys(case):
     overrides, key, close, valid = MISSPELT[case]
     with pytest.raises(ConfigError) as refused:
@@ -102,6 +103,7 @@ def test_a_misspelt_key_is_refused_with_the_valid_keys(case):
 
 @pytest.mark.parametrize("plus", ["+", ""], ids=["with-plus", "without-plus"])
 @pytest.mark.parametrize("case", ["chunking", "retriever", "top-level"])  # the issue's (the rest: in-process above)
+@pytest.mark.slow
 def test_a_misspelt_key_on_the_command_line_writes_nothing(command, capsys, case, plus):
     """With or without "+", the same message (not Hydra's hint to force-add the key), exit 2,
     and no run folder, not even ``.hydra/``."""
@@ -135,6 +137,7 @@ def test_a_key_under_a_null_group_says_to_choose_the_group_first(command, capsys
 
 
 @pytest.mark.parametrize("case", ["chunking", "price"])
+@pytest.mark.slow
 def test_every_job_of_a_sweep_is_checked_for_misspelt_keys_before_job_0(command, capsys, case):
     overrides, key, close, _ = MISSPELT[case]
     code, folder = command(*overrides, "depth=10,20", "-m")
@@ -144,6 +147,7 @@ def test_every_job_of_a_sweep_is_checked_for_misspelt_keys_before_job_0(command,
     assert line.endswith("[sweep job 0 (depth=10), 1 (depth=20)]; nothing was run")
 
 
+@pytest.mark.slow
 def test_a_price_must_name_a_stage_of_the_run(command, capsys):
     """``cost.<stage>`` names a ``latency_ms.<stage>`` column of the run; a misspelt stage
     would be priced at nothing."""
@@ -163,6 +167,7 @@ def test_a_price_must_name_a_stage_of_the_run(command, capsys):
 
 
 @pytest.mark.parametrize("overrides", [["retriever=bm25"], ["retriever=fused"], ["retriever=fused", "+cost.bm25.per_1k_requests=1"]])
+@pytest.mark.slow
 def test_the_stages_a_price_may_name_are_the_latency_columns_a_run_writes(tmp_path_factory, overrides):
     from conftest import run_of
 
@@ -177,6 +182,7 @@ def test_the_stages_a_price_may_name_are_the_latency_columns_a_run_writes(tmp_pa
     assert sorted(columns) == sorted(stage_names(build(cfg, Context(tokenizer=Tokenizer()))))
 
 
+@pytest.mark.slow
 def test_synth_refuses_a_misspelt_key_before_anything_is_written(command, capsys, tmp_path):
     common = ["synth.base_url=http://localhost:9/v1", "synth.model=m", f"synth.out={tmp_path / 'q.jsonl'}"]
     for override in ("+synth.modle=llama", "chunking.max_word=20"):
@@ -232,6 +238,7 @@ OUT_OF_RANGE = {
 
 
 @pytest.mark.parametrize("case", OUT_OF_RANGE)
+@pytest.mark.slow
 def test_a_number_out_of_its_range_is_refused_with_the_range(case):
     overrides, message = OUT_OF_RANGE[case]
     with pytest.raises(ConfigError) as refused:
@@ -239,6 +246,7 @@ def test_a_number_out_of_its_range_is_refused_with_the_range(case):
     assert any(problem.startswith(message) for problem in refused.value.problems), refused.value.problems
 
 
+@pytest.mark.slow
 def test_an_out_of_range_run_writes_nothing(command, capsys):
     code, folder = command("retriever=fused", "retriever.fusion.k=1e300")
     assert code == 2 and not folder.exists()

@@ -194,6 +194,7 @@ def test_httpx_and_httpcore_never_log_what_a_server_says(echo, monkeypatch):
         ({"results": [{"id": "renewals#ways-to-renew", "score": f"n-{HEADER_SECRET}"}]}, "the score 'n-***'"),
     ],
 )
+@pytest.mark.slow
 def test_server_text_in_a_message_is_redacted_then_cut(echo, tmp_path_factory, monkeypatch, payload, says):
     monkeypatch.setenv("HDR_VAR", HEADER_SECRET)
     echo.payload = json.dumps(payload).encode()

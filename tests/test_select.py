@@ -328,6 +328,7 @@ def test_equal_best_means_lead_with_the_cheaper(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("flag, name", [("--out", "best.yaml"), ("--plot", "choice.png")])
+@pytest.mark.slow
 def test_outputs_follow_the_output_rules_before_any_work(stages_like, tmp_path, capsys, flag, name):
     existing = tmp_path / name
     existing.write_text("mine")
@@ -357,6 +358,7 @@ def _overlaps(boxes) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("prefer", ["chunks", "p50_ms"])
+@pytest.mark.slow
 def test_plot_labels_do_not_overlap(tmp_path, prefer):
     pytest.importorskip("matplotlib")
     rng = np.random.default_rng(3)
@@ -526,6 +528,7 @@ def test_runs_return_their_dev_objective(grid):
     assert objective.value(cfg, grid / "1") is None
 
 
+@pytest.mark.slow
 def test_an_unknown_objective_metric_is_refused_before_any_work(make_config):
     """A grid sweep never reads the objective, so the config check is where a typo shows."""
     from receval import config
@@ -539,6 +542,7 @@ def test_an_unknown_objective_metric_is_refused_before_any_work(make_config):
 # ----------------------------------------------------------------- Optuna
 
 
+@pytest.mark.slow
 def test_search_spaces_name_real_config_keys(make_config):
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf

@@ -39,6 +39,7 @@ def test_evidence_labels_round_trip():
     assert Evidence.parse("loans#loan-periods") is None and Evidence.parse("x:9-3") is None
 
 
+@pytest.mark.slow
 def test_show_agrees_with_results_parquet_and_marks_the_chunks_holding_evidence(runs):
     dataset = folder.load(folder_cfg())
     ids = [q.id for q in dataset.questions]
@@ -83,6 +84,7 @@ def folder_cfg():
     return OmegaConf.create({"name": "essays", "path": str(ESSAYS), "questions": None})
 
 
+@pytest.mark.slow
 def test_fresnel_and_honey_left_as_hand_computed(runs, capsys):
     """fresnel at 20 words (tests/test_evidence.py): @3 ranked first holds 6 of the
     quote's 29 words, @1 eighth 3, @2 tenth 20: found at rank 10. honey-left: bees@10,
@@ -106,6 +108,7 @@ def test_fresnel_and_honey_left_as_hand_computed(runs, capsys):
     assert 'relevant: lighthouses:210-375 "so a navigator who counted the flashes' in text
 
 
+@pytest.mark.slow
 def test_the_html_panels_say_the_same(runs, tmp_path):
     out = tmp_path / "r.html"
     assert exit_code(report.main, [*runs, "--format", "html", "--out", out]) == 0

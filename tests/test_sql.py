@@ -90,6 +90,7 @@ def test_schema_lists_both_views_and_the_python_api_returns_arrow_and_relations(
         assert len(relation.fetchall()) == 3
 
 
+@pytest.mark.slow
 def test_a_query_reads_and_writes_no_file_and_the_runs_are_unchanged(sweep, tmp_path, capsys):
     before = digest(sweep)
     secret = tmp_path / "secret.csv"
@@ -109,6 +110,7 @@ def test_a_query_reads_and_writes_no_file_and_the_runs_are_unchanged(sweep, tmp_
     assert not (tmp_path / "out.csv").exists()
 
 
+@pytest.mark.slow
 def test_formats_carry_the_same_rows(sweep, capsys):
     query = "SELECT label, rr FROM runs ORDER BY rr DESC, label"
     rows = query_json(capsys, sweep, query)["rows"]

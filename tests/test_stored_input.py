@@ -147,6 +147,7 @@ CASES = {  # name -> (tamper keyword arguments, the message after "<file>: ")
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.slow
 def test_a_tampered_results_file_is_one_line_naming_the_file_and_column(good, tmp_path, case):
     how, expected = CASES[case]
     run_dir = tampered(good, tmp_path / "run", **how)

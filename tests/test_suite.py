@@ -41,6 +41,7 @@ def runs(suite_root):
     return analysis.load(suite_root)
 
 
+@pytest.mark.slow
 def test_runs_are_grouped_by_collection_and_configuration(runs):
     s = suite(runs, "rr", BootstrapConfig(n_resamples=400))
     assert s.labels == ["bm25 max_words=120", "bm25 max_words=20", "tfidf max_words=120", "tfidf max_words=20"]
@@ -49,6 +50,7 @@ def test_runs_are_grouped_by_collection_and_configuration(runs):
     assert s.baseline == 0 and s.pooled[0] is None
 
 
+@pytest.mark.slow
 def test_differences_are_the_mean_paired_differences_and_pool_them(runs):
     s = suite(runs, "rr", BootstrapConfig(n_resamples=400))
     diffs = []
@@ -74,6 +76,7 @@ def test_differences_are_the_mean_paired_differences_and_pool_them(runs):
         pytest.approx(s.pooled[1].estimate, abs=1e-12))
 
 
+@pytest.mark.slow
 def test_baseline_picks_a_configuration_and_an_incomplete_grid_is_named(runs, suite_root):
     s = suite(runs, "rr", BootstrapConfig(n_resamples=200), baseline="retriever=tfidf,max_words=120")
     assert s.baseline == 2 and s.pooled[2] is None and s.pooled[0] is not None
@@ -89,6 +92,7 @@ def test_baseline_picks_a_configuration_and_an_incomplete_grid_is_named(runs, su
         suite(one, "rr", BootstrapConfig(n_resamples=200))
 
 
+@pytest.mark.slow
 def test_the_command_prints_json_and_draws_the_forest_plot(suite_root, tmp_path, capsys):
     out, plot = tmp_path / "suite.json", tmp_path / "forest.png"
     code = report_cli.main([str(suite_root), "--suite", "--format", "json", "--out", str(out), "--plot", str(plot),
@@ -113,6 +117,7 @@ def test_the_command_prints_json_and_draws_the_forest_plot(suite_root, tmp_path,
     assert rows[0].startswith("configuration,collection,dataset_fingerprint") and sum("pooled_random" in r for r in rows) == 3
 
 
+@pytest.mark.slow
 def test_suite_refuses_flags_it_does_not_take(suite_root, capsys):
     assert exit_code(report_cli.main, [str(suite_root), "--suite", "--chain"]) == 2
     assert "--chain is not taken with --suite" in capsys.readouterr().err
@@ -172,6 +177,7 @@ def test_a_run_better_on_every_question_everywhere_ranks_first_surely():
 # ---------------------------------------------------------------- select --suite
 
 
+@pytest.mark.slow
 def test_select_on_a_suite_chooses_on_the_pooled_effect_and_says_so(runs, suite_root, capsys):
     from receval.analysis.suite_choice import choose_on_suite
     from receval.cli import select as select_cli

@@ -18,6 +18,7 @@ def compose_with(*overrides: str, hydra: bool = False):
         return compose("config", overrides=list(overrides), return_hydra_config=hydra)
 
 
+@pytest.mark.slow
 def test_a_collection_sets_the_dataset_and_reads_the_shared_folder_from_the_environment(monkeypatch):
     monkeypatch.setenv("RECEVAL_SHARED", "/data/shared")
     cfg = compose_with("+collection=scifact")

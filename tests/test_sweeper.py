@@ -92,6 +92,7 @@ def sweep_in_process(monkeypatch, tmp_path):
     return sweep
 
 
+@pytest.mark.slow
 def test_the_sweeper_checks_every_job_before_job_0(sweep_in_process, capsys):
     code, checked, ran, folder = sweep_in_process("retriever=bm25,tfidf", "depth=5,7")
     assert code == 2
@@ -104,6 +105,7 @@ def test_the_sweeper_checks_every_job_before_job_0(sweep_in_process, capsys):
     )
 
 
+@pytest.mark.slow
 def test_the_sweeper_composes_each_job_once(sweep_in_process, monkeypatch):
     """Hydra's basic sweeper composes every job twice (to validate, to launch); receval's
     hands the launcher the config it checked: one composition per job, the same values."""

@@ -83,6 +83,7 @@ def site_sections():
 # ----------------------------------------------------------------- end to end
 
 
+@pytest.mark.slow
 def test_generated_file_runs_through_the_pipeline_at_k_3_10_25(synth_config, server, tmp_path, make_config):
     cfg = synth_config()  # the library, every section
     summary = generate(cfg, progress=False)
@@ -167,6 +168,7 @@ def test_unreachable_server_is_one_message_and_exit_2(tmp_path):
     assert f"cannot reach http://127.0.0.1:{port}/v1/chat/completions" in done.stderr
 
 
+@pytest.mark.slow
 def test_config_checks(synth_config, monkeypatch):
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         bare = compose("synth", overrides=["synth.model=m"])
@@ -190,6 +192,7 @@ def test_config_checks(synth_config, monkeypatch):
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.slow
 def test_a_non_finite_number_is_refused_before_any_request(synth_config, server, value):
     with pytest.raises(ConfigError) as caught:
         generate(synth_config(f"synth.temperature={value}", f"synth.backoff={value}"))
@@ -254,6 +257,7 @@ def flaky(body, attempt):
     return None
 
 
+@pytest.mark.slow
 def test_429_500_and_malformed_replies_are_retried(synth_config, server):
     server.respond = flaky
     summary = generate(synth_config(*site_cfg(), "synth.max_retries=4"), progress=False)
@@ -390,6 +394,7 @@ def test_a_damaged_line_inside_the_file_is_an_error_naming_it(synth_config, serv
         generate(cfg, progress=False)
 
 
+@pytest.mark.slow
 def test_larger_limit_and_per_section_only_add(synth_config, server):
     generate(synth_config("synth.limit=10"), progress=False)
     server.requests.clear()

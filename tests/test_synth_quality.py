@@ -69,6 +69,7 @@ def test_words_and_the_near_duplicate_rule():
     assert len(same) == 3
 
 
+@pytest.mark.slow
 def test_the_prefix_filter_finds_exactly_what_comparing_every_pair_finds():
     """The index is exact: against brute force over every kept question, on random
     questions built to sit near the 0.9 threshold."""
@@ -95,6 +96,7 @@ def test_the_prefix_filter_finds_exactly_what_comparing_every_pair_finds():
     assert 150 < len(kept) < 650  # both outcomes were exercised
 
 
+@pytest.mark.slow
 def test_a_broken_server_repeating_one_question_is_refused_early(synth_config, server):
     """The incident: a server answered every passage with one question and 91 were
     accepted. Now the repeats are dropped and the set is refused once 20 replies
@@ -112,6 +114,7 @@ def test_a_broken_server_repeating_one_question_is_refused_early(synth_config, s
     assert 20 <= len(server.requests) <= 24  # stopped at the first judgement (2 in flight)
 
 
+@pytest.mark.slow
 def test_empty_questions_count_towards_the_refusal(synth_config, server):
     def respond(body, attempt):
         texts = passages_of(body)
@@ -153,6 +156,7 @@ def test_the_verdict_rule():
 # ----------------------------------------------------------------- the label is the quote
 
 
+@pytest.mark.slow
 def test_a_chunk_size_sweep_is_not_biased_toward_the_generating_size(synth_config, server, tmp_path, tmp_path_factory):
     """Questions written from 40-word chunks of the library. Labelled with the whole
     chunk (what synth wrote before), 40-word chunks score MRR 0.975 and 20-word ones
@@ -201,6 +205,7 @@ def test_units_per_question_counts_evidence_items_else_graded_sections():
     assert units_per_question(relevant, grades).tolist() == [1, 1, 1, 2, 0, 0]  # grade 0 is no label
 
 
+@pytest.mark.slow
 def test_a_set_with_one_label_per_question_gets_the_note(synth_config, server, tmp_path_factory):
     from receval.cli.report import report_for
     from receval.render.report import render

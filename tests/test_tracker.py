@@ -39,6 +39,7 @@ def search(store: str) -> list:
     return mlflow.search_runs([experiment.experiment_id], output_format="list", max_results=1000)
 
 
+@pytest.mark.slow
 def test_the_tracker_holds_the_reports_means_bounds_and_paired_differences(sweep, store, capsys):
     argv = [sweep, "--to", "mlflow", "--tracking-uri", store, "--metrics", METRICS, "--baseline", "retriever=bm25,max_words=20"]
     assert exit_code(export.main, argv) == 0
@@ -81,6 +82,7 @@ def test_the_tracker_holds_the_reports_means_bounds_and_paired_differences(sweep
     assert Path(local).read_bytes() == (Path(reported["runs"][1]["run_dir"]) / "run.json").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_second_export_adds_nothing(sweep, store, capsys):
     argv = [sweep, "--to", "mlflow", "--tracking-uri", store]
     assert exit_code(export.main, argv) == 0
@@ -91,6 +93,7 @@ def test_a_second_export_adds_nothing(sweep, store, capsys):
     assert sorted(r.info.run_id for r in search(store)) == first
 
 
+@pytest.mark.slow
 def test_a_half_written_run_is_written_again(sweep, store, capsys):
     argv = [sweep, "--to", "mlflow", "--tracking-uri", store]
     assert exit_code(export.main, argv) == 0
@@ -103,6 +106,7 @@ def test_a_half_written_run_is_written_again(sweep, store, capsys):
     assert len(search(store)) == 7
 
 
+@pytest.mark.slow
 def test_params_hold_no_secret_and_a_stored_tracking_uri_is_never_used(tmp_path, store, capsys, monkeypatch):
     (run_dir,) = [sweep_in_process(tmp_path / "s", ["retriever=bm25"]) / "0"]
     saved = json.loads((run_dir / "run.json").read_text())
@@ -134,6 +138,7 @@ def test_param_values_are_the_config_as_typed():
     assert tracker_name("hit@3") == "hit_at_3" and tracker_name("latency_ms.bm25") == "latency_ms.bm25"
 
 
+@pytest.mark.slow
 def test_the_plan_groups_jobs_by_sweep_and_names_the_identity(sweep):
     (plan,) = tracked(load_runs([sweep]), ["rr"])
     assert plan.sweep_dir == str(sweep) and len(plan.runs) == 6
@@ -143,6 +148,7 @@ def test_the_plan_groups_jobs_by_sweep_and_names_the_identity(sweep):
     assert again.identity == plan.identity
 
 
+@pytest.mark.slow
 def test_user_errors_are_one_line(sweep, store, capsys, monkeypatch):
     assert exit_code(export.main, [sweep, "--to", "mlflow"]) == 2
     assert "--to mlflow needs --tracking-uri URI" in one_error_line(capsys)

@@ -93,6 +93,7 @@ def test_rm3_needs_a_lexical_first_stage(make_config):
         stages.build(cfg, Context(tokenizer=Tokenizer()))
 
 
+@pytest.mark.slow
 def test_transform_keys_are_checked(make_config):
     with pytest.raises(ConfigError, match="transform.fb_docs"):
         check(make_config("transform=rm3", "transform.fb_docs=0"))
@@ -102,6 +103,7 @@ def test_transform_keys_are_checked(make_config):
     assert components.kinds("transform")[:1] and "rm3" in components.kinds("transform")
 
 
+@pytest.mark.slow
 def test_rm3_run_is_named_and_keeps_old_identities(make_config, tmp_path):
     import pyarrow.parquet as pq
 

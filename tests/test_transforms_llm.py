@@ -62,6 +62,7 @@ def llm(server, kind: str, *more: str) -> list[str]:
             "transform.backoff=0.001", "transform.concurrency=2", *more]
 
 
+@pytest.mark.slow
 def test_hyde_prices_each_question_and_a_replay_sends_nothing(server, make_config, tmp_path, monkeypatch):
     monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "cache"))
     server.respond = hyde_reply
@@ -146,6 +147,7 @@ def test_multi_query_fuses_the_question_and_its_rewrites(server):
     assert scored.counts["input_tokens.transform"].tolist() == [50.0]
 
 
+@pytest.mark.slow
 def test_multi_query_run_uses_the_fused_first_stages_fusion(server, make_config, tmp_path, monkeypatch):
     monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "cache"))
     server.respond = rewrites_reply
@@ -158,6 +160,7 @@ def test_multi_query_run_uses_the_fused_first_stages_fusion(server, make_config,
     assert result.means["rr"] > 0
 
 
+@pytest.mark.slow
 def test_llm_transform_needs_an_endpoint_and_a_model(make_config):
     with pytest.raises(ConfigError) as missing:
         check(make_config("transform=hyde"))

@@ -137,6 +137,7 @@ def refused(call, where: str, run_dir: Path) -> str:
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.slow
 def test_reproduce_evaluates_no_interpolation_whatever_its_key(run, tmp_path, shape):
     hydra, saved, where = SHAPES[shape]
     tamper(run, hydra, saved or hydra)
@@ -145,6 +146,7 @@ def test_reproduce_evaluates_no_interpolation_whatever_its_key(run, tmp_path, sh
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.slow
 def test_select_out_evaluates_no_interpolation_whatever_its_key(run, tmp_path, shape):
     hydra, saved, where = SHAPES[shape]
     tamper(run, hydra, saved or hydra)
