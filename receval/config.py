@@ -148,12 +148,13 @@ def share_config_store() -> None:
 
     Every composition (each job of a sweep, each ``compose`` call) deep-copies Hydra's config
     repository (``CachingConfigRepository.__init__``), and with it the structured-config
-    source's reference to the process-wide ``ConfigStore``: every schema receval registers,
-    about half of a composition's time. The store is a singleton that a composition only
-    reads (``ConfigStore.load`` deep-copies the node it returns), so the copy is pure cost;
-    Hydra itself moved to reading the live singleton (facebookresearch/hydra#2928), and
-    hydra-zen#769 reports the same cost. ``tests/test_config.py`` fails loudly if Hydra stops
-    copying the store through the repository or the store starts being written to."""
+    source's reference to the process-wide ``ConfigStore``: every schema receval registers.
+    Sharing it makes a composition about 30% cheaper (``retriever=hybrid``: 0.30 -> 0.21 s
+    on 2 cores). The store is a singleton that a composition only reads (``ConfigStore.load``
+    deep-copies the node it returns), so the copy is pure cost; Hydra itself moved to
+    reading the live singleton (facebookresearch/hydra#2928), and hydra-zen#769 reports the
+    same cost. ``tests/test_config.py`` fails loudly if Hydra's structured-config source no
+    longer holds the store (the patch can then go) or a composition changes what is stored."""
     ConfigStore.__deepcopy__ = lambda self, memo: self  # type: ignore[method-assign]
 
 
