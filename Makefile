@@ -33,9 +33,11 @@ test: $(VENV)/.test
 
 # the fuzz tests draw a quarter of their examples here (make test draws them all);
 # bytecode is cached even where PYTHONDONTWRITEBYTECODE is set, so a second run reads
-# receval's and pytest's rewritten test modules instead of compiling them in every worker
+# receval's and pytest's rewritten test modules instead of compiling them in every worker;
+# no test here starts a Ray head (that needs the slow marker), so an idle worker may take
+# queued tests from a busy one (worksteal)
 test-fast: $(VENV)/.test
-	PYTHONDONTWRITEBYTECODE= RECEVAL_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -q -n auto --dist loadgroup -m "not slow and not dense"
+	PYTHONDONTWRITEBYTECODE= RECEVAL_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -q -n auto --dist worksteal -m "not slow and not dense"
 
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray,bench]'
