@@ -50,22 +50,32 @@ def means_table(s: Suite) -> Table:
     return Table(columns=columns, rows=rows, title=f"{measure_label(s.metric)} per collection", bold=bold)
 
 
-def differences_table(s: Suite) -> Table | None:
-    if len(s.labels) < 2:
-        return None
-    level = f"{s.boot.level:.0%} CI"
-    columns = ["configuration", "collection", "n", "diff", level, "tau^2", "I^2"]
-    rows = []
+def difference_rows(s: Suite):
+    """The differences against the baseline in one order, for the table and the forest plot:
+    per configuration, each collection's paired difference, then the random-effects and the
+    fixed-effect pools. Yields (label, kind, collection, n, estimate, lo, hi, pooled): kind
+    is ``"collection"``, ``"random"`` or ``"fixed"``; collection and n are None for the pools."""
     for j, label in enumerate(s.labels):
         p = s.pooled[j]
         if p is None:
             continue
         for c in s.collections:
             d = c.diffs[j]
-            rows.append([label, c.name, str(d.n), fmt_signed(d.mean), fmt_ci(d.lo, d.hi, signed=True), "", ""])
-        rows.append([label, f"pooled, random (k={p.k})", "", fmt_signed(p.estimate), fmt_ci(p.lo, p.hi, signed=True),
-                     f"{p.tau2:.2g}", f"{p.i2:.0%}"])
-        rows.append([label, "pooled, fixed", "", fmt_signed(p.fixed), fmt_ci(p.fixed_lo, p.fixed_hi, signed=True), "", ""])
+            yield label, "collection", c.name, d.n, d.mean, d.lo, d.hi, p
+        yield label, "random", None, None, p.estimate, p.lo, p.hi, p
+        yield label, "fixed", None, None, p.fixed, p.fixed_lo, p.fixed_hi, p
+
+
+def differences_table(s: Suite) -> Table | None:
+    if len(s.labels) < 2:
+        return None
+    level = f"{s.boot.level:.0%} CI"
+    columns = ["configuration", "collection", "n", "diff", level, "tau^2", "I^2"]
+    rows = []
+    for label, kind, collection, n, estimate, lo, hi, p in difference_rows(s):
+        name = {"random": f"pooled, random (k={p.k})", "fixed": "pooled, fixed"}.get(kind, collection)
+        spread = [f"{p.tau2:.2g}", f"{p.i2:.0%}"] if kind == "random" else ["", ""]
+        rows.append([label, name, "" if n is None else str(n), fmt_signed(estimate), fmt_ci(lo, hi, signed=True), *spread])
     return Table(columns=columns, rows=rows, title=f"{measure_label(s.metric)} difference vs {s.labels[s.baseline]}",
                  align=["l", "l", "r", "r", "r", "r", "r"])
 
@@ -119,15 +129,9 @@ def forest_rows(s: Suite) -> list[tuple[str, float, float, float, bool]]:
     """(label, estimate, lo, hi, pooled) per row of the forest plot: per configuration,
     each collection's difference, then the random-effects and fixed-effect pools."""
     rows = []
-    for j, label in enumerate(s.labels):
-        p = s.pooled[j]
-        if p is None:
-            continue
-        for c in s.collections:
-            d = c.diffs[j]
-            rows.append((f"{label} · {c.name}", d.mean, d.lo, d.hi, False))
-        rows.append((f"{label} · pooled (random, I²={p.i2:.0%})", p.estimate, p.lo, p.hi, True))
-        rows.append((f"{label} · pooled (fixed)", p.fixed, p.fixed_lo, p.fixed_hi, True))
+    for label, kind, collection, _, estimate, lo, hi, p in difference_rows(s):
+        name = {"random": f"pooled (random, I²={p.i2:.0%})", "fixed": "pooled (fixed)"}.get(kind, collection)
+        rows.append((f"{label} · {name}", estimate, lo, hi, kind != "collection"))
     return rows
 
 
