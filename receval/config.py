@@ -21,6 +21,7 @@ from omegaconf import MISSING, OmegaConf
 from receval import components, schema
 from receval.components import ChunkingConfig, RerankConfig, RetrieverConfig, TransformConfig
 from receval.core.errors import ConfigError
+from receval.core.settings import MAX_RESAMPLES, BootstrapConfig, BootstrapMethod  # noqa: F401  (the run schema's bootstrap group)
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
 
@@ -28,11 +29,6 @@ class DatasetFormat(StrEnum):
     folder = "folder"  # pages/*.md + questions.jsonl
     beir = "beir"  # corpus.jsonl, queries.jsonl, qrels/<split>.tsv
     ir_datasets = "ir_datasets"  # an id of the ir_datasets package, read from its local store
-
-
-class BootstrapMethod(StrEnum):
-    percentile = "percentile"
-    bca = "bca"
 
 
 @dataclass
@@ -62,26 +58,6 @@ DATASET_SCHEMAS = {DatasetFormat.ir_datasets.value: IrDatasetsConfig}  # format 
 class TokenizerConfig:
     stopwords: bool = False
     stem: bool = False
-
-
-# All resampled means are held (8 bytes each per measure); beyond this an interval no
-# longer changes in its printed digits, while memory runs out.
-MAX_RESAMPLES = 1_000_000
-
-
-@dataclass
-class BootstrapConfig:
-    """How intervals are computed (saved with a run, so its report repeats them): the one
-    type of the bootstrap settings, read back by :mod:`receval.analysis.settings`."""
-
-    n_resamples: int = field(default=2000, metadata=range_(1, MAX_RESAMPLES, hint="every resample is held in memory"))
-    level: float = field(default=0.95, metadata=range_(0, 1, low_open=True, high_open=True))
-    seed: int = field(default=0, metadata=range_(*SEED))
-    method: BootstrapMethod = BootstrapMethod.percentile
-
-    def kwargs(self) -> dict:
-        """As keyword arguments of :mod:`receval.stats.bootstrap` (and as JSON shows them)."""
-        return {"n_resamples": self.n_resamples, "level": self.level, "seed": self.seed, "method": str(self.method)}
 
 
 @dataclass

@@ -42,10 +42,15 @@ Each measure is a private vectorised function over all questions at once
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from receval.core import vocabulary
+from receval.core.vocabulary import (  # noqa: F401  (re-exported: the names of the measures)
+    CUTOFF_FAMILIES, DEPTH_FAMILIES, FAMILIES, TOKEN_FAMILIES, MeasureName, is_measure, is_token_measure,
+    lower_is_better, measure_label,
+)
 
 
 @dataclass(frozen=True)
@@ -144,15 +149,8 @@ def _bpref(judged: Judged) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Measure:
-    """A measure and its cutoff; ``name`` is canonical (``ndcg@5``, ``rr``)."""
-
-    family: str
-    k: int | None = None
-
-    @property
-    def name(self) -> str:
-        return self.family if self.k is None else f"{self.family}@{self.k}"
+class Measure(MeasureName):
+    """A measure (:class:`receval.core.vocabulary.MeasureName`) that computes itself."""
 
     def __call__(self, judged: Judged) -> np.ndarray:
         function = _FAMILIES[self.family]
@@ -170,56 +168,13 @@ _FAMILIES = {
     "bpref": _bpref,
     "judged": _judged,
 }
-CUTOFF_FAMILIES = ("hit", "recall", "precision", "ndcg", "ap", "judged")
-#: Families with no cutoff: measured at the run's depth.
-DEPTH_FAMILIES = ("rr", "ap", "rprec", "bpref")
-#: trec_eval's names for receval's (``ap`` is ``map``; ``map`` is read as ``ap``).
-_ALIASES = {"mrr": "rr", "map": "ap"}
-_NAME = re.compile(r"^(?P<family>[a-z]+)(?:@(?P<k>\d+))?$")
 
 
 def parse_measure(name: str) -> Measure:
-    """``'ndcg@5'`` -> ``Measure('ndcg', 5)``; raises ValueError naming the choices."""
-    match = _NAME.match(name.strip().lower())
-    family = match and _ALIASES.get(match["family"], match["family"])
-    if not match or family not in _FAMILIES:
-        raise ValueError(
-            f"unknown measure {name!r}: use rr, ap (map), rprec, bpref, or hit@k, recall@k, "
-            "precision@k, ndcg@k, ap@k, judged@k"
-        )
-    k = int(match["k"]) if match["k"] else None
-    if family in DEPTH_FAMILIES and k is None:
-        return Measure(family)
-    if family in CUTOFF_FAMILIES and (k is None or k < 1):
-        raise ValueError(f"measure {name!r} needs a cutoff k >= 1, e.g. {family}@3")
-    if family == "rr":
-        raise ValueError("rr takes no cutoff here: it is MRR@depth (set depth instead)")
-    if family not in CUTOFF_FAMILIES:
-        raise ValueError(f"{family} takes no cutoff: it is measured at the run's depth")
-    return Measure(family, k)
-
-
-TOKEN_FAMILIES = ("token_recall", "token_precision", "token_iou", "context_tokens")
-_TOKEN_NAME = re.compile(rf"^({'|'.join(TOKEN_FAMILIES)})@([1-9]\d*)$")
-
-
-def is_token_measure(name: str) -> bool:
-    """``token_precision@3`` and kin: stored per question by :mod:`receval.measures.spans`
-    (computed from spans, not from a :class:`Judged` ranking)."""
-    return bool(_TOKEN_NAME.match(name))
-
-
-def lower_is_better(name: str) -> bool:
-    """``context_tokens@k``: fewer tokens sent is the better run."""
-    return name.startswith("context_tokens@")
-
-
-def is_measure(name: str) -> bool:
-    """True for a canonical measure name (``rr``, ``hit@3``, ``ndcg@10``...)."""
-    try:
-        return parse_measure(name).name == name
-    except ValueError:
-        return False
+    """``'ndcg@5'`` -> ``Measure('ndcg', 5)``; raises ValueError naming the choices
+    (the grammar is :func:`receval.core.vocabulary.parse_measure`)."""
+    parsed = vocabulary.parse_measure(name)
+    return Measure(parsed.family, parsed.k)
 
 
 def measures_for(ks: list[int]) -> list[Measure]:
@@ -234,18 +189,3 @@ def measures_for(ks: list[int]) -> list[Measure]:
 def first_relevant_rank(judged: Judged) -> np.ndarray:
     """Public alias: 1-based rank of the first relevant section, 0 when none."""
     return _first_relevant_rank(judged)
-
-
-def measure_label(name: str) -> str:
-    """A measure as tables and messages name it: ``MRR`` for ``rr``, ``MRR@3``, ``nDCG@5``."""
-    if name == "rr":
-        return "MRR"
-    if name.startswith("rr@"):
-        return "MRR@" + name[3:]
-    if name.startswith("ndcg@"):
-        return "nDCG@" + name[5:]
-    if name == "ap" or name.startswith("ap@"):  # the mean of ap is MAP, as rr's is MRR
-        return "M" + name.upper()
-    if name == "rprec":
-        return "R-prec"
-    return name

@@ -13,7 +13,7 @@ import pyarrow as pa
 from receval.stats.bootstrap import Interval
 from receval.core.errors import RecevalError, named
 from receval.measures.overlap import overlap_bucket
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.stats.pairing import grouped_intervals, mask_key
 from receval.results.stored import Run
 from receval.results.format import LATENCY, OVERLAP

@@ -7,7 +7,7 @@ fixed and broke (the one fixed/broken rule: :func:`receval.stats.pairing.fixed_b
 from __future__ import annotations
 
 from receval.analysis.pairs import Pair, paired
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.results.stored import Run
 
 

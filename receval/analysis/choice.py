@@ -33,11 +33,11 @@ import numpy as np
 from receval.analysis import filters
 from receval.analysis.costs import costs_of, latencies, n_stages
 from receval.analysis.pairs import align
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
 from receval.measures.cost import COLUMN
-from receval.metrics import measure_label
+from receval.core.vocabulary import measure_label
 from receval.results.labels import run_labels
 from receval.results.stored import Run
 from receval.stats import noninferiority

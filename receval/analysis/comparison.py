@@ -12,7 +12,7 @@ from receval.analysis.derived import with_derived
 from receval.analysis.differences import Difference, differences_of
 from receval.analysis.pairs import Pair, paired
 from receval.analysis.settings import BOOTSTRAP_ARGS, bootstrap_settings
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core.errors import named
 from receval.core.progress import warn
 from receval.results import configs, labels

@@ -9,7 +9,7 @@ from receval.analysis import filters
 from receval.analysis.derived import with_derived
 from receval.analysis.pairs import paired
 from receval.analysis.settings import bootstrap_settings
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.results.discovery import load_one
 from receval.results.stored import Run

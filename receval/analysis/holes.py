@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from receval.analysis.choice import choose
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
-from receval.metrics import measure_label
+from receval.core.vocabulary import measure_label
 from receval.results.judgments import Conflict, merge_added, read_any_labels, rescore
 from receval.results.stored import Run
 from receval.stats.concordance import Concordance, tau_interval

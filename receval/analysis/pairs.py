@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core.errors import RunError
 from receval.results.stored import Run
 from receval.stats.bootstrap import Interval

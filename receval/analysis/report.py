@@ -13,7 +13,7 @@ from receval.analysis.breakdown import ByTable, QuestionRow
 from receval.analysis.pairs import Pair
 from receval.analysis.significance import Sureness
 from receval.analysis.summary import RunSummary, failures
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 
 OVERLAP_THRESHOLDS = (0.3, 0.6)  # low < 0.3 <= medium < 0.6 <= high
 

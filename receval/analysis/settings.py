@@ -1,10 +1,10 @@
 """The bootstrap settings a report over stored runs uses: the first run's saved
-``bootstrap`` config (:class:`receval.config.BootstrapConfig`, the one type of these
+``bootstrap`` config (:class:`receval.core.settings.BootstrapConfig`, the one type of these
 settings), each value overridable."""
 
 from __future__ import annotations
 
-from receval.config import MAX_RESAMPLES, BootstrapConfig, BootstrapMethod
+from receval.core.settings import MAX_RESAMPLES, BootstrapConfig, BootstrapMethod
 from receval.core.errors import RecevalError
 from receval.core.progress import warn
 from receval.results.stored import Run

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval.analysis.pairs import Pair, align
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core.errors import RunError
-from receval.metrics import lower_is_better
+from receval.core.vocabulary import lower_is_better
 from receval.results.stored import Run
 from receval.stats.bootstrap import bootstrap_means
 from receval.stats.calibration import TypeOneRate, type_one_rates

@@ -31,7 +31,7 @@ from scipy import stats as scipy_stats
 from receval.analysis import filters
 from receval.analysis.derived import with_derived
 from receval.analysis.pairs import align
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.results.configs import flatten
 from receval.results.identity import result_config

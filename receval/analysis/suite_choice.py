@@ -23,7 +23,7 @@ import numpy as np
 
 from receval.analysis.costs import costs_of
 from receval.analysis.suite import Suite, group, suite
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError, RunError
 from receval.results.stored import Run
 from receval.stats.cheaper import PREFERENCES

@@ -24,7 +24,7 @@ import numpy as np
 from receval.analysis import costs, filters
 from receval.analysis.breakdown import stage_latency
 from receval.analysis.units import one_label_note
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.core import machine, numeric
 from receval.core.errors import RecevalError
 from receval.results import configs

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 from receval.analysis import costs
 from receval.core.errors import RecevalError, RunError
 from receval.core.secrets import cut
-from receval.metrics import is_measure, is_token_measure
+from receval.core.vocabulary import is_measure, is_token_measure
 from receval.results.configs import format_value, load_config, load_overrides, read_info
 from receval.results.discovery import find_runs
 from receval.results.format import LATENCY, RESULTS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from receval.render import tables
 from receval.stats.pairing import cutoff
 from receval.render.report import fixed_note
-from receval.metrics import measure_label
+from receval.core.vocabulary import measure_label
 
 
 def header_lines(comparison) -> list[str]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from receval.core.errors import RecevalError
 from receval.results.labels import shown
-from receval.metrics import measure_label
+from receval.core.vocabulary import measure_label
 from receval.core.io import atomic_write
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from receval.analysis.holes import ppi_lines
 from receval.analysis.report import Report
-from receval.metrics import lower_is_better, measure_label
+from receval.core.vocabulary import lower_is_better, measure_label
 from receval.render import sureness, tables
 from receval.render.plots import plot_report
 from receval.results.labels import shown

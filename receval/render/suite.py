@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from receval.analysis.suite import Suite
-from receval.metrics import measure_label
+from receval.core.vocabulary import measure_label
 from receval.render import tables
 from receval.render.tables import Table, fmt, fmt_ci, fmt_signed
 

@@ -5,7 +5,7 @@ intervals; the A/A type I rates. Formats :class:`receval.analysis.significance.S
 from __future__ import annotations
 
 from receval.analysis.report import Report
-from receval.metrics import measure_label
+from receval.core.vocabulary import measure_label
 from receval.render import tables
 
 DAGGER = "†"

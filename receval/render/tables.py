@@ -262,7 +262,7 @@ def formatted(
 
 
 def describe_boot(boot) -> str:
-    """The bootstrap settings (:class:`receval.config.BootstrapConfig`) in a header line."""
+    """The bootstrap settings (:class:`receval.core.settings.BootstrapConfig`) in a header line."""
     return (
         f"{boot.level:.0%} CI: {boot.method} bootstrap over questions, "
         f"{boot.n_resamples} resamples, seed {boot.seed}"

@@ -39,7 +39,7 @@ from receval import __version__
 from receval.core import numeric
 from receval.core.secrets import cut
 from receval.core.errors import RunError
-from receval.metrics import is_measure, is_token_measure
+from receval.core.vocabulary import is_measure, is_token_measure
 from receval.results.format import FIXED_NAMES, OVERLAP, SCHEMA_VERSION, is_timing
 
 MAX_METADATA = 1 << 20  # bytes of the receval metadata JSON

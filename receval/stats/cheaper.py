@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.stats.bootstrap import bootstrap_medians, percentile_bounds
 
 PREFERENCES = ("p50_ms", "chunks", "money")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from receval.core.errors import RecevalError
-from receval.metrics import measure_label
+from receval.core.vocabulary import measure_label
 from receval.stats.bootstrap import Interval
 
 

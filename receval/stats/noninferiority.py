@@ -27,7 +27,7 @@ import numpy as np
 from receval.stats.bootstrap import Interval, bootstrap_means, percentile_bounds
 from receval.stats.holm import HolmStep, holm
 from receval.stats.power import POWER, non_inferiority_questions
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 
 #: Slack (metric units) under which a resampled mean counts as on the margin.
 EPS = 1e-9

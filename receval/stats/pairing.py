@@ -11,7 +11,7 @@ and the Python API:
   ``fixed@1``/``broken@1``: a relevant section first in one run and not in the other.
   Either way a fixed question also went up on the metric, and a broken one down.
 
-``boot`` is the bootstrap settings (:class:`receval.config.BootstrapConfig`).
+``boot`` is the bootstrap settings (:class:`receval.core.settings.BootstrapConfig`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import re
 
 import numpy as np
 
-from receval.config import BootstrapConfig
+from receval.core.settings import BootstrapConfig
 from receval.stats.bootstrap import Interval, confidence_intervals
 
 _CUTOFF = re.compile(r"@(\d+)$")
