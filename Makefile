@@ -35,8 +35,10 @@ test: $(VENV)/.test
 # bytecode is cached even where PYTHONDONTWRITEBYTECODE is set, so a second run reads
 # receval's and pytest's rewritten test modules instead of compiling them in every worker;
 # no test here starts a Ray head (that needs the slow marker), so an idle worker may take
-# queued tests from a busy one (worksteal)
+# queued tests from a busy one (worksteal). lint-imports first prints each layer contract
+# of pyproject.toml kept or broken (tests/test_layers.py checks the same contracts)
 test-fast: $(VENV)/.test
+	$(BIN)/lint-imports --no-cache
 	PYTHONDONTWRITEBYTECODE= RECEVAL_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -q -n auto --dist worksteal -m "not slow and not dense"
 
 $(VENV)/.bench: pyproject.toml | $(BIN)/python

@@ -163,19 +163,6 @@ def structured_run(data: dict):
     return OmegaConf.merge(OmegaConf.structured(RecevalConfig), data)
 
 
-def primary_defaults(data: dict) -> list:
-    """The defaults list of a primary config holding a whole run (``select``'s best.yaml):
-    receval's schema, then each group's option schema by its ``kind``
-    (``chunking: base_words``), then the file itself, so each group node is typed as
-    :func:`structured_run` types it."""
-    groups = [
-        {group: f"base_{data[group]['kind']}"}
-        for group in components.BASES
-        if isinstance(data.get(group), dict) and "kind" in data[group]
-    ]
-    return ["receval_schema", *groups, "_self_"]
-
-
 def config_dir() -> str:
     """The ``conf/`` folder: inside the installed package, or at the source root."""
     here = Path(__file__).resolve().parent

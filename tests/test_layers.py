@@ -1,12 +1,16 @@
-"""The layers hold: imports flow cli -> render -> analysis -> stats | results -> core,
-the run side never imports the read side, and no two modules import each other in a
-circle (function-level imports and package ``__init__`` re-exports included).
+"""The layers hold: imports flow cli -> render -> analysis -> stats | results -> core;
+the read side (results, stats, analysis, render) imports nothing of the run side nor
+Hydra or OmegaConf, stats no YAML either; the run side never imports the read side;
+scoring (the measure formulas both sides use) imports only core; and no two modules
+import each other in a circle (function-level imports and package ``__init__``
+re-exports included).
 
 The contracts are in pyproject.toml ([tool.importlinter]); this runs them through
 import-linter's Python API (no subprocess) on the graph grimp builds."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import grimp
@@ -20,11 +24,40 @@ PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
 def test_the_import_contracts_are_kept(capsys):
     options = use_cases.read_user_options(str(PYPROJECT))
-    assert {c["id"] for c in options.contracts_options} == {"read-side", "run-side", "core"}
+    assert {c["id"] for c in options.contracts_options} == {
+        "read-side", "read-not-run", "stats-plain", "scoring", "run-side", "core",
+    }
     kept = use_cases.lint_imports(str(PYPROJECT), cache_dir=None, no_logo=True, is_debug_mode=True)
     printed = capsys.readouterr().out  # each broken contract with its import chains
     assert kept, printed
-    assert "3 kept, 0 broken" in printed
+    assert "6 kept, 0 broken" in printed
+
+
+def test_scoring_imports_only_core_and_numpy():
+    """What the scoring contract's list cannot say of a module added later: every import
+    of scoring/ (function-level ones included) is scoring/, core/, numpy or the standard
+    library."""
+    graph = grimp.build_graph(receval.__name__, include_external_packages=True, cache_dir=None)
+    scoring = {m for m in graph.modules if m == "receval.scoring" or m.startswith("receval.scoring.")}
+    assert "receval.scoring.rows" in scoring
+    imported = {i for m in scoring for i in graph.find_modules_directly_imported_by(m)}
+    outside = {i for i in imported - scoring if not i.startswith("receval.core")} - sys.stdlib_module_names
+    assert outside <= {"numpy"}, sorted(outside)
+    assert "receval.scoring.measures" in imported  # rows.py scores with the formulas
+
+
+def test_the_groups_best_yaml_types_are_the_run_sides():
+    """best.yaml's defaults list (core.groups, read side) names the groups the run side
+    types (components.BASES) and the schema conf/config.yaml starts from."""
+    from receval import components
+    from receval.config import config_dir
+    from receval.core.groups import GROUPS, SCHEMA, primary_defaults
+
+    assert set(GROUPS) == set(components.BASES)
+    conf = (Path(config_dir()) / "config.yaml").read_text(encoding="utf-8")
+    assert f"- {SCHEMA}" in conf
+    run = {"retriever": {"kind": "bm25"}, "rerank": None, "chunking": {"kind": "words"}, "depth": 10}
+    assert primary_defaults(run) == [SCHEMA, {"chunking": "base_words"}, {"retriever": "base_bm25"}, "_self_"]
 
 
 def strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -91,3 +124,18 @@ def test_no_import_cycle_anywhere_in_receval():
         for component in cycles
     ]
     assert not cycles, "\n".join(details)
+
+
+def test_every_package_of_receval_ships_in_the_wheel():
+    """[tool.setuptools] lists the packages by hand: a new one (scoring/) left out of it
+    would import here, from the source tree, and be missing from an installed receval."""
+    import tomllib
+
+    listed = set(tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    root = Path(receval.__file__).resolve().parent
+    packages = {
+        ".".join(("receval", *init.parent.relative_to(root).parts))
+        for init in root.rglob("__init__.py")
+        if "__pycache__" not in init.parts and init.parent.name != "hydra_plugin"
+    }
+    assert packages - listed == set()

@@ -7,10 +7,10 @@ import pytest
 
 from receval.datasets import LIBRARY, Question, Section, folder
 from receval.datasets.questions import read_questions
+from receval.analysis.breakdown import overlap_bucket
 from receval.measures.overlap import (
     COLUMNS,
     lcs_length,
-    overlap_bucket,
     overlap_columns,
     rouge_precision,
     tokenize,

@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli
 
 from receval.core.errors import RecevalError
-from receval.measures.overlap import overlap_bucket
+from receval.analysis.breakdown import overlap_bucket
 from receval.cli.report import report_for
 from receval.render.report import render
 from receval.results.format import RESULTS, RUN_JSON

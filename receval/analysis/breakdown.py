@@ -1,10 +1,14 @@
 """Per-question breakdowns of stored runs: the derived ``overlap`` bucket column,
 latency per stage, one interval per value of a column (``--by kind``) and each
-question's rank per run (``--per-question``)."""
+question's rank per run (``--per-question``).
+
+Overlap buckets (:func:`overlap_bucket`, of the stored ROUGE precision
+:mod:`receval.measures.overlap` computes): ``low`` below the first threshold,
+``medium`` up to (not including) the second, ``high`` from the second on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,13 +16,32 @@ import pyarrow as pa
 
 from receval.stats.bootstrap import Interval
 from receval.core.errors import RecevalError, named
-from receval.measures.overlap import overlap_bucket
 from receval.core.settings import BootstrapConfig
 from receval.stats.pairing import grouped_intervals, mask_key
 from receval.results.stored import Run
 from receval.results.format import LATENCY, OVERLAP
 
 MAX_BY_VALUES = 32  # --by needs a column with a few values (kind, split), not question ids
+
+
+def overlap_bucket(
+    values: Iterable[float | None], thresholds: tuple[float, float] = (0.3, 0.6)
+) -> list[str | None]:
+    """``low`` (< thresholds[0]), ``medium`` (< thresholds[1]) or ``high``; None stays None."""
+    low, high = (float(t) for t in thresholds)
+    if not 0.0 <= low <= high <= 1.0:
+        raise ValueError(f"overlap thresholds {tuple(thresholds)}: give two values 0 <= low <= high <= 1")
+    out: list[str | None] = []
+    for value in values:
+        if value is None or value != value:  # None or NaN
+            out.append(None)
+        elif value < low:
+            out.append("low")
+        elif value < high:
+            out.append("medium")
+        else:
+            out.append("high")
+    return out
 
 
 @dataclass

@@ -36,7 +36,7 @@ from receval.analysis.pairs import align
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
-from receval.measures.cost import COLUMN
+from receval.core.vocabulary import COST as COLUMN
 from receval.core.vocabulary import measure_label
 from receval.results.labels import run_labels
 from receval.results.stored import Run

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from receval.core.errors import RunError
-from receval.measures.cost import COLUMN
-from receval.rerankers import PAIRS
+from receval.core.vocabulary import COST as COLUMN, PAIRS
 from receval.results.format import LATENCY
 from receval.results.stored import Run
 

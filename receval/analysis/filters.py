@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import yaml
 
-from receval import metrics as measures
+from receval.core import vocabulary
 from receval.core.errors import RecevalError
 from receval.results.configs import differing_params, format_value, short_name, short_names
 from receval.results.discovery import load_one
@@ -71,10 +71,10 @@ def canonical_measure(name: str, runs: list[Run], option: str = "metrics") -> st
     if column is not None:
         return column
     try:
-        canonical = measures.parse_measure(name).name
+        canonical = vocabulary.parse_measure(name).name
     except ValueError as error:
         canonical = name.strip().lower()
-        if not measures.is_token_measure(canonical):
+        if not vocabulary.is_token_measure(canonical):
             raise RecevalError(
                 f"{option}: {error}; or token_recall@k, token_precision@k, token_iou@k, context_tokens@k"
             ) from None

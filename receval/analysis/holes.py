@@ -5,7 +5,7 @@ relevant. When the labels cover little of a run's top k (a synthetic question se
 labels one passage per question), its scores measure agreement with those few labels,
 and a run that retrieves many unlabelled units is punished for them whether they
 answer the question or not. The report says so, from the stored ``judged@k`` column
-(:mod:`receval.metrics`):
+(:mod:`receval.scoring.measures`):
 
 - **low**: a run's mean judged@k below :data:`LOW_JUDGED` (0.5) at the largest k the
   runs store: more than half of what it shows there is unlabelled.

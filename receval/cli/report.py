@@ -54,9 +54,7 @@ Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples`
 ``--seed``, ``--level`` or ``--method`` are given; they repeat exactly. Exit status:
 0, 1 for ``--fail-under``, 2 for a user error (one line).
 
-Over 400 lines for one reason: this docstring is the command's manual (56 lines) and its
-flags' help is ~100 more; the code that parses, calls :mod:`receval.analysis` and renders
-is under 300.
+The flags and how their values read: :mod:`receval.cli.report_flags`.
 """
 
 from __future__ import annotations
@@ -79,6 +77,9 @@ from receval.analysis.suite import Suite
 from receval.analysis.summary import check_floors, latency_cautions, measure_names, question_counts, summaries
 from receval.cli import options
 from receval.cli.options import FLAGS
+from receval.cli.report_flags import (
+    build_parser, floor_values, parse_floors, parse_metrics, parse_show, parse_thresholds,
+)
 from receval.cli.suite import compute_suite, write_suite
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
@@ -87,188 +88,12 @@ from receval.render import html, tables
 from receval.render import report as rendered
 from receval.render.show import to_text
 from receval.results.discovery import load_runs
-from receval.results.format import OVERLAP
 from receval.results.identity import mixed_datasets
 from receval.results.labels import naming_of
 from receval.results.stored import UNUSED_COLUMNS, Run
-from receval.stats.corrections import CORRECTIONS
 from receval.stats.gate import Gate, check_margin
-from receval.stats.significance import TESTS
 
 __all__ = ["main", "report_for"]
-
-
-def parse_metrics(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise RecevalError("--metrics: list measures, e.g. hit@1,hit@3,rr")
-    return names
-
-
-def parse_floors(items: list[str]) -> dict[str, str]:
-    """``["hit@3=0.70,rr=0.6"]`` -> {"hit@3": "0.70", "rr": "0.6"} (checked later)."""
-    floors: dict[str, str] = {}
-    for item in items:
-        for part in item.split(","):
-            part = part.strip()
-            name, sep, value = part.partition("=")
-            if not sep or not name.strip() or not value.strip():
-                raise RecevalError(
-                    f"--fail-under {item!r}: use METRIC=FLOOR[,METRIC=FLOOR], e.g. hit@3=0.70"
-                )
-            if name.strip() in floors:
-                raise RecevalError(
-                    f"--fail-under {name.strip()} is given twice; give each metric one floor"
-                )
-            floors[name.strip()] = value.strip()
-    return floors
-
-
-# ----------------------------------------------------------------- command line
-
-
-def build_parser() -> options.ArgumentParser:
-    parser = options.ArgumentParser(
-        prog="python -m receval.report",
-        description="Report stored runs side by side, with bootstrap intervals.",
-    )
-    parser.add_argument(
-        "runs", nargs="+", metavar="RUN",
-        help="run directories or sweep directories; with --qrels also TREC run files",
-    )
-    parser.add_argument(
-        "--qrels", metavar="FILE",
-        help="judgements (TREC qrels or BEIR qrels tsv) to score TREC run files given as RUN",
-    )
-    parser.add_argument(
-        "--metrics", help="columns, comma-separated (default hit@1,hit@3,recall@3,rr,ndcg@5)"
-    )
-    parser.add_argument(
-        "--metric", default="rr",
-        help="measure with the CI column, baseline differences and plot (default rr = MRR)",
-    )
-    options.add_label_args(parser)
-    parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, ...)")
-    parser.add_argument(
-        "--by-metric", help="the measure of --by (default: each of --metrics if given, else hit@3)"
-    )
-    parser.add_argument(
-        "--overlap-thresholds", default="0.3,0.6", metavar="LOW,HIGH",
-        help="bucket edges of the derived 'overlap' column (--by overlap): low < LOW <= medium < HIGH <= high",
-    )
-    parser.add_argument(
-        "--overlap-measure", default="rouge1_p", choices=OVERLAP,
-        help="ROUGE precision the overlap buckets use (default rouge1_p)",
-    )
-    parser.add_argument("--per-question", action="store_true", help="each question's rank per run")
-    parser.add_argument(
-        "--baseline", metavar="SELECTOR",
-        help="a run dir, or KEY=VALUE[,KEY=VALUE] naming one run: paired differences against it",
-    )
-    parser.add_argument(
-        "--chain", action="store_true",
-        help="pair each run with the one before it, in the order given: a paired difference per step",
-    )
-    parser.add_argument(
-        "--intersect", action="store_true",
-        help="pair runs over different question sets on the questions they share",
-    )
-    parser.add_argument(
-        "--runs", dest="select_runs", metavar="KEY=VALUE[,KEY=VALUE]",
-        help="keep the RUNS whose saved config matches, across sweeps (e.g. retriever=bm25,"
-        "max_words=120); --where selects questions, --runs selects runs",
-    )
-    parser.add_argument(
-        "--show", metavar="IDS|misses|changed",
-        help="what came back: each run's top sections for these questions (q18,q19), the "
-        "questions every run misses, or those whose first relevant rank changed",
-    )
-    parser.add_argument("--top", type=int, default=5, help="sections shown per run by --show (default 5)")
-    parser.add_argument(
-        "--gate", metavar="BASELINE_RUN",
-        help="exit 1 when the paired interval of RUN - BASELINE_RUN (a run dir or KEY=VALUE) "
-        "lies entirely below -MARGIN; one line either way",
-    )
-    parser.add_argument("--margin", type=float, default=0.0, help="--gate's tolerated drop (default 0)")
-    parser.add_argument("--all-pairs", action="store_true", help="pair every run with every earlier one")
-    parser.add_argument(
-        "--test", choices=TESTS,
-        help="a p-value per pair shown (randomization: paired sign flips, seeded; t: paired t-test; "
-        "bootstrap: the paired bootstrap's)",
-    )
-    parser.add_argument(
-        "--correct", choices=CORRECTIONS,
-        help="correct the p-values over every pair shown (implies --test randomization unless given)",
-    )
-    parser.add_argument(
-        "--detect", type=float, metavar="D",
-        help="questions each pair needs to detect a difference of D (implies --test randomization unless given)",
-    )
-    parser.add_argument(
-        "--suite", action="store_true",
-        help="one row per configuration across collections (dataset fingerprints): per collection and "
-        "pooled differences vs --baseline, mean over collections and Borda rank with intervals",
-    )
-    parser.add_argument("--ranks", action="store_true", help="each run's rank with a bootstrap interval over questions")
-    parser.add_argument(
-        "--calibrate", action="store_true",
-        help="each test's type I rate on A/A null pairs built from these runs (should be near alpha)",
-    )
-    options.add_question_filters(parser)
-    parser.add_argument(
-        "--fail-under", action="append", default=[], metavar="METRIC=FLOOR",
-        help="exit status 1 if a run's mean is below FLOOR, e.g. hit@3=0.70 (repeatable)",
-    )
-    parser.add_argument("--format", choices=(*options.FORMATS, "html"), default="table",
-                        help="html: one self-contained page (tables, plots, per-question view)")
-    parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
-    parser.add_argument(
-        "--plot", metavar="FILE.png|FILE.svg",
-        help="--metric per run with intervals (a panel per swept axis); --by as grouped "
-        "bars; --baseline as a forest plot of paired differences",
-    )
-    outputs.add_force(parser)
-    options.add_bootstrap_args(parser)
-    return parser
-
-
-def parse_thresholds(text: str) -> tuple[float, float]:
-    try:
-        low, high = (float(part) for part in text.split(","))
-    except ValueError:
-        raise RecevalError(f"--overlap-thresholds {text!r}: give LOW,HIGH, e.g. 0.3,0.6") from None
-    if not 0 <= low <= high <= 1:
-        raise RecevalError(f"--overlap-thresholds {text!r}: need 0 <= LOW <= HIGH <= 1")
-    return low, high
-
-
-def parse_show(text: str) -> list[str] | str:
-    """``q18,q19`` -> ids; ``misses`` / ``changed`` as is."""
-    text = text.strip()
-    if text in ("misses", "changed"):
-        return text
-    ids = [part.strip() for part in text.split(",") if part.strip()]
-    if not ids:
-        raise RecevalError("--show: give question ids (q18,q19), misses or changed")
-    return ids
-
-
-def floor_values(floors: dict[str, str]) -> dict[str, float]:
-    """``--fail-under`` floors as numbers, each a mean between 0 and 1."""
-    out = {}
-    for name, text in floors.items():
-        try:
-            value = float(text)
-        except ValueError:
-            raise RecevalError(
-                f"--fail-under {name}={text}: {text!r} is not a number; use e.g. {name}=0.70"
-            ) from None
-        if not 0 <= value <= 1:
-            raise RecevalError(f"--fail-under {name}={text}: floors are means between 0 and 1 (0.70, not 70)")
-        out[name] = value
-    return out
 
 
 # ----------------------------------------------------------------- what the report computes

@@ -1,14 +1,14 @@
 """The measure vocabulary: canonical names (``rr``, ``ndcg@10``), how they parse, which
 direction is better and how tables label them. Names only, no formulas (those are
-:mod:`receval.metrics`), so the read side can name measures without importing the run side.
-Canonical names follow trec_eval and ir_measures (``MRR``, ``nDCG@10``, ``MAP``)."""
+:mod:`receval.scoring.measures`). Canonical names follow trec_eval and ir_measures
+(``MRR``, ``nDCG@10``, ``MAP``)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-#: Every family of ranking measure (:mod:`receval.metrics` holds one formula for each).
+#: Every family of ranking measure (:mod:`receval.scoring.measures` holds one formula for each).
 FAMILIES = ("rr", "hit", "recall", "precision", "ndcg", "ap", "rprec", "bpref", "judged")
 
 
@@ -52,6 +52,12 @@ def parse_measure(name: str) -> MeasureName:
         raise ValueError(f"{family} takes no cutoff: it is measured at the run's depth")
     return MeasureName(family, k)
 
+
+#: Per-question columns beside the measures, named here so both sides spell them alike:
+#: the pairs a re-ranker scored (min(first_size, retrieved)), and the money a question
+#: cost (``cost_usd``, one ``cost_usd.<stage>`` per paid stage; :mod:`receval.measures.cost`).
+PAIRS = "pairs_scored"
+COST = "cost_usd"
 
 TOKEN_FAMILIES = ("token_recall", "token_precision", "token_iou", "context_tokens")
 _TOKEN_NAME = re.compile(rf"^({'|'.join(TOKEN_FAMILIES)})@([1-9]\d*)$")

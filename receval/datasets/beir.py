@@ -65,8 +65,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from receval.datasets.types import Dataset, Question, Section, fingerprint, grade_problem
+from receval.datasets.types import Dataset, Question, Section, fingerprint
 from receval.datasets.beir_splits import judged_ids, one_split_each, split_names
+from receval.scoring.qrels import read_judgements
 from receval.core.errors import DatasetError
 
 KIND = "judged"
@@ -182,60 +183,6 @@ def read_queries(path: Path) -> dict[str, str]:
         lines[qid] = number
     _raise(problems)
     return queries
-
-
-def read_judgements(path: Path) -> dict[str, dict[str, tuple[int, int]]]:
-    """qrels/<split>.tsv -> query id -> document id -> (score, line), in file order.
-
-    The first line is skipped when it is the header (its score column is not an
-    integer). Blank lines are skipped; a pair judged twice with the same score is
-    kept once, with different scores it is an error.
-    """
-    problems: list[str] = []
-    qrels: dict[str, dict[str, tuple[int, int]]] = {}
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            at = f"{path}:{number}"
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                problems.append(f"{at}: not UTF-8 text ({error.reason}); save the file as UTF-8")
-                continue
-            if not line.strip():
-                continue
-            columns = [column.strip() for column in line.split("\t")]
-            score = _integer(columns[2]) if len(columns) == 3 else None
-            if number == 1 and len(columns) == 3 and score is None:
-                continue  # the header: query-id corpus-id score
-            if score is None or not columns[0] or not columns[1]:
-                problems.append(
-                    f"{at}: expected 3 tab-separated columns 'query-id corpus-id score' with an "
-                    f"integer score, got {line[:80]!r}"
-                )
-                continue
-            qid, doc_id = columns[0], columns[1]
-            if too_big := grade_problem(score, at, doc_id):
-                problems.append(too_big)
-                continue
-            judged = qrels.setdefault(qid, {})
-            if doc_id in judged:
-                old_score, old_line = judged[doc_id]
-                if old_score != score:
-                    problems.append(
-                        f"{at}: query {qid!r} judges document {doc_id!r} {score}, but line "
-                        f"{old_line} judges it {old_score}; keep one judgement"
-                    )
-                continue
-            judged[doc_id] = (score, number)
-    _raise(problems)
-    return qrels
-
-
-def _integer(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None
 
 
 def _unknown(path: Path, what: str, found: dict[str, int], fix: str) -> str:

@@ -1,7 +1,9 @@
 """A dataset's types: :class:`Section` (the labelled unit; questions label sections,
-never chunks), :class:`Evidence`, :class:`Question`, :class:`Dataset`, and the
-:func:`fingerprint` of the files a dataset was read from. The readers of each format
-import these; the package (:mod:`receval.datasets`) re-exports them."""
+never chunks), :class:`Dataset`, and the :func:`fingerprint` of the files a dataset was
+read from. :class:`Evidence`, :class:`Question` and the grade rule live in
+:mod:`receval.scoring.questions` (the read side scores with them too) and are
+re-exported here. The readers of each format import these; the package
+(:mod:`receval.datasets`) re-exports them."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from receval.core.errors import DatasetError
+from receval.scoring.questions import (  # noqa: F401  (re-exported: the scoring layer's types)
+    MAX_GRADE, UNANSWERABLE, Evidence, Question, grade_problem,
+)
 
-UNANSWERABLE = "unanswerable"
 LIBRARY = Path(__file__).resolve().parent / "library"
 
 
@@ -34,62 +38,6 @@ class Section:
     def heading(self) -> str:
         """The heading path as people read it: ``Fines > Late returns``."""
         return " > ".join(self.heading_path)
-
-
-MAX_GRADE = 1000  # grades are stored as int32; a larger one is a typo, refused at load time
-
-
-def grade_problem(grade: int, where: str, label: str) -> str | None:
-    """The problem with a judgement's grade (qrels: <= 0 is "not relevant"), or None."""
-    if abs(grade) > MAX_GRADE:
-        return f"{where}: grade of {label!r} is {grade}; use an integer from 1 to {MAX_GRADE}"
-    return None
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One evidence item: characters ``start:end`` of a page (``quote``: the label's
-    text when it was given as a quote; located when the dataset is read)."""
-
-    page: str | None
-    start: int
-    end: int
-    quote: str | None = None
-
-    @property
-    def label(self) -> str:
-        return f"{self.page}:{self.start}-{self.end}"
-
-    @staticmethod
-    def parse(label: str) -> "Evidence | None":
-        """The item a stored label (``page:start-end``, :attr:`label`) names; None for a
-        label of another form (a section id)."""
-        page, _, offsets = str(label).rpartition(":")
-        start, _, end = offsets.partition("-")
-        if not page or not start.isdigit() or not end.isdigit() or int(start) >= int(end):
-            return None
-        return Evidence(page, int(start), int(end))
-
-
-@dataclass(frozen=True)
-class Question:
-    """A question and its labels: section id -> grade (>= 1; 1 when ungraded), and
-    evidence items. With evidence, the items are the relevant units (scored at chunk
-    ranks, see :mod:`receval.measures.coverage`); without, the sections are. ``nonrelevant``:
-    sections judged and found not relevant (a qrels score of 0), which only ``bpref``
-    reads; every other measure treats them as unjudged sections."""
-
-    id: str
-    text: str
-    kind: str
-    split: str
-    relevant: dict[str, int] = field(default_factory=dict)
-    evidence: tuple[Evidence, ...] = ()
-    nonrelevant: tuple[str, ...] = ()
-
-    @property
-    def answerable(self) -> bool:
-        return bool(self.relevant or self.evidence)
 
 
 @dataclass(frozen=True)

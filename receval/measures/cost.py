@@ -27,6 +27,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from receval.core.errors import ConfigError
+from receval.core.vocabulary import COST
 from receval.schema import problems as schema_problems
 from receval.schema import range_, unknown_key
 
@@ -42,7 +43,7 @@ class StagePrices:
 
 
 PRICES = tuple(f.name for f in fields(StagePrices))
-COLUMN = "cost_usd"
+COLUMN = COST  # the per-question money column (receval.core.vocabulary)
 COUNTS = ("requests", "input_tokens", "output_tokens")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 

@@ -34,15 +34,15 @@ words, no stemming, no stopwords. Non-ASCII letters are therefore *separators*
 to the package's. This is deliberately not :mod:`receval.retrievers.text`'s retrieval
 tokenizer: the point is a number comparable with published ROUGE figures.
 
-Buckets (:func:`overlap_bucket`): ``low`` below the first threshold, ``medium`` up
-to (not including) the second, ``high`` from the second on.
+The stored values are bucketed ``low``/``medium``/``high`` by the read side
+(:func:`receval.analysis.breakdown.overlap_bucket`, ``report --by overlap``).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -211,23 +211,3 @@ def overlap_columns(
         for name, value in zip(COLUMNS, best):
             columns[name].append(value)
     return columns
-
-
-def overlap_bucket(
-    values: Iterable[float | None], thresholds: tuple[float, float] = (0.3, 0.6)
-) -> list[str | None]:
-    """``low`` (< thresholds[0]), ``medium`` (< thresholds[1]) or ``high``; None stays None."""
-    low, high = (float(t) for t in thresholds)
-    if not 0.0 <= low <= high <= 1.0:
-        raise ValueError(f"overlap thresholds {tuple(thresholds)}: give two values 0 <= low <= high <= 1")
-    out: list[str | None] = []
-    for value in values:
-        if value is None or value != value:  # None or NaN
-            out.append(None)
-        elif value < low:
-            out.append("low")
-        elif value < high:
-            out.append("medium")
-        else:
-            out.append("high")
-    return out

@@ -24,28 +24,18 @@ when it has any, else its labelled sections (a section is the span of its text).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from receval.measures.coverage import covered_by_rank, found_rank, union_by_rank
 from receval.datasets import Question, Section
 from receval.metrics import TOKEN_FAMILIES, Judged
+from receval.scoring.rows import EvidenceJudgement
 from receval.chunking.wordspans import word_spans
 
 
 
 def token_columns(ks: list[int]) -> list[str]:
     return [f"{family}@{k}" for family in TOKEN_FAMILIES for k in ks]
-
-
-@dataclass(frozen=True)
-class EvidenceJudgement:
-    """What the span step adds to a run's rows."""
-
-    by_evidence: np.ndarray  # (Q,) bool: the question is judged on evidence, at chunk ranks
-    judged: Judged  # for those rows (other rows: zero)
-    columns: dict[str, list[float | None]]  # token measures, None for unanswerable rows
 
 
 class PageLine:

@@ -3,7 +3,7 @@
 
 ``best.yaml`` is the chosen run's complete saved config as a primary Hydra config: a
 defaults list naming receval's schema and each group's option schema (so a misspelt
-key is still an error; :func:`receval.config.primary_defaults`) and a
+key is still an error; :func:`receval.core.groups.primary_defaults`) and a
 ``hydra.run.dir``. The config is the one ``reproduce`` would re-run
 (:func:`receval.results.configs.runnable_config`): read as data, every interpolation
 replaced by the value the run saved or refused, and a config that sends requests or
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import yaml
 
-from receval.config import primary_defaults
 from receval.core.errors import RecevalError
+from receval.core.groups import primary_defaults
 from receval.results.configs import runnable_config
 from receval.results.stored import Run
 from receval.core.io import atomic_write

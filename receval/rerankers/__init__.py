@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from receval.components import RerankConfig
+from receval.core import vocabulary
 from receval.retrievers.base import Stage
 
 
-PAIRS = "pairs_scored"  # per-question column: pairs the re-ranker scored, min(first_size, retrieved)
+PAIRS = vocabulary.PAIRS  # per-question column: pairs the re-ranker scored, min(first_size, retrieved)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ qrels files (:func:`export`, ``python -m receval.export``).
 run file (:func:`receval.results.trec.read_run`, trec_eval's order), keeps each question's
 first ``depth`` documents (the stored runs' depth, so MRR@depth means the same), and
 builds its per-question rows with the code a receval run uses
-(:func:`receval.evaluate.question_rows`), at the cutoffs the stored runs hold. The
+(:func:`receval.scoring.rows.question_rows`), at the cutoffs the stored runs hold. The
 qrels may be a TREC qrels file (``qid 0 docid rel``) or a BEIR ``qrels/<split>.tsv``
 (header ``query-id corpus-id score``); as in receval, a grade >= 1 is relevant, and a
 grade of 0 is judged not relevant (read by ``bpref`` only).
@@ -27,13 +27,13 @@ import numpy as np
 import pyarrow as pa
 
 from receval.core.errors import RecevalError
-from receval.datasets import UNANSWERABLE, Question
-from receval.datasets.beir import read_judgements
-from receval.evaluate import question_rows
-from receval.metrics import measures_for, parse_measure
 from receval.results import trec
 from receval.results.format import OVERLAP, SCHEMA_VERSION, results_schema
 from receval.results.stored import Run, read_run
+from receval.scoring.measures import measures_for, parse_measure
+from receval.scoring.qrels import read_judgements
+from receval.scoring.questions import UNANSWERABLE, Question
+from receval.scoring.rows import question_rows
 
 DEFAULT_CUTOFFS = [1, 3, 5, 10]  # without stored runs: depth 10 and these cutoffs
 
@@ -41,7 +41,7 @@ DEFAULT_CUTOFFS = [1, 3, 5, 10]  # without stored runs: depth 10 and these cutof
 def read_labels(path: str | Path, option: str = "qrels") -> dict[str, dict[str, int]]:
     """Qrels as question -> document -> grade, from TREC or BEIR tsv layout, read by the
     format's one reader (:func:`receval.results.trec.read_qrels`,
-    :func:`receval.datasets.beir.read_judgements`): a pair judged twice with different
+    :func:`receval.scoring.qrels.read_judgements`): a pair judged twice with different
     grades is an error naming the file, both lines and the pair; a missing file is an
     error naming ``option``."""
     path = Path(path)

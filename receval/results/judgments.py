@@ -7,7 +7,7 @@ relevant; UMBRELA's 0-3 scale, or the collection's own grades). A stored run kee
 ranking (``retrieved``, the top ``depth`` unit ids per question) and its labels of grade
 >= 1 (``relevant``, ``grades``), so it can be re-scored without re-running it:
 :func:`rescore` merges the added labels onto the stored ones and recomputes every
-ranking measure with the code a run uses (:func:`receval.evaluate.question_rows`).
+ranking measure with the code a run uses (:func:`receval.scoring.rows.question_rows`).
 The stored files are never modified. A stored label the added ones contradict (another
 grade for the same pair) is kept, and the contradiction listed, never silently
 applied. Stored runs do not keep the collection's grade-0 judgements, so after
@@ -26,11 +26,11 @@ import numpy as np
 import pyarrow as pa
 
 from receval.core.errors import RecevalError
-from receval.datasets import Question
-from receval.evaluate import question_rows
-from receval.metrics import is_measure, parse_measure
 from receval.results.external import read_labels
 from receval.results.stored import Run
+from receval.scoring.measures import is_measure, parse_measure
+from receval.scoring.questions import Question
+from receval.scoring.rows import question_rows
 
 #: A stored label naming an evidence item (``page:start-end``), not a unit.
 _EVIDENCE = re.compile(r".+:\d+-\d+$")

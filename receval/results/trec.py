@@ -45,9 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.datasets import grade_problem
 from receval.core.errors import RecevalError
 from receval.core.io import atomic_write
+from receval.scoring.questions import grade_problem
 
 MAX_PROBLEMS = 50
 Ranking = Sequence[tuple[str, float]]

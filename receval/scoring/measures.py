@@ -1,0 +1,191 @@
+"""Per-question ranking measures, each a small value object with a canonical name.
+
+Every measure reads a :class:`Judged` ranking: for each question, the gain (grade) of
+the section at each retrieved position, best first (0 = not relevant or nothing
+retrieved there), plus the question's labels. A section is relevant when its grade
+is >= 1; ungraded labels have grade 1. Formulas, with rel_i = 1 if gain_i >= 1:
+
+- ``rr``: 1 / (rank of the first relevant section), 0 when none is retrieved
+  (averaged over questions it is MRR@depth; trec_eval ``recip_rank``).
+- ``hit@k``: 1 if any of the first k is relevant, else 0 (trec_eval ``success_k``).
+- ``recall@k``: sum_{i<=k} rel_i / (number of relevant sections) (``recall_k``).
+  Evidence items (:mod:`receval.measures.spans`) are the units instead: a position's gain is
+  the number of items found there, and recall counts items.
+- ``precision@k``: sum_{i<=k} rel_i / k, k counted even when fewer were retrieved
+  (``P_k``).
+- ``ndcg@k``: DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain_i / log2(i + 1); IDCG@k is
+  the DCG of all labels sorted by grade, cut at k (trec_eval ``ndcg_cut_k``,
+  linear gain).
+- ``ap@k``: (1 / R) sum_{i<=k} rel_i * P@i, R = number of relevant sections, retrieved
+  or not (trec_eval ``map_cut_k``); ``ap`` is ap at the run's depth (``map``, whose mean
+  over questions is MAP). Evidence items: the sum weighs each position by the items
+  first found there, so an item reached twice counts once.
+- ``rprec``: relevant among the first R retrieved / R (trec_eval ``Rprec``).
+- ``judged@k``: the share of the first k positions holding a labelled unit (any grade,
+  0 included), k counted even when fewer were retrieved: how much of what a run shows
+  the labels can score at all (ir_measures ``Judged@k``; trec_eval ``P_k`` over qrels
+  where every judgement counts as relevant, i.e. its ``-J`` judged-only count at k / k).
+  A run whose judged@k is low is scored mostly on holes, see ``python -m receval.pool``.
+- ``bpref``: (1 / R) sum over retrieved relevant r of 1 - min(n_r, R) / min(N, R),
+  n_r = judged non-relevant sections ranked above r, N = judged non-relevant sections
+  of the question; a term is 1 while n_r = 0 (trec_eval ``bpref``; Buckley & Voorhees,
+  "Retrieval evaluation with incomplete information", SIGIR 2004). Caveat: it needs
+  judged non-relevant sections (qrels score 0, :attr:`Judged.nonrelevant`); without
+  them every retrieved relevant section scores 1 and bpref is recall at the depth.
+
+trec_eval has no graded AP, R-precision or bpref (only its relevance threshold ``-l``,
+here fixed at grade 1); the graded measure is ``ndcg@k``.
+
+Each measure is a private vectorised function over all questions at once
+(scikit-learn style); ``MEASURES`` is the one registry of names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from receval.core import vocabulary
+from receval.core.vocabulary import (  # noqa: F401  (re-exported: the names of the measures)
+    CUTOFF_FAMILIES, DEPTH_FAMILIES, FAMILIES, TOKEN_FAMILIES, MeasureName, is_measure, is_token_measure,
+    lower_is_better, measure_label,
+)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A ranking judged against labels, for Q questions and depth K.
+
+    ``gains`` (Q, K) float64: grade at each retrieved position; ``ideal`` (Q, L)
+    float64: each question's label grades sorted descending, zero-padded;
+    ``n_relevant`` (Q,) int: number of labels with grade >= 1; ``units`` (Q, K), when
+    given: relevant units first reached at each position (evidence items: several
+    can be found at one rank); by default one per relevant position.
+    ``nonrelevant`` (Q, K) bool and ``n_nonrelevant`` (Q,) int, when given: retrieved
+    positions judged not relevant, and each question's count of such judgements
+    (read by ``bpref`` only); by default none.
+    """
+
+    gains: np.ndarray
+    ideal: np.ndarray
+    n_relevant: np.ndarray
+    units: np.ndarray | None = None
+    nonrelevant: np.ndarray | None = None
+    n_nonrelevant: np.ndarray | None = None
+
+    @property
+    def relevant(self) -> np.ndarray:
+        return self.gains >= 1
+
+    @property
+    def found(self) -> np.ndarray:
+        return self.relevant if self.units is None else self.units
+
+
+def _discounts(n: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
+
+
+def _first_relevant_rank(judged: Judged) -> np.ndarray:
+    """1-based rank of the first relevant section; 0 where none was retrieved."""
+    rel = judged.relevant
+    found = rel.any(axis=1)
+    return np.where(found, rel.argmax(axis=1) + 1, 0)
+
+
+def _reciprocal_rank(judged: Judged) -> np.ndarray:
+    rank = _first_relevant_rank(judged)
+    return np.where(rank > 0, 1.0 / np.maximum(rank, 1), 0.0)
+
+
+def _hit(judged: Judged, k: int) -> np.ndarray:
+    return judged.relevant[:, :k].any(axis=1).astype(np.float64)
+
+
+def _recall(judged: Judged, k: int) -> np.ndarray:
+    found = judged.found[:, :k].sum(axis=1)
+    return found / np.maximum(judged.n_relevant, 1)
+
+
+def _precision(judged: Judged, k: int) -> np.ndarray:
+    return judged.relevant[:, :k].sum(axis=1) / k
+
+
+def _judged(judged: Judged, k: int) -> np.ndarray:
+    labelled = judged.relevant if judged.nonrelevant is None else judged.relevant | judged.nonrelevant
+    return labelled[:, :k].sum(axis=1) / k
+
+
+def _ndcg(judged: Judged, k: int) -> np.ndarray:
+    gains = judged.gains[:, :k]
+    dcg = gains @ _discounts(gains.shape[1])
+    ideal = judged.ideal[:, :k]
+    idcg = ideal @ _discounts(ideal.shape[1])
+    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+
+
+def _average_precision(judged: Judged, k: int | None = None) -> np.ndarray:
+    relevant = judged.relevant[:, :k]
+    precision = np.cumsum(relevant, axis=1) / np.arange(1, relevant.shape[1] + 1)
+    total = (judged.found[:, :k] * precision).sum(axis=1)
+    return total / np.maximum(judged.n_relevant, 1)
+
+
+def _r_precision(judged: Judged) -> np.ndarray:
+    found = judged.found
+    within = np.arange(found.shape[1])[None, :] < judged.n_relevant[:, None]
+    return (found * within).sum(axis=1) / np.maximum(judged.n_relevant, 1)
+
+
+def _bpref(judged: Judged) -> np.ndarray:
+    n_rel = judged.n_relevant.astype(np.float64)[:, None]
+    if judged.nonrelevant is None:  # nothing judged not relevant: every term is 1
+        return _recall(judged, judged.gains.shape[1])
+    above = np.cumsum(judged.nonrelevant, axis=1)  # at a relevant rank: judged non-relevant above it
+    cap = np.minimum(judged.n_nonrelevant[:, None], n_rel)
+    penalty = np.divide(np.minimum(above, n_rel), cap, out=np.zeros(above.shape), where=(above > 0) & (cap > 0))
+    return (judged.found * (1.0 - penalty)).sum(axis=1) / np.maximum(n_rel[:, 0], 1)
+
+
+@dataclass(frozen=True)
+class Measure(MeasureName):
+    """A measure (:class:`receval.core.vocabulary.MeasureName`) that computes itself."""
+
+    def __call__(self, judged: Judged) -> np.ndarray:
+        function = _FAMILIES[self.family]
+        return function(judged) if self.k is None else function(judged, self.k)
+
+
+_FAMILIES = {
+    "rr": _reciprocal_rank,
+    "hit": _hit,
+    "recall": _recall,
+    "precision": _precision,
+    "ndcg": _ndcg,
+    "ap": _average_precision,
+    "rprec": _r_precision,
+    "bpref": _bpref,
+    "judged": _judged,
+}
+
+
+def parse_measure(name: str) -> Measure:
+    """``'ndcg@5'`` -> ``Measure('ndcg', 5)``; raises ValueError naming the choices
+    (the grammar is :func:`receval.core.vocabulary.parse_measure`)."""
+    parsed = vocabulary.parse_measure(name)
+    return Measure(parsed.family, parsed.k)
+
+
+def measures_for(ks: list[int]) -> list[Measure]:
+    """The stored measures: rr, ap, rprec, bpref, then hit, recall, precision, ndcg, ap,
+    judged at each k."""
+    out = [Measure(family) for family in DEPTH_FAMILIES]
+    for family in CUTOFF_FAMILIES:
+        out.extend(Measure(family, k) for k in ks)
+    return out
+
+
+def first_relevant_rank(judged: Judged) -> np.ndarray:
+    """Public alias: 1-based rank of the first relevant section, 0 when none."""
+    return _first_relevant_rank(judged)
