@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from operator import add
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -51,9 +52,6 @@ CJK = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)  # a character cl
 _CJK_ANY = re.compile(f"[{CJK}]")
 _CJK_OR_WIDE = re.compile(f"[{CJK}\uff01-\uff5e]")  # a text the CJK rule can change
 _WIDE = re.compile("[\uff01-\uff5e\uff61-\uffdc]+")  # full-width ASCII, half-width kana and Hangul
-# between the 2nd and 3rd, 3rd and 4th, ... characters of a CJK run: where " " + the
-# character before is inserted, so "abcd" reads "ab bc cd" (in C, no loop per character)
-_PAIR = re.compile(f"(?<=[{CJK}]([{CJK}]))(?=[{CJK}])")
 _CJK_WORD = re.compile(f"[{CJK}]+|[^\\W{CJK}]+")  # a CJK run (a bigram or a lone character) or a word
 
 
@@ -72,10 +70,17 @@ def cjk_mask(codes: np.ndarray) -> np.ndarray:
 def cjk_words(text: str) -> list[str]:
     """Lowercase words of ``text`` with every CJK run as its overlapping character bigrams
     (a one-character run: that character); the ``\\w+`` words when it has no CJK."""
-    if not _CJK_OR_WIDE.search(text):
+    if text.isascii() or not _CJK_OR_WIDE.search(text):
         return WORD.findall(text.lower())
-    folded = _WIDE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
-    return _CJK_WORD.findall(_PAIR.sub(r" \1", folded.lower()))
+    if _WIDE.search(text):
+        text = _WIDE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    tokens = []
+    for token in _CJK_WORD.findall(text.lower()):  # a run is all CJK or has none
+        if len(token) > 2 and _CJK_ANY.match(token):
+            tokens.extend(map(add, token, token[1:]))  # "abcd" -> ab, bc, cd
+        else:
+            tokens.append(token)
+    return tokens
 
 
 class CjkSplit(StrEnum):
