@@ -263,6 +263,13 @@ def test_a_subword_tokenizer_reads_a_local_tokenizer_json(tmp_path):
     assert Tokenizer(subword=str(path)).key != tokenizer.key  # the file's content, not its name
 
 
+def test_the_config_node_builds_the_tokenizer(make_config, tmp_path):
+    path = subword_file(tmp_path, SENTENCES)
+    node = make_config(f"tokenizer.subword={path}", "tokenizer.language=german", "tokenizer.cjk=off").tokenizer
+    assert Tokenizer.of(node) == Tokenizer(language="german", cjk="off", subword=str(path))
+    assert Tokenizer.of(make_config().tokenizer) == Tokenizer()
+
+
 def test_a_missing_or_bad_subword_file_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="tokenizer.subword=.*nope.json: no such file; give a local tokenizer.json"):
         Tokenizer(subword=str(tmp_path / "nope.json"))
