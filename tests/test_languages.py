@@ -20,7 +20,7 @@ from receval.datasets import load_dataset
 from receval.measures.overlap import rouge_precision, tokenize
 from receval.measures.spans import token_spans
 from receval.retrievers.bm25 import BM25
-from receval.retrievers.text import CJK_RANGES, Tokenizer, cjk_mask
+from receval.retrievers.text import CJK, CJK_RANGES, Tokenizer, cjk_mask
 from receval.retrievers.tfidf import TfIdf
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -330,3 +330,18 @@ def test_span_tokens_split_cjk_characters_and_leave_other_text_alone():
     for _ in range(200):
         plain = "".join(rng.choice(alphabet, size=int(rng.integers(0, 30))))
         assert all(np.array_equal(a, b) for a, b in zip(token_spans(plain), word_spans(plain)))
+
+
+def test_span_tokens_agree_with_a_per_word_split():
+    """Random text mixing CJK, Latin and whitespace: each whitespace word split into its CJK
+    characters and the runs between them, by a plain loop."""
+    rng = np.random.default_rng(5)
+    alphabet = list("ab.东京かナ한 \t") + ["\U00020000", "\u3000"]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet, size=int(rng.integers(0, 25))))
+        expected = []
+        for match in re.finditer(r"\S+", text):
+            for part in re.finditer(f"[{CJK}]|[^{CJK}]+", match.group()):
+                expected.append((match.start() + part.start(), match.start() + part.end()))
+        starts, ends = token_spans(text)
+        assert list(zip(starts.tolist(), ends.tolist())) == expected
