@@ -20,7 +20,7 @@ from receval.datasets import load_dataset
 from receval.measures.overlap import rouge_precision, tokenize
 from receval.measures.spans import token_spans
 from receval.retrievers.bm25 import BM25
-from receval.retrievers.text import CJK, CJK_RANGES, Tokenizer, cjk_mask
+from receval.retrievers.text import CJK, CJK_RANGES, LANGUAGES, Tokenizer, cjk_mask
 from receval.retrievers.tfidf import TfIdf
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -202,7 +202,8 @@ def test_english_bm25_scores_are_unchanged_to_the_bit():
 
 
 def test_language_picks_the_stemmer_and_the_stopwords():
-    pytest.importorskip("Stemmer")
+    Stemmer = pytest.importorskip("Stemmer")
+    assert set(LANGUAGES) == set(Stemmer.algorithms())  # the schema's list is PyStemmer's
     assert Tokenizer(language="french", stopwords=True, stem=True)("Les bibliothèques et les livres") == [
         "bibliothequ", "livr"]
     assert Tokenizer(language="german", stopwords=True)("Die Bücher und die Häuser") == ["bücher", "häuser"]

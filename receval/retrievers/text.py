@@ -53,8 +53,6 @@ _CJK_ANY = re.compile(f"[{CJK}]")
 _CJK_OR_WIDE = re.compile(f"[{CJK}\uff01-\uff5e]")  # a text the CJK rule can change
 _WIDE = re.compile("[\uff01-\uff5e\uff61-\uffdc]+")  # full-width ASCII, half-width kana and Hangul
 _CJK_WORD = re.compile(f"[{CJK}]+|[^\\W{CJK}]+")  # a CJK run (a bigram or a lone character) or a word
-
-
 _BOUNDS = np.asarray([edge for lo, hi in CJK_RANGES for edge in (lo, hi + 1)], dtype=np.int64)
 
 
