@@ -22,6 +22,7 @@ from receval import components, schema
 from receval.components import ChunkingConfig, RerankConfig, RetrieverConfig, TransformConfig
 from receval.core.errors import ConfigError
 from receval.core.settings import MAX_RESAMPLES, BootstrapConfig, BootstrapMethod  # noqa: F401  (the run schema's bootstrap group)
+from receval.retrievers.text import CjkSplit, Language
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
 
@@ -56,8 +57,13 @@ DATASET_SCHEMAS = {DatasetFormat.ir_datasets.value: IrDatasetsConfig}  # format 
 
 @dataclass
 class TokenizerConfig:
+    """The lexical retrievers' one tokenizer (:mod:`receval.retrievers.text`)."""
+
     stopwords: bool = False
     stem: bool = False
+    language: Language = Language.english  # the Snowball stemmer and stopword list
+    cjk: CjkSplit = CjkSplit.bigram  # Han, kana and Hangul runs: overlapping character bigrams, or off
+    subword: Optional[str] = None  # a local tokenizer.json whose tokens replace words (tokenizers package)
 
 
 @dataclass

@@ -135,7 +135,7 @@ def check_config(cfg) -> None:
     ranges, each component's own), then building the retriever stages (light: models
     load in fit), whose names ``cost.<stage>`` must use."""
     config_schema.check(cfg)
-    tokenizer = Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem)
+    tokenizer = Tokenizer.of(cfg.tokenizer)
     retriever = stages.build(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
     cost.prices_of(cfg.get("cost"), cost.stage_names(retriever))
 
@@ -157,7 +157,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     context = retrievers.Context(
         cache_dir=cfg.cache_dir,
         vocabularies=cache.vocabularies(chunk_key),
-        tokenizer=Tokenizer(stopwords=cfg.tokenizer.stopwords, stem=cfg.tokenizer.stem),
+        tokenizer=Tokenizer.of(cfg.tokenizer),
     )
     retriever = stages.build(cfg, context)
     prices = cost.prices_of(cfg.get("cost"), cost.stage_names(retriever))  # a misspelt stage is refused

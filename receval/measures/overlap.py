@@ -32,7 +32,12 @@ Tokenisation (:func:`tokenize`) is rouge-score's default tokenizer: Python's
 words, no stemming, no stopwords. Non-ASCII letters are therefore *separators*
 ("café" -> ``caf``), which is crude for other languages but keeps the numbers equal
 to the package's. This is deliberately not :mod:`receval.retrievers.text`'s retrieval
-tokenizer: the point is a number comparable with published ROUGE figures.
+tokenizer: the point is a number comparable with published ROUGE figures. One
+addition: each CJK character (the retrieval tokenizer's :data:`~receval.retrievers.text.CJK`
+class) is a word of its own, as Chinese and Japanese ROUGE is usually counted, where
+rouge-score drops it (a Chinese question would have no words and score 0). So
+``rouge2_p`` counts the very character bigrams the retrievers search with; text
+without CJK gets rouge-score's words exactly.
 
 The stored values are bucketed ``low``/``medium``/``high`` by the read side
 (:func:`receval.analysis.breakdown.overlap_bucket`, ``report --by overlap``).
@@ -47,14 +52,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from receval.datasets import Question, Section
+from receval.retrievers.text import CJK, has_cjk
 
 COLUMNS = ("rouge1_p", "rouge2_p", "rougeL_p")
 BUCKETS = ("low", "medium", "high")
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_WORD_OR_CJK = re.compile(f"[a-z0-9]+|[{CJK}]")
 
 
 def tokenize(text: str) -> list[str]:
-    """rouge-score's default tokens: lowercase ASCII letters and digits, split on the rest."""
+    """rouge-score's default tokens: lowercase ASCII letters and digits, split on the
+    rest; and each CJK character a token (see the module doc)."""
+    if has_cjk(text):
+        return _WORD_OR_CJK.findall(text.lower())
     return [t for t in _NON_ALNUM.sub(" ", text.lower()).split() if t]
 
 

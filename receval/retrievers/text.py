@@ -1,44 +1,138 @@
 """The one tokenizer shared by every lexical retriever (TF-IDF, BM25).
 
-Tokens are Unicode words (``\\w+``) of the lowercased text. Two options, both off by
-default: drop English stopwords, and stem with the Snowball English stemmer (the
-``stem`` extra, PyStemmer). Questions and chunks go through the same function, so
-both retrievers always see the same words.
+Tokens are Unicode words (``\\w+``) of the lowercased text, except two scripts' worth:
+
+- **CJK** (``tokenizer.cjk``, default ``bigram``): a run of Han, Hiragana, Katakana or
+  Hangul characters becomes its overlapping character bigrams (``東京都`` -> ``東京``,
+  ``京都``), a run of one character stays one token, as Lucene's CJKBigramFilter does
+  after its StandardTokenizer (full-width ASCII and half-width kana are folded first, as
+  its CJKWidthFilter does). Text without spaces would otherwise be one token per
+  sentence, and match nothing. ``off``: such runs are words like any other. A text
+  without CJK (or full-width) characters gets exactly the ``\\w+`` words either way.
+- **Subword** (``tokenizer.subword``): the tokens of a local ``tokenizer.json`` (the
+  ``tokenizers`` package; nothing is downloaded), in place of words.
+
+Two options, both off by default: drop the language's stopwords
+(:mod:`receval.retrievers.stopwords`), and stem with its Snowball stemmer (PyStemmer, the
+``stem`` extra); ``tokenizer.language`` picks both. Questions and chunks go through the
+same function, so every lexical retriever sees the same tokens; :attr:`Tokenizer.key`
+names the token stream for the caches.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
+from operator import add
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
 
 from receval.core.errors import ConfigError
+from receval.retrievers.stopwords import STOPWORDS as _LISTS
 
 WORD = re.compile(r"\w+")
+STOPWORDS = _LISTS["english"]  # the default language's list (RM3 reads it)
 
-# A short, conventional English stopword list (articles, pronouns, auxiliaries,
-# prepositions, conjunctions). Kept small on purpose: content words never appear.
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his how
-    i if in into is it its itself just me more most my myself no nor not of off on once
-    only or other our ours ourselves out over own same she should so some such than that
-    the their theirs them themselves then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you
-    your yours yourself yourselves""".split()
+# The word characters of the Han, Hiragana, Katakana and Hangul scripts (with the kana
+# voicing marks and prolonged-sound mark they share with Common), as code point ranges:
+# one table for the tokenizer's regular expressions and the span measures' numpy mask.
+CJK_RANGES = (
+    (0x1100, 0x11FF), (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3038, 0x303B),
+    (0x3041, 0x309F), (0x30A1, 0x30FA), (0x30FC, 0x30FF), (0x3131, 0x318E), (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F), (0xFFA0, 0xFFDC), (0x16FE2, 0x16FE3), (0x16FF0, 0x16FF6), (0x1AFF0, 0x1B16F),
+    (0x1F200, 0x1F200), (0x20000, 0x3FFFF),
 )
+CJK = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)  # a character class's body
+_CJK_ANY = re.compile(f"[{CJK}]")
+_CJK_OR_WIDE = re.compile(f"[{CJK}\uff01-\uff5e]")  # a text the CJK rule can change
+_WIDE = re.compile("[\uff01-\uff5e\uff61-\uffdc]+")  # full-width ASCII, half-width kana and Hangul
+_CJK_WORD = re.compile(f"[{CJK}]+|[^\\W{CJK}]+")  # a CJK run (a bigram or a lone character) or a word
+_BOUNDS = np.asarray([edge for lo, hi in CJK_RANGES for edge in (lo, hi + 1)], dtype=np.int64)
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_ANY.search(text) is not None
+
+
+def cjk_mask(codes: np.ndarray) -> np.ndarray:
+    """(n,) True where a code point (``codes``, e.g. a text's UTF-32) is a CJK character."""
+    return np.searchsorted(_BOUNDS, codes, side="right") % 2 == 1
+
+
+def cjk_words(text: str) -> list[str]:
+    """Lowercase words of ``text`` with every CJK run as its overlapping character bigrams
+    (a one-character run: that character); the ``\\w+`` words when it has no CJK."""
+    if text.isascii() or not _CJK_OR_WIDE.search(text):
+        return WORD.findall(text.lower())
+    if _WIDE.search(text):
+        text = _WIDE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    tokens = []
+    for token in _CJK_WORD.findall(text.lower()):  # a run is all CJK or has none
+        if len(token) > 2 and _CJK_ANY.match(token):
+            tokens.extend(map(add, token, token[1:]))  # "abcd" -> ab, bc, cd
+        else:
+            tokens.append(token)
+    return tokens
+
+
+class CjkSplit(StrEnum):
+    bigram = "bigram"  # overlapping character bigrams, a lone character one token (Lucene's CJK analyzer)
+    off = "off"  # a run of CJK characters is one word, as any other script's
+
+
+# PyStemmer's Snowball algorithms (Stemmer.algorithms() of PyStemmer 3.1), listed so the
+# schema needs no PyStemmer installed
+LANGUAGES = (
+    "arabic", "armenian", "basque", "catalan", "czech", "danish", "dutch", "dutch_porter", "english",
+    "esperanto", "estonian", "finnish", "french", "german", "greek", "hindi", "hungarian", "indonesian",
+    "irish", "italian", "lithuanian", "nepali", "norwegian", "persian", "polish", "porter", "portuguese",
+    "romanian", "russian", "serbian", "sesotho", "spanish", "swedish", "tamil", "turkish", "yiddish",
+)
+Language = StrEnum("Language", {name: name for name in LANGUAGES})
+Language.__doc__ = "A Snowball stemmer (tokenizer.stem) and stopword list (tokenizer.stopwords)."
 
 
 @dataclass(frozen=True)
 class Tokenizer:
-    """Lowercase Unicode words, optionally without stopwords and stemmed."""
+    """Lowercase Unicode words (CJK runs as bigrams) or a subword tokenizer's tokens,
+    optionally without the language's stopwords and stemmed."""
 
     stopwords: bool = False
     stem: bool = False
+    language: str = "english"
+    cjk: str = "bigram"
+    subword: str | None = None  # a local tokenizer.json
     _stemmer: object = field(default=None, compare=False, repr=False)
+    _subword: object = field(default=None, compare=False, repr=False)
+    _subword_sha: str = field(default="", compare=False, repr=False)
+
+    @classmethod
+    def of(cls, node) -> Tokenizer:
+        """The tokenizer a ``tokenizer`` config node asks for."""
+        subword = node.get("subword")
+        return cls(
+            stopwords=bool(node.stopwords), stem=bool(node.stem), language=str(node.get("language", "english")),
+            cjk=str(node.get("cjk", "bigram")), subword=None if subword is None else str(subword),
+        )
 
     def __post_init__(self) -> None:
+        if self.language not in LANGUAGES:
+            raise ConfigError(f"tokenizer.language={self.language!r}: not a Snowball language; use one of {', '.join(LANGUAGES)}")
+        if self.cjk not in {c.value for c in CjkSplit}:
+            raise ConfigError(f"tokenizer.cjk={self.cjk!r}: use bigram or off")
+        if self.stopwords and self.language not in _LISTS:
+            raise ConfigError(
+                f"tokenizer.stopwords=true: receval has no stopword list for {self.language}; "
+                f"lists exist for {', '.join(sorted(_LISTS))} (or set tokenizer.stopwords=false)"
+            )
+        if self.subword is not None:
+            self._load_subword()
         if self.stem:
             try:
                 import Stemmer  # PyStemmer, the `stem` extra
@@ -47,20 +141,60 @@ class Tokenizer:
                     "tokenizer.stem=true needs PyStemmer: pip install 'receval[stem]' "
                     "(or set tokenizer.stem=false)"
                 ) from error
-            object.__setattr__(self, "_stemmer", Stemmer.Stemmer("english"))
+            object.__setattr__(self, "_stemmer", Stemmer.Stemmer(self.language))
+
+    def _load_subword(self) -> None:
+        path = Path(self.subword).expanduser()
+        if self.stopwords or self.stem:
+            raise ConfigError(
+                "tokenizer.subword replaces words with a model's tokens, which are not stemmed or "
+                "stopword-filtered: set tokenizer.stem=false and tokenizer.stopwords=false"
+            )
+        if not path.is_file():
+            raise ConfigError(
+                f"tokenizer.subword={self.subword}: no such file; give a local tokenizer.json "
+                "(a model folder's, or one saved with the tokenizers package; nothing is downloaded)"
+            )
+        from tokenizers import Tokenizer as Subword
+
+        data = path.read_bytes()
+        try:
+            model = Subword.from_str(data.decode("utf-8"))
+        except Exception as error:  # the tokenizers package's parse errors are plain Exceptions
+            raise ConfigError(f"tokenizer.subword={self.subword}: not a tokenizer.json the tokenizers package reads ({error})") from error
+        model.no_truncation()
+        model.no_padding()
+        object.__setattr__(self, "_subword", model)
+        object.__setattr__(self, "_subword_sha", hashlib.sha256(data).hexdigest())
 
     def __call__(self, text: str) -> list[str]:
-        tokens = WORD.findall(text.lower())
-        if self.stopwords:
-            tokens = [t for t in tokens if t not in STOPWORDS]
-        if self._stemmer is not None:
-            tokens = self._stemmer.stemWords(tokens)
-        return tokens
+        return self.many([text])[0]
 
     def many(self, texts: Iterable[str]) -> list[list[str]]:
-        return [self(text) for text in texts]
+        if self._subword is not None:
+            return [e.tokens for e in self._subword.encode_batch(list(texts), add_special_tokens=False)]
+        split = cjk_words if self.cjk == CjkSplit.bigram else (lambda text: WORD.findall(text.lower()))
+        tokenized = [split(text) for text in texts]
+        if self.stopwords:
+            stop = _LISTS[self.language]
+            tokenized = [[t for t in tokens if t not in stop] for tokens in tokenized]
+        if self._stemmer is not None:
+            tokenized = [self._stemmer.stemWords(tokens) for tokens in tokenized]
+        return tokenized
+
+    def stopword_terms(self) -> set[str]:
+        """The language's stopwords as this tokenizer's index spells them (stemmed when it
+        stems): what pseudo-relevance feedback leaves out."""
+        words = _LISTS.get(self.language, _LISTS["english"])
+        plain = Tokenizer(stem=self.stem, language=self.language, cjk=self.cjk)
+        return {t for tokens in plain.many(sorted(words)) for t in tokens}
 
     @property
     def key(self) -> str:
         """Identifies the token stream, for caches keyed by tokenisation."""
-        return f"words-lower;stopwords={int(self.stopwords)};stem={int(self.stem)}"
+        if self._subword is not None:
+            return f"subword;sha256={self._subword_sha}"
+        return (
+            f"words-lower;cjk={self.cjk};language={self.language};"
+            f"stopwords={int(self.stopwords)};stem={int(self.stem)}"
+        )

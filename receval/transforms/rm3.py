@@ -32,7 +32,7 @@ from receval.components import Context, TransformConfig, component
 from receval.core.errors import ConfigError
 from receval.ranking import top_candidates
 from receval.retrievers.lexical import LexicalRetriever
-from receval.retrievers.text import STOPWORDS, Tokenizer
+from receval.retrievers.text import Tokenizer
 from receval.schema import SHORTLIST, range_
 from receval.transforms import TRANSFORM, Spent, Transformed
 
@@ -44,7 +44,7 @@ class Rm3Config(TransformConfig):
     fb_terms: int = field(default=10, metadata=range_(1, 100_000))  # terms of the relevance model kept
     # share of the original question in the expanded one (1: no expansion)
     original_weight: float = field(default=0.5, metadata=range_(0, 1))
-    skip_stopwords: bool = True  # feedback terms leave out English stopwords (the tokenizer's list)
+    skip_stopwords: bool = True  # feedback terms leave out the stopwords of tokenizer.language
 
     @staticmethod
     def describe(node) -> str:
@@ -117,8 +117,7 @@ class Rm3:
         """(V,) True for every term that may be a feedback term."""
         allowed = np.ones(len(vocabulary), dtype=bool)
         if self.skip_stopwords:
-            plain = Tokenizer(stopwords=False, stem=self.tokenizer.stem)  # stopwords as the index spells them
-            for token in {t for word in STOPWORDS for t in plain(word)}:
+            for token in self.tokenizer.stopword_terms():  # as the index spells them
                 term = vocabulary.ids.get(token)
                 if term is not None:
                     allowed[term] = False
