@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from receval.clients.calls import estimate_tokens  # noqa: F401 (its home is the usage rule's)
 from receval.core.errors import ConfigError
 from receval.schema import problems as schema_problems
 from receval.schema import range_, unknown_key
@@ -44,12 +45,6 @@ class StagePrices:
 PRICES = tuple(f.name for f in fields(StagePrices))
 COLUMN = "cost_usd"
 COUNTS = ("requests", "input_tokens", "output_tokens")
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-
-
-def estimate_tokens(texts: list[str]) -> np.ndarray:
-    """Tokens per text, estimated as words and punctuation marks (no model tokenizer)."""
-    return np.fromiter((len(_TOKEN.findall(text)) for text in texts), np.float64, len(texts))
 
 
 def prices_of(node, stages: list[str] | None = None) -> dict[str, dict[str, float]]:
