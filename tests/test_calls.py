@@ -177,3 +177,53 @@ def test_an_entry_naming_another_server_is_never_an_answer(servers, tmp_path, mo
         if path.is_file():
             assert b"sk-calls-test-5d1e" not in path.read_bytes()
     assert Calls("http://x/v1", "m", tmp_path).folder == tmp_path / "calls" / "v2"
+
+
+@pytest.mark.slow  # two whole runs composed through Hydra
+def test_a_replayed_run_reports_its_live_latency_and_is_marked(make_config, tmp_path, monkeypatch):
+    """HyDE against a server taking 60 ms an answer, then the same run from the cache:
+    the replayed run's stored p50 is the live one (>= 60 ms), run.json says how many
+    answers were replayed and keeps the replay's own wall time apart, and report and
+    select say the run was replayed."""
+    import pyarrow.parquet as pq
+
+    from receval.cli.report import report_for
+    from receval.cli.select import select
+    from receval.pipeline import run
+    from receval.results.format import RESULTS, RUN_JSON
+
+    monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    slow = ChatServer()
+    slow.respond = answering("install pip cache", [], 3, delay=0.06)
+    slow.thread.start()
+    overrides = ["transform=hyde", f"transform.base_url={slow.url}", "transform.model=tiny-test",
+                 "transform.concurrency=1", "+cost.transform.per_1m_input_tokens=10"]
+    try:
+        live = run(make_config(*overrides), tmp_path / "live")
+        sent = len(slow.requests)
+        run(make_config(*overrides), tmp_path / "replay")
+    finally:
+        slow.httpd.shutdown()
+        slow.httpd.server_close()
+    assert len(slow.requests) == sent  # the replay sent nothing
+    n = live.n_questions
+    rows = {name: pq.read_table(tmp_path / name / RESULTS).to_pydict() for name in ("live", "replay")}
+    assert np.median(rows["replay"]["latency_ms"]) >= 60.0
+    assert min(rows["replay"]["latency_ms.transform"]) >= 60.0
+    assert rows["replay"]["cost_usd"] == rows["live"]["cost_usd"]  # 40 tokens at $10 a million each
+    info = json.loads((tmp_path / "replay" / RUN_JSON).read_text())
+    first = json.loads((tmp_path / "live" / RUN_JSON).read_text())
+    assert first["replayed"] == 0 and "replayed_answers" not in first["stages"]["transform"]
+    facts = info["stages"]["transform"]
+    assert info["replayed"] == n and facts["replayed_answers"] == n and facts["search_api_calls"] == 0
+    assert facts["replayed_live_ms"] >= 60.0 * n and 0 <= facts["replay_wall_ms"] < facts["replayed_live_ms"]
+    built = report_for([str(tmp_path / "live"), str(tmp_path / "replay")])
+    assert [any(note.startswith(f"replayed: {n} remote answers") for note in r.notes) for r in built.runs] == [
+        False, True,
+    ]
+    assert built.runs[1].latency_p50 >= 60.0
+    selection, _ = select([str(tmp_path / "live"), str(tmp_path / "replay")], split=None)
+    assert [note for note in selection.notes if "replayed" in note] == [
+        f"#1 {selection.candidates[1].label}: replayed: {n} remote answers read from the cache; their "
+        "latency and cost are the ones they had live (the replay's own wall time is in run.json)"
+    ]
