@@ -227,3 +227,34 @@ def test_a_replayed_run_reports_its_live_latency_and_is_marked(make_config, tmp_
         f"#1 {selection.candidates[1].label}: replayed: {n} remote answers read from the cache; their "
         "latency and cost are the ones they had live (the replay's own wall time is in run.json)"
     ]
+
+
+def test_the_llm_reranker_replays_its_own_server_only(servers, tmp_path):
+    """Pairs graded by A, then again from the cache (marked, with A's live latency in the
+    stage's time), then by B with the same model name: B is asked and its grades used.
+    An entry whose grade is not 0-3 is asked again."""
+    from conftest import Fixed
+    from receval.stages import Reranked
+
+    a, b = servers
+
+    def reranked(server):
+        node = {"kind": "llm", "base_url": server.url, "model": "same-name", "first_size": 2, "concurrency": 1,
+                "backoff": 0.001}
+        stage = Reranked(Fixed([3, 2, 1]), components.build("rerank", node, Context(cache_dir=str(tmp_path))), 2)
+        stage.fit(TEXTS[:3], np.arange(3))
+        return stage
+
+    first = reranked(a).rank(["q1", "q2"], 3)
+    assert len(a.requests) == 4 and first.replayed == {} and np.nanmax(first.scores[:, :2]) == 3.0
+    again = reranked(a).rank(["q1", "q2"], 3)
+    assert len(a.requests) == 4 and again.replayed["rerank"].answers == 4
+    assert again.seconds["rerank"] >= again.replayed["rerank"].live_s > 0  # the live time, not the replay's
+    assert again.counts["requests.rerank"].tolist() == first.counts["requests.rerank"].tolist() == [2.0, 2.0]
+    other = reranked(b).rank(["q1", "q2"], 3)
+    assert len(b.requests) == 4 and other.replayed == {} and np.nanmax(other.scores[:, :2]) == 0.0
+    for entry in tmp_path.joinpath(*FOLDER).rglob("*.json"):
+        data = json.loads(entry.read_text())
+        entry.write_text(json.dumps({**data, "reply": 7}))
+    reranked(a).rank(["q1", "q2"], 3)
+    assert len(a.requests) == 8  # no grade 0-3 in the entries: asked again
