@@ -222,6 +222,11 @@ def test_a_replayed_run_reports_its_live_latency_and_is_marked(make_config, tmp_
         False, True,
     ]
     assert built.runs[1].latency_p50 >= 60.0
+    from receval.analysis.breakdown import stage_latency
+    from receval.results.stored import load_run
+
+    # the replay's transform calls are the ones its answers took live: one a question
+    assert stage_latency(load_run(tmp_path / "replay"))["transform"]["api_calls_per_1000"] == pytest.approx(1000.0)
     selection, _ = select([str(tmp_path / "live"), str(tmp_path / "replay")], split=None)
     assert [note for note in selection.notes if "replayed" in note] == [
         f"#1 {selection.candidates[1].label}: replayed: {n} remote answers read from the cache; their "

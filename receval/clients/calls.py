@@ -196,6 +196,14 @@ def merged(*maps: dict[str, Replay]) -> dict[str, Replay]:
     return out
 
 
+def live_calls(stage_facts) -> int:
+    """The requests a stage's answers took live, from its ``run.json`` facts: those this
+    run sent (``search_api_calls``) plus the answers it replayed (``replayed_answers``,
+    each asked once when live); what report and select count, so a replay is not free."""
+    facts = stage_facts if isinstance(stage_facts, dict) else {}
+    return sum(numeric.count(facts.get(name) or 0) or 0 for name in ("search_api_calls", "replayed_answers"))
+
+
 # ---------------------------------------------------------------------- the layer
 
 
