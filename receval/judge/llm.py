@@ -26,7 +26,6 @@ import os
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 from receval.clients.calls import Answer

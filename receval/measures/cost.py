@@ -20,13 +20,12 @@ run found the embeddings in the cache: it is paid once per corpus, not per quest
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from receval.clients.calls import estimate_tokens  # noqa: F401 (its home is the usage rule's)
+from receval.clients.calls import estimate_tokens  # its home: the usage rule beside it
 from receval.core.errors import ConfigError
 from receval.schema import problems as schema_problems
 from receval.schema import range_, unknown_key
