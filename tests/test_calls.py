@@ -97,16 +97,22 @@ def test_a_second_server_with_the_same_model_name_is_asked_and_its_answers_used(
 
 
 def judge_node(server, cache) -> LlmJudgeConfig:
-    return LlmJudgeConfig(base_url=server.url, model="same-name", cache_dir=str(cache), backoff=0.001)
+    return LlmJudgeConfig(base_url=server.url, model="same-name", cache_dir=str(cache), backoff=0.001,
+                          per_1m_input_tokens=2.0)
 
 
 def test_the_llm_judge_asks_a_second_server_with_the_same_model_name(servers, tmp_path):
     a, b = servers
     records = [{"question": q, "text": t} for q, t in zip(QUESTIONS, TEXTS)]
-    assert [grade for grade, _ in LlmJudge(judge_node(a, tmp_path)).judge(records, {})] == [3, 3, 3]
+    live = LlmJudge(judge_node(a, tmp_path))
+    assert [grade for grade, _ in live.judge(records, {})] == [3, 3, 3]
+    assert live.usage["cost_usd"] == pytest.approx(3 * 40 * 2.0 / 1e6) == live.usage["live_cost_usd"]
     replay = LlmJudge(judge_node(a, tmp_path))
     assert [grade for grade, _ in replay.judge(records, {})] == [3, 3, 3]
     assert len(a.requests) == 3 and replay.usage["replayed"] == 3 and replay.usage["cost_usd"] == 0.0
+    # what this run paid is nothing; what its answers cost live is kept, latency too
+    assert replay.usage["live_cost_usd"] == live.usage["live_cost_usd"]
+    assert replay.usage["live_ms"] == pytest.approx(live.usage["live_ms"]) and live.usage["live_ms"] > 0
     other = LlmJudge(judge_node(b, tmp_path))
     assert [grade for grade, _ in other.judge(records, {})] == [0, 0, 0]
     assert len(b.requests) == 3 and other.usage["replayed"] == 0
