@@ -9,7 +9,9 @@ out gets no score and goes after the scored ones. Tokens come from the answer's
 ``meta.billed_units.input_tokens``, checked by :func:`usage_tokens` (a whole number
 >= 0, else the run stops: it would become money); without one they are estimated and
 the run says so. Client rules (key from an environment variable, retries, redaction):
-:mod:`receval.rerankers._remote`.
+:mod:`receval.rerankers._remote`. Each question's answer is cached under the run's
+``cache_dir`` (:mod:`receval.clients.calls`: endpoint, model, ``top_n``, query and
+documents); a replay stores the live counts and latency and is marked.
 """
 
 from __future__ import annotations

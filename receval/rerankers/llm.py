@@ -8,7 +8,9 @@ tie rule would throw the first stage's judgement away). Tokens come from the
 answer's ``usage`` (``prompt_tokens``, ``completion_tokens``; whole numbers >= 0, else
 an error: :func:`receval.clients.calls.usage_tokens`), else are estimated and the
 run says so. A reply without a valid grade is an error: a run with holes in it
-would not be comparable. Client rules: :mod:`receval.rerankers._remote`.
+would not be comparable. Client rules: :mod:`receval.rerankers._remote`. Each pair's
+answer is cached under the run's ``cache_dir`` (:mod:`receval.clients.calls`: endpoint,
+model, seed, messages); a replay stores the live counts and latency and is marked.
 """
 
 from __future__ import annotations
