@@ -264,8 +264,8 @@ class Calls:
             return None
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if (data["endpoint"], data["model"], data["fields"]) != (self.endpoint, self.model, fields):
-                return None
+            if (data["endpoint"], data["model"], digest(data["fields"])) != (self.endpoint, self.model, digest(fields)):
+                return None  # another server's, model's or request's answer (as JSON: a tuple is a list)
             counts = [numeric.count(data[name]) for name in ("input_tokens", "output_tokens")]
             live_ms = numeric.real(data["live_ms"])
             if None in counts or live_ms is None or live_ms < 0:
