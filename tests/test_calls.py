@@ -269,3 +269,11 @@ def test_the_llm_reranker_replays_its_own_server_only(servers, tmp_path):
         entry.write_text(json.dumps({**data, "reply": 7}))
     reranked(a).rank(["q1", "q2"], 3)
     assert len(a.requests) == 8  # no grade 0-3 in the entries: asked again
+
+
+def test_a_stage_s_live_calls_count_its_replayed_answers():
+    from receval.clients.calls import live_calls
+
+    assert live_calls({"search_api_calls": 0, "replayed_answers": 5}) == 5  # a replay is not free
+    assert live_calls({"search_api_calls": 2, "index_api_calls": 7}) == 2
+    assert live_calls(None) == 0 and live_calls({"search_api_calls": -3, "replayed_answers": "5"}) == 0
