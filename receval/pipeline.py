@@ -77,6 +77,19 @@ def stage_facts(
     return facts
 
 
+def replay_facts(stage_info: dict[str, dict], replays: dict) -> int:
+    """Per stage with answers replayed from the cache (:class:`receval.clients.calls.Replay`),
+    add ``replayed_answers``, ``replayed_live_ms`` (the live time its latency column
+    reports) and ``replay_wall_ms`` (the replay's own wall time, kept apart) to its facts;
+    the run's replayed answers in all."""
+    for stage, replay in replays.items():
+        stage_info.setdefault(stage, {}).update({
+            "replayed_answers": int(replay.answers), "replayed_live_ms": 1000.0 * replay.live_s,
+            "replay_wall_ms": 1000.0 * replay.own_s,
+        })
+    return int(sum(replay.answers for replay in replays.values()))
+
+
 def give_back_memory() -> None:
     """Hand the heap's free memory back to the system between steps (glibc's
     ``malloc_trim``; nothing where there is none): a step's many small temporaries
@@ -205,6 +218,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
     stage_info = stage_facts(list(hits.stage_ms), calls_after_index, calls_after_search, calls_after_warmup)
+    replayed = replay_facts(stage_info, hits.replayed)
     extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
     extra.update(cost.question_costs(prices, hits.counts, stage_info, len(questions)))
     columns.update(extra)
@@ -215,6 +229,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
         "stages": stage_info,
+        "replayed": replayed,  # answers replayed from the cache: the latencies are their live ones
         "cost": {
             "index": cost.index_cost(prices, retriever, [chunk.text for chunk in chunks]),
             "tokens_estimated": sorted(hits.tokens_estimated),

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from receval import components, retrievers, transforms
+from receval.clients.calls import merged
 from receval.components import Context
 from receval.ranking import select_top, sort_candidates
 from receval.rerankers import PAIRS, Scorer
@@ -64,7 +65,10 @@ class Reranked(Stage):
         scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
         seconds = {**block.seconds, "rerank": time.perf_counter() - began}
         estimated = block.tokens_estimated | ({"rerank"} if rescored.tokens_estimated else set())
-        return StageOutput(idx, scores, seconds, counts, tokens_estimated=estimated)
+        replayed = merged(block.replayed, {"rerank": rescored.replay} if rescored.replay.answers else {})
+        if rescored.replay.answers:
+            seconds["rerank"] += rescored.replay.shift
+        return StageOutput(idx, scores, seconds, counts, tokens_estimated=estimated, replayed=replayed)
 
 
 def build(cfg, context: Context) -> Stage:

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from receval.stats.bootstrap import Interval
+from receval.clients.calls import live_calls
 from receval.core.errors import RecevalError, named
 from receval.core.settings import BootstrapConfig
 from receval.stats.pairing import grouped_intervals, mask_key
@@ -130,7 +131,7 @@ def stage_latency(run: Run) -> dict[str, dict]:
         stage = name[len(LATENCY) + 1:]
         values = run.values(name)
         p50, p95 = (float(v) for v in np.nanpercentile(values, [50, 95])) if not np.isnan(values).all() else (None, None)
-        calls = (facts.get(stage) or {}).get("search_api_calls", 0) or 0
+        calls = live_calls(facts.get(stage))  # a replayed answer counts the request it took live
         out[stage] = {"p50": p50, "p95": p95, "api_calls_per_1000": 1000.0 * calls / n_questions}
     return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from receval.clients.calls import live_calls
 from receval.core.errors import RunError
 from receval.core.vocabulary import COST as COLUMN, PAIRS
 from receval.results.format import LATENCY
@@ -67,9 +68,7 @@ def money(run: Run) -> float | None:
         total = sum(np.nan_to_num(run.values(c)) for c in names)
         return float(np.mean(total) * 1000)
     stages = run.info.get("stages")
-    if isinstance(stages, dict) and stages and all(
-        not (s or {}).get("search_api_calls") for s in stages.values()
-    ):
+    if isinstance(stages, dict) and stages and all(not live_calls(s) for s in stages.values()):
         return 0.0
     return None
 

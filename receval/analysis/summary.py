@@ -185,10 +185,24 @@ def failures(summaries: list[RunSummary], floors: Mapping[str, float]) -> list[s
     return lines
 
 
+def replay_note(info: Mapping) -> str | None:
+    """The mark of a run whose remote answers were replayed from the cache (``run.json``'s
+    ``replayed``): its latencies and costs are the ones those answers had live."""
+    replayed = info.get("replayed") if isinstance(info, Mapping) else None
+    if isinstance(replayed, bool) or not isinstance(replayed, int) or replayed <= 0:
+        return None
+    return (f"replayed: {replayed} remote answers read from the cache; their latency and cost are "
+            "the ones they had live (the replay's own wall time is in run.json)")
+
+
 def run_notes(run: Run) -> list[str]:
     """What a run recorded about its own stages: chunks a dense model cut at its token
-    limit (``truncated``), and an ANN index's recall against exact search."""
+    limit (``truncated``), an ANN index's recall against exact search, and whether its
+    remote answers were replayed (:func:`replay_note`)."""
     info, notes = run.info or {}, []
+    replayed = replay_note(info)
+    if replayed:
+        notes.append(replayed)
     for stage, count in (info.get("truncated") or {}).items():
         if count:
             notes.append(f"{stage}: {count} of {run.n_chunks} chunks longer than the model's limit were cut")

@@ -30,6 +30,7 @@ import sys
 from receval.analysis import choice
 from receval.analysis.filters import canonical_measure, filter_questions, pick
 from receval.analysis.settings import bootstrap_settings
+from receval.analysis.summary import replay_note
 from receval.cli.options import FLAGS, FORMATS, ArgumentParser, parse_where, write_output
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
@@ -61,6 +62,8 @@ def select(
     metric = canonical_measure(metric, scored, option="--metric")
     boot = bootstrap_settings(scored, n_resamples, seed, level, overridden_by=FLAGS["bootstrap"])
     selection = choice.choose(scored, metric, prefer, margin, boot, split=split, names=FLAGS)
+    selection.notes += [f"#{c.index} {c.label}: {note}" for c, run in zip(selection.candidates, scored)
+                        if (note := replay_note(run.info or {}))]
     best = runs[selection.chosen]
     if report_on is not None:
         selection.held_out = choice.held_out(

@@ -23,6 +23,10 @@ Failures, per request:
   at all once the retries are used up.
 
 The key rules (environment only, redacted messages) are those of :mod:`receval.core.secrets`.
+
+:meth:`ChatClient.answer` asks through the cached-call layer (:mod:`receval.clients.calls`):
+the answer is keyed by this client's endpoint, the model, the temperature, the seed,
+the reply's schema and the messages, and carries its provenance and usage.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import time
 from collections.abc import Callable
 
 from receval.clients import http
+from receval.clients.calls import Answer, Calls, chat_tokens
 from receval.core.errors import RecevalError
 
 PATH = "/chat/completions"
@@ -77,6 +82,7 @@ class ChatClient:
         max_backoff: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         option: str = "synth",
+        cache_dir: str | None = None,
     ):
         self.option = option  # the config group messages name (synth, judge, transform)
         self.url = endpoint(base_url, f"{option}.base_url")
@@ -88,6 +94,7 @@ class ChatClient:
         self.api_key_env = api_key_env or None
         self._mode = 0  # index into MODES; only ever increases
         self._lock = threading.Lock()
+        self.calls = Calls(self.url, self.model, cache_dir)
 
     def __repr__(self) -> str:
         return f"ChatClient(url={self.url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
@@ -167,6 +174,33 @@ class ChatClient:
                     f"is the server running and {self.option}.base_url right?"
                 ) from None
             raise ReplyError(f"gave up {gave_up}") from None
+
+    def answer(
+        self,
+        messages: list[dict],
+        schema: dict,
+        validate: Callable[[dict], str | None],
+        temperature: float = 0.0,
+        seed: int | None = None,
+        fresh: bool = False,
+    ) -> Answer:
+        """:meth:`complete` through the cached-call layer: the cached answer unless ``fresh``,
+        else asked; its tokens under the one usage rule (:func:`receval.clients.calls.chat_tokens`)."""
+        fields = {"temperature": float(temperature), "seed": None if seed is None else int(seed),
+                  "response_format": schema}
+
+        def ask() -> Answer:
+            reply, usage = self.complete(messages, schema, validate, temperature, seed)
+            tokens = chat_tokens(
+                usage, [str(m.get("content", "")) for m in messages], json.dumps(reply, ensure_ascii=False),
+                self.url, f"{self.option}.base_url", self.client.clip,
+            )
+            return Answer(reply, *tokens)
+
+        def check(reply) -> bool:
+            return isinstance(reply, dict) and not validate(reply)
+
+        return self.calls.answer(fields, messages, ask, fresh=fresh, check=check)
 
     def _send(self, messages, schema, temperature, seed) -> http.Reply:
         """One request, asked again at once in the next mode when the server rejects the format."""

@@ -2,7 +2,12 @@
 
 Ollama serves one at ``/v1/embeddings``. Requests go through :class:`receval.clients.http.Client`
 (retries, key from the environment at each request, redacted messages). Model
-identity (the cache key): the endpoint URL and the model name.
+identity (the embedding cache's key, :mod:`receval.encoders.cache`): the endpoint as the
+cached-call layer spells it (:func:`receval.clients.calls.normal_endpoint`: scheme and
+host lower-cased, default port dropped, no trailing slash) and the model name, so two
+spellings of one server share vectors and two servers never do. Vectors are cached per
+text there, not per request, so embeddings do not go through
+:class:`receval.clients.calls.Calls`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from receval.clients import http as remote  # noqa: the one HTTP client
+from receval.clients.calls import normal_endpoint
 from receval.encoders.base import RECIPE, normalize
 from receval.core.errors import ConfigError, RecevalError
 
@@ -59,7 +65,7 @@ class HttpEncoder:
         self.api_key_env = api_key_env
         self.batch_size = int(batch_size)
         self.label = self.model
-        self.identity = {"recipe": RECIPE, "backend": "http", "url": self.url, "model": self.model}
+        self.identity = {"recipe": RECIPE, "backend": "http", "url": normal_endpoint(self.url), "model": self.model}
 
     @property
     def api_calls(self) -> int:

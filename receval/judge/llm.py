@@ -9,28 +9,28 @@ the server has it, :mod:`receval.clients.chat`).
 
 ``judge.samples`` answers per pair (sample s is sent with seed ``judge.seed + s``),
 majority vote; a tie goes to the lower grade (a judge unsure between two grades is
-not trusted with the higher). Every answer is cached on disk by (prompt hash, model,
-temperature, seed, sample), so a rerun with the same settings sends no request.
-Requests, input and output tokens (the answer's ``usage``, else estimated and said so)
-and money (``judge.per_1m_input_tokens`` ...) count this run's requests only, as a
-re-ranker's do.
+not trusted with the higher). Every answer goes through the cached-call layer
+(:mod:`receval.clients.calls`), keyed by the endpoint, the model, the temperature, the
+seed sent (``judge.seed + s``), the reply's schema and the messages, so a rerun with the
+same settings against the same server sends no request, and another server is asked.
+``requests``, ``input_tokens``, ``output_tokens`` and ``cost_usd`` (``judge.per_1m_input_tokens``
+...) count this run's requests only, as a re-ranker's do; ``replayed`` counts the answers
+read from the cache and ``live_cost_usd`` / ``live_ms`` what every answer cost when it
+was asked live (tokens under the one usage rule, :func:`receval.clients.calls.usage_count`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import json
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
+from receval.clients.calls import Answer
 from receval.clients.chat import ChatClient, ReplyError
 from receval.components import Context, JudgeConfig, component
-from receval.core.io import atomic_write
-from receval.measures.cost import estimate_tokens
 from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
 SYSTEM = (
@@ -67,7 +67,7 @@ class LlmJudgeConfig(JudgeConfig):
     per_1k_requests: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
     per_1m_input_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
     per_1m_output_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
-    cache_dir: Optional[str] = None  # answers by key; null: <RECEVAL_CACHE_DIR or .cache/receval>/judge
+    cache_dir: Optional[str] = None  # the answer cache's root; null: RECEVAL_CACHE_DIR or .cache/receval
 
     def problems(self) -> list[str]:
         problems = []
@@ -97,16 +97,16 @@ def vote(grades: list[int]) -> int:
 class LlmJudge:
     def __init__(self, node, client: ChatClient | None = None):
         self.node = node
+        root = node.cache_dir or os.environ.get("RECEVAL_CACHE_DIR", ".cache/receval")
         self.client = client or ChatClient(
             node.base_url, str(node.model), node.api_key_env, timeout=node.timeout, max_retries=node.max_retries,
-            backoff=node.backoff, max_backoff=node.max_backoff, option="judge",
+            backoff=node.backoff, max_backoff=node.max_backoff, option="judge", cache_dir=root,
         )
         self.model, self.temperature, self.seed = str(node.model), float(node.temperature), int(node.seed)
-        root = node.cache_dir or os.environ.get("RECEVAL_CACHE_DIR", ".cache/receval")
-        self.cache = Path(root).expanduser() / "judge"
         self.name = f"llm:{self.model}"
         self.usage = {"requests": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "cached_answers": 0.0,
-                      "failed_pairs": 0.0, "tokens_estimated": False}
+                      "failed_pairs": 0.0, "tokens_estimated": False, "live_input_tokens": 0.0,
+                      "live_output_tokens": 0.0, "live_ms": 0.0, "replay_wall_ms": 0.0}
         self.prompt_sha256 = hashlib.sha256(SYSTEM.encode()).hexdigest()
 
     def messages(self, question: str, passage: str) -> list[dict]:
@@ -116,37 +116,13 @@ class LlmJudge:
             {"role": "user", "content": f"Question: {question}\n\nPassage: {passage}"},
         ]
 
-    def key(self, messages: list[dict], sample: int) -> str:
-        prompt = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
-        parts = {"prompt": prompt, "model": self.model, "temperature": self.temperature,
-                 "seed": self.seed, "sample": sample}
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-
-    def answer(self, messages: list[dict], sample: int) -> dict | None:
-        """One sample's answer: from the cache, else asked (and cached); None when it failed."""
-        key = self.key(messages, sample)
-        path = self.cache / key[:2] / f"{key}.json"
-        if path.is_file():
-            try:
-                cached = json.loads(path.read_text(encoding="utf-8"))
-                if cached.get("grade") in (0, 1, 2, 3):
-                    return {**cached, "cached": True}
-            except (ValueError, OSError):
-                pass  # unreadable: asked again
+    def answer(self, messages: list[dict], sample: int) -> Answer | None:
+        """One sample's answer (sent with seed ``judge.seed + sample``): from the cache, else
+        asked (and cached); None when it failed."""
         try:
-            reply, usage = self.client.complete(messages, SCHEMA, _validate, self.temperature, self.seed + sample)
+            return self.client.answer(messages, SCHEMA, _validate, self.temperature, self.seed + sample)
         except ReplyError:
             return None
-        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        estimated = not isinstance(prompt, int) or not isinstance(completion, int)
-        if estimated:
-            prompt = int(estimate_tokens([m["content"] for m in messages]).sum())
-            completion = int(estimate_tokens([json.dumps(reply)]).sum())
-        found = {"grade": int(reply["grade"]), "input_tokens": prompt, "output_tokens": completion,
-                 "estimated": estimated}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda tmp: tmp.write_text(json.dumps(found), encoding="utf-8"))
-        return {**found, "cached": False}
 
     def judge(self, records: list[dict], references: dict[str, list[str]]) -> list[tuple[int | None, dict]]:
         samples = int(self.node.samples)
@@ -158,19 +134,24 @@ class LlmJudge:
         for (i, _, _), found in zip(tasks, answers):
             if found is None:
                 continue
-            votes[i].append(found["grade"])
-            if found["cached"]:
+            votes[i].append(int(found.reply["grade"]))
+            self.usage["live_input_tokens"] += found.input_tokens
+            self.usage["live_output_tokens"] += found.output_tokens
+            self.usage["live_ms"] += found.live_ms
+            self.usage["tokens_estimated"] = self.usage["tokens_estimated"] or found.tokens_estimated
+            if found.replayed:
                 self.usage["cached_answers"] += 1
+                self.usage["replay_wall_ms"] += found.replay_ms
             else:
                 self.usage["requests"] += 1
-                self.usage["input_tokens"] += found["input_tokens"]
-                self.usage["output_tokens"] += found["output_tokens"]
-                self.usage["tokens_estimated"] = self.usage["tokens_estimated"] or found["estimated"]
+                self.usage["input_tokens"] += found.input_tokens
+                self.usage["output_tokens"] += found.output_tokens
+        self.usage["replayed"] = self.usage["cached_answers"]
         self.usage["requests_sent"] = float(self.client.requests)  # retries and fallbacks included
-        self.usage["cost_usd"] = (
-            self.usage["requests"] / 1e3 * self.node.per_1k_requests
-            + self.usage["input_tokens"] / 1e6 * self.node.per_1m_input_tokens
-            + self.usage["output_tokens"] / 1e6 * self.node.per_1m_output_tokens
+        self.usage["cost_usd"] = self.money(self.usage["requests"], self.usage["input_tokens"], self.usage["output_tokens"])
+        self.usage["live_cost_usd"] = self.money(
+            self.usage["requests"] + self.usage["cached_answers"], self.usage["live_input_tokens"],
+            self.usage["live_output_tokens"],
         )
         provenance = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
                       "samples": samples, "prompt_sha256": self.prompt_sha256}
@@ -182,6 +163,12 @@ class LlmJudge:
             else:
                 out.append((vote(grades), {**provenance, "votes": grades}))
         return out
+
+
+    def money(self, requests: float, input_tokens: float, output_tokens: float) -> float:
+        """US dollars at the judge's prices."""
+        return (requests / 1e3 * self.node.per_1k_requests + input_tokens / 1e6 * self.node.per_1m_input_tokens
+                + output_tokens / 1e6 * self.node.per_1m_output_tokens)
 
 
 @component("judge", "llm", LlmJudgeConfig)

@@ -20,12 +20,12 @@ run found the embeddings in the cache: it is paid once per corpus, not per quest
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from receval.clients.calls import estimate_tokens  # its home: the usage rule beside it
 from receval.core.errors import ConfigError
 from receval.core.vocabulary import COST
 from receval.schema import problems as schema_problems
@@ -45,12 +45,6 @@ class StagePrices:
 PRICES = tuple(f.name for f in fields(StagePrices))
 COLUMN = COST  # the per-question money column (receval.core.vocabulary)
 COUNTS = ("requests", "input_tokens", "output_tokens")
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-
-
-def estimate_tokens(texts: list[str]) -> np.ndarray:
-    """Tokens per text, estimated as words and punctuation marks (no model tokenizer)."""
-    return np.fromiter((len(_TOKEN.findall(text)) for text in texts), np.float64, len(texts))
 
 
 def prices_of(node, stages: list[str] | None = None) -> dict[str, dict[str, float]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from receval.clients.calls import Replay
 from receval.components import RerankConfig
 from receval.core import vocabulary
 from receval.retrievers.base import Stage
@@ -32,6 +33,7 @@ class Rescored:
     scores: np.ndarray
     usage: dict[str, np.ndarray] = field(default_factory=dict)
     tokens_estimated: bool = False
+    replay: Replay = Replay()  # answers replayed from the cache (:mod:`receval.clients.calls`)
 
 
 class Scorer:

@@ -3,7 +3,9 @@
 key from the variable named by ``api_key_env``, retries with backoff on
 408/409/425/429/5xx and dropped connections, server text redacted then clipped).
 
-What is added here: one endpoint per client, and every failure that is left after
+What is added here: one endpoint per client, answers through the cached-call layer
+(:class:`receval.clients.calls.Calls`: keyed by the normalised endpoint, the model, the
+request's other fields and the prompt; ``cache_dir`` from the run), and every failure that is left after
 the retries (retries used up, another status, an answer that is not a JSON object)
 becomes a :class:`~receval.core.errors.RecevalError` naming what to check, since a
 re-ranked run with a hole in it would not be comparable: the run stops (exit 2).
@@ -17,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from receval.clients import http
+from receval.clients.calls import Answer, Calls
 from receval.core.errors import RecevalError
 from receval.rerankers import Scorer
 
@@ -43,13 +46,14 @@ class Client:
     def __init__(
         self, base_url: str | None, path: str, api_key_env: str | None, option: str = "rerank",
         timeout: float = 60.0, retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = time.sleep, model: str = "", cache_dir: str | None = None,
     ):
         self.shared = http.Client(
             base_url, api_key_env, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff,
             option=option, sleep=sleep,
         )
         self.option, self.path, self.url = option, path, self.shared.url(path)
+        self.calls = Calls(self.url, model, cache_dir)
 
     def __repr__(self) -> str:
         return f"Client(url={self.url!r}, api_key_env={self.shared.api_key_env!r})"
@@ -61,6 +65,11 @@ class Client:
 
     def clip(self, text: str | bytes, limit: int = 200) -> str:
         return self.shared.clip(text, limit)
+
+    def answer(self, fields: dict, prompt, ask: Callable[[], Answer], check: Callable[[object], bool]) -> Answer:
+        """The cached answer to ``prompt`` sent with ``fields`` that ``check`` accepts, else
+        ``ask()``'s (:meth:`Calls.answer`)."""
+        return self.calls.answer(fields, prompt, ask, check=check)
 
     def post_json(self, payload: dict) -> dict:
         """The JSON object the endpoint answers ``payload`` with, after retries."""

@@ -9,19 +9,22 @@ out gets no score and goes after the scored ones. Tokens come from the answer's
 ``meta.billed_units.input_tokens``, checked by :func:`usage_tokens` (a whole number
 >= 0, else the run stops: it would become money); without one they are estimated and
 the run says so. Client rules (key from an environment variable, retries, redaction):
-:mod:`receval.rerankers._remote`.
+:mod:`receval.rerankers._remote`. Each question's answer is cached under the run's
+``cache_dir`` (:mod:`receval.clients.calls`: endpoint, model, ``top_n``, query and
+documents); a replay stores the live counts and latency and is marked.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
+from receval.clients.calls import Answer, batch_replay, estimate_tokens, usage_tokens
 from receval.core import numeric
 from receval.components import Context, component
-from receval.measures.cost import estimate_tokens
 from receval.core.errors import RecevalError
 from receval.rerankers import RerankFields, Rescored
 from receval.rerankers._remote import Client, RemoteScorer
@@ -63,44 +66,11 @@ class HttpRerankConfig(RemoteFields, RerankFields):
         return f"{node.model}@{node.first_size}"
 
 
-def client_of(node, path: str) -> Client:
+def client_of(node, path: str, cache_dir: str | None = None) -> Client:
     return Client(
         node.base_url, path, node.api_key_env, "rerank", timeout=node.timeout, retries=node.retries,
-        backoff=node.backoff, max_backoff=node.max_backoff,
+        backoff=node.backoff, max_backoff=node.max_backoff, model=str(node.model), cache_dir=cache_dir,
     )
-
-
-def usage_tokens(data: dict, key: str, client) -> int | None:
-    """Tokens an answer reports (``usage.{total,prompt,input}_tokens``, or for ``key="output"``
-    ``usage.{completion,output}_tokens``; Cohere's ``meta.billed_units.<key>_tokens``), None
-    when it reports none (null counts as none). A count must be a whole number from 0 to
-    2**53: NaN, infinity, a negative or fractional number, a string or a boolean is a
-    RecevalError naming the server and the field (it would become money)."""
-    usage = data.get("usage")
-    names = ("total_tokens", "prompt_tokens", "input_tokens") if key == "input" else ("completion_tokens", "output_tokens")
-    found = []
-    if isinstance(usage, dict):
-        found = [(f"usage.{name}", usage[name]) for name in names if usage.get(name) is not None]
-    meta = data.get("meta")
-    billed = meta.get("billed_units") if isinstance(meta, dict) else None
-    if not found and isinstance(billed, dict) and billed.get(f"{key}_tokens") is not None:
-        found = [(f"meta.billed_units.{key}_tokens", billed[f"{key}_tokens"])]
-    if not found:
-        return None
-    field, value = found[0]
-    return reported_count(value, f"{client.url}: the answer's {field}", f"{client.option}.base_url", client.clip)
-
-
-def reported_count(value, what: str, option: str, clip) -> int:
-    """``value`` as a count a server reported (:func:`receval.core.numeric.count`), else a
-    RecevalError ``<what> is <value, clipped>`` naming ``option``."""
-    number = numeric.count(value)
-    if number is None:
-        raise RecevalError(
-            f"{what} is {clip(repr(value), 80)}, not a count (a whole number from 0 to 2**53); "
-            f"its usage cannot be priced: check the server behind {option}"
-        )
-    return number
 
 
 class HttpReranker(RemoteScorer):
@@ -110,22 +80,36 @@ class HttpReranker(RemoteScorer):
         out = np.full(idx.shape, np.nan)
         requests, tokens = np.zeros(len(questions)), np.zeros(len(questions))
         estimated = False
+        answers = []
+        began = time.perf_counter()
         for row, question in enumerate(questions):
             cols = np.flatnonzero(idx[row] >= 0)
             if not cols.size:
                 continue
             documents = [self.texts[c] for c in idx[row, cols].tolist()]
-            data = self.client.post_json(
-                {"model": self.model, "query": question, "documents": documents, "top_n": len(documents)}
+            answer = self.client.answer(
+                {"top_n": len(documents)}, {"query": question, "documents": documents},
+                lambda: self.ask(question, documents), lambda reply: scores_list(reply, len(documents)),
             )
-            out[row, cols] = self.scores_of(data, len(documents))
+            answers.append(answer)
+            out[row, cols] = np.asarray([np.nan if s is None else s for s in answer.reply], dtype=np.float64)
             requests[row] = 1
-            used = usage_tokens(data, "input", self.client)
-            if used is None:
-                estimated = True
-                used = float(estimate_tokens([question]).sum() * len(documents) + estimate_tokens(documents).sum())
-            tokens[row] = used
-        return Rescored(out, {"requests": requests, "input_tokens": tokens}, estimated)
+            estimated = estimated or answer.tokens_estimated
+            tokens[row] = answer.input_tokens
+        replay = batch_replay(answers, time.perf_counter() - began, 1)
+        return Rescored(out, {"requests": requests, "input_tokens": tokens}, estimated, replay)
+
+    def ask(self, question: str, documents: list[str]) -> Answer:
+        """One request: the documents' scores (None where left out) and the input tokens."""
+        data = self.client.post_json(
+            {"model": self.model, "query": question, "documents": documents, "top_n": len(documents)}
+        )
+        scores = self.scores_of(data, len(documents))
+        used = usage_tokens(data, "input", self.client)
+        estimated = used is None
+        if estimated:
+            used = float(estimate_tokens([question]).sum() * len(documents) + estimate_tokens(documents).sum())
+        return Answer([None if np.isnan(s) else float(s) for s in scores], float(used), 0.0, estimated)
 
     def scores_of(self, data: dict, n: int) -> np.ndarray:
         """The answer's scores by document position (NaN for any left out); malformed (an
@@ -156,6 +140,13 @@ class HttpReranker(RemoteScorer):
         return scores
 
 
+def scores_list(reply, n: int) -> bool:
+    """A cached answer is ``n`` scores, each a finite number or None (left out)."""
+    return isinstance(reply, list) and len(reply) == n and all(
+        s is None or numeric.real(s) is not None for s in reply
+    )
+
+
 @component("rerank", "http", HttpRerankConfig)
 def build_http_rerank(node, context: Context) -> HttpReranker:
-    return HttpReranker(client_of(node, str(node.path)), str(node.model))
+    return HttpReranker(client_of(node, str(node.path), context.cache_dir), str(node.model))

@@ -6,26 +6,29 @@ and ``seed``, asking for ``{"grade": 0|1|2|3}``. The shortlist is re-ordered by
 grade; equal grades keep the first stage's order (grades are coarse, so the chunk-id
 tie rule would throw the first stage's judgement away). Tokens come from the
 answer's ``usage`` (``prompt_tokens``, ``completion_tokens``; whole numbers >= 0, else
-an error: :func:`receval.rerankers.http.usage_tokens`), else are estimated and the
+an error: :func:`receval.clients.calls.usage_tokens`), else are estimated and the
 run says so. A reply without a valid grade is an error: a run with holes in it
-would not be comparable. Client rules: :mod:`receval.rerankers._remote`.
+would not be comparable. Client rules: :mod:`receval.rerankers._remote`. Each pair's
+answer is cached under the run's ``cache_dir`` (:mod:`receval.clients.calls`: endpoint,
+model, seed, messages); a replay stores the live counts and latency and is marked.
 """
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
+from receval.clients.calls import Answer, batch_replay, estimate_tokens, usage_tokens
 from receval.components import Context, component
-from receval.measures.cost import estimate_tokens
 from receval.core.errors import RecevalError
 from receval.clients.chat import parse_json_object
 from receval.rerankers import RerankFields, Rescored, pairs_of, placed
 from receval.rerankers._remote import RemoteScorer
-from receval.rerankers.http import RemoteFields, client_of, usage_tokens
+from receval.rerankers.http import RemoteFields, client_of
 from receval.schema import SEED, THREADS, WORDS, range_
 
 SYSTEM = (
@@ -67,9 +70,16 @@ class LlmReranker(RemoteScorer):
             {"role": "user", "content": f"Question: {question}\n\nPassage: {passage}"},
         ]
 
-    def grade(self, pair: tuple[str, str]) -> tuple[float, float, float, bool]:
-        """One pair's grade, input and output tokens, and whether they were estimated."""
+    def grade(self, pair: tuple[str, str]) -> Answer:
+        """One pair's grade (the answer's reply), input and output tokens, through the cache."""
         messages = self.messages(*pair)
+        return self.client.answer(
+            {"temperature": 0.0, "seed": self.seed}, messages, lambda: self.ask(messages),
+            lambda reply: not isinstance(reply, bool) and reply in (0, 1, 2, 3),
+        )
+
+    def ask(self, messages: list[dict]) -> Answer:
+        """One request: the grade and its tokens (the answer's usage, else estimated)."""
         data = self.client.post_json(
             {"model": self.model, "messages": messages, "temperature": 0.0, "seed": self.seed}
         )
@@ -92,24 +102,29 @@ class LlmReranker(RemoteScorer):
             prompt = float(estimate_tokens([m["content"] for m in messages]).sum())
         if completion is None:
             completion = float(estimate_tokens([content]).sum())
-        return float(grade), prompt, completion, estimated
+        return Answer(int(grade), float(prompt), float(completion), estimated)
 
     def rescore(self, questions: list[str], idx: np.ndarray) -> Rescored:
         rows, cols, pairs = pairs_of(questions, idx, self.texts)
+        began = time.perf_counter()
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            graded = np.asarray(list(pool.map(self.grade, pairs)), dtype=np.float64).reshape(len(pairs), 4)
+            answers = list(pool.map(self.grade, pairs))
+        replay = batch_replay(answers, time.perf_counter() - began, self.concurrency)
+        graded = np.asarray(
+            [(a.reply, a.input_tokens, a.output_tokens, a.tokens_estimated) for a in answers], dtype=np.float64
+        ).reshape(len(pairs), 4)
         count = len(questions)
         usage = {
             "requests": np.bincount(rows, minlength=count).astype(np.float64),
             "input_tokens": np.bincount(rows, weights=graded[:, 1], minlength=count),
             "output_tokens": np.bincount(rows, weights=graded[:, 2], minlength=count),
         }
-        return Rescored(placed(idx, rows, cols, graded[:, 0]), usage, bool(graded[:, 3].any()))
+        return Rescored(placed(idx, rows, cols, graded[:, 0]), usage, bool(graded[:, 3].any()), replay)
 
 
 @component("rerank", "llm", LlmRerankConfig)
 def build_llm_rerank(node, context: Context) -> LlmReranker:
     return LlmReranker(
-        client_of(node, "/chat/completions"), str(node.model), int(node.seed), int(node.passage_words),
+        client_of(node, "/chat/completions", context.cache_dir), str(node.model), int(node.seed), int(node.passage_words),
         int(node.concurrency),
     )

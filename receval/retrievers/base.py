@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from receval.clients.calls import Replay, merged
 from receval.core.progress import Progress
 from receval.ranking import select_top
 
@@ -37,6 +38,7 @@ class Block:
     seconds: dict[str, float]
     counts: dict[str, np.ndarray] = field(default_factory=dict)
     tokens_estimated: frozenset[str] = frozenset()
+    replayed: dict[str, Replay] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,9 @@ class StageOutput:
     per-question (B,) counts (``pairs_scored``, ``requests.rerank``...);
     ``question_seconds``: each question's own wall time when the stage measures it
     (concurrent requests), else None (the batch's time is shared out);
-    ``tokens_estimated``: stages whose token counts were estimated, not reported."""
+    ``tokens_estimated``: stages whose token counts were estimated, not reported;
+    ``replayed``: per stage, the answers replayed from the cache (:class:`Replay`): the
+    stage's ``seconds`` already hold their live time; the batch's wall time does not."""
 
     idx: np.ndarray
     scores: np.ndarray
@@ -57,6 +61,7 @@ class StageOutput:
     counts: dict[str, np.ndarray] = field(default_factory=dict)
     question_seconds: np.ndarray | None = None
     tokens_estimated: frozenset[str] = frozenset()
+    replayed: dict[str, Replay] = field(default_factory=dict)
 
 
 class Stage:
@@ -93,7 +98,8 @@ class Stage:
         began = time.perf_counter()
         idx, scores = select_top(block.scores, depth, self.tie_rank, floor=self.floor)
         seconds = {**block.seconds, "select": time.perf_counter() - began}
-        return StageOutput(idx, scores, seconds, block.counts, tokens_estimated=block.tokens_estimated)
+        return StageOutput(idx, scores, seconds, block.counts, tokens_estimated=block.tokens_estimated,
+                           replayed=block.replayed)
 
     def timed(self) -> list[str]:
         """The names ``rank`` reports seconds under (before ``select``): the run's
@@ -148,6 +154,7 @@ class Hits:
     stage_ms: dict[str, np.ndarray]
     counts: dict[str, np.ndarray] = field(default_factory=dict)
     tokens_estimated: frozenset[str] = frozenset()
+    replayed: dict[str, Replay] = field(default_factory=dict)
 
 
 def search(
@@ -161,7 +168,8 @@ def search(
     """Rank all questions in batches and keep each one's best ``depth`` chunks.
 
     Latency per question is its batch's wall time (scoring and selection) divided by
-    the batch size, or the question's own time when the stage measures it;
+    the batch size, or the question's own time when the stage measures it, with a
+    replayed answer's live time in place of the replay's own (:class:`Replay`);
     ``search_batch=1`` times each question on its own. ``label``: the progress line's
     stage (:mod:`receval.core.progress`; ``None``: no line); it is updated after each
     batch, outside the timed part.
@@ -174,6 +182,7 @@ def search(
     stage_ms: dict[str, np.ndarray] = {}
     counts: dict[str, np.ndarray] = {}
     estimated: set[str] = set()
+    replayed: dict[str, Replay] = {}
     shown = None if label is not None else False
     with Progress(label or "", len(questions), shown, unit="questions") as line:
         for start in range(0, len(questions), step):
@@ -184,7 +193,9 @@ def search(
             rows = slice(start, start + len(batch))
             idx[rows], scores[rows] = out.idx, out.scores
             own = out.question_seconds
-            latency[rows] = 1000.0 * (own if own is not None and len(own) == len(batch) else elapsed / len(batch))
+            shift = sum(replay.shift for replay in out.replayed.values()) / len(batch)
+            latency[rows] = 1000.0 * (shift + (own if own is not None and len(own) == len(batch) else elapsed / len(batch)))
+            replayed = merged(replayed, out.replayed)
             # a stage that ranks by itself selects inside its own time: "select" is 0 there
             for stage, seconds in {**out.seconds, "select": out.seconds.get("select", 0.0)}.items():
                 stage_ms.setdefault(stage, np.zeros(len(questions)))[rows] = 1000.0 * seconds / len(batch)
@@ -192,4 +203,4 @@ def search(
                 counts.setdefault(name, np.zeros(len(questions)))[rows] = values
             estimated |= out.tokens_estimated
             line.advance(len(batch))
-    return Hits(idx, scores, latency, stage_ms, counts, frozenset(estimated))
+    return Hits(idx, scores, latency, stage_ms, counts, frozenset(estimated), replayed)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from receval import components
+from receval.clients.calls import Replay, merged
 from receval.ranking import select_top
 from receval.retrievers.base import Block, Stage, StageOutput
 
@@ -67,6 +68,14 @@ class Spent:
         self.seconds: dict[str, float] = {TRANSFORM: 0.0}
         self.counts: dict[str, np.ndarray] = {}
         self.estimated: frozenset[str] = frozenset()
+        self.replays: dict[str, Replay] = {}
+
+    def replayed(self, stage: str, replay: Replay) -> None:
+        """Answers replayed from the cache: ``stage`` reports their live time in place of
+        the replay's own (:class:`receval.clients.calls.Replay`), which is kept apart."""
+        if replay.answers:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + replay.shift
+            self.replays = merged(self.replays, {stage: replay})
 
     def own(self, stage: str, work: Callable):
         """Run ``work()`` and add its wall time to ``stage``."""
@@ -83,6 +92,7 @@ class Spent:
         out = work()
         elapsed = time.perf_counter() - began
         if isinstance(out, (Block, StageOutput)):
+            self.replays = merged(self.replays, out.replayed)
             seconds, out = out.seconds, (out.scores if isinstance(out, Block) else (out.idx, out.scores))
         else:
             seconds = {first.name: elapsed}
@@ -120,7 +130,7 @@ class Transformed(Stage):
     def scored(self, questions: list[str]) -> Block:
         spent = Spent()
         scores = self._score(questions, spent)
-        return Block(scores, spent.seconds, spent.counts, spent.estimated)
+        return Block(scores, spent.seconds, spent.counts, spent.estimated, spent.replays)
 
     def score(self, questions: list[str]) -> np.ndarray:
         return self.scored(questions).scores
@@ -128,7 +138,8 @@ class Transformed(Stage):
     def rank(self, questions: list[str], depth: int) -> StageOutput:
         spent = Spent()
         idx, scores = self._rank(questions, depth, spent)
-        return StageOutput(idx, scores, spent.seconds, spent.counts, tokens_estimated=spent.estimated)
+        return StageOutput(idx, scores, spent.seconds, spent.counts, tokens_estimated=spent.estimated,
+                           replayed=spent.replays)
 
     def _rank(self, questions: list[str], depth: int, spent: Spent) -> tuple[np.ndarray, np.ndarray]:
         block = self._score(questions, spent)

@@ -1,42 +1,37 @@
 """What the LLM transforms (``hyde``, ``multi_query``) share: their config fields, the
 one chat client (:class:`receval.clients.chat.ChatClient`: key from the environment,
-retries, structured output) and the answer cache.
+retries, structured output) asking through the cached-call layer
+(:mod:`receval.clients.calls`).
 
-Every answer is cached under ``<cache_dir>/llm/`` by the sha256 of (the prompt's hash,
-model, temperature, seed): the prompt is the messages and the reply's JSON schema, so a
-changed template is a new entry. An entry holds the accepted reply and what it cost
-when it was asked (requests, input and output tokens, seconds), so a replay sends no
-request and stores the same per-question counts and money: ``results.parquet`` is the
-same apart from the measured latency columns, while ``run.json``'s
+Every answer is cached under ``<cache_dir>/calls/v2/`` by the endpoint (normalised), the
+model, the temperature, the seed, the reply's schema and the messages: another server
+with the same model name is asked, a changed template is a new entry. An entry holds the
+accepted reply and what it cost when it was asked live (input and output tokens, the
+latency), so a replay sends no request and stores the same per-question counts and
+money, and reports the live latency as the ``transform`` stage's time
+(:func:`receval.clients.calls.batch_replay`); the replay's own wall time is kept apart
+(``run.json``'s ``replayed`` and the stage's ``replay_wall_ms``). ``run.json``'s
 ``stages.transform.search_api_calls`` counts only the requests this run sent (0 on a
-replay) and ``transform.from_cache`` the answers it found. An entry is one JSON file
-written under a temporary name and renamed (:func:`receval.core.io.atomic_write`); an
-entry that cannot be read is asked again. ``cache_dir=null`` keeps answers for the
-run only.
+replay) and ``transform.from_cache`` the answers it found. ``cache_dir=null`` keeps
+answers for the run only.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 import numpy as np
 
+from receval.clients.calls import Answer, Replay, batch_replay
 from receval.clients.chat import ChatClient, ReplyError
 from receval.core.errors import RecevalError
-from receval.core.io import WriteError, atomic_write
-from receval.measures.cost import estimate_tokens
-from receval.rerankers.http import reported_count
 from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, range_
 from receval.transforms import TRANSFORM, Spent, Transformed
 
-FOLDER = "llm"  # under cache_dir
 
 
 @dataclass
@@ -65,27 +60,6 @@ class LlmFields:
         return problems
 
 
-@dataclass(frozen=True)
-class Answer:
-    reply: dict
-    input_tokens: float
-    output_tokens: float
-    seconds: float
-    tokens_estimated: bool
-    cached: bool = False
-
-
-def prompt_hash(messages: list[dict], schema: dict) -> str:
-    blob = json.dumps({"messages": messages, "schema": schema}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def answer_key(messages: list[dict], schema: dict, model: str, temperature: float, seed: int) -> str:
-    """The cache key: (prompt hash, model, temperature, seed)."""
-    parts = {"prompt": prompt_hash(messages, schema), "model": model, "temperature": float(temperature), "seed": int(seed)}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-
-
 class Asker:
     """Asks the chat model each prompt once: from the cache when it holds the answer."""
 
@@ -93,16 +67,16 @@ class Asker:
         self.client = ChatClient(
             node.base_url, str(node.model), node.api_key_env, timeout=float(node.timeout),
             max_retries=int(node.retries), backoff=float(node.backoff), max_backoff=float(node.max_backoff),
-            option="transform",
+            option="transform", cache_dir=cache_dir,
         )
         self.model, self.temperature, self.seed = str(node.model), float(node.temperature), int(node.seed)
         self.concurrency = int(node.concurrency)
         self.schema, self.validate = schema, validate
-        self.folder = Path(cache_dir) / FOLDER if cache_dir else None
         self.memory: dict[str, Answer] = {}
         self.recent: set[str] = set()  # keys asked since the last forget()
         self.again: set[str] = set()  # keys to ask again, not read (warm-up's, after forget())
         self.asked = self.from_cache = 0
+        self.replay = Replay()  # the run's replayed answers (since the last forget())
         self.tokens_estimated = False
         self._lock = threading.Lock()
 
@@ -110,52 +84,50 @@ class Asker:
     def api_calls(self) -> int:
         return self.client.requests
 
-    def ask(self, prompts: list[list[dict]]) -> list[Answer]:
-        """One answer per prompt (a list of chat messages), ``concurrency`` requests in flight."""
+    def ask(self, prompts: list[list[dict]]) -> tuple[list[Answer], Replay]:
+        """One answer per prompt (a list of chat messages), ``concurrency`` requests in
+        flight, and what the replayed ones among them stand for (:class:`Replay`)."""
+        began = time.perf_counter()
         if self.concurrency == 1 or len(prompts) < 2:
-            return [self.one(p) for p in prompts]
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(self.one, prompts))
+            answers = [self.one(p) for p in prompts]
+        else:
+            with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+                answers = list(pool.map(self.one, prompts))
+        replay = batch_replay(answers, time.perf_counter() - began, self.concurrency)
+        with self._lock:
+            self.replay = self.replay + replay
+        return answers, replay
 
     def one(self, messages: list[dict]) -> Answer:
-        key = answer_key(messages, self.schema, self.model, self.temperature, self.seed)
+        key = self.client.calls.key(self.fields(), messages)
         with self._lock:
             again = key in self.again
             self.again.discard(key)
-        found = None if again else (self.memory.get(key) or self._read(key))
-        if found is not None:
+            remembered = self.memory.get(key)
+        if remembered is not None and not again:
             with self._lock:
                 self.from_cache += 1
-                self.memory[key] = found
-            return found
-        began = time.perf_counter()
+            return replace(remembered, replayed=True, replay_ms=0.0)
         try:
-            reply, usage = self.client.complete(messages, self.schema, self.validate, self.temperature, self.seed)
+            answer = self.client.answer(messages, self.schema, self.validate, self.temperature, self.seed, fresh=again)
         except ReplyError as error:  # a run with holes in it would not compare: stop
             raise RecevalError(
                 f"{self.client.url}: transform.model={self.model!r} gave no usable answer ({error.reason}); "
                 "raise transform.retries or transform.timeout, or check the server"
             ) from None
-        seconds = time.perf_counter() - began
-        where = f"{self.client.url}: the answer's usage"
-        counted = [usage.get(name) for name in ("prompt_tokens", "completion_tokens")]
-        estimated = any(value is None for value in counted)
-        text = json.dumps(reply, ensure_ascii=False)
-        tokens = [
-            float(reported_count(value, f"{where}.{name}", "transform.base_url", self.client.client.clip))
-            if value is not None else float(estimate_tokens([shown]).sum())
-            for value, name, shown in zip(
-                counted, ("prompt_tokens", "completion_tokens"), (" ".join(m["content"] for m in messages), text)
-            )
-        ]
-        answer = Answer(reply, tokens[0], tokens[1], seconds, estimated)
         with self._lock:
-            self.asked += 1
-            self.tokens_estimated = self.tokens_estimated or estimated
+            if answer.replayed:
+                self.from_cache += 1
+            else:
+                self.asked += 1
+                self.recent.add(key)
+            self.tokens_estimated = self.tokens_estimated or answer.tokens_estimated
             self.memory[key] = answer
-            self.recent.add(key)
-        self._write(key, answer)
         return answer
+
+    def fields(self) -> dict:
+        """The request fields that change an answer (:meth:`ChatClient.answer`'s)."""
+        return {"temperature": self.temperature, "seed": self.seed, "response_format": self.schema}
 
     def forget(self) -> None:
         """After the warm-up (:func:`receval.retrievers.warm_up`): what it asked is asked
@@ -167,37 +139,7 @@ class Asker:
             self.again |= self.recent
             self.recent = set()
             self.asked = self.from_cache = 0
-
-    def _path(self, key: str) -> Path | None:
-        return self.folder / key[:2] / f"{key}.json" if self.folder is not None else None
-
-    def _read(self, key: str) -> Answer | None:
-        path = self._path(key)
-        if path is None or not path.is_file():
-            return None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return Answer(
-                dict(data["reply"]), float(data["input_tokens"]), float(data["output_tokens"]),
-                float(data["seconds"]), bool(data["tokens_estimated"]), cached=True,
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # a damaged entry is asked again
-
-    def _write(self, key: str, answer: Answer) -> None:
-        path = self._path(key)
-        if path is None:
-            return
-        data = {
-            "model": self.model, "temperature": self.temperature, "seed": self.seed, "reply": answer.reply,
-            "input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens,
-            "seconds": answer.seconds, "tokens_estimated": answer.tokens_estimated,
-        }
-        blob = json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
-        try:
-            atomic_write(path, lambda tmp: Path(tmp).write_bytes(blob))
-        except (OSError, WriteError):
-            pass  # a cache that cannot be written only costs the next run its requests
+            self.replay = Replay()
 
     def usage(self, answers: list[list[Answer]]) -> dict[str, np.ndarray]:
         """Per question (a list of its answers): ``requests``, ``input_tokens``, ``output_tokens``."""
@@ -208,8 +150,9 @@ class Asker:
         }
 
     def facts(self) -> dict:
-        return {"model": self.model, "temperature": self.temperature, "seed": self.seed,
-                "asked": self.asked, "from_cache": self.from_cache, "tokens_estimated": self.tokens_estimated}
+        return {"model": self.model, "endpoint": self.client.calls.endpoint, "temperature": self.temperature,
+                "seed": self.seed, "asked": self.asked, "from_cache": self.from_cache,
+                "tokens_estimated": self.tokens_estimated}
 
 
 class Rewritten(Transformed):
@@ -221,7 +164,8 @@ class Rewritten(Transformed):
 
     def rewrite(self, questions: list[str], spent: Spent) -> list[list[str]]:
         """Each question's texts to search with; its requests and tokens into ``spent``."""
-        answers = self.asker.ask([self.transform.messages(q) for q in questions])
+        answers, replay = self.asker.ask([self.transform.messages(q) for q in questions])
+        spent.replayed(TRANSFORM, replay)
         texts = [self.transform.texts(q, a.reply) for q, a in zip(questions, answers)]
         usage = self.asker.usage([[a] for a in answers])
         spent.counts.update({f"{name}.{TRANSFORM}": values for name, values in usage.items()})
