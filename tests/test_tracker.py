@@ -143,7 +143,11 @@ def test_the_plan_groups_jobs_by_sweep_and_names_the_identity(sweep):
     (plan,) = tracked(load_runs([sweep]), ["rr"])
     assert plan.sweep_dir == str(sweep) and len(plan.runs) == 6
     assert len({r.identity for r in plan.runs}) == 6
-    assert all(r.artifacts == [Path(r.run_dir) / "results.parquet", Path(r.run_dir) / "run.json"] for r in plan.runs)
+    for r in plan.runs:
+        parquet, info = r.artifacts
+        assert (parquet.name, parquet.source, parquet.sha256) == ("results.parquet", Path(r.run_dir) / "results.parquet",
+                                                                  r.identity)
+        assert info.name == "run.json" and info.data == (Path(r.run_dir) / "run.json").read_bytes()  # nothing to hide
     again = tracked(load_runs([sweep]), ["rr"])[0]
     assert again.identity == plan.identity
 

@@ -22,10 +22,14 @@ run.txt``), or runs and sweeps to an experiment tracker (``--to mlflow``).
 - ``--to mlflow --tracking-uri URI``: one MLflow parent run per sweep, one child per
   job: the saved config flattened as params (secrets never), every mean with its
   interval bounds, with ``--baseline SELECTOR`` the paired difference on each measure,
-  latency and costs as metrics, ``results.parquet`` and ``run.json`` as artifacts
-  (:mod:`receval.analysis.tracker`, :mod:`receval.render.tracker`). ``--experiment``
-  (default ``receval``), ``--metrics`` as ``report``'s. The URI is the one given here,
-  never one found in a stored config; exporting the same runs again adds nothing.
+  latency and costs as metrics, ``results.parquet`` and ``run.json`` (its secrets
+  hidden as the params' are) as artifacts (:mod:`receval.analysis.tracker`,
+  :mod:`receval.render.tracker`). ``--experiment`` (default ``receval``), ``--metrics``
+  as ``report``'s (default the report's and nDCG@10 and MAP). The URI is the one given
+  here, never one found in a stored config, and messages show it without credentials.
+  Exporting the same runs again adds nothing but measures not logged before (a new
+  ``--metrics``, or a ``--baseline`` where there was none; another baseline is
+  refused). A stopped export leaves no half-written run and no stray parent.
   Needs mlflow-skinny (``pip install 'receval[mlflow]'``).
 
 Only stored results are read; files are written atomically, an existing one only
@@ -43,7 +47,7 @@ from receval.cli.options import ArgumentParser
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
 from receval.core.secrets import split_url
-from receval.render.tracker import is_file_store, log, mlflow_modules
+from receval.render.tracker import is_file_store, log, mlflow_modules, uri_shown
 from receval.results.discovery import load_runs
 from receval.results.external import export
 from receval.results.stored import read_run
@@ -84,10 +88,12 @@ def check_store(uri: str, runs: list[str]) -> None:
     for item in runs:
         inside = Path(item).expanduser().resolve()
         if store == inside or inside in store.parents:
-            raise RecevalError(f"--tracking-uri {uri} is inside {item}, which this command reads; put the store elsewhere")
+            raise RecevalError(
+                f"--tracking-uri {uri_shown(uri)} is inside {item}, which this command reads; put the store elsewhere"
+            )
     for folder in [store, *store.parents]:
         if any((folder / marker).exists() for marker in outputs.RUN_MARKERS[:2]):
-            raise RecevalError(f"--tracking-uri {uri} is inside the stored run {folder}; put the store elsewhere")
+            raise RecevalError(f"--tracking-uri {uri_shown(uri)} is inside the stored run {folder}; put the store elsewhere")
 
 
 def to_tracker(args) -> int:
