@@ -120,9 +120,11 @@ def shown_setting(key: str, value: str) -> str | None:
 
 def param_value(key: str, value: Any) -> str:
     """A saved setting as a tracker parameter, never a secret (:func:`shown_setting`);
-    lists item by item."""
+    lists item by item, a mapping in a list key by key."""
     if isinstance(value, tuple | list):
         return "[" + ", ".join(param_value(key, v) for v in value) + "]"
+    if isinstance(value, dict):
+        return cut(format_value(safe_document(value, key)), MAX_PARAM)
     if isinstance(value, str) and (hidden := shown_setting(key, value)) is not None:
         return hidden
     return cut(format_value(value), MAX_PARAM)
