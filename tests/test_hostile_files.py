@@ -99,3 +99,59 @@ def test_the_agreement_file_is_not_replaced_without_force(tmp_path):
     assert side.read_text() == "someone's agreement file\n" and not out.exists()
     judge(*args, "force=true")
     assert json.loads(side.read_text())["labelled"] == 1
+
+
+# --------------------------------------------------------------------------- terminal escapes
+
+HOSTILE = "bm25\x1b[31mRED\x1b]0;pwned\x07\u202eevil\x9b2J"
+SHOWN = "bm25\\x1b[31mRED\\x1b]0;pwned\\x07\\u202eevil\\x9b2J"
+
+
+def test_printable_shows_every_control_and_bidi_character_and_keeps_the_rest():
+    from receval.core.terminal import printable, printable_lines
+
+    assert printable(HOSTILE) == SHOWN
+    assert printable("a\tb\nc\x00\x7f") == "a\\x09b\\x0ac\\x00\\x7f"
+    assert printable("Café — naïve 日本 ∞ 🙂 []()") == "Café — naïve 日本 ∞ 🙂 []()"  # printable text untouched
+    assert printable_lines("line\x1b[2J\nnext") == "line\\x1b[2J\nnext"
+
+
+def test_tables_show_a_stored_names_escapes_in_every_terminal_format():
+    from receval.render import tables
+
+    table = tables.Table(columns=["#", f"retriever {HOSTILE}"], rows=[["0", HOSTILE]], title=HOSTILE, note=HOSTILE)
+    for text in (tables.to_text([HOSTILE], [table]), tables.to_markdown([HOSTILE], [table])):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "\x9b" not in text
+        assert text.count(SHOWN) == 5  # header line, title, column, cell, note
+
+
+def test_report_show_and_messages_show_escapes(capsys):
+    from receval.analysis.show import QuestionView
+    from receval.core.errors import report
+    from receval.render.show import to_text
+
+    view = QuestionView(question_id=HOSTILE, kind="direct", question=f"why?{HOSTILE}", relevant=[HOSTILE],
+                        passages={}, runs=[])
+    text = to_text([view], "all")
+    assert "\x1b" not in text and text.startswith(f"{SHOWN} (direct): why?{SHOWN}\n  relevant: {SHOWN}\n")
+    report(RecevalError(f"--runs {HOSTILE}: matches no run"))
+    assert capsys.readouterr().err == f"receval: error: --runs {SHOWN}: matches no run\n"
+
+
+@pytest.mark.slow
+def test_report_and_list_print_a_stored_labels_escapes(six_runs, tmp_path, capsys):
+    import shutil
+
+    from receval import list as list_command
+    from receval import report as report_command
+
+    sweep = tmp_path / "s"
+    for job in ("0", "3"):
+        shutil.copytree(six_runs / job, sweep / job)
+    saved = json.loads((sweep / "0" / "run.json").read_text())
+    saved["config"]["retriever"]["kind"] = HOSTILE  # a run label is made of stored config values
+    (sweep / "0" / "run.json").write_text(json.dumps(saved))
+    for main in (report_command.main, list_command.main):
+        assert exit_code(main, [sweep]) == 0
+        out = capsys.readouterr().out
+        assert SHOWN in out and "\x1b" not in out and "\u202e" not in out
