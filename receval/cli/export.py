@@ -34,7 +34,7 @@ run.txt``), or runs and sweeps to an experiment tracker (``--to mlflow``).
 
 Only stored results are read; files are written atomically, an existing one only
 with ``--force``, never inside the run or a dataset folder (:mod:`receval.core.outputs`). Exit status 2 for a
-user error (one line).
+user error (one line), 130 for Ctrl-C.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from pathlib import Path
 from receval.analysis.tracker import tracked
 from receval.cli.options import ArgumentParser
 from receval.core import outputs
-from receval.core.errors import RecevalError, exit_on_error
+from receval.core.errors import EXIT_INTERRUPTED, RecevalError, exit_on_error
 from receval.core.secrets import split_url
 from receval.render.tracker import is_file_store, log, mlflow_modules, uri_shown
 from receval.results.discovery import load_runs
@@ -106,7 +106,13 @@ def to_tracker(args) -> int:
     mlflow_modules()  # the extra's message before any run is read
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     sweeps = tracked(load_runs(args.runs), metrics, args.baseline, FLAGS)
-    print(f"receval: {log(sweeps, args.tracking_uri, args.experiment).line()}", file=sys.stderr)
+    try:
+        done = log(sweeps, args.tracking_uri, args.experiment)
+    except KeyboardInterrupt:  # the runs of the sweep being written were deleted on the way out
+        print("receval: export interrupted; the MLflow runs of the sweep it was writing were removed "
+              "(export again to finish)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"receval: {done.line()}", file=sys.stderr)
     return 0
 
 
