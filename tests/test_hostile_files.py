@@ -25,6 +25,17 @@ def test_a_labels_grade_out_of_range_is_one_message_naming_the_line_and_range(tm
         read_labels_jsonl(labels)
 
 
+@pytest.mark.parametrize("grade, said", [("100000000000", r"grade of 'd' is 100000000000; use an integer from 1 to 1000"),
+                                         ("1e400", r"relevance must be an integer, got '1e400'")])
+def test_a_qrels_grade_out_of_range_given_to_labels_is_one_message(tmp_path, grade, said):
+    from receval.results.judgments import read_any_labels
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"q 0 a 1\nq 0 d {grade}\n")
+    with pytest.raises(RecevalError, match=rf"qrels\.txt:2: {said}"):
+        read_any_labels(qrels)
+
+
 def test_labels_grades_at_the_ends_of_the_range_are_read(tmp_path):
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"question_id": "q1", "id": "a", "grade": 0}\n{"question_id": "q1", "id": "b", "grade": 1000}\n')
@@ -155,3 +166,15 @@ def test_report_and_list_print_a_stored_labels_escapes(six_runs, tmp_path, capsy
         assert exit_code(main, [sweep]) == 0
         out = capsys.readouterr().out
         assert SHOWN in out and "\x1b" not in out and "\u202e" not in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("grade", ["100000000000", "1e400"])
+def test_report_labels_with_a_huge_grade_is_one_line_exit_2(six_runs, tmp_path, capsys, grade):
+    from receval import report as report_command
+
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(f'{{"question_id": "q01", "id": "privacy#your-privacy", "grade": {grade}}}\n')
+    assert exit_code(report_command.main, [six_runs / "0", "--labels", labels]) == 2
+    assert f"{labels}:1: question_id and id must be strings and grade an integer from 0 to 1000" \
+        in one_error_line(capsys)
