@@ -168,6 +168,7 @@ def test_tracking_uri_credentials_are_scrubbed_from_messages():
     assert uri_shown("file:./mlruns") == "file:./mlruns"
 
 
+@pytest.mark.slow  # importing mlflow starts a subprocess
 def test_a_tracker_error_names_the_uri_without_its_credentials(monkeypatch, capsys, tmp_path):
     from mlflow.exceptions import MlflowException
 
