@@ -105,8 +105,8 @@ def test_a_re_export_adds_new_measures_and_refuses_another_baseline(sweep, store
     assert {"hit_at_3", "hit_at_3_lo", "diff_rr", "diff_hit_at_3_hi"} <= set(again["1"].data.metrics)
     assert again["1"].data.tags["receval.baseline"] == str(sweep / "0")
     assert exit_code(export.main, [*argv, "--baseline", "retriever=tfidf"]) == 2
-    assert f"was exported with baseline {sweep / '0'}; its diff_ measures would mix two baselines" \
-        in one_error_line(capsys)
+    assert f"was exported with baseline {sweep / '0'}, not {sweep / '1'}; its diff_ measures would mix two " \
+        f"baselines, so this export will not add them: give --baseline {sweep / '0'}" in one_error_line(capsys)
     assert children_of(store)["1"].data.metrics == again["1"].data.metrics  # nothing written
 
 

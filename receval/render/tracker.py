@@ -200,9 +200,9 @@ def _check_baseline(run: TrackedRun, complete: list) -> None:
     before, now = complete[0].data.tags.get(BASELINE_TAG), run.tags.get(BASELINE_TAG)
     if before and now and before != now:
         raise RecevalError(
-            f"--baseline: {run.run_dir} was exported with baseline {before}; its diff_ measures would mix two "
-            "baselines, so this export will not add them: give --baseline "
-            f"{before}, or export to another --experiment"
+            f"--baseline: {run.run_dir} was exported with baseline {before}, not {now}; its diff_ measures "
+            f"would mix two baselines, so this export will not add them: give --baseline {before}, or export "
+            "to another --experiment"
         )
 
 
