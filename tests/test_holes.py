@@ -154,7 +154,7 @@ def test_added_labels_rescore_and_contradictions_are_listed_not_applied(two_runs
     assert data["label_agreement"]["winner_changed"] in (True, False) and "labels" in data
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question_id": "q", "id": "d", "grade": -1}\n')
-    with pytest.raises(RecevalError, match=r"bad.jsonl:1: .*grade an integer >= 0"):
+    with pytest.raises(RecevalError, match=r"bad.jsonl:1: .*grade an integer from 0 to 1000"):
         relabel(runs, [str(bad)])
     twice = tmp_path / "twice.jsonl"
     twice.write_text('{"question_id": "q", "id": "d", "grade": 1}\n{"question_id": "q", "id": "d", "grade": 2}\n')

@@ -125,8 +125,8 @@ def test_params_hold_no_secret_and_a_stored_tracking_uri_is_never_used(tmp_path,
     assert params["tracking_uri"] == "http://127.0.0.1:9/api"  # logged as a value, never used
     files = [p for p in Path(store[5:]).rglob("*") if p.is_file()]
     assert not any("sk-the-real-key" in p.read_text(errors="ignore") for p in files)  # the key was never read
-    logged = [p for p in files if p.parent.name in ("params", "tags", "metrics")]
-    assert logged and not any("sk-abcdef" in p.read_text(errors="ignore") for p in logged)
+    assert any(p.name == "run.json" for p in files)  # the artifact too holds no key
+    assert not any("sk-abcdef" in p.read_text(errors="ignore") for p in files)
 
 
 def test_param_values_are_the_config_as_typed():
@@ -143,7 +143,11 @@ def test_the_plan_groups_jobs_by_sweep_and_names_the_identity(sweep):
     (plan,) = tracked(load_runs([sweep]), ["rr"])
     assert plan.sweep_dir == str(sweep) and len(plan.runs) == 6
     assert len({r.identity for r in plan.runs}) == 6
-    assert all(r.artifacts == [Path(r.run_dir) / "results.parquet", Path(r.run_dir) / "run.json"] for r in plan.runs)
+    for r in plan.runs:
+        parquet, info = r.artifacts
+        assert (parquet.name, parquet.source, parquet.sha256) == ("results.parquet", Path(r.run_dir) / "results.parquet",
+                                                                  r.identity)
+        assert info.name == "run.json" and info.data == (Path(r.run_dir) / "run.json").read_bytes()  # nothing to hide
     again = tracked(load_runs([sweep]), ["rr"])[0]
     assert again.identity == plan.identity
 

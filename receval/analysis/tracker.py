@@ -17,12 +17,19 @@ mlflow``): pure data, no tracker imported here; :mod:`receval.render.mlflow` log
 - ``identity``: the sha256 of the job's ``results.parquet`` (written once, so the same
   stored run has the same identity wherever it is copied); a sweep's is the hash of its
   jobs' identities. A second export looks them up and adds nothing.
-- ``artifacts``: ``results.parquet`` and ``run.json``.
+- ``artifacts``: ``results.parquet`` as stored (its sha256 is the identity) and
+  ``run.json`` as read, every string through the params' secret rule
+  (:func:`shown_setting`): a key pasted into the config reaches neither params nor
+  artifacts. A file of the run folder that is a symlink leading out of the folder
+  (``run.json`` -> a credentials file) is refused, never uploaded.
+- Default measures: the report's (:data:`receval.analysis.summary.DEFAULT_METRICS`)
+  and nDCG@10 and MAP (:data:`TRACKER_METRICS`), those every run stores.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -33,7 +40,8 @@ from typing import Any
 from receval.analysis import filters
 from receval.analysis.pairs import paired
 from receval.analysis.settings import bootstrap_settings
-from receval.analysis.summary import RunSummary, measure_names, summaries
+from receval.analysis.summary import DEFAULT_METRICS, RunSummary, measure_names, summaries
+from receval.core.errors import RecevalError
 from receval.core.secrets import (
     CREDENTIAL_PARAM,
     cut,
@@ -48,6 +56,20 @@ from receval.results.stored import Run
 
 MAX_PARAM = 6000  # characters of a parameter value MLflow keeps
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_\-. :/]")  # what MLflow allows in a key
+_DIGEST = re.compile(r"[0-9a-f]{64}")  # receval's own sha256 (config_hash, dataset_fingerprint)
+#: The tracker's default measures: the report's columns, and nDCG@10 and MAP (``ap``).
+TRACKER_METRICS = tuple(dict.fromkeys((*DEFAULT_METRICS, "ndcg@10", "ap")))
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One file the tracker keeps: ``data`` written as ``name``, or the run's file
+    ``source`` copied (then checked against ``sha256``, the run's identity)."""
+
+    name: str
+    data: bytes | None = None
+    source: Path | None = None
+    sha256: str = ""
 
 
 @dataclass
@@ -60,7 +82,7 @@ class TrackedRun:
     params: dict[str, str]
     metrics: dict[str, float]
     tags: dict[str, str]
-    artifacts: list[Path]
+    artifacts: list[Artifact]
 
 
 @dataclass
@@ -81,19 +103,47 @@ def tracker_name(name: str) -> str:
     return _NOT_A_NAME.sub("_", name.replace("@", "_at_"))
 
 
-def param_value(key: str, value: Any) -> str:
-    """A saved setting as a tracker parameter: never a secret. A setting whose name says
-    credential (``api_key``, ``token``; not ``api_key_env``, which names a variable) is
-    hidden; a URL or a key-like value is shown as :func:`receval.core.secrets.shown`
-    shows config values (host and path only; a key not at all); lists item by item."""
+def shown_setting(key: str, value: str) -> str | None:
+    """The one secret rule for what a tracker keeps (params and artifacts): what to show
+    instead of the string ``value`` saved under the dotted ``key``, or None to show it as
+    it is. A setting whose name says credential (``api_key``, ``token``; not
+    ``api_key_env``, which names a variable) is hidden; a URL or a key-like value is
+    shown as :func:`receval.core.secrets.shown` shows config values (host and path
+    only; a key not at all). Numbers and booleans are never secrets (``max_tokens``)."""
     leaf = key.rsplit(".", 1)[-1]
-    if CREDENTIAL_PARAM.search(leaf) and not leaf.endswith("_env") and value not in (None, "", False):
+    if CREDENTIAL_PARAM.search(leaf) and not leaf.endswith("_env") and value != "":
         return "<hidden>"
+    if network_url(value) or looks_like_key(value.strip()):
+        return shown(value)
+    return None
+
+
+def param_value(key: str, value: Any) -> str:
+    """A saved setting as a tracker parameter, never a secret (:func:`shown_setting`);
+    lists item by item, a mapping in a list key by key."""
     if isinstance(value, tuple | list):
         return "[" + ", ".join(param_value(key, v) for v in value) + "]"
-    if isinstance(value, str) and (network_url(value) or looks_like_key(value.strip())):
-        return shown(value)
+    if isinstance(value, dict):
+        return cut(format_value(safe_document(value, key)), MAX_PARAM)
+    if isinstance(value, str) and (hidden := shown_setting(key, value)) is not None:
+        return hidden
     return cut(format_value(value), MAX_PARAM)
+
+
+def safe_document(value: Any, key: str = "") -> Any:
+    """A stored JSON document (``run.json``) with every string through
+    :func:`shown_setting` (keys dotted as in params: ``config.retriever.token``), types
+    kept; receval's own sha256 digests outside the config are kept as they are."""
+    if isinstance(value, dict):
+        return {k: safe_document(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [safe_document(v, key) for v in value]
+    if isinstance(value, str):
+        if _DIGEST.fullmatch(value) and not key.startswith("config."):
+            return value
+        hidden = shown_setting(key, value)
+        return value if hidden is None else hidden
+    return value
 
 
 def config_params(config: dict) -> dict[str, str]:
@@ -101,13 +151,38 @@ def config_params(config: dict) -> dict[str, str]:
     return {tracker_name(key): param_value(key, value) for key, value in flatten(config).items() if key}
 
 
+def inside_run(run_dir: Path, name: str) -> Path | None:
+    """The run's file ``name`` (None when absent); a symlink leading out of the run folder
+    is refused: a stored run is data, and its files are never read from elsewhere."""
+    path = Path(run_dir) / name
+    if not path.is_symlink():
+        return path if path.exists() else None
+    target = path.resolve()
+    if Path(run_dir).resolve() not in target.parents:
+        raise RecevalError(
+            f"{path}: a symlink to {target}, outside the run folder; export never uploads a file from "
+            "outside a run: replace the link with the run's own file, or leave this run out"
+        )
+    return path if target.is_file() else None
+
+
 def results_identity(run: Run) -> str:
     """The sha256 of the run's results file: the same stored run, the same identity."""
     digest = hashlib.sha256()
-    with open(Path(run.run_dir) / RESULTS, "rb") as handle:
+    with open(inside_run(run.run_dir, RESULTS) or Path(run.run_dir) / RESULTS, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def run_artifacts(run: Run, identity: str) -> list[Artifact]:
+    """``results.parquet`` (copied, checked against ``identity``) and ``run.json`` as read,
+    through :func:`safe_document`; a file linked from outside the run is refused."""
+    found = [Artifact(RESULTS, source=inside_run(run.run_dir, RESULTS), sha256=identity)]
+    if inside_run(run.run_dir, RUN_JSON) is not None and run.info:
+        text = json.dumps(safe_document(run.info), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        found.append(Artifact(RUN_JSON, data=text.encode()))
+    return found
 
 
 def sweep_of(run_dir: Path) -> Path:
@@ -153,6 +228,8 @@ def tracked(
         if base is None:  # a run folder outside the runs exported: paired against, not exported
             runs.insert(0, base_run)
             base, outside = 0, True
+    if metrics is None:
+        metrics = [m for m in TRACKER_METRICS if all(m in run.table.column_names for run in runs)]
     measures, metric = measure_names(runs, metrics, "rr", metrics_option=flag("metrics", "metrics"))
     boot = bootstrap_settings(runs, overridden_by=flag("bootstrap", "one export per bootstrap setting"))
     found = summaries(runs, measures, metric, boot, naming_of(runs))
@@ -174,7 +251,7 @@ def tracked(
         }
         if base is not None:
             tags["receval.baseline"] = str(runs[base].run_dir)
-        artifacts = [Path(run.run_dir) / RESULTS] + [p for p in [Path(run.run_dir) / RUN_JSON] if p.is_file()]
+        artifacts = run_artifacts(run, identity)
         job = TrackedRun(str(run.run_dir), identity, summary.label, params,
                          _metrics(summary, pairs.get(str(run.run_dir), {})), tags, artifacts)
         if where not in sweeps:

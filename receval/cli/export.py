@@ -22,15 +22,19 @@ run.txt``), or runs and sweeps to an experiment tracker (``--to mlflow``).
 - ``--to mlflow --tracking-uri URI``: one MLflow parent run per sweep, one child per
   job: the saved config flattened as params (secrets never), every mean with its
   interval bounds, with ``--baseline SELECTOR`` the paired difference on each measure,
-  latency and costs as metrics, ``results.parquet`` and ``run.json`` as artifacts
-  (:mod:`receval.analysis.tracker`, :mod:`receval.render.tracker`). ``--experiment``
-  (default ``receval``), ``--metrics`` as ``report``'s. The URI is the one given here,
-  never one found in a stored config; exporting the same runs again adds nothing.
+  latency and costs as metrics, ``results.parquet`` and ``run.json`` (its secrets
+  hidden as the params' are) as artifacts (:mod:`receval.analysis.tracker`,
+  :mod:`receval.render.tracker`). ``--experiment`` (default ``receval``), ``--metrics``
+  as ``report``'s (default the report's and nDCG@10 and MAP). The URI is the one given
+  here, never one found in a stored config, and messages show it without credentials.
+  Exporting the same runs again adds nothing but measures not logged before (a new
+  ``--metrics``, or a ``--baseline`` where there was none; another baseline is
+  refused). A stopped export leaves no half-written run and no stray parent.
   Needs mlflow-skinny (``pip install 'receval[mlflow]'``).
 
 Only stored results are read; files are written atomically, an existing one only
 with ``--force``, never inside the run or a dataset folder (:mod:`receval.core.outputs`). Exit status 2 for a
-user error (one line).
+user error (one line), 130 for Ctrl-C.
 """
 
 from __future__ import annotations
@@ -41,9 +45,9 @@ from pathlib import Path
 from receval.analysis.tracker import tracked
 from receval.cli.options import ArgumentParser
 from receval.core import outputs
-from receval.core.errors import RecevalError, exit_on_error
+from receval.core.errors import EXIT_INTERRUPTED, RecevalError, exit_on_error
 from receval.core.secrets import split_url
-from receval.render.tracker import is_file_store, log, mlflow_modules
+from receval.render.tracker import is_file_store, log, mlflow_modules, uri_shown
 from receval.results.discovery import load_runs
 from receval.results.external import export
 from receval.results.stored import read_run
@@ -84,10 +88,12 @@ def check_store(uri: str, runs: list[str]) -> None:
     for item in runs:
         inside = Path(item).expanduser().resolve()
         if store == inside or inside in store.parents:
-            raise RecevalError(f"--tracking-uri {uri} is inside {item}, which this command reads; put the store elsewhere")
+            raise RecevalError(
+                f"--tracking-uri {uri_shown(uri)} is inside {item}, which this command reads; put the store elsewhere"
+            )
     for folder in [store, *store.parents]:
         if any((folder / marker).exists() for marker in outputs.RUN_MARKERS[:2]):
-            raise RecevalError(f"--tracking-uri {uri} is inside the stored run {folder}; put the store elsewhere")
+            raise RecevalError(f"--tracking-uri {uri_shown(uri)} is inside the stored run {folder}; put the store elsewhere")
 
 
 def to_tracker(args) -> int:
@@ -100,7 +106,13 @@ def to_tracker(args) -> int:
     mlflow_modules()  # the extra's message before any run is read
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     sweeps = tracked(load_runs(args.runs), metrics, args.baseline, FLAGS)
-    print(f"receval: {log(sweeps, args.tracking_uri, args.experiment).line()}", file=sys.stderr)
+    try:
+        done = log(sweeps, args.tracking_uri, args.experiment)
+    except KeyboardInterrupt:  # the runs of the sweep being written were deleted on the way out
+        print("receval: export interrupted; the MLflow runs of the sweep it was writing were removed "
+              "(export again to finish)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"receval: {done.line()}", file=sys.stderr)
     return 0
 
 

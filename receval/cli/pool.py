@@ -22,8 +22,9 @@ import sys
 from receval.analysis.pool import pool
 from receval.cli import options
 from receval.core import outputs
-from receval.core.errors import exit_on_error
+from receval.core.errors import RecevalError, exit_on_error
 from receval.core.io import atomic_write
+from receval.core.ranges import SEED
 from receval.datasets import load_sections
 from receval.results.configs import saved_config
 from receval.results.discovery import load_runs
@@ -37,6 +38,12 @@ def unit_texts(run: Run) -> dict[str, str]:
     run whose config reaches the network or runs code is refused, as by ``reproduce``)."""
     cfg = saved_config(run.run_dir)
     return {section.id: section.text for section in load_sections(cfg.dataset)}
+
+
+def check_seed(seed: int) -> None:
+    """``--seed`` in the range every seed has (:data:`receval.core.ranges.SEED`), before any run is read."""
+    if not SEED[0] <= seed <= SEED[1]:
+        raise RecevalError(f"--seed {seed}: give an integer from {SEED[0]} to {SEED[1]} (e.g. 0)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample (default 0)")
         outputs.add_force(parser)
         args = parser.parse_args(argv)
+        check_seed(args.seed)
         out = outputs.check_output(args.out, force=args.force, protected_dirs=args.runs)
         runs = load_runs(args.runs, skip=frozenset())
         pairs = pool(runs, args.depth, args.calibrate, args.seed)

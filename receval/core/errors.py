@@ -38,8 +38,10 @@ class RunError(RecevalError):
 
 def report(error: RecevalError, stream=None) -> None:
     """Print each problem of ``error`` on its own line."""
+    from receval.core.terminal import printable_lines  # a stored name's escape sequence is shown, never obeyed
+
     stream = stream or sys.stderr
-    problems = error.problems
+    problems = [printable_lines(str(problem)) for problem in error.problems]
     if len(problems) == 1:
         print(f"receval: error: {problems[0]}", file=stream)
         return

@@ -38,12 +38,13 @@ def _what(folder: Path) -> str | None:
 
 def check_output(
     path: str | Path | None, *, force: bool = False, protected_dirs: Iterable[str | Path] = (),
-    flag: str = "--out", existing_ok: bool = False,
+    flag: str = "--out", existing_ok: bool = False, force_flag: str = "--force",
 ) -> Path | None:
     """Refuse an output ``path`` that would destroy something; returns it as a Path.
 
     ``protected_dirs``: folders (or files) the command reads. ``existing_ok``: the
-    output is appended to, never replaced (``synth.out``)."""
+    output is appended to, never replaced (``synth.out``). ``force_flag``: how the
+    command spells ``force`` in the message (``force=true`` for a Hydra command)."""
     if path is None:
         return None
     target = Path(path).expanduser()
@@ -65,7 +66,7 @@ def check_output(
                 "write it elsewhere"
             )
     if target.exists() and not (force or existing_ok):
-        raise OutputError(f"{name} already exists; pass --force to replace it, or choose another name")
+        raise OutputError(f"{name} already exists; pass {force_flag} to replace it, or choose another name")
     return target
 
 

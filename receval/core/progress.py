@@ -31,6 +31,7 @@ from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeRemainingCol
 from rich.progress import Progress as RichProgress
 
 from receval.core.errors import RecevalError, RecevalWarning
+from receval.core.terminal import printable_lines
 
 _LOCK = threading.RLock()
 _ACTIVE: list["Progress"] = []  # terminal lines open (tasks of _DISPLAY)
@@ -51,6 +52,7 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
     other warning goes to the hook that was there before."""
     if not (isinstance(category, type) and issubclass(category, RecevalWarning)):
         return _shown_before(message, category, filename, lineno, file, line)
+    message = printable_lines(str(message))  # stored text in a warning is shown, never obeyed
     with _LOCK:
         if _DISPLAY is not None and file is None:  # printed above the display, which stays
             _DISPLAY.console.print(f"receval: warning: {message}", markup=False, highlight=False, soft_wrap=True)

@@ -21,6 +21,7 @@ Sections keep their character offsets into the page text.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import unicodedata
@@ -29,6 +30,7 @@ from pathlib import Path
 from receval.datasets.types import LIBRARY, Dataset, Section, fingerprint
 from receval.datasets.questions import read_questions
 from receval.core.errors import DatasetError
+from receval.core.progress import warn
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # CommonMark ATX
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -115,8 +117,24 @@ def _page_files(pages_dir: Path) -> list[Path]:
         raise DatasetError(
             f"{pages_dir}: cannot list the pages ({error.strerror or error}); check the folder's permissions"
         ) from None
-    files = [pages_dir / name for name in names if name.endswith(".md")]
-    return sorted(file for file in files if file.is_file())  # not a folder named x.md
+    files = sorted(pages_dir / name for name in names if name.endswith(".md"))
+    for file in files:
+        if file.is_symlink() and not file.is_file():
+            warn(f"{file}: {_broken_link(file)}; page skipped: fix the link or remove it")
+    return [file for file in files if file.is_file()]  # not a folder named x.md
+
+
+def _broken_link(file: Path) -> str:
+    """Why a page link leads to no file: a loop, nothing, or something not a file."""
+    try:
+        file.stat()
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symlink loop"
+        if error.errno == errno.ENOENT:
+            return f"a link to {os.readlink(file)}, which does not exist"
+        return f"a link that cannot be followed ({error.strerror})"
+    return f"a link to {os.readlink(file)}, which is not a file"
 
 
 def read_pages(pages_dir: Path, texts: dict[str, str] | None = None) -> tuple[list[Section], list[Path]]:

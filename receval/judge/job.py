@@ -22,6 +22,8 @@ from receval import components
 from receval.core import outputs
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.io import atomic_write
+from receval.core.secrets import cut
+from receval.datasets import MAX_GRADE
 from receval.judge.agreement import agreement
 from receval.results.judgments import read_any_labels
 
@@ -59,6 +61,13 @@ def read_pool(path: str | Path) -> list[dict]:
                     f"{path}:{number}: not a pool line; each is a JSON object with question_id, id, question, "
                     "text and role (hole, calibration or reference), as python -m receval.pool writes"
                 )
+            if record.get("role") == "calibration" or "known_grade" in record:
+                grade = record.get("known_grade")
+                if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
+                    raise RecevalError(
+                        f"{path}:{number}: known_grade {cut(repr(grade))} is not a grade; a calibration line's "
+                        f"known_grade is an integer from 0 to {MAX_GRADE}, as python -m receval.pool writes"
+                    )
             records.append(record)
     return records
 
@@ -75,7 +84,8 @@ def run_judge(cfg) -> dict:
     if Path(cfg.out).expanduser().is_file() and not cfg.force:
         raise RecevalError(f"out={cfg.out}: already exists; add force=true to replace it, or choose another name")
     out = outputs.check_output(cfg.out, force=True, protected_dirs=inputs, flag="out")
-    side = outputs.check_output(agreement_path(out), force=True, protected_dirs=inputs, flag="out")
+    side = outputs.check_output(agreement_path(out), force=cfg.force, protected_dirs=inputs,
+                                flag="out's agreement file", force_flag="force=true")
     records = read_pool(cfg.pool)
     node = components.typed("judge", cfg.judge, "judge")
     judge = components.build("judge", node, components.Context(), "judge")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from receval.analysis.reproduction import Reproduction
+from receval.core.terminal import printable
 
 
 def lines(result: Reproduction, limit: int = 50) -> list[str]:
@@ -36,7 +37,7 @@ def lines(result: Reproduction, limit: int = 50) -> list[str]:
                     break
                 out.append(f"  {qid}: {', '.join(cols)}")
     out.extend(f"  note: {note}" for note in result.notes)
-    return out
+    return [printable(line) for line in out]  # question ids and notes are stored text
 
 
 def _some(ids: list[str], n: int = 20) -> str:

@@ -1,10 +1,13 @@
 """``report --show`` as plain text: one block per question, each run's first relevant
 rank (as stored), its top results (relevant ones marked ``*``; for evidence, the share
-of each item a chunk holds) and the relevant units it missed."""
+of each item a chunk holds) and the relevant units it missed. Every line is printed
+through :func:`receval.core.terminal.printable`: a snippet's line break or a stored
+id's escape sequence is shown, never obeyed."""
 
 from __future__ import annotations
 
 from receval.analysis.show import QuestionView, RunView
+from receval.core.terminal import printable
 from receval.render.tables import shown
 
 
@@ -47,4 +50,4 @@ def to_text(views: list[QuestionView], which: str) -> str:
             for unit_id, rank in run.missed:
                 lines.append(f"    {missed_text(run, unit_id, rank)}")
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(map(printable, lines))  # each line one stored-text line, escapes shown

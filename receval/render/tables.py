@@ -2,7 +2,10 @@
 
 The report and compare steps compute numbers first, then turn them into
 :class:`Table` objects (already formatted cells, alignment, which cells to
-emphasise); every renderer here reads only those, so the formats agree.
+emphasise); every renderer here reads only those, so the formats agree. Every
+string a terminal or Markdown renderer prints goes through
+:func:`receval.core.terminal.printable` (a stored name's escape sequence is shown,
+never obeyed); JSON escapes control characters itself, CSV keeps the values.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from receval.core.numeric import fmt, fmt_ci, fmt_ms, fmt_signed  # noqa: F401 - the formats every table uses
+from receval.core.terminal import printable
 
 
 @dataclass
@@ -59,15 +63,16 @@ def to_rich(lines: list[str], tables: list[Table], squeeze: bool = False):
     from rich.text import Text
 
     def cut(text: str, c: int, table: Table) -> str:
+        text = printable(text)
         if not squeeze or c not in table.wrap:
             return text
         return max(text.split() or [""], key=len)
 
-    parts = [Text(line) for line in lines]
+    parts = [Text(printable(line)) for line in lines]
     for table in tables:
         parts.append(Text(""))
         rich_table = RichTable(
-            title=None if squeeze else table.title,
+            title=None if squeeze or table.title is None else printable(table.title),
             title_justify="left",
             title_style="bold",
             box=box.SIMPLE_HEAD,
@@ -90,7 +95,7 @@ def to_rich(lines: list[str], tables: list[Table], squeeze: bool = False):
             rich_table.add_row(*cells, style="bold red" if r in table.flagged else None)
         parts.append(rich_table)
         if table.note and not squeeze:
-            parts.append(Text(table.note, style="dim"))
+            parts.append(Text(printable(table.note), style="dim"))
     return Group(*parts)
 
 
@@ -131,11 +136,11 @@ def to_text(lines: list[str], tables: list[Table]) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return printable(text.replace("|", "\\|").replace("\n", " "))
 
 
 def to_markdown(lines: list[str], tables: list[Table]) -> str:
-    out = [line for line in lines]
+    out = [printable(line) for line in lines]
     for table in tables:
         out.append("")
         if table.title:

@@ -26,10 +26,11 @@ import numpy as np
 import pyarrow as pa
 
 from receval.core.errors import RecevalError
+from receval.core.secrets import cut
 from receval.results.external import read_labels
 from receval.results.stored import Run
 from receval.scoring.measures import is_measure, parse_measure
-from receval.scoring.questions import Question
+from receval.scoring.questions import MAX_GRADE, Question
 from receval.scoring.rows import question_rows
 
 #: A stored label naming an evidence item (``page:start-end``), not a unit.
@@ -72,10 +73,10 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
                     f"{path}:{number}: not a label; each line is a JSON object with question_id, id and grade"
                 ) from None
             if not isinstance(qid, str) or not isinstance(uid, str) or isinstance(grade, bool) \
-                    or not isinstance(grade, int) or grade < 0:
+                    or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
                 raise RecevalError(
-                    f"{path}:{number}: question_id and id must be strings and grade an integer >= 0 "
-                    f"(got {qid!r}, {uid!r}, {grade!r})"
+                    f"{path}:{number}: question_id and id must be strings and grade an integer from 0 to "
+                    f"{MAX_GRADE} (got {cut(repr(qid))}, {cut(repr(uid))}, {cut(repr(grade))})"
                 )
             before = labels.setdefault(qid, {}).get(uid)
             if before is not None and before != grade:
