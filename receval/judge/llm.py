@@ -108,6 +108,7 @@ class LlmJudge:
         self.usage = {"requests": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "cached_answers": 0.0,
                       "failed_pairs": 0.0, "tokens_estimated": False}
         self.prompt_sha256 = hashlib.sha256(SYSTEM.encode()).hexdigest()
+        self.last_reason: str | None = None
 
     def messages(self, question: str, passage: str) -> list[dict]:
         passage = " ".join(passage.split()[: int(self.node.passage_words)])
@@ -135,7 +136,8 @@ class LlmJudge:
                 pass  # unreadable: asked again
         try:
             reply, usage = self.client.complete(messages, SCHEMA, _validate, self.temperature, self.seed + sample)
-        except ReplyError:
+        except ReplyError as error:
+            self.last_reason = error.reason  # named when the judge fails (receval.clients.failures)
             return None
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
         estimated = not isinstance(prompt, int) or not isinstance(completion, int)
