@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import SHARED, run_of
-from receval.analysis.holes import LOW_JUDGED, judged_cautions
+from receval.analysis.holes import judged_cautions
 from receval.results import read_run
 from receval.results.external import read_labels
 
@@ -37,23 +37,33 @@ def test_judged_at_k_equals_trec_eval_judged_view_on_cranfield(tmp_path_factory)
     assert 0.15 < np.mean(table["judged@10"]) < 0.5
 
 
-def test_report_notes_low_and_uneven_judged(tmp_path_factory):
+def test_the_judged_note_appears_only_when_the_unlabelled_could_change_the_order(tmp_path_factory):
     """The built-in questions label one or two sections each: judged@10 is at most their
-    count / 10."""
+    count / 10, low for every run; that alone is no note."""
     run = read_run(run_of(tmp_path_factory, "depth=10", "metrics.ks=[1,10]"))
     n_labels = np.asarray([len(r) for r in run.strings("relevant")], dtype=float)
     judged = run.values("judged@10")
     assert (judged[n_labels > 0] <= n_labels[n_labels > 0] / 10 + 1e-12).all() and np.nanmean(judged) < 0.15
-    notes = judged_cautions([run], ["bm25"])
-    assert len(notes) == 1 and notes[0].startswith(f"judged@10 below {LOW_JUDGED} (#0 bm25 0.")
-    # a second run whose top 10 is all labelled: far fewer unlabelled units
+    assert judged_cautions([run], ["bm25"], "ndcg@10") == []  # one run: no comparison to change
+    assert judged_cautions([run, run], ["a", "b"], "ndcg@10") == []  # judged alike: the order stands
     import pyarrow as pa
 
-    full = run.filtered(run.table.set_column(run.table.column_names.index("judged@10"), "judged@10",
-                                             pa.array([1.0] * run.table.num_rows)))
-    notes = judged_cautions([run, full], ["a", "b"])
-    assert any(n.startswith("#0 a retrieved far more unlabelled units than #1 b") for n in notes)
-    assert judged_cautions([full], ["b"]) == []
+    def with_column(base, name, values):
+        return base.filtered(base.table.set_column(base.table.column_names.index(name), name, pa.array(values)))
+
+    # a run whose top 10 is all labelled, scoring the same: the other's unlabelled units could reverse it
+    full = with_column(run, "judged@10", [1.0] * run.table.num_rows)
+    (note,) = judged_cautions([full, run], ["a", "b"], "ndcg@10")
+    share = 1 - np.nanmean(judged)
+    assert note.startswith(f"#1 b has more of its top 10 unlabelled than #0 a ({share:.2f} vs 0.00): #0 leads it by "
+                           "0.000 on nDCG@10, but labelling those units could reverse the order; pool and judge")
+    assert "python -m receval.judge pool=pool.jsonl" in note
+    # a run 0.05 better judged and 0.10 ahead: the other's extra unlabelled share cannot close the gap
+    ahead = with_column(with_column(run, "judged@10", (judged + 0.05).tolist()), "ndcg@10",
+                        (run.values("ndcg@10") + 0.10).tolist())
+    assert judged_cautions([ahead, run], ["a", "b"], "ndcg@10") == []
+    behind = with_column(ahead, "ndcg@10", (run.values("ndcg@10") + 0.04).tolist())  # 0.04 ahead: it could
+    assert len(judged_cautions([behind, run], ["a", "b"], "ndcg@10")) == 1
 
 
 # --------------------------------------------------------------------------- pool, re-score

@@ -7,10 +7,13 @@ and a run that retrieves many unlabelled units is punished for them whether they
 answer the question or not. The report says so, from the stored ``judged@k`` column
 (:mod:`receval.metrics`):
 
-- **low**: a run's mean judged@k below :data:`LOW_JUDGED` (0.5) at the largest k the
-  runs store: more than half of what it shows there is unlabelled.
-- **far apart**: two runs' mean share of unlabelled units at that k differs by more
-  than :data:`UNJUDGED_GAP` (0.2, i.e. 2 more unlabelled units in 10).
+a note only when the unlabelled units could change the comparison shown: for two runs
+a above b on the report's measure, b has a larger share of unlabelled units in its
+top k (``1 - judged@k`` at the largest k the runs store) than a leads it by, so that
+labelling them could reverse the order (without a measure: the shares differ by more
+than :data:`UNJUDGED_GAP`, 0.2). One run, or runs equally well or badly judged, get no
+note: a low judged@k alone (every BEIR run, a synthetic set labelling one passage per
+question) is no reason to doubt an order it affects alike.
 
 The remedy is to pool and judge what the runs retrieved (``python -m receval.pool``,
 ``python -m receval.judge``) and re-score (``report --labels``, :func:`relabel`); with
@@ -33,7 +36,6 @@ from receval.results.stored import Run
 from receval.stats.concordance import Concordance, tau_interval
 from receval.stats.ppi import PpiInterval, ppi_mean
 
-LOW_JUDGED = 0.5
 UNJUDGED_GAP = 0.2
 
 
@@ -47,33 +49,33 @@ def judged_column(runs: list[Run]) -> str | None:
     return f"judged@{max(shared)}" if shared else None
 
 
-def judged_cautions(runs: list[Run], labels: list[str]) -> list[str]:
-    """The report's notes on judgment holes (see the module docstring); none when the
-    runs lack ``judged@k`` or are well judged."""
+def judged_cautions(runs: list[Run], labels: list[str], metric: str | None = None) -> list[str]:
+    """The report's note on judgment holes, only when they could change the comparison
+    shown (see the module docstring); none for one run, for runs without ``judged@k``,
+    or when no pair's order could turn on the unlabelled units."""
     column = judged_column(runs)
-    if column is None or not runs:
+    if column is None or len(runs) < 2:
         return []
     means = np.array([np.nanmean(run.values(column)) if run.table.num_rows else np.nan for run in runs])
-    notes = []
-    below = np.flatnonzero(means < LOW_JUDGED)
-    low = [f"#{i} {labels[i]} {means[i]:.2f}" for i in below]
-    if len(low) > 3:
-        low = [f"{len(low)} of {len(runs)} runs, {means[below].min():.2f} to {means[below].max():.2f}"]
-    if low:
-        notes.append(
-            f"{column} below {LOW_JUDGED} ({', '.join(low)}): most of what these runs show is unlabelled and "
-            "counted as not relevant; pool and judge it (python -m receval.pool, receval.judge) and "
-            "re-score with --labels"
-        )
-    if len(runs) > 1 and np.isfinite(means).all():
-        most, least = int(np.argmin(means)), int(np.argmax(means))
-        if means[least] - means[most] > UNJUDGED_GAP:
-            notes.append(
-                f"#{most} {labels[most]} retrieved far more unlabelled units than #{least} {labels[least]} "
-                f"(unlabelled share of the top {column.split('@')[1]}: {1 - means[most]:.2f} vs "
-                f"{1 - means[least]:.2f}); their difference may be the labels', not the retrieval's"
-            )
-    return notes
+    scores = (np.array([np.nanmean(run.values(metric)) if run.table.num_rows else np.nan for run in runs])
+              if metric and all(metric in run.table.column_names for run in runs) else np.zeros(len(runs)))
+    if not (np.isfinite(means).all() and np.isfinite(scores).all()):
+        return []
+    # pairs (a above b) where b has more of its top k unlabelled than a leads it by
+    extra = means[:, None] - means[None, :]  # [a, b]: b's unlabelled share minus a's
+    gap = scores[:, None] - scores[None, :]
+    could = (gap >= 0) & (extra > np.maximum(gap, UNJUDGED_GAP if metric is None else 0.0)) & (extra > 0)
+    if not could.any():
+        return []
+    a, b = np.unravel_index(np.argmax(np.where(could, extra - gap, -np.inf)), could.shape)
+    k = column.split("@")[1]
+    lead = f" leads it by {gap[a, b]:.3f} on {measure_label(metric)}, but" if metric else ""
+    return [
+        f"#{b} {labels[b]} has more of its top {k} unlabelled than #{a} {labels[a]} ({1 - means[b]:.2f} vs "
+        f"{1 - means[a]:.2f}): #{a}{lead} labelling those units could reverse the order; pool and judge them "
+        "(python -m receval.pool RUNS --out pool.jsonl, then python -m receval.judge pool=pool.jsonl) and "
+        "re-score with --labels"
+    ]
 
 
 # ----------------------------------------------------------------- added labels (report --labels)

@@ -341,7 +341,7 @@ def compute(args) -> Report | Gate:
     report = Report(
         runs=summary, params=naming.columns, metrics=names, metric=metric, questions=question_counts(runs, metric),
         boot=boot, where=where, baseline=base, floors=floors,
-        cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels),
+        cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
     )
     if human is not None:
