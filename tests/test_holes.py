@@ -197,7 +197,7 @@ def test_labels_for_an_unknown_question_are_named_and_not_applied(two_runs, tmp_
     qid, unit = a_hole(runs[0])
     found = relabel(runs, [write_labels(tmp_path / "l.jsonl", (qid, unit, 2), ("no-such-q", unit, 3))])
     assert (found.account.given, found.account.applied, found.account.unknown_questions) == (2, 1, ["no-such-q"])
-    assert found.cautions()[0].startswith("re-scored with 1 added labels")
+    assert found.cautions()[0] == f"re-scored with 1 of the 2 added labels from {tmp_path / 'l.jsonl'} (stored runs unchanged)"
     assert "1 question ids no run has, their labels not applied: no-such-q" in found.cautions()
 
 

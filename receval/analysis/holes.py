@@ -102,9 +102,9 @@ class LabelAccount:
     unknown_units: list[str] = field(default_factory=list)  # "question unit" pairs whose unit no run retrieved or labels
     unanswerable: list[str] = field(default_factory=list)  # questions the dataset marks unanswerable, labelled relevant
 
-    def lines(self, files: str) -> list[str]:
-        out = [f"applied {self.applied} of {self.given} added labels from {files}"
-               + (f"; {self.already} already stored with that grade" if self.already else "")]
+    def lines(self) -> list[str]:
+        """One line per kind of label not applied, naming the ids."""
+        out = []
         if self.unknown_questions:
             out.append(f"{len(self.unknown_questions)} question ids no run has, their labels not applied: "
                        f"{_named(self.unknown_questions)}")
@@ -176,12 +176,15 @@ class Relabelled:
 
     def cautions(self) -> list[str]:
         files = ", ".join(self.files)
-        notes = [f"re-scored with {self.account.applied} added labels from {files} (stored runs unchanged)"]
+        found = self.account
+        already = f"; {found.already} already stored with that grade" if found.already else ""
+        notes = [f"re-scored with {found.applied} of the {found.given} added labels from {files} (stored runs "
+                 f"unchanged){already}"]
         if self.conflicts:
             shown = "; ".join(c.line() for c in self.conflicts[:5])
             more = f" (and {len(self.conflicts) - 5} more)" if len(self.conflicts) > 5 else ""
             notes.append(f"{len(self.conflicts)} added labels contradict stored ones and were not applied: {shown}{more}")
-        return notes + self.account.lines(files)
+        return notes + found.lines()
 
 
 def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown_units: str = "skip") -> Relabelled:
@@ -191,7 +194,7 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown
     merged = merge_added([(f, read_any_labels(f, option)) for f in files], option)
     added, found = account(runs, merged, unknown_units)
     if found.applied == 0:
-        why = "; ".join(found.lines(", ".join(files))[1:]) or (
+        why = "; ".join(found.lines()) or (
             "every one is already stored with that grade or contradicts a stored one" if found.given else "the files hold no label")
         raise RecevalError(f"{option}: none of the {found.given} labels in {', '.join(files)} applies to these runs: "
                            f"{why}; give labels for these runs' questions (python -m receval.pool, receval.judge)")
