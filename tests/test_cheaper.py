@@ -58,6 +58,24 @@ def sweep(root, seed: int):
     return load_runs([root / f"s{seed}"])
 
 
+def test_a_hybrid_runs_the_stages_of_its_members_as_they_run_alone(tmp_path):
+    """The members of conf/retriever/hybrid.yaml as saved (only what the file gives) and the
+    same retrievers alone with every default written out are the same stages."""
+    from receval.results.labels import filled
+
+    answered = np.ones(4)
+    write_run(tmp_path / "h", {"kind": "fused", "members": [{"kind": "bm25", "k1": 1.2, "b": 0.75},
+                                                            {"kind": "dense", "model": "all-MiniLM-L6-v2"}]},
+              answered, np.ones(4))
+    write_run(tmp_path / "d", filled("retriever", {"kind": "dense"}), answered, np.ones(4))
+    write_run(tmp_path / "b", {"kind": "bm25", "k1": 2.0, "b": 0.3}, answered, np.ones(4))
+    hybrid, dense, bm25 = (stage_tree(run) for run in load_runs([tmp_path / n for n in "hdb"]))
+    assert part_of(dense, hybrid) and part_of(bm25, hybrid) and not part_of(dense, bm25)
+    write_run(tmp_path / "o", {"kind": "dense", "backend": "onnx"}, answered, np.ones(4))
+    (onnx,) = (stage_tree(run) for run in load_runs([tmp_path / "o"]))
+    assert not part_of(onnx, hybrid) and onnx != dense  # another backend is other work
+
+
 def test_stage_trees_read_the_config():
     assert part_of(Counter({"bm25": 1}), Counter({"bm25": 1, "dense": 1, "rrf": 1}))
     assert not part_of(Counter({"bm25": 1}), Counter({"bm25": 1}))  # the same stages: neither

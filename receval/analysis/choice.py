@@ -41,7 +41,7 @@ from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
 from receval.measures.cost import COLUMN
 from receval.core.vocabulary import measure_label
-from receval.results.labels import run_labels
+from receval.results.labels import filled, run_labels
 from receval.results.stored import Run
 from receval.stats import noninferiority
 from receval.stats.bootstrap import Interval
@@ -171,21 +171,25 @@ def _labels(runs: list[Run]) -> list[str]:
 
 
 STAGED = ("transform", "retriever", "rerank")  # the config groups whose components run per question
+#: Settings that change a stage's work, not only its scores: which model, where it runs, how many pairs.
+WORK_KEYS = ("backend", "base_url", "first_size", "max_length", "passage_words", "samples")
 
 
 def stage_tree(run: Run) -> Tree:
     """The stages a run runs, for the cost rules of :mod:`receval.stats.cheaper`: each
     component of ``transform``, ``retriever`` (a fused one's members and fusion) and
-    ``rerank`` as (group, kind, its model settings), and the chunks it indexed. Settings
-    that change scores, not work (k1, b, weights), are left out: runs differing only in
-    them run the same stages."""
+    ``rerank`` as (group, kind, the settings that change its work: its model and
+    :data:`WORK_KEYS`), and the chunks it indexed. Settings that change scores, not
+    work (k1, b, weights), are left out: runs differing only in them run the same stages."""
     tree: Tree = Tree()
 
     def walk(group: str, node) -> None:
+        node = filled(group, node)  # a member as its schema fills it: {kind: dense} is dense's defaults
         if isinstance(node, str):
             tree[(group, node)] += 1
         elif isinstance(node, dict) and node.get("kind"):
-            models = tuple(sorted((k, str(v)) for k, v in node.items() if "model" in str(k) and isinstance(v, str)))
+            models = tuple(sorted((str(k), str(v)) for k, v in node.items()
+                                  if ("model" in str(k) or k in WORK_KEYS) and isinstance(v, str | int | float)))
             tree[(group, str(node["kind"]), models)] += 1
             for value in node.values():
                 if isinstance(value, dict) and "kind" in value:
