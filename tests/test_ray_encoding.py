@@ -401,3 +401,25 @@ def test_a_stale_ray_address_ends_on_a_ray_of_its_own(stale_ray_folder, short_tm
     assert done.returncode == 0, done.stderr[-2000:]
     assert "nodes 1 owned True" in done.stdout
     assert f"no Ray answers at {stale_ray_folder}" in done.stderr
+
+
+def test_ctrl_c_while_ray_starts_shuts_it_down_and_passes_on(monkeypatch):
+    """KeyboardInterrupt out of ray.init is not swallowed (the run command turns it into
+    exit 130) and the half-started Ray is shut down; a fake ray module, nothing started."""
+    import sys
+
+    from receval.encoders import distributed
+
+    calls = []
+
+    def init(**kwargs):
+        calls.append(("init", kwargs["address"]))
+        raise KeyboardInterrupt
+
+    fake = SimpleNamespace(is_initialized=lambda: False, init=init, shutdown=lambda: calls.append(("shutdown", None)))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr(distributed, "require_ray", lambda: None)
+    monkeypatch.setattr(distributed, "ray_target", lambda address: ("local", None))
+    with pytest.raises(KeyboardInterrupt):
+        distributed.connect(None)
+    assert calls == [("init", "local"), ("shutdown", None)]
