@@ -212,7 +212,10 @@ def test_a_unit_no_run_knows_is_named_and_does_not_lower_recall(two_runs, tmp_pa
     for before, after in zip(alone, typo.runs):
         for name in ("recall@10", "ndcg@10"):
             np.testing.assert_array_equal(after.values(name), before.values(name), err_msg=name)
+    assert any("(--unknown-units apply applies them" in line for line in typo.cautions())
     applied = relabel(runs, [str(tmp_path / "b.jsonl")], unknown_units="apply").runs  # asked for: it counts
+    flag = report_for([str(two_runs), "--labels", str(tmp_path / "b.jsonl"), "--unknown-units", "apply"])
+    assert flag.relabelled[0].startswith("re-scored with 2 of the 2 added labels")
     row = list(runs[0].ids).index(qid)
     assert applied[0].values("recall@10")[row] < alone[0].values("recall@10")[row]
 

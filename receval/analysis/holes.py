@@ -110,7 +110,8 @@ class LabelAccount:
                        f"{_named(self.unknown_questions)}")
         if self.unknown_units:
             out.append(f"{len(self.unknown_units)} labels name units no run retrieved or labels (a typo, or "
-                       f"another collection's ids), not applied: {_named(self.unknown_units)}")
+                       f"another collection's ids), not applied: {_named(self.unknown_units)} (--unknown-units "
+                       "apply applies them, e.g. a complete qrels file)")
         if self.unanswerable:
             out.append(f"{len(self.unanswerable)} unanswerable questions labelled relevant, not applied (the "
                        f"dataset says they have no answer): {_named(self.unanswerable)}")
