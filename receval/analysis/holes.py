@@ -5,9 +5,8 @@ relevant. When the labels cover little of a run's top k (a synthetic question se
 labels one passage per question), its scores measure agreement with those few labels,
 and a run that retrieves many unlabelled units is punished for them whether they
 answer the question or not. The report says so, from the stored ``judged@k`` column
-(:mod:`receval.metrics`):
-
-a note only when the unlabelled units could change the comparison shown: for two runs
+(:mod:`receval.metrics`), but only when the unlabelled units could change the
+comparison shown: for two runs
 a above b on the report's measure, b has a larger share of unlabelled units in its
 top k (``1 - judged@k`` at the largest k the runs store) than a leads it by, so that
 labelling them could reverse the order (without a measure: the shares differ by more
@@ -69,10 +68,10 @@ def judged_cautions(runs: list[Run], labels: list[str], metric: str | None = Non
         return []
     a, b = np.unravel_index(np.argmax(np.where(could, extra - gap, -np.inf)), could.shape)
     k = column.split("@")[1]
-    lead = f" leads it by {gap[a, b]:.3f} on {measure_label(metric)}, but" if metric else ""
+    lead = f"#{a} leads it by {gap[a, b]:.3f} on {measure_label(metric)}, but " if metric else ""
     return [
         f"#{b} {labels[b]} has more of its top {k} unlabelled than #{a} {labels[a]} ({1 - means[b]:.2f} vs "
-        f"{1 - means[a]:.2f}): #{a}{lead} labelling those units could reverse the order; pool and judge them "
+        f"{1 - means[a]:.2f}): {lead}labelling those units could reverse the order; pool and judge them "
         "(python -m receval.pool RUNS --out pool.jsonl, then python -m receval.judge pool=pool.jsonl) and "
         "re-score with --labels"
     ]
