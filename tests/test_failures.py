@@ -97,3 +97,16 @@ def test_synth_against_prose_exits_2_naming_the_reason(prose_server, tmp_path):
            "(last: gave up" in done.stderr and "not a JSON object" in done.stderr
     assert "Nothing was written" in done.stderr and "Traceback" not in done.stderr
     assert "unchanged" not in done.stdout + done.stderr and not out.exists()
+
+
+def test_a_local_judge_grading_nothing_is_an_error_too(tmp_path):
+    from test_judge import judge_cfg, write_pool
+
+    from receval.judge.job import run_judge
+
+    pool = write_pool(tmp_path / "pool.jsonl", [("q1", "d1", "a passage"), ("q2", "d2", "another")])  # no references
+    out = tmp_path / "l.jsonl"
+    with pytest.raises(RecevalError, match=r"receval.judge oneshot:bm25: graded none of the 2 pairs asked, so there "
+                                           r"is nothing to write: judge=oneshot grades .* --calibrate N"):
+        run_judge(judge_cfg(f"pool={pool}", "judge=oneshot", f"out={out}"))
+    assert not out.exists()

@@ -99,6 +99,12 @@ def run_judge(cfg) -> dict:
     asked = [r for r in records if r.get("role", "hole") in ("hole", "calibration")]
     verdicts = judge.judge(asked, references)
     counts = pair_counts(judge, verdicts)
+    if counts is None and asked and all(grade is None for grade, _ in verdicts):  # a local judge: the same rule
+        raise RecevalError(
+            f"receval.judge {judge.name}: graded none of the {len(asked)} pairs asked, so there is nothing to "
+            "write: judge=oneshot grades a question's pairs only when the pool holds a known relevant unit for it "
+            "(its reference lines: python -m receval.pool ... --calibrate N), judge=qrels only the pairs its file labels"
+        )
     if counts is not None:
         failures.check(
             counts, fix="check judge.base_url, judge.model and that the model answers {\"grade\": n}, then rerun",
