@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import SHARED, run_of
-from receval.analysis.holes import LOW_JUDGED, judged_cautions
+from receval.analysis.holes import judged_cautions
 from receval.results import read_run
 from receval.results.external import read_labels
 
@@ -37,23 +37,33 @@ def test_judged_at_k_equals_trec_eval_judged_view_on_cranfield(tmp_path_factory)
     assert 0.15 < np.mean(table["judged@10"]) < 0.5
 
 
-def test_report_notes_low_and_uneven_judged(tmp_path_factory):
+def test_the_judged_note_appears_only_when_the_unlabelled_could_change_the_order(tmp_path_factory):
     """The built-in questions label one or two sections each: judged@10 is at most their
-    count / 10."""
+    count / 10, low for every run; that alone is no note."""
     run = read_run(run_of(tmp_path_factory, "depth=10", "metrics.ks=[1,10]"))
     n_labels = np.asarray([len(r) for r in run.strings("relevant")], dtype=float)
     judged = run.values("judged@10")
     assert (judged[n_labels > 0] <= n_labels[n_labels > 0] / 10 + 1e-12).all() and np.nanmean(judged) < 0.15
-    notes = judged_cautions([run], ["bm25"])
-    assert len(notes) == 1 and notes[0].startswith(f"judged@10 below {LOW_JUDGED} (#0 bm25 0.")
-    # a second run whose top 10 is all labelled: far fewer unlabelled units
+    assert judged_cautions([run], ["bm25"], "ndcg@10") == []  # one run: no comparison to change
+    assert judged_cautions([run, run], ["a", "b"], "ndcg@10") == []  # judged alike: the order stands
     import pyarrow as pa
 
-    full = run.filtered(run.table.set_column(run.table.column_names.index("judged@10"), "judged@10",
-                                             pa.array([1.0] * run.table.num_rows)))
-    notes = judged_cautions([run, full], ["a", "b"])
-    assert any(n.startswith("#0 a retrieved far more unlabelled units than #1 b") for n in notes)
-    assert judged_cautions([full], ["b"]) == []
+    def with_column(base, name, values):
+        return base.filtered(base.table.set_column(base.table.column_names.index(name), name, pa.array(values)))
+
+    # a run whose top 10 is all labelled, scoring the same: the other's unlabelled units could reverse it
+    full = with_column(run, "judged@10", [1.0] * run.table.num_rows)
+    (note,) = judged_cautions([full, run], ["a", "b"], "ndcg@10")
+    share = 1 - np.nanmean(judged)
+    assert note.startswith(f"#1 b has more of its top 10 unlabelled than #0 a ({share:.2f} vs 0.00): #0 leads it by "
+                           "0.000 on nDCG@10, but labelling those units could reverse the order; pool and judge")
+    assert "python -m receval.judge pool=pool.jsonl" in note
+    # a run 0.05 better judged and 0.10 ahead: the other's extra unlabelled share cannot close the gap
+    ahead = with_column(with_column(run, "judged@10", (judged + 0.05).tolist()), "ndcg@10",
+                        (run.values("ndcg@10") + 0.10).tolist())
+    assert judged_cautions([ahead, run], ["a", "b"], "ndcg@10") == []
+    behind = with_column(ahead, "ndcg@10", (run.values("ndcg@10") + 0.04).tolist())  # 0.04 ahead: it could
+    assert len(judged_cautions([behind, run], ["a", "b"], "ndcg@10")) == 1
 
 
 # --------------------------------------------------------------------------- pool, re-score
@@ -164,6 +174,97 @@ def test_added_labels_rescore_and_contradictions_are_listed_not_applied(two_runs
         report_for([str(two_runs), "--agreement"])
 
 
+# --------------------------------------------------------------------------- labels that do not match
+
+
+def write_labels(path, *labels):
+    path.write_text("".join(json.dumps({"question_id": q, "id": u, "grade": g}) + "\n" for q, u, g in labels))
+    return str(path)
+
+
+def a_hole(run):
+    """A question with a stored relevant label and a retrieved unit it does not label."""
+    stored = stored_labels(run)
+    for qid, ranked in zip(run.ids, run.strings("retrieved")):
+        new = [u for u in ranked or [] if u not in stored.get(qid, {})]
+        if stored.get(qid) and new:
+            return qid, new[0]
+    raise AssertionError("no question with a hole")
+
+
+def test_labels_for_an_unknown_question_are_named_and_not_applied(two_runs, tmp_path):
+    runs = load_runs([two_runs], skip=frozenset())
+    qid, unit = a_hole(runs[0])
+    found = relabel(runs, [write_labels(tmp_path / "l.jsonl", (qid, unit, 2), ("no-such-q", unit, 3))])
+    assert (found.account.given, found.account.applied, found.account.unknown_questions) == (2, 1, ["no-such-q"])
+    assert found.cautions()[0] == f"re-scored with 1 of the 2 added labels from {tmp_path / 'l.jsonl'} (stored runs unchanged)"
+    assert "1 question ids no run has, their labels not applied: no-such-q" in found.cautions()
+
+
+def test_a_unit_no_run_knows_is_named_and_does_not_lower_recall(two_runs, tmp_path):
+    runs = load_runs([two_runs], skip=frozenset())
+    qid, unit = a_hole(runs[0])
+    alone = relabel(runs, [write_labels(tmp_path / "a.jsonl", (qid, unit, 2))]).runs
+    typo = relabel(runs, [write_labels(tmp_path / "b.jsonl", (qid, unit, 2), (qid, "nowhere#typo", 3))])
+    assert typo.account.unknown_units == [f"{qid} nowhere#typo"] and typo.account.applied == 1
+    assert any(line.startswith("1 labels name units no run retrieved or labels") and "nowhere#typo" in line
+               for line in typo.cautions())
+    for before, after in zip(alone, typo.runs):
+        for name in ("recall@10", "ndcg@10"):
+            np.testing.assert_array_equal(after.values(name), before.values(name), err_msg=name)
+    assert any("(--unknown-units apply applies them" in line for line in typo.cautions())
+    applied = relabel(runs, [str(tmp_path / "b.jsonl")], unknown_units="apply").runs  # asked for: it counts
+    flag = report_for([str(two_runs), "--labels", str(tmp_path / "b.jsonl"), "--unknown-units", "apply"])
+    assert flag.relabelled[0].startswith("re-scored with 2 of the 2 added labels")
+    row = list(runs[0].ids).index(qid)
+    assert applied[0].values("recall@10")[row] < alone[0].values("recall@10")[row]
+
+
+def test_relevant_labels_on_an_unanswerable_question_are_not_applied(two_runs, tmp_path):
+    runs = load_runs([two_runs], skip=frozenset())
+    qid, unit = a_hole(runs[0])
+    kinds = dict(zip(runs[0].ids, runs[0].strings("kind")))
+    none = next(q for q, k in kinds.items() if k == "unanswerable")
+    found = relabel(runs, [write_labels(tmp_path / "l.jsonl", (qid, unit, 2), (none, unit, 2))])
+    assert found.account.unanswerable == [none] and found.account.applied == 1
+    assert f"1 unanswerable questions labelled relevant, not applied (the dataset says they have no answer): {none}" \
+        in found.cautions()
+    assert stored_labels(found.runs[0]).get(none, {}) == {}
+
+
+def test_labels_matching_nothing_exit_2_and_nothing_says_unchanged(two_runs, tmp_path, capsys):
+    from receval.cli.report import main
+
+    runs = load_runs([two_runs], skip=frozenset())
+    qid, unit = a_hole(runs[0])
+    nothing = write_labels(tmp_path / "n.jsonl", ("no-such-q", unit, 2), (qid, "nowhere#typo", 1))
+    with pytest.raises(RecevalError, match=r"--labels: none of the 2 labels in .*n.jsonl applies to these runs: "
+                                           r"1 question ids no run has.*no-such-q.*nowhere#typo"):
+        relabel(runs, [nothing])
+    with pytest.raises(SystemExit) as exited:
+        main([str(two_runs), "--labels", nothing, "--agreement", "--n-resamples", "50"])
+    out = capsys.readouterr()
+    assert exited.value.code == 2 and "none of the 2 labels" in out.err
+    assert "unchanged" not in out.out + out.err and "Kendall" not in out.out
+
+
+def test_agreement_over_labels_that_change_nothing_says_so(two_runs, tmp_path):
+    runs = load_runs([two_runs], skip=frozenset())
+    stored = stored_labels(runs[0])
+    # a grade-0 label on a unit beyond every run's top 10 changes no ranking measure
+    qid, ranked = next((q, r) for q, r in zip(runs[0].ids, runs[0].strings("retrieved")) if stored.get(q))
+    deep = next((u for u in ranked[10:] if u not in stored[qid]), None) if len(ranked) > 10 else None
+    unit = deep or a_hole(runs[0])[1]
+    labels = write_labels(tmp_path / "z.jsonl", (qid, unit, 0))
+    report = report_for([str(two_runs), "--labels", labels, "--agreement", "--n-resamples", "50", "--metric", "mrr"])
+    text = "\n".join(report.label_agreement.lines([r.label for r in report.runs]))
+    assert "the added labels changed no run's MRR" in text and "nothing was compared" in text
+    assert "unchanged" not in text and "Kendall" not in text
+    assert report.to_dict()["label_agreement"]["kendall_tau"] is None
+    # the table and the agreement block count the same questions
+    assert report.label_agreement.tau.n_questions + report.label_agreement.only_added == report.questions["n_scored"]
+
+
 # --------------------------------------------------------------------------- the loop on Cranfield
 
 
@@ -203,7 +304,7 @@ def test_cranfield_pool_judged_by_full_qrels_restores_the_ranking(tmp_path, make
     labels.write_text("".join(json.dumps({"question_id": p.question_id, "id": p.id,
                                           "grade": full.get(p.question_id, {}).get(p.id, 0)}) + "\n" for p in holes))
     boot = BootstrapConfig(n_resamples=200)
-    complete = relabel(runs, [str(qrels)]).runs
+    complete = relabel(runs, [str(qrels)], unknown_units="apply").runs  # the collection's units no run found count
     judged = relabel(runs, [str(labels)]).runs
     # re-scoring with the full qrels is what a run made with them measures
     reference = run_one(make_config("dataset=beir", f"dataset.path={CRANFIELD}", "dataset.split=test",

@@ -324,3 +324,102 @@ def test_pack_names_carry_the_writer(tmp_path):
     embed(["one text"], FakeEncoder(), cache)
     (pack,) = cache.packs()
     assert pack.name.split("-")[2] == str(os.getpid()) and Path(pack).suffix == ".emb"
+
+
+# ------------------------------------------------------------------ a stale Ray address (issue 37)
+
+
+def dead_address() -> str:
+    """127.0.0.1 and a port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.fixture
+def short_tmp():
+    """A temp folder with a short path: Ray's socket paths under it must stay within 107 bytes."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="rs", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def stale_ray_folder(short_tmp, monkeypatch):
+    """Ray's temp folder pointed at a folder of the test's, its address file naming a head
+    that is gone (as a hydra/launcher=ray sweep leaves it)."""
+    tmp_path = short_tmp
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "ray").mkdir()
+    address = dead_address()
+    (tmp_path / "ray" / "ray_current_cluster").write_text(address + "\n")
+    return address
+
+
+def test_a_stale_address_file_gives_a_local_ray_and_a_named_one_an_error(stale_ray_folder, short_tmp, monkeypatch):
+    from receval.encoders.distributed import address_file, ray_target
+
+    tmp_path = short_tmp
+    assert address_file() == tmp_path / "ray" / "ray_current_cluster"
+    target, note = ray_target(None)
+    assert target == "local" and f"no Ray answers at {stale_ray_folder}" in note
+    assert f"`ray stop` or delete {tmp_path / 'ray' / 'ray_current_cluster'}" in note
+    with pytest.raises(RecevalError, match=rf"no Ray answers at {stale_ray_folder} \(named by Ray's address file "
+                                           r".*ray_current_cluster\) within 3 s; run `ray stop`"):
+        ray_target("auto")  # joining the cluster was asked for: no silent private Ray
+    with pytest.raises(RecevalError, match=rf"no Ray answers at {stale_ray_folder} \(named by ray.address="):
+        ray_target(stale_ray_folder)
+    monkeypatch.setenv("RAY_ADDRESS", stale_ray_folder)
+    with pytest.raises(RecevalError, match=r"named by RAY_ADDRESS=.*unset RAY_ADDRESS"):
+        ray_target(None)
+    monkeypatch.delenv("RAY_ADDRESS")
+    assert ray_target("local") == ("local", None)
+    (tmp_path / "ray" / "ray_current_cluster").unlink()
+    assert ray_target(None) == (None, None)  # nothing named: Ray starts its own, as before
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_RAY, reason="needs the ray extra")
+def test_a_stale_ray_address_ends_on_a_ray_of_its_own(stale_ray_folder, short_tmp):
+    """The issue's case end to end in a subprocess (bounded by its timeout, not timed): the
+    address file names a dead head; connect starts a private Ray, warns, and shuts it down."""
+    import subprocess
+    import sys
+
+    code = ("from receval.encoders.distributed import connect\n"
+            "ray, owned = connect(None)\n"
+            "print('nodes', len(ray.nodes()), 'owned', owned)\n"
+            "ray.shutdown()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RAY_TMPDIR": str(short_tmp)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "nodes 1 owned True" in done.stdout
+    assert f"no Ray answers at {stale_ray_folder}" in done.stderr
+
+
+def test_ctrl_c_while_ray_starts_shuts_it_down_and_passes_on(monkeypatch):
+    """KeyboardInterrupt out of ray.init is not swallowed (the run command turns it into
+    exit 130) and the half-started Ray is shut down; a fake ray module, nothing started."""
+    import sys
+
+    from receval.encoders import distributed
+
+    calls = []
+
+    def init(**kwargs):
+        calls.append(("init", kwargs["address"]))
+        raise KeyboardInterrupt
+
+    fake = SimpleNamespace(is_initialized=lambda: False, init=init, shutdown=lambda: calls.append(("shutdown", None)))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr(distributed, "require_ray", lambda: None)
+    monkeypatch.setattr(distributed, "ray_target", lambda address: ("local", None))
+    with pytest.raises(KeyboardInterrupt):
+        distributed.connect(None)
+    assert calls == [("init", "local"), ("shutdown", None)]

@@ -126,23 +126,52 @@ def test_empty_questions_count_towards_the_refusal(synth_config, server):
     assert not Path(synth_config().synth.out).exists()  # nothing kept: no file left
 
 
-def test_a_few_duplicates_are_dropped_with_a_count_and_the_set_kept(synth_config, server, capsys):
-    def respond(body, attempt):  # two of the eight sections get the same question
+def test_a_few_duplicates_are_asked_again_then_dropped_with_a_count(synth_config, server, capsys):
+    def respond(body, attempt):  # two of the eight sections get the same question, whatever is asked
         texts = passages_of(body)
         if texts[0].startswith(("A single ride", "Riders must be")):
             return chat_reply(json.dumps({"question": "What does it cost?", "answer": "a", "quotes": [first_sentence(texts[0])]}))
         return None
 
     server.respond = respond
-    cfg = synth_config("dataset=folder", f"dataset.path={SITE}")
+    cfg = synth_config("dataset=folder", f"dataset.path={SITE}", "synth.max_retries=2")
     summary = generate(cfg, progress=False)
-    assert summary.written == 7 and summary.duplicates == 1 and not summary.failed
-    assert "dropped 1 near-duplicate questions (same words, or word-set Jaccard >= 0.9" in capsys.readouterr().err
+    # the repeating section is asked 1 + max_retries = 3 times, each reply a repeat, then dropped
+    assert summary.written == 7 and summary.duplicates == 3 and summary.repeats_dropped == 1 and not summary.failed
+    err = capsys.readouterr().err
+    assert "3 replies repeated a question already in the set (same words, or word-set Jaccard >= 0.9) and were " \
+           "asked again; 1 questions still repeated after 3 attempts and were dropped" in err
     assert sum(r["question"] == "What does it cost?" for r in lines(summary.path)) == 1
-    # a rerun asks the dropped one again and drops it again: questions already in the file count
+    assert summary.counts.line() == "10 requests sent, 7 of 8 questions usable, 1 failed (last: every reply " \
+                                    "repeated a question already in the set (3 attempts))"
+    # the later attempts list the repeated question as already written, so a model is told to write another
+    asked_again = [r["body"]["messages"][-1]["content"] for r in server.requests
+                   if "What does it cost?" in r["body"]["messages"][-1]["content"]]
+    assert len(asked_again) == 2 and all("- What does it cost?" in text for text in asked_again)
+    # a rerun asks the dropped one again (3 attempts) and drops it again: questions already in the file count
     server.requests.clear()
-    again = generate(cfg, progress=False)
-    assert len(server.requests) == 1 and again.duplicates == 1 and again.written == 0
+    with pytest.raises(RecevalError, match=r"receval.synth: nothing usable came back: 3 requests sent, 0 of 1 "
+                                           r"questions usable, 1 failed .*The 7 questions in .* are kept"):
+        generate(cfg, progress=False)
+    assert len(server.requests) == 3
+
+
+def test_a_repeat_asked_again_gets_a_distinct_question(synth_config, server):
+    """A model that repeats itself until told which question it repeated (the default server
+    then writes a variant): no section loses its question."""
+    def respond(body, attempt):
+        texts = passages_of(body)
+        if texts[0].startswith("Riders must be") and "Questions already written" not in body["messages"][-1]["content"]:
+            return chat_reply(json.dumps({"question": "What does a single ride cost?", "answer": "a",
+                                          "quotes": [first_sentence(texts[0])]}))
+        if texts[0].startswith("A single ride") and "Questions already written" not in body["messages"][-1]["content"]:
+            return chat_reply(json.dumps({"question": "What does a single ride cost?", "answer": "a",
+                                          "quotes": [first_sentence(texts[0])]}))
+        return None
+
+    server.respond = respond
+    summary = generate(synth_config("dataset=folder", f"dataset.path={SITE}", "synth.concurrency=1"), progress=False)
+    assert summary.written == 8 and summary.duplicates == 1 and summary.repeats_dropped == 0 and summary.lost == 0
 
 
 def test_the_verdict_rule():

@@ -15,9 +15,12 @@
    the leader is chosen, and each cheaper run's smallest qualifying margin is given.
    With one and no run qualifying, each gets the questions it would need
    (:func:`receval.stats.power.non_inferiority_questions`).
-4. The contenders (the leader and every qualifying run) go through the tie rule: the
-   cheapest, and of those not measurably dearer than it, the higher mean, then fewer
-   stages, then the smaller index.
+4. The contenders (the leader and every qualifying run) go through the tie rule: of
+   those no other contender is cheaper than, the higher mean, then fewer stages, then
+   the smaller index. "Cheaper" by latency reads the runs' stages first
+   (:func:`stage_tree`: a run doing part of another's work is cheaper, the same stages
+   tie) and the clock only beyond a stated minimum and the sweep's own noise, so the
+   same sweep rerun gives the same verdicts.
 
 Nothing here retrieves: everything is read from the stored runs. Rendering is
 :mod:`receval.render.select`.
@@ -38,11 +41,11 @@ from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
 from receval.core.vocabulary import COST as COLUMN
 from receval.core.vocabulary import measure_label
-from receval.results.labels import run_labels
+from receval.results.labels import filled, run_labels
 from receval.results.stored import Run
 from receval.stats import noninferiority
 from receval.stats.bootstrap import Interval
-from receval.stats.cheaper import PREFERENCES, CostOrder, cost_order
+from receval.stats.cheaper import PREFERENCES, CostOrder, Tree, cost_order
 from receval.stats.pairing import grouped_intervals, rows_key
 from receval.stats.power import POWER
 
@@ -167,6 +170,40 @@ def _labels(runs: list[Run]) -> list[str]:
     return run_labels(runs)
 
 
+STAGED = ("transform", "retriever", "rerank")  # the config groups whose components run per question
+#: Settings that change a stage's work, not only its scores: which model, where it runs, how many pairs.
+WORK_KEYS = ("backend", "base_url", "first_size", "max_length", "passage_words", "samples")
+
+
+def stage_tree(run: Run) -> Tree:
+    """The stages a run runs, for the cost rules of :mod:`receval.stats.cheaper`: each
+    component of ``transform``, ``retriever`` (a fused one's members and fusion) and
+    ``rerank`` as (group, kind, the settings that change its work: its model and
+    :data:`WORK_KEYS`), and the chunks it indexed. Settings that change scores, not
+    work (k1, b, weights), are left out: runs differing only in them run the same stages."""
+    tree: Tree = Tree()
+
+    def walk(group: str, node) -> None:
+        node = filled(group, node)  # a member as its schema fills it: {kind: dense} is dense's defaults
+        if isinstance(node, str):
+            tree[(group, node)] += 1
+        elif isinstance(node, dict) and node.get("kind"):
+            models = tuple(sorted((str(k), str(v)) for k, v in node.items()
+                                  if ("model" in str(k) or k in WORK_KEYS) and isinstance(v, str | int | float)))
+            tree[(group, str(node["kind"]), models)] += 1
+            for value in node.values():
+                if isinstance(value, dict) and "kind" in value:
+                    walk(group, value)
+                elif isinstance(value, list):
+                    for item in value:
+                        walk(group, item)
+
+    for group in STAGED:
+        walk(group, (run.config or {}).get(group))
+    tree[("chunks", run.n_chunks)] += 1
+    return tree
+
+
 def _differences(runs: list[Run], leader: int, others: list[int], metric: str) -> np.ndarray:
     """``(n_questions, len(others))`` per-question ``run - leader`` over the questions
     every run scores (the leader's order)."""
@@ -241,7 +278,9 @@ def choose(
         order = CostOrder(cost_by, costs, boot.level)
     else:
         timed = latencies(runs, option=f"{named(names, 'prefer')} p50_ms") if cost_by == "p50_ms" else None
-        order = cost_order(costs, cost_by, boot, timed)
+        trees = [stage_tree(run) for run in runs] if cost_by == "p50_ms" else None
+        repeats = [run.info.get("config_hash") or str(run.run_dir) for run in runs]
+        order = cost_order(costs, cost_by, boot, timed, trees, repeats)
     best = max(mean_values)
     leader = order.cheapest(
         [i for i, m in enumerate(mean_values) if m >= best - SAME_MEAN], mean_values, stages

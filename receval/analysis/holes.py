@@ -5,12 +5,14 @@ relevant. When the labels cover little of a run's top k (a synthetic question se
 labels one passage per question), its scores measure agreement with those few labels,
 and a run that retrieves many unlabelled units is punished for them whether they
 answer the question or not. The report says so, from the stored ``judged@k`` column
-(:mod:`receval.scoring.measures`):
-
-- **low**: a run's mean judged@k below :data:`LOW_JUDGED` (0.5) at the largest k the
-  runs store: more than half of what it shows there is unlabelled.
-- **far apart**: two runs' mean share of unlabelled units at that k differs by more
-  than :data:`UNJUDGED_GAP` (0.2, i.e. 2 more unlabelled units in 10).
+(:mod:`receval.scoring.measures`), but only when the unlabelled units could change the
+comparison shown: for two runs
+a above b on the report's measure, b has a larger share of unlabelled units in its
+top k (``1 - judged@k`` at the largest k the runs store) than a leads it by, so that
+labelling them could reverse the order (without a measure: the shares differ by more
+than :data:`UNJUDGED_GAP`, 0.2). One run, or runs equally well or badly judged, get no
+note: a low judged@k alone (every BEIR run, a synthetic set labelling one passage per
+question) is no reason to doubt an order it affects alike.
 
 The remedy is to pool and judge what the runs retrieved (``python -m receval.pool``,
 ``python -m receval.judge``) and re-score (``report --labels``, :func:`relabel`); with
@@ -28,12 +30,11 @@ from receval.analysis.choice import choose
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.core.vocabulary import measure_label
-from receval.results.judgments import Conflict, merge_added, read_any_labels, rescore
+from receval.results.judgments import Conflict, Labels, merge_added, read_any_labels, rescore, stored_labels
 from receval.results.stored import Run
 from receval.stats.concordance import Concordance, tau_interval
 from receval.stats.ppi import PpiInterval, ppi_mean
 
-LOW_JUDGED = 0.5
 UNJUDGED_GAP = 0.2
 
 
@@ -47,36 +48,119 @@ def judged_column(runs: list[Run]) -> str | None:
     return f"judged@{max(shared)}" if shared else None
 
 
-def judged_cautions(runs: list[Run], labels: list[str]) -> list[str]:
-    """The report's notes on judgment holes (see the module docstring); none when the
-    runs lack ``judged@k`` or are well judged."""
+def judged_cautions(runs: list[Run], labels: list[str], metric: str | None = None) -> list[str]:
+    """The report's note on judgment holes, only when they could change the comparison
+    shown (see the module docstring); none for one run, for runs without ``judged@k``,
+    or when no pair's order could turn on the unlabelled units."""
     column = judged_column(runs)
-    if column is None or not runs:
+    if column is None or len(runs) < 2:
         return []
     means = np.array([np.nanmean(run.values(column)) if run.table.num_rows else np.nan for run in runs])
-    notes = []
-    below = np.flatnonzero(means < LOW_JUDGED)
-    low = [f"#{i} {labels[i]} {means[i]:.2f}" for i in below]
-    if len(low) > 3:
-        low = [f"{len(low)} of {len(runs)} runs, {means[below].min():.2f} to {means[below].max():.2f}"]
-    if low:
-        notes.append(
-            f"{column} below {LOW_JUDGED} ({', '.join(low)}): most of what these runs show is unlabelled and "
-            "counted as not relevant; pool and judge it (python -m receval.pool, receval.judge) and "
-            "re-score with --labels"
-        )
-    if len(runs) > 1 and np.isfinite(means).all():
-        most, least = int(np.argmin(means)), int(np.argmax(means))
-        if means[least] - means[most] > UNJUDGED_GAP:
-            notes.append(
-                f"#{most} {labels[most]} retrieved far more unlabelled units than #{least} {labels[least]} "
-                f"(unlabelled share of the top {column.split('@')[1]}: {1 - means[most]:.2f} vs "
-                f"{1 - means[least]:.2f}); their difference may be the labels', not the retrieval's"
-            )
-    return notes
+    scores = (np.array([np.nanmean(run.values(metric)) if run.table.num_rows else np.nan for run in runs])
+              if metric and all(metric in run.table.column_names for run in runs) else np.zeros(len(runs)))
+    if not (np.isfinite(means).all() and np.isfinite(scores).all()):
+        return []
+    # pairs (a above b) where b has more of its top k unlabelled than a leads it by
+    extra = means[:, None] - means[None, :]  # [a, b]: b's unlabelled share minus a's
+    gap = scores[:, None] - scores[None, :]
+    could = (gap >= 0) & (extra > np.maximum(gap, UNJUDGED_GAP if metric is None else 0.0)) & (extra > 0)
+    if not could.any():
+        return []
+    a, b = np.unravel_index(np.argmax(np.where(could, extra - gap, -np.inf)), could.shape)
+    k = column.split("@")[1]
+    lead = f"#{a} leads it by {gap[a, b]:.3f} on {measure_label(metric)}, but " if metric else ""
+    return [
+        f"#{b} {labels[b]} has more of its top {k} unlabelled than #{a} {labels[a]} ({1 - means[b]:.2f} vs "
+        f"{1 - means[a]:.2f}): {lead}labelling those units could reverse the order; pool and judge them "
+        "(python -m receval.pool RUNS --out pool.jsonl, then python -m receval.judge pool=pool.jsonl) and "
+        "re-score with --labels"
+    ]
 
 
 # ----------------------------------------------------------------- added labels (report --labels)
+
+
+UNANSWERABLE = "unanswerable"  # the question kind a dataset marks as having no answer (receval.datasets.types)
+SHOWN = 5  # ids named in a note before "(and N more)"
+
+
+def _named(items: list[str]) -> str:
+    more = f" (and {len(items) - SHOWN} more)" if len(items) > SHOWN else ""
+    return ", ".join(items[:SHOWN]) + more
+
+
+@dataclass
+class LabelAccount:
+    """What became of each added label (one (question, unit) pair, counted once)."""
+
+    given: int = 0  # pairs the files label
+    applied: int = 0  # new pairs merged onto the stored labels
+    already: int = 0  # pairs the runs already store with that grade
+    conflicts: int = 0  # pairs the runs store with another grade (the stored one kept)
+    unknown_questions: list[str] = field(default_factory=list)  # question ids no run has
+    unknown_units: list[str] = field(default_factory=list)  # "question unit" pairs whose unit no run retrieved or labels
+    unanswerable: list[str] = field(default_factory=list)  # questions the dataset marks unanswerable, labelled relevant
+
+    def lines(self) -> list[str]:
+        """One line per kind of label not applied, naming the ids."""
+        out = []
+        if self.unknown_questions:
+            out.append(f"{len(self.unknown_questions)} question ids no run has, their labels not applied: "
+                       f"{_named(self.unknown_questions)}")
+        if self.unknown_units:
+            out.append(f"{len(self.unknown_units)} labels name units no run retrieved or labels (a typo, or "
+                       f"another collection's ids), not applied: {_named(self.unknown_units)} (--unknown-units "
+                       "apply applies them, e.g. a complete qrels file)")
+        if self.unanswerable:
+            out.append(f"{len(self.unanswerable)} unanswerable questions labelled relevant, not applied (the "
+                       f"dataset says they have no answer): {_named(self.unanswerable)}")
+        return out
+
+
+def account(runs: list[Run], added: Labels, unknown_units: str = "skip") -> tuple[Labels, LabelAccount]:
+    """The labels of ``added`` that can apply to ``runs``, and the account of every one.
+
+    Not applied, each named: a question no run has; a unit no run retrieved (for any
+    question) and no run labels, which would count as a relevant unit nobody found and
+    lower recall (``unknown_units="apply"`` applies them, e.g. a collection's full qrels);
+    a relevant grade on a question of kind ``unanswerable`` that stores no relevant label."""
+    questions: set[str] = set()
+    units: set[str] = set()
+    stored: dict[str, dict[str, int]] = {}
+    unanswerable: set[str] = set()
+    for run in runs:
+        questions.update(run.ids)
+        for ranked in run.table.column("retrieved").to_pylist():
+            units.update(ranked or ())
+        for qid, labels in stored_labels(run).items():
+            units.update(labels)
+            for uid, grade in labels.items():
+                stored.setdefault(qid, {}).setdefault(uid, grade)
+        unanswerable.update(q for q, kind in zip(run.ids, run.strings("kind")) if kind == UNANSWERABLE)
+    unanswerable -= {q for q, labels in stored.items() if labels}
+    found = LabelAccount()
+    usable: Labels = {}
+    for qid, labels in added.items():
+        found.given += len(labels)
+        if qid not in questions:
+            found.unknown_questions.append(qid)
+            continue
+        if qid in unanswerable and any(g >= 1 for g in labels.values()):
+            found.unanswerable.append(qid)
+            continue
+        for uid, grade in labels.items():
+            if uid not in units and unknown_units != "apply":
+                found.unknown_units.append(f"{qid} {uid}")
+                continue
+            before = stored.get(qid, {}).get(uid)
+            if before is None:
+                found.applied += 1
+            elif before == grade:
+                found.already += 1
+            else:
+                found.conflicts += 1
+            usable.setdefault(qid, {})[uid] = grade
+    return usable, found
 
 
 @dataclass
@@ -87,28 +171,40 @@ class Relabelled:
     files: list[str]
     n_added: int  # (question, unit) pairs the files label
     conflicts: list[Conflict]  # stored labels the files contradict (kept; each pair once)
-    questions: set[str] = field(default_factory=set)  # questions the files label
+    questions: set[str] = field(default_factory=set)  # questions the files label (and that the runs have)
+    account: LabelAccount = field(default_factory=LabelAccount)
 
     def cautions(self) -> list[str]:
-        notes = [f"re-scored with {self.n_added} added labels from {', '.join(self.files)} (stored runs unchanged)"]
+        files = ", ".join(self.files)
+        found = self.account
+        already = f"; {found.already} already stored with that grade" if found.already else ""
+        notes = [f"re-scored with {found.applied} of the {found.given} added labels from {files} (stored runs "
+                 f"unchanged){already}"]
         if self.conflicts:
             shown = "; ".join(c.line() for c in self.conflicts[:5])
             more = f" (and {len(self.conflicts) - 5} more)" if len(self.conflicts) > 5 else ""
             notes.append(f"{len(self.conflicts)} added labels contradict stored ones and were not applied: {shown}{more}")
-        return notes
+        return notes + found.lines()
 
 
-def relabel(runs: list[Run], files: list[str], option: str = "--labels") -> Relabelled:
+def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown_units: str = "skip") -> Relabelled:
     """Every run re-scored from its stored ranking with the labels of ``files`` merged onto
-    its stored labels (:func:`receval.results.judgments.rescore`)."""
-    added = merge_added([(f, read_any_labels(f, option)) for f in files], option)
+    its stored labels (:func:`receval.results.judgments.rescore`), after :func:`account`
+    keeps the labels that can apply. None applying is an error (exit 2), naming why."""
+    merged = merge_added([(f, read_any_labels(f, option)) for f in files], option)
+    added, found = account(runs, merged, unknown_units)
+    if found.applied == 0:
+        why = "; ".join(found.lines()) or (
+            "every one is already stored with that grade or contradicts a stored one" if found.given else "the files hold no label")
+        raise RecevalError(f"{option}: none of the {found.given} labels in {', '.join(files)} applies to these runs: "
+                           f"{why}; give labels for these runs' questions (python -m receval.pool, receval.judge)")
     out, conflicts = [], {}
     for run in runs:
-        rescored, found = rescore(run, added, ", ".join(files))
+        rescored, seen = rescore(run, added, ", ".join(files))
         out.append(rescored)
-        conflicts.update({(c.question_id, c.id): c for c in found})
-    return Relabelled(out, list(files), sum(len(u) for u in added.values()), list(conflicts.values()),
-                      {q for q, units in added.items() if units})
+        conflicts.update({(c.question_id, c.id): c for c in seen})
+    return Relabelled(out, list(files), found.given, list(conflicts.values()),
+                      {q for q, units in added.items() if units}, found)
 
 
 @dataclass
@@ -125,12 +221,22 @@ class LabelAgreement:
     chosen_after: int | None
     choice_note: str = ""
     before: str = "stored labels"  # what the added labels are compared against
+    changed: int = 1  # questions whose value changed in some run; 0: the labels changed nothing measured
+    only_added: int = 0  # questions scored under the added labels alone (no value under the stored): not in tau
 
     def lines(self, labels: list[str]) -> list[str]:
         t = self.tau
+        name = measure_label(self.metric)
+        left_out = (f"; {self.only_added} more questions have {name} only under the added labels and are left out"
+                    if self.only_added else "")
+        if not self.changed:
+            return [f"Ranking of {len(labels)} runs by {name}, {self.before} vs stored + added: the added labels "
+                    f"changed no run's {name} on any of the {t.n_questions} questions scored under both{left_out}; "
+                    "nothing was compared (label holes the runs retrieved would: python -m receval.pool, receval.judge)"]
         out = [
-            f"Ranking of {len(labels)} runs by {measure_label(self.metric)}, {self.before} vs stored + added: "
-            f"Kendall tau {t.tau:.3f} [{t.lo:.3f}, {t.hi:.3f}] ({t.level:.0%} bootstrap over {t.n_questions} questions)",
+            f"Ranking of {len(labels)} runs by {name}, {self.before} vs stored + added: "
+            f"Kendall tau {t.tau:.3f} [{t.lo:.3f}, {t.hi:.3f}] ({t.level:.0%} bootstrap over {t.n_questions} "
+            f"questions scored under both, {self.changed} of them changed{left_out})",
             f"winner: before #{self.winner_before} {labels[self.winner_before]} "
             f"({self.means_before[self.winner_before]:.3f}), added #{self.winner_after} {labels[self.winner_after]} "
             f"({self.means_after[self.winner_after]:.3f}): "
@@ -148,7 +254,9 @@ class LabelAgreement:
 
     def to_dict(self, labels: list[str]) -> dict:
         return {
-            "metric": self.metric, "versus": self.before, "kendall_tau": self.tau.tau, "ci": [self.tau.lo, self.tau.hi],
+            "metric": self.metric, "versus": self.before,  # tau is None when the labels changed nothing measured
+            "kendall_tau": self.tau.tau if self.changed else None,
+            "ci": [self.tau.lo, self.tau.hi] if self.changed else None,
             "level": self.tau.level, "n_questions": self.tau.n_questions,
             "means_before": self.means_before, "means_added": self.means_after,
             "winner_before": labels[self.winner_before], "winner_added": labels[self.winner_after],
@@ -156,12 +264,13 @@ class LabelAgreement:
             "choice_before": None if self.chosen_before is None else labels[self.chosen_before],
             "choice_added": None if self.chosen_after is None else labels[self.chosen_after],
             "choice_changed": self.chosen_before != self.chosen_after,
+            "questions_changed": self.changed, "questions_only_added": self.only_added,
         }
 
 
-def _aligned(before: list[Run], after: list[Run], metric: str) -> tuple[np.ndarray, np.ndarray]:
+def _aligned(before: list[Run], after: list[Run], metric: str) -> tuple[np.ndarray, np.ndarray, int]:
     """(Q, R) per-question values of every run under both label sets, on the questions
-    every run scores under both."""
+    every run scores under both; and how many more every run scores under ``after`` alone."""
     common = set(before[0].ids)
     for run in [*before, *after]:
         common &= set(run.ids)
@@ -176,7 +285,8 @@ def _aligned(before: list[Run], after: list[Run], metric: str) -> tuple[np.ndarr
 
     a, b = matrix(before), matrix(after)
     keep = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
-    return a[keep], b[keep]
+    only_after = ~np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+    return a[keep], b[keep], int(only_after.sum())
 
 
 def label_agreement(
@@ -187,7 +297,7 @@ def label_agreement(
     under each (:func:`receval.analysis.choice.choose` with select's defaults)."""
     if len(before) < 2:
         raise RecevalError("--agreement: give at least two runs; it compares how label sets rank runs")
-    a, b = _aligned(before, after, metric)
+    a, b, only_added = _aligned(before, after, metric)
     if a.shape[0] < 2:
         raise RecevalError(f"--agreement: fewer than two questions are scored on {metric} by every run")
     tau = tau_interval(a, b, boot.n_resamples, boot.seed, boot.level)
@@ -197,8 +307,9 @@ def label_agreement(
         chosen = [choose(runs, metric, "p50_ms", None, boot).chosen for runs in (before, after)]
     except RecevalError as error:
         note = str(error).splitlines()[0]
+    changed = int((a != b).any(axis=1).sum())
     return LabelAgreement(metric, tau, means_a.tolist(), means_b.tolist(), int(np.argmax(means_a)),
-                          int(np.argmax(means_b)), chosen[0], chosen[1], note, what)
+                          int(np.argmax(means_b)), chosen[0], chosen[1], note, what, changed, only_added)
 
 
 def ppi_intervals(judged: list[Run], human: list[Run], labelled: set[str], metric: str, level: float) -> list[PpiInterval]:

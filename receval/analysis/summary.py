@@ -134,12 +134,13 @@ def summaries(runs: list[Run], names: list[str], metric: str, boot: BootstrapCon
 
 def question_counts(runs: list[Run], metric: str) -> dict:
     """The header's counts over the first run's questions: scored and unanswerable on
-    ``metric``, per kind and split, whether every run has the same questions, and what
+    ``metric``, per kind and per split (both over the scored questions, so each adds up
+    to ``n_scored``), whether every run has the same questions, and what
     the labels say about the measures (:mod:`receval.analysis.units`)."""
     first = runs[0]
     scored = ~np.isnan(first.values(metric))
     kinds = Counter(k for k, ok in zip(first.strings("kind"), scored) if ok)
-    splits = Counter(first.strings("split"))
+    splits = Counter(s for s, ok in zip(first.strings("split"), scored) if ok)  # the same questions as kinds
     same = all(len(r.ids) == len(first.ids) and r.ids_digest == first.ids_digest for r in runs)
     return {
         "n_questions": int(len(first.ids)),

@@ -85,6 +85,11 @@ def add_label_args(parser: argparse.ArgumentParser) -> None:
         "(e.g. a complete qrels file)",
     )
     parser.add_argument(
+        "--unknown-units", choices=("skip", "apply"), default="skip",
+        help="labels naming units no run retrieved or labels: skip them, named (default: a typo would "
+        "lower recall), or apply them (a collection's complete qrels, whose relevant units no run found)",
+    )
+    parser.add_argument(
         "--agreement", action="store_true",
         help="with --labels: Kendall tau between the runs' order under stored and stored + added labels, "
         "and whether the winner or select's choice changes",

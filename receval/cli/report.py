@@ -37,8 +37,10 @@ unanswerable questions (null measures) are left out and counted in the header.
   each test's A/A type I rate on null pairs built from the runs' own differences.
 - ``--labels labels.jsonl`` (repeatable): re-score every run from its stored ranking with
   these labels added (``python -m receval.judge`` writes them); the runs on disk are not
-  changed, a label contradicting a stored one is listed and not applied, and every other
-  option works on the re-scored numbers. ``--agreement``: Kendall tau (bootstrap
+  changed, a label contradicting a stored one is listed and not applied, so is one for a
+  question no run has, a unit no run retrieved or labels (``--unknown-units apply``
+  applies those) or a relevant grade on an unanswerable question; none applying is an
+  error. Every other option works on the re-scored numbers. ``--agreement``: Kendall tau (bootstrap
   interval over questions) between the runs' order under the stored and the stored +
   added labels, and whether the winner or ``select``'s choice changes
   (:mod:`receval.analysis.holes`).
@@ -127,11 +129,12 @@ def compute(args) -> Report | Gate:
     if args.versus and not args.agreement:
         raise RecevalError("--versus names the labels --agreement compares against: add --agreement")
     runs = original = load(args)
-    relabelled = relabel(runs, args.labels) if args.labels else None
+    unknown = getattr(args, "unknown_units", "skip")
+    relabelled = relabel(runs, args.labels, unknown_units=unknown) if args.labels else None
     stored, runs = (runs, relabelled.runs) if relabelled else (runs, runs)
     if args.versus:
-        stored = relabel(stored, args.versus, option="--versus").runs
-    human = relabel(original, args.human, option="--human") if args.human else None
+        stored = relabel(stored, args.versus, option="--versus", unknown_units=unknown).runs
+    human = relabel(original, args.human, option="--human", unknown_units=unknown) if args.human else None
     gated = None
     if args.gate is not None:
         runs, gated = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
@@ -166,7 +169,7 @@ def compute(args) -> Report | Gate:
     report = Report(
         runs=summary, params=naming.columns, metrics=names, metric=metric, questions=question_counts(runs, metric),
         boot=boot, where=where, baseline=base, floors=floors,
-        cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels),
+        cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
     )
     if human is not None:

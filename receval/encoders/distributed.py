@@ -19,8 +19,12 @@ every text is in the cache as it sees it (a ``cache_dir`` not shared by the node
 refused by name), and its own ``embed`` reads them: it encodes nothing.
 
 Which Ray: the one this process already runs in (a job of ``hydra/launcher=receval_ray``),
-else ``address`` (``auto``, ``HOST:PORT``), else Ray's own choice (``RAY_ADDRESS``, the
-latest ``ray start`` on this machine, else a private local Ray, shut down afterwards).
+else ``address`` (``auto``, ``HOST:PORT``, ``local``), else Ray's own choice (``RAY_ADDRESS``,
+the latest ``ray start`` on this machine, else a private local Ray, shut down afterwards).
+A head named there is first asked for a TCP connection (:func:`ray_target`): a dead one
+named only by Ray's address file (a Ray-launcher sweep leaves it behind) gives a private
+local Ray and a warning; one the user named is an error naming it and the fix. Either way
+the run ends in bounded time instead of waiting on a head that is gone.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from __future__ import annotations
 import math
 import os
 import socket
+import sys
 import time
 import warnings
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.progress import Progress, warn
@@ -152,8 +158,59 @@ class ShardEncoder:
         return result.encoded, result.cache_hits
 
 
+PROBE_SECONDS = 3.0  # how long a Ray head's port may take to accept a connection
+
+
+def address_file() -> Path:
+    """Where Ray keeps the address of the latest ``ray start`` on this machine (its temp
+    folder: ``RAY_TMPDIR``, else ``TMPDIR`` on Linux, else /tmp, then ``ray/ray_current_cluster``)."""
+    base = os.environ.get("RAY_TMPDIR") or (os.environ.get("TMPDIR") if sys.platform.startswith("linux") else None)
+    return Path(base or "/tmp") / "ray" / "ray_current_cluster"
+
+
+def answers(target: str, seconds: float = PROBE_SECONDS) -> bool:
+    """A TCP connection to ``HOST:PORT`` opens within ``seconds`` (a Ray head listens there)."""
+    host, _, port = target.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=seconds):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def ray_target(address: str | None) -> tuple[str | None, str | None]:
+    """What to pass to ``ray.init`` and a warning to print, after checking that a Ray head
+    named by ``ray.address``, ``RAY_ADDRESS`` or Ray's address file answers, so a dead one
+    never makes ``ray.init`` wait forever. A dead head in the address file alone (a
+    ``hydra/launcher=ray`` sweep leaves one) gives a private local Ray and a warning; a
+    dead one the user named is an error naming it and the fix."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if address and address != "auto":
+        target, source, fix = address, f"ray.address={address}", "point ray.address at a live head"
+    elif env:
+        target, source, fix = env, f"RAY_ADDRESS={env}", "unset RAY_ADDRESS or point it at a live head"
+    else:
+        path = address_file()
+        try:
+            target = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+        except OSError:
+            target = ""
+        if not target:
+            return address, None  # "auto" with nothing to find: Ray says so at once; None: a local Ray
+        source = f"Ray's address file {path}"
+        fix = f"run `ray stop` or delete {path}, or start a head there (ray start --head)"
+        if address is None and ":" in target and not answers(target):
+            return "local", (f"distributed=ray: no Ray answers at {target} (named by {source}, left by a Ray that "
+                             f"has stopped); encoding on a private local Ray instead ({fix} to silence this)")
+    if target == "local" or target.startswith("ray://") or ":" not in target or answers(target):
+        return target, None
+    raise RecevalError(f"distributed=ray: no Ray answers at {target} (named by {source}) within "
+                       f"{PROBE_SECONDS:g} s; {fix}, or set ray.address=local for a private Ray on this machine")
+
+
 def connect(address: str | None):
-    """(the ray module, True when this call started or joined Ray and should shut it down)."""
+    """(the ray module, True when this call started or joined Ray and should shut it down).
+    Ctrl-C while Ray starts stops it and passes on (the run exits 130)."""
     require_ray()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import logging
@@ -162,11 +219,17 @@ def connect(address: str | None):
 
     if ray.is_initialized():  # a job running on Ray: use that Ray
         return ray, False
+    target, note = ray_target(address)
+    if note:
+        warn(note)
     try:
         ray.init(
-            address=address or None, include_dashboard=False, log_to_driver=False,
+            address=target or None, include_dashboard=False, log_to_driver=False,
             logging_level=logging.WARNING, configure_logging=True,
         )
+    except KeyboardInterrupt:
+        ray.shutdown()
+        raise
     except (ConnectionError, ValueError, RuntimeError) as error:
         where = f"ray.address={address}" if address else "Ray (RAY_ADDRESS, or a new local Ray)"
         raise RecevalError(f"distributed=ray cannot reach {where}: {str(error).splitlines()[0]}") from None

@@ -19,6 +19,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from receval import components
+from receval.clients import failures
 from receval.core import outputs
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.io import atomic_write
@@ -76,6 +77,18 @@ def agreement_path(out: Path) -> Path:
     return out.with_name(out.name + ".agreement.json")
 
 
+def pair_counts(judge, verdicts: list[tuple[int | None, dict]]) -> failures.Counts | None:
+    """The remote judge's counts for the one failure rule (:mod:`receval.clients.failures`);
+    None for a judge that sends no request (``oneshot``)."""
+    if "requests_sent" not in judge.usage:
+        return None
+    usable = sum(grade is not None for grade, _ in verdicts)
+    return failures.Counts(
+        step=f"receval.judge {judge.name}", sent=int(judge.usage["requests_sent"]), asked=len(verdicts),
+        usable=usable, failed=len(verdicts) - usable, last_reason=getattr(judge, "last_reason", None), item="pair",
+    )
+
+
 def run_judge(cfg) -> dict:
     """Judge ``cfg.pool`` with ``cfg.judge``; returns the summary written beside the labels."""
     check_config(cfg)
@@ -95,6 +108,18 @@ def run_judge(cfg) -> dict:
             references.setdefault(r["question_id"], []).append(r.get("text") or "")
     asked = [r for r in records if r.get("role", "hole") in ("hole", "calibration")]
     verdicts = judge.judge(asked, references)
+    counts = pair_counts(judge, verdicts)
+    if counts is None and asked and all(grade is None for grade, _ in verdicts):  # a local judge: the same rule
+        raise RecevalError(
+            f"receval.judge {judge.name}: graded none of the {len(asked)} pairs asked, so there is nothing to "
+            "write: judge=oneshot grades a question's pairs only when the pool holds a known relevant unit for it "
+            "(its reference lines: python -m receval.pool ... --calibrate N), judge=qrels only the pairs its file labels"
+        )
+    if counts is not None:
+        failures.check(
+            counts, fix="check judge.base_url, judge.model and that the model answers {\"grade\": n}, then rerun",
+            kept=f"Nothing was written to {out}; the answers that came back are cached, so a rerun asks only for the rest",
+        )
     labels, calibration = [], ([], [])
     for record, (grade, provenance) in zip(asked, verdicts):
         if grade is None:
@@ -112,6 +137,9 @@ def run_judge(cfg) -> dict:
         "grades": {str(g): sum(1 for x in labels if x["grade"] == g) for g in sorted({x["grade"] for x in labels})},
         "usage": dict(judge.usage),
     }
+    if counts is not None:
+        summary["counts"] = {"sent": counts.sent, "asked": counts.asked, "usable": counts.usable,
+                             "failed": counts.failed, "last_reason": counts.last_reason}
     summary["config"].pop("api_key_env", None)
     if calibration[0]:
         summary["calibration"] = agreement(*calibration).to_dict()
@@ -134,12 +162,13 @@ def summary_lines(summary: dict) -> list[str]:
     lines = [f"receval.judge {summary['judge']}: {summary['labelled']} of {summary['holes']} holes labelled "
              f"(grades {summary['grades']}); wrote {summary['out']} and {summary['agreement_file']}"]
     usage = summary["usage"]
-    if "requests" in usage:
+    if "counts" in summary:
+        counts = failures.Counts(step=summary["judge"], item="pair", **summary["counts"])
+        failed = " (a rerun asks again)" if counts.failed else ""
         lines.append(
-            f"  {int(usage['requests'])} answers requested ({int(usage['requests_sent'])} requests sent), "
-            f"{int(usage['cached_answers'])} from the cache; tokens in {int(usage['input_tokens'])}, out "
-            f"{int(usage['output_tokens'])}{' (estimated)' if usage['tokens_estimated'] else ''}; "
-            f"${usage['cost_usd']:.4f}; {int(usage['failed_pairs'])} pairs failed (a rerun asks again)"
+            f"  {counts.line()}{failed}; {int(usage['cached_answers'])} answers from the cache; tokens in "
+            f"{int(usage['input_tokens'])}, out {int(usage['output_tokens'])}"
+            f"{' (estimated)' if usage['tokens_estimated'] else ''}; ${usage['cost_usd']:.4f}"
         )
     for key, what in (("calibration", "the calibration sample's known labels"), ("reference", "the reference labels")):
         if key in summary:

@@ -108,6 +108,7 @@ class LlmJudge:
                       "failed_pairs": 0.0, "tokens_estimated": False, "live_input_tokens": 0.0,
                       "live_output_tokens": 0.0, "live_ms": 0.0, "replay_wall_ms": 0.0}
         self.prompt_sha256 = hashlib.sha256(SYSTEM.encode()).hexdigest()
+        self.last_reason: str | None = None
 
     def messages(self, question: str, passage: str) -> list[dict]:
         passage = " ".join(passage.split()[: int(self.node.passage_words)])
@@ -121,7 +122,8 @@ class LlmJudge:
         asked (and cached); None when it failed."""
         try:
             return self.client.answer(messages, SCHEMA, _validate, self.temperature, self.seed + sample)
-        except ReplyError:
+        except ReplyError as error:
+            self.last_reason = error.reason  # named when the judge fails (receval.clients.failures)
             return None
 
     def judge(self, records: list[dict], references: dict[str, list[str]]) -> list[tuple[int | None, dict]]:

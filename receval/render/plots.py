@@ -3,8 +3,9 @@
 - ``--baseline``/``--chain``: a forest plot of the paired differences, zero line drawn.
 - ``--by COLUMN``: grouped bars (one group per value, one bar per run) with intervals.
 - otherwise the table's ``--metric`` with intervals, one panel per swept axis: that
-  parameter's values on x, one line per combination of the other swept values
-  (chunk size on x, a line per retriever). Labels are run labels.
+  parameter's values on x (numbers ascending, anything else in the runs' order: the
+  sweep's or the experiment's, :func:`axis_values`), one line per combination of the
+  other swept values (chunk size on x, a line per retriever). Labels are run labels.
 """
 
 from __future__ import annotations
@@ -74,8 +75,20 @@ def grouped_bars(report, figure) -> None:
     axes.grid(axis="y", alpha=0.3)
 
 
-def _sort_key(value) -> tuple:
-    return (0, value, "") if isinstance(value, int | float) and not isinstance(value, bool) else (1, 0, shown(value))
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def axis_values(runs, param: str) -> list:
+    """An axis's values in the order they are drawn: ascending when every one is a number
+    (a chunk size), else in the order the runs come (the sweep's, the experiment's
+    stages): never alphabetical."""
+    values: list = []
+    for run in runs:
+        value = _value(run, param)
+        if value not in values:
+            values.append(value)
+    return sorted(values) if all(_is_number(v) for v in values) else values
 
 
 NOT_SET = "-"  # a parameter a run does not have (bm25's k1 on a tfidf run)
@@ -128,13 +141,13 @@ def panels(report, figure) -> None:
     grid = figure.subplots(1, len(swept), sharey=True, squeeze=False)[0]
     for axes, param in zip(grid, swept):
         others = [p for p in swept if p != param]
-        xs = sorted({_value(run, param) for run in report.runs}, key=_sort_key)
+        xs = axis_values(report.runs, param)
         lines: dict[tuple, list] = {}
         for run in report.runs:
             lines.setdefault(tuple(_value(run, p) for p in others), []).append(run)
         shift = 0.08 * (np.arange(len(lines)) - (len(lines) - 1) / 2)
         for offset, (key, members) in zip(shift, lines.items()):
-            members = sorted(members, key=lambda run: _sort_key(_value(run, param)))
+            members = sorted(members, key=lambda run: xs.index(_value(run, param)))
             x = np.array([xs.index(_value(run, param)) for run in members]) + offset
             means, err = _errors([run.metrics[metric] for run in members])
             name = " ".join(f"{p}={shown(v)}" for p, v in zip(others, key)) or metric

@@ -2,24 +2,39 @@
 
 Costs (``--prefer``): ``p50_ms`` (median latency per question), ``chunks`` (indexed)
 and ``money`` (US dollars per 1,000 questions). ``chunks`` and ``money`` are counts and
-prices, so they compare exactly. Latency is measured, and two runs of one config differ
-by chance; so a run is cheaper by ``p50_ms`` only beyond that noise: when the percentile
-bootstrap interval (the selection's level) of the difference of the two median
-latencies lies entirely below 0. Each run's per-question latencies are resampled on
-their own (:func:`receval.stats.bootstrap.bootstrap_medians`, seed ``seed + run index``), not
-paired by question: a question's latency is mostly timing jitter, not something both
-runs share, and resampling apart keeps the verdict conservative (a run that is cheaper
-in every question by a constant 3 microseconds is still a tie when the latencies
-spread by a millisecond).
+prices, so they compare exactly. Latency is measured: two runs of one config differ by
+chance, and a whole run can be slower because the machine was busier while it ran (a
+drift the questions of one run share, which resampling them cannot see). So a verdict
+by ``p50_ms`` must hold on a rerun of the same sweep; in this order:
 
-The tie rule (:meth:`CostOrder.cheapest`): the cheapest run and every run not
-measurably dearer than it are tied; of these the higher mean wins, then fewer stages,
-then the smaller index.
+1. **Stages first.** Each run's *stage tree* is the multiset of the stages it runs
+   (component kinds with their models, and the chunks indexed; built by the caller). A
+   run whose stages are part of another's does less work: it is cheaper, and the other
+   is never cheaper than it (hybrid runs dense and bm25: dense and bm25 are each
+   cheaper than hybrid, whatever the clock said).
+2. **The same stages tie** (BM25 at other k1 and b does the same work), unless repeats
+   of each (runs of one config, ``groups``) show a difference that holds in every
+   pair of repeats: the slowest repeat of one faster than the fastest of the other by
+   more than the threshold below.
+3. **Otherwise latency, beyond a stated minimum and the sweep's own noise**: run i is
+   cheaper than j only when the percentile bootstrap interval (the selection's level)
+   of ``median_i - median_j`` lies below ``-threshold * median_j``. The threshold is
+   the larger of :data:`MIN_DIFFERENCE` (10%, the minimum practical difference) and the
+   noise measured in the sweep: the largest relative spread of the medians of runs
+   with the same stages (their true cost is equal, so their spread is what the clock
+   adds). Each run's latencies are resampled on their own (seed ``seed + run index``).
+
+The tie rule (:meth:`CostOrder.cheapest`): of the runs given, those no other of them is
+cheaper than are tied; of these the higher mean wins, then fewer stages, then the
+smaller index. Nothing here reads the raw clock order of two tied runs, so the same
+sweep rerun gives the same choice.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +42,24 @@ from receval.core.settings import BootstrapConfig
 from receval.stats.bootstrap import bootstrap_medians, percentile_bounds
 
 PREFERENCES = ("p50_ms", "chunks", "money")
+MIN_DIFFERENCE = 0.10  # latency: cheaper only by more than this share of the dearer run's median
+
+Tree = Counter  # a run's stages: stage -> how many times it runs
+
+
+def part_of(a: Tree, b: Tree) -> bool:
+    """Every stage of ``a`` runs in ``b``, and ``b`` runs more: ``a``'s work is part of ``b``'s."""
+    return a != b and all(b[stage] >= n for stage, n in a.items())
+
+
+def sweep_noise(p50: list[float], trees: list[Tree]) -> float:
+    """The largest relative spread (max / min - 1) of the medians of runs with the same stages."""
+    groups: dict[tuple, list[float]] = {}
+    for cost, tree in zip(p50, trees):
+        if np.isfinite(cost) and cost > 0:
+            groups.setdefault(tuple(sorted(tree.items(), key=repr)), []).append(cost)
+    spreads = [max(c) / min(c) - 1 for c in groups.values() if len(c) > 1]
+    return float(max(spreads, default=0.0))
 
 
 @dataclass
@@ -37,38 +70,69 @@ class CostOrder:
     costs: list[float]
     level: float
     medians: np.ndarray | None = None  # (n_resamples, n_runs) resampled p50s, for p50_ms
+    trees: list[Tree] | None = None  # each run's stages, for p50_ms
+    groups: list[Hashable] = field(default_factory=list)  # runs of one config share a group (repeats)
+    noise: float = 0.0  # the sweep's measured relative spread among runs with the same stages
+
+    @property
+    def threshold(self) -> float:
+        """The relative latency difference a verdict needs: the stated minimum or the sweep's noise."""
+        return max(MIN_DIFFERENCE, self.noise)
 
     def cheaper(self, i: int, j: int) -> bool:
-        """Run ``i`` costs less than run ``j``: exactly, or for latency beyond its noise."""
-        if not self.costs[i] < self.costs[j]:  # an unknown (NaN) cost is never cheaper
-            return False
+        """Run ``i`` costs less than run ``j``: exactly, or for latency by the rules above."""
         if self.medians is None:
-            return True
+            return bool(self.costs[i] < self.costs[j])  # an unknown (NaN) cost is never cheaper
+        if self.trees is not None:
+            if part_of(self.trees[i], self.trees[j]):
+                return True
+            if part_of(self.trees[j], self.trees[i]):
+                return False
+            if self.trees[i] == self.trees[j]:
+                return self._across_repeats(i, j)
+        if not self.costs[i] < self.costs[j]:
+            return False
         (_, hi), = percentile_bounds(self.medians[:, i] - self.medians[:, j], self.level)
-        return hi < 0
+        return hi < -self.threshold * self.costs[j]
+
+    def _across_repeats(self, i: int, j: int) -> bool:
+        if not self.groups:
+            return False
+        mine = [self.costs[k] for k, g in enumerate(self.groups) if g == self.groups[i]]
+        theirs = [self.costs[k] for k, g in enumerate(self.groups) if g == self.groups[j]]
+        if self.groups[i] == self.groups[j] or len(mine) < 2 or len(theirs) < 2:
+            return False
+        return max(mine) * (1 + self.threshold) < min(theirs)
 
     def cheapest(self, indices: list[int], means: list[float], stages: list[int]) -> int:
-        """The tie rule: the lowest cost among ``indices`` and every one not measurably
-        dearer than it are tied; the higher mean wins, then fewer stages, then the
-        smaller index."""
-        first = min(indices, key=lambda i: (self.costs[i], -means[i], stages[i], i))
-        tied = [i for i in indices if not self.cheaper(first, i)]
+        """The tie rule: of ``indices``, the runs none of the others is cheaper than are
+        tied; the higher mean wins, then fewer stages, then the smaller index."""
+        tied = [i for i in indices if not any(self.cheaper(j, i) for j in indices if j != i)] or list(indices)
         return min(tied, key=lambda i: (-means[i], stages[i], i))
 
     def noise_rule(self) -> str | None:
         if self.medians is None:
             return None
-        return (f"p50_ms: cheaper only when the {self.level:.0%} bootstrap interval of the "
-                "difference of median latencies (each run's latencies resampled) lies below 0")
+        noise = (f", the spread between runs with the same stages in this sweep being {self.noise:.0%}"
+                 if self.noise else "")
+        return (f"p50_ms: a run whose stages are part of another's is cheaper than it (never the reverse); "
+                f"runs with the same stages tie unless their repeats differ; otherwise cheaper only when the "
+                f"{self.level:.0%} bootstrap interval of the difference of median latencies lies below "
+                f"-{self.threshold:.0%} of the dearer run's median (a stated minimum of {MIN_DIFFERENCE:.0%}{noise})")
 
 
-def cost_order(costs: list[float], by: str, boot: BootstrapConfig, latencies: list[np.ndarray] | None = None) -> CostOrder:
+def cost_order(
+    costs: list[float], by: str, boot: BootstrapConfig, latencies: list[np.ndarray] | None = None,
+    trees: list[Tree] | None = None, groups: list[Hashable] | None = None,
+) -> CostOrder:
     """The :class:`CostOrder` of runs costing ``costs`` by ``by``; for ``p50_ms`` each
     run's per-question ``latencies`` (milliseconds, none missing), whose medians are
-    resampled on their own (seed ``boot.seed + run index``)."""
+    resampled on their own (seed ``boot.seed + run index``), its stage ``trees`` and
+    its repeat ``groups`` (both optional)."""
     if by != "p50_ms":
         return CostOrder(by, costs, boot.level)
     medians = np.empty((boot.n_resamples, len(latencies)))
     for j, latency in enumerate(latencies):
         medians[:, j] = bootstrap_medians(latency, n_resamples=boot.n_resamples, seed=boot.seed + j)[:, 0]
-    return CostOrder(by, costs, boot.level, medians)
+    noise = sweep_noise(costs, trees) if trees is not None else 0.0
+    return CostOrder(by, costs, boot.level, medians, trees, list(groups or []), noise)

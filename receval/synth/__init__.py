@@ -26,11 +26,14 @@ Replies. The model must answer with the JSON object ``{"question", "answer",
 retries): non-empty strings, a question with a word, and quotes copied from the
 passage, each found in it (:mod:`.quotes`; for ``multi`` one per passage), else the
 reply is asked again. A question that near-duplicates one already in the file is
-dropped and counted; a set more than half duplicates or empty questions is refused
-(:mod:`.dedup`). A unit whose request still fails after the retries is
-reported on stderr (``receval: warning: skipped section '<id>': <reason>``) and
-skipped; ``synth.max_failures`` units failing in a row stop the job (exit status 2),
-as do a wrong key, URL or model and an unreachable server.
+asked again, with the repeated question listed among those already written, up to
+``1 + synth.max_retries`` attempts, then dropped and counted; a set more than half
+duplicates or empty questions is refused (:mod:`.dedup`). A unit whose request still
+fails after the retries is reported on stderr (``receval: warning: skipped section
+'<id>': <reason>``) and skipped; ``synth.max_failures`` units failing in a row stop the
+job (exit status 2), as do a wrong key, URL or model and an unreachable server. At the
+end the one failure rule of :mod:`receval.clients.failures` holds: no question written,
+or more than half of those asked for lost, is exit status 2 naming the last reason.
 
 The file (``synth.out``), one JSON object per line::
 

@@ -14,6 +14,7 @@ from receval.core import outputs
 from receval.config import synth_problems
 from receval.datasets import LIBRARY, load_sections, questions_path
 from receval.core.errors import ConfigError, DatasetError, RecevalError
+from receval.clients import failures
 from receval.clients.chat import ChatClient, ReplyError, check_key_env, endpoint
 from receval.core.progress import Progress, warn
 from receval.synth.dedup import JACCARD, JUDGED_FROM, QuestionSet, Verdict
@@ -60,8 +61,11 @@ class Summary:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (unit id, reason)
     requests: int = 0
     mode: str = ""
-    duplicates: int = 0  # replies dropped: a near-duplicate of a question in the set (receval.synth.dedup)
+    duplicates: int = 0  # replies repeating a question in the set (receval.synth.dedup); asked again
     empty: int = 0  # replies whose question had no words (asked again)
+    lost: int = 0  # questions asked for and not written (their unit failed, or every attempt repeated)
+    repeats_dropped: int = 0  # of those, questions whose every attempt repeated a kept one
+    counts: failures.Counts | None = None  # the one failure rule's counts (receval.clients.failures)
 
 
 @dataclass
@@ -120,7 +124,10 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
     pending_total = sum(sum(i not in done for i in t.ids) for t in tasks)
     reporter = Progress(f"questions from {syn.model}", pending_total, progress)
 
-    def work(task: _Task) -> tuple[int, str | None]:
+    attempts = 1 + int(syn.max_retries)  # a reply repeating a kept question is asked again up to this often
+
+    def work(task: _Task) -> tuple[int, int, int, str | None]:
+        """(questions written, lost to the server, lost to repeats, the server's reason)."""
         earlier = [done[i]["question"] for i in task.ids if i in done and isinstance(done[i].get("question"), str)]
         shown = sources(task.units, by_section)
 
@@ -132,24 +139,32 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
                 verdict.count("empty")
             return problem
 
-        written = 0
+        written, lost, repeats = 0, 0, 0
         for n, qid in enumerate(task.ids):
             if qid in done:
                 continue
             if stop.is_set():
-                return written, None
-            messages = build_messages(syn.style, task.units, earlier, int(syn.passage_words))
-            try:
-                reply = client.complete_json(
-                    messages, QA_SCHEMA, check, temperature=float(syn.temperature), seed=int(syn.seed)
-                )
-            except ReplyError as error:
-                reporter.advance(sum(i not in done for i in task.ids[n:]))
-                return written, error.reason
-            reporter.advance()
-            twin = kept.claim(" ".join(reply["question"].split()))
-            if twin is not None:
+                return written, lost, repeats, None
+            repeated: list[str] = []  # kept questions this one repeated: listed as written, so asked for another
+            for _ in range(attempts):
+                messages = build_messages(syn.style, task.units, earlier + repeated, int(syn.passage_words))
+                try:
+                    reply = client.complete_json(
+                        messages, QA_SCHEMA, check, temperature=float(syn.temperature), seed=int(syn.seed)
+                    )
+                except ReplyError as error:
+                    reporter.advance(sum(i not in done for i in task.ids[n:]))
+                    return written, lost + sum(i not in done for i in task.ids[n:]), repeats, error.reason
+                twin = kept.claim(" ".join(reply["question"].split()))
+                if twin is None:
+                    break
                 verdict.count("duplicates", twin)
+                repeated.append(twin)
+                if stop.is_set() or verdict.refusal(JUDGED_FROM):
+                    break
+            reporter.advance()
+            if twin is not None:
+                repeats += 1
                 continue
             verdict.count("kept")
             spans, _ = locate_quotes(reply["quotes"], shown)
@@ -157,7 +172,7 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
             file.append(record)
             earlier.append(record["question"])
             written += 1
-        return written, None
+        return written, lost, repeats, None
 
     def refuse(at_least: int) -> None:
         why = verdict.refusal(at_least)
@@ -186,9 +201,13 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     task = running.pop(future)
-                    written, reason = future.result()  # a ServerError stops the job here
+                    written, lost, repeats, reason = future.result()  # a ServerError stops the job here
                     summary.written += written
+                    summary.lost += lost + repeats
+                    summary.repeats_dropped += repeats
                     refuse(JUDGED_FROM)  # a broken server is stopped early
+                    if repeats and not written:
+                        last_reason = f"every reply repeated a question already in the set ({attempts} attempts)"
                     if reason is None:
                         in_a_row = 0
                         continue
@@ -211,10 +230,20 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
     summary.requests, summary.mode = client.requests, client.mode
     summary.duplicates, summary.empty = verdict.duplicates, verdict.empty
     refuse(1)
+    summary.counts = failures.Counts(
+        step="receval.synth", sent=summary.requests, asked=pending_total, usable=summary.written,
+        failed=summary.lost, last_reason=last_reason or None, item="question",
+    )
+    n = summary.already + summary.written
+    failures.check(
+        summary.counts, fix="check synth.base_url, synth.model and that the model answers the JSON asked for",
+        kept=(f"The {n} questions in {out} are kept; a rerun asks only for the rest" if n else "Nothing was written"),
+    )
     if verdict.duplicates:
         warn(
-            f"dropped {verdict.duplicates} near-duplicate questions (same words, or word-set Jaccard >= "
-            f"{JACCARD} with a question already in the set)"
+            f"{verdict.duplicates} replies repeated a question already in the set (same words, or word-set "
+            f"Jaccard >= {JACCARD}) and were asked again; {summary.repeats_dropped} questions still repeated after "
+            f"{attempts} attempts and were dropped"
         )
     return summary
 
@@ -240,9 +269,12 @@ def summary_line(summary: Summary) -> str:
     if summary.already:
         parts.append(f"{summary.already} were already there")
     if summary.duplicates:
-        parts.append(f"{summary.duplicates} near-duplicates dropped")
+        parts.append(f"{summary.duplicates} replies repeated a kept question and were asked again "
+                     f"({summary.repeats_dropped} questions dropped)")
     if summary.failed:
-        parts.append(f"{len(summary.failed)} failed (rerun to retry them)")
-    parts.append(f"{summary.requests} requests, structured output: {summary.mode}")
+        parts.append(f"{len(summary.failed)} units failed (rerun to retry them)")
+    if summary.counts is not None:
+        parts.append(summary.counts.line())
+    parts.append(f"structured output: {summary.mode}")
     return "; ".join(parts)
 

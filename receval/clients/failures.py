@@ -1,0 +1,73 @@
+"""The one failure rule for every remote step (synth, judge, query transforms, LLM re-rank).
+
+A remote step asks a server for ``asked`` items (questions to write, pairs to grade,
+queries to rewrite, rankings to re-order) and sends ``sent`` requests for them
+(retries and format fallbacks included; answers from the cache send none). Each item
+ends ``usable`` or ``failed``; ``last_reason`` is why the latest failure failed. The
+rule, the same for every step:
+
+- nothing usable out of something asked: the step fails (exit 2), naming the last reason;
+- more than half the items asked failed (:data:`MOST`, synth's old rule for duplicates,
+  now everyone's): the step is refused the same way;
+- the counts always say what was sent: "N requests sent, M of K answers usable".
+
+A step that fails keeps what it already wrote (a rerun asks only for what is missing),
+and says so in ``kept``. Used by ``receval.judge`` (:mod:`receval.judge.job`, items are
+pairs) and ``receval.synth`` (:mod:`receval.synth.job`, items are questions). The query
+transforms and the remote re-rankers hold a stricter form of it: a run with one
+question unanswered would not compare, so their first failed item stops the run (exit 2,
+naming the reason).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from receval.core.errors import RecevalError
+
+MOST = 0.5  # refused when more than this share of the items asked failed
+
+
+class StepFailed(RecevalError):
+    """A remote step gave nothing usable, or too little: exit 2 with the counts and the last reason."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a remote step asked for and what came back."""
+
+    step: str  # e.g. "receval.judge llm:qwen", "synth", "transform=hyde"
+    sent: int  # requests sent to the server (retries included; cached answers are not sent)
+    asked: int  # items asked for (pairs, questions, queries)
+    usable: int  # items that came back usable (from the server or the cache)
+    failed: int  # items that did not
+    last_reason: str | None = None  # why the latest failed item failed
+    item: str = "answer"  # the name of one item, for the message
+
+    def line(self) -> str:
+        """``N requests sent, M of K answers usable, F failed``: the same words in every step."""
+        plural = "" if self.sent == 1 else "s"
+        text = f"{self.sent} request{plural} sent, {self.usable} of {self.asked} {self.item}s usable"
+        if self.failed:
+            text += f", {self.failed} failed"
+            if self.last_reason:
+                text += f" (last: {self.last_reason})"
+        return text
+
+
+def verdict(counts: Counts) -> str | None:
+    """Why the step's result is refused, or None when it stands."""
+    if counts.asked <= 0:
+        return None
+    if counts.usable <= 0:
+        return f"nothing usable came back: {counts.line()}"
+    if counts.failed > MOST * counts.asked:
+        return f"more than half failed: {counts.line()}"
+    return None
+
+
+def check(counts: Counts, fix: str = "check the server's URL, model and replies, then rerun", kept: str = "") -> None:
+    """Raise :class:`StepFailed` (exit 2) when :func:`verdict` refuses the step's result."""
+    why = verdict(counts)
+    if why is not None:
+        raise StepFailed(f"{counts.step}: {why}; {fix}" + (f". {kept}" if kept else ""))
