@@ -49,7 +49,9 @@ class StageOutput:
     per-question (B,) counts (``pairs_scored``, ``requests.rerank``...);
     ``question_seconds``: each question's own wall time when the stage measures it
     (concurrent requests), else None (the batch's time is shared out);
-    ``tokens_estimated``: stages whose token counts were estimated, not reported."""
+    ``tokens_estimated``: stages whose token counts were estimated, not reported;
+    ``calls``: per question, the search calls of a trajectory answer
+    (:mod:`receval.retrievers.trajectory`; None for a plain answer), or None."""
 
     idx: np.ndarray
     scores: np.ndarray
@@ -57,6 +59,7 @@ class StageOutput:
     counts: dict[str, np.ndarray] = field(default_factory=dict)
     question_seconds: np.ndarray | None = None
     tokens_estimated: frozenset[str] = frozenset()
+    calls: list | None = None
 
 
 class Stage:
@@ -140,7 +143,9 @@ class Hits:
     ``stage_ms``: the same per stage of a multi-stage retriever (member retrievers,
     fusion, rerank), plus ``select`` for top-k selection; ``counts``: per-question
     counts the stages report (``pairs_scored``, ``requests.rerank``...);
-    ``tokens_estimated``: stages whose tokens were estimated in any batch."""
+    ``tokens_estimated``: stages whose tokens were estimated in any batch;
+    ``calls``: per question, its search calls when the stage answered any question with
+    a trajectory (None for a plain answer), else None."""
 
     chunk_idx: np.ndarray
     scores: np.ndarray
@@ -148,6 +153,7 @@ class Hits:
     stage_ms: dict[str, np.ndarray]
     counts: dict[str, np.ndarray] = field(default_factory=dict)
     tokens_estimated: frozenset[str] = frozenset()
+    calls: list | None = None
 
 
 def search(
@@ -174,6 +180,7 @@ def search(
     stage_ms: dict[str, np.ndarray] = {}
     counts: dict[str, np.ndarray] = {}
     estimated: set[str] = set()
+    calls: list | None = None
     shown = None if label is not None else False
     with Progress(label or "", len(questions), shown, unit="questions") as line:
         for start in range(0, len(questions), step):
@@ -191,5 +198,8 @@ def search(
             for name, values in out.counts.items():
                 counts.setdefault(name, np.zeros(len(questions)))[rows] = values
             estimated |= out.tokens_estimated
+            if out.calls is not None:
+                calls = calls or [None] * len(questions)
+                calls[rows] = out.calls
             line.advance(len(batch))
-    return Hits(idx, scores, latency, stage_ms, counts, frozenset(estimated))
+    return Hits(idx, scores, latency, stage_ms, counts, frozenset(estimated), calls)
