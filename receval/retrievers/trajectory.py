@@ -115,8 +115,3 @@ def rank_answers(
             idx[row], scores[row] = union(call_idx[mine], call_scores[mine], depth)
     return idx, scores, calls
 
-
-def n_calls(calls: list[list[Call] | None]) -> np.ndarray:
-    """Calls per question (a plain answer is one call): the ``requests.<stage>`` count, so
-    a price per request is money per call."""
-    return np.fromiter((1 if c is None else len(c) for c in calls), np.float64, len(calls))
