@@ -150,3 +150,42 @@ def test_first_relevant_call_and_recall_union_by_hand():
     assert got["recall_union"] == [1.0, 0.0, None]
     assert got["calls"][0][1]["retrieved"] == ["a"]  # two chunks of one section: one place
     assert got["calls"][2] == [{"query": "three", "retrieved": ["c"], "scores": [1.0], "latency_ms": 7.0}]
+
+
+@pytest.mark.slow
+def test_an_http_service_answering_with_calls_is_charged_per_call(two_calls, tmp_path_factory):
+    """The service answers each question with three calls and a ``final``: the measures
+    score the final ranking, each call is a request (priced per call)."""
+    from http.server import BaseHTTPRequestHandler
+
+    from conftest import loopback
+
+    _, dataset = two_calls
+    relevant = {q.text: sorted(q.relevant) for q in dataset.questions}
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            question = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["query"]
+            found = [[sid, 1.0] for sid in relevant[question]]
+            body = json.dumps({"calls": [{"query": "a", "hits": []}, {"query": "b", "hits": found, "latency_ms": 2},
+                                         {"query": "c", "hits": [["fines#late-returns", 0.5]]}],
+                               "final": found}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    with loopback(Handler) as httpd:
+        run_dir = run_of(tmp_path_factory, "retriever=http", f"retriever.url={httpd.root}/search", "cache_dir=null",
+                         "+cost.http.per_1k_requests=2")
+    rows = pq.read_table(run_dir / "results.parquet").to_pylist()
+    for row in rows:
+        assert row["n_calls"] == 3 and row["requests.http"] == 3.0
+        assert row["cost_usd"] == pytest.approx(3 * 2 / 1000)
+        assert [c["query"] for c in row["calls"]] == ["a", "b", "c"] and row["calls"][1]["latency_ms"] == 2.0
+        assert row["retrieved"] == sorted(row["relevant"])  # the final ranking, not the union
+        if row["rr"] is not None:
+            assert row["rr"] == 1.0 and row["first_relevant_call"] == 2 and row["recall_union"] == 1.0
