@@ -175,9 +175,11 @@ def _section_of(uid: str, index: dict[str, int]) -> str | None:
 def run_config(cfg) -> dict:
     """The run's saved config: a run config (its ``name``, dataset, depth, cutoffs and
     bootstrap), so report, compare and pool read the run as any other. The traces file
-    is named in run.json's ``traces`` facts."""
+    is named in run.json's ``traces`` facts. No re-ranker, no query transform: said, so
+    a report beside ordinary runs does not show them as differences."""
     data = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-    return {key: data[key] for key in ("name", "dataset", "depth", "metrics", "bootstrap") if key in data}
+    kept = {key: data[key] for key in ("name", "dataset", "depth", "metrics", "bootstrap") if key in data}
+    return {**kept, "rerank": None, "transform": None}
 
 
 def summary_line(summary: Summary) -> str:
