@@ -3,6 +3,7 @@ trajectories and write an ordinary stored run (:mod:`receval.results.write`)."""
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,9 +186,10 @@ def run_config(cfg) -> dict:
 def summary_line(summary: Summary) -> str:
     means = "  ".join(f"{label} {summary.means[name]:.3f}" for label, name in (("hit@1", "hit@1"), ("MRR", "rr"))
                       if name in summary.means)
+    where = os.path.relpath(summary.run_dir)
     return (
         f"traces  {summary.spans} retriever spans -> {summary.questions} questions, {summary.calls} calls  {means}"
-        f"  -> {summary.run_dir}"
+        f"  -> {summary.run_dir if where.startswith('..') else where}"
     )
 
 
