@@ -175,3 +175,23 @@ def test_the_command_writes_a_run_the_report_reads(bm25_run, tmp_path):
     data = json.loads(report.stdout)
     assert [run["label"] for run in data["runs"]][1] == "traces"
     assert data["runs"][0]["metrics"]["rr"] == data["runs"][1]["metrics"]["rr"]  # mean and interval alike
+
+
+@pytest.mark.slow
+def test_questions_labelled_with_evidence_are_judged_by_their_spans_as_in_the_run(tmp_path_factory, tmp_path):
+    """Whole-section chunks: a trace naming the chunks scores each evidence question as the
+    run did (rr and token measures alike)."""
+    essays = Path(__file__).parent / "fixtures" / "essays"
+    run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={essays}", "chunking.max_words=null",
+                     "cache_dir=null")
+    path = write_lines(tmp_path / "spans.jsonl", exported_spans(run_dir))
+    import_traces(traces_config(f"traces.path={path}", "dataset=folder", f"dataset.path={essays}"), tmp_path / "run")
+    stored = {r["question_id"]: r for r in pq.read_table(run_dir / "results.parquet").to_pylist()}
+    imported = pq.read_table(tmp_path / "run" / "results.parquet").to_pylist()
+    assert len(imported) == len(stored) and any(r["rr"] for r in imported)
+    assert sum(":" in r["relevant"][0] for r in imported if r["relevant"]) >= 5  # labelled with evidence spans
+    for row in imported:
+        before = stored[row["question_id"]]
+        assert row["relevant"] == before["relevant"]
+        for name in ("rr", "hit@1", "token_recall@3", "token_precision@3"):
+            assert row[name] == before[name], (row["question_id"], name)

@@ -15,6 +15,7 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--metrics hit@1,rr,...`` picks the columns; ``--metric`` the one with the
   interval column, the baseline differences and the plot (default ``rr``).
 - ``--by COLUMN`` (kind, split, ...): ``--by-metric`` (default hit@3) per value.
+  ``--by calls``: by each question's number of search calls (a trajectory run's ``n_calls``).
 - ``--per-question``: each question's rank of its first relevant section per run
   (``-`` when not retrieved); questions every run misses are marked ``x``.
 - ``--baseline SELECTOR`` (a run dir, or ``key=value[,key=value]`` matching one run):
@@ -150,7 +151,7 @@ def build_parser() -> options.ArgumentParser:
         help="measure with the CI column, baseline differences and plot (default rr = MRR)",
     )
     options.add_label_args(parser)
-    parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, ...)")
+    parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, calls, ...)")
     parser.add_argument(
         "--by-metric", help="the measure of --by (default: each of --metrics if given, else hit@3)"
     )

@@ -16,6 +16,8 @@ the question's text, whitespace normalised) and writes DIR as an ordinary run
   ``first_relevant_call``, ``recall_union``); the final ranking, which every measure
   scores, is the calls' union in call order, cut to ``depth``; a document's place in
   its span is its rank, a missing ``document.score`` is stored as 0;
+- questions labelled with evidence spans are judged by the character spans of the
+  sections retrieved (``relevance.coverage``), as a run with whole-section chunks is;
 - latency: each call's end minus start time; a question's ``latency_ms`` is their sum;
 - the run holds the questions a trace matched; spans no question matched are counted
   and named (stderr, run.json ``traces``), as are traces that repeat a question (the

@@ -1,6 +1,6 @@
 """The config of ``python -m receval.traces`` (``conf/traces.yaml``): the spans file, the
 dataset its questions and units come from, and the run keys a report reads (name,
-depth, cutoffs, bootstrap)."""
+depth, cutoffs, evidence coverage, bootstrap)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from receval import schema
-from receval.config import DatasetConfig, IrDatasetsConfig, MetricsConfig, register_resolvers, share_config_store
+from receval.config import (
+    DatasetConfig, IrDatasetsConfig, MetricsConfig, RelevanceConfig, register_resolvers, share_config_store,
+)
 from receval.core.settings import BootstrapConfig
 from receval.schema import INT32, range_
 
@@ -28,6 +30,7 @@ class TracesRunConfig:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    relevance: RelevanceConfig = field(default_factory=RelevanceConfig)  # questions labelled with evidence spans
     # sections kept per question: the first of the calls' union, in call order
     depth: int = field(default=10, metadata=range_(1, INT32))
 

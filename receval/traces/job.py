@@ -15,6 +15,7 @@ from receval.core.errors import ConfigError
 from receval.datasets import UNANSWERABLE, Question, load_dataset
 from receval.evaluate import question_rows, trajectory_columns
 from receval.measures.overlap import overlap_columns
+from receval.measures.spans import judge_spans, token_columns
 from receval.metrics import measures_for
 from receval.results.identity import identity_hash
 from receval.results.write import write_results, write_run_json
@@ -127,7 +128,11 @@ def import_traces(cfg, run_dir: Path) -> Summary:
         final_idx[row], final_scores[row] = union(rows_idx, rows_scores, depth)
     latency = np.fromiter((sum(c.latency_ms for c in mine) for mine in calls), np.float64, len(calls))
     measures = measures_for(list(cfg.metrics.ks))
-    columns = question_rows(questions, units, final_idx, final_scores, latency, measures)
+    ks = list(cfg.metrics.ks)
+    evidence = judge_spans(questions, dataset.sections, dataset.pages, *_unit_offsets(dataset.sections, len(units)),
+                        final_idx, ks, float(cfg.relevance.coverage))
+    columns = question_rows(questions, units, final_idx, final_scores, latency, measures, evidence,
+                            (units, final_idx, final_scores))
     sections = {s.id: s for s in dataset.sections}
     columns.update(overlap_columns(questions, sections))
     columns.update(trajectory_columns(questions, units, np.arange(len(units)), calls, final_idx, final_scores, latency))
@@ -158,13 +163,24 @@ def import_traces(cfg, run_dir: Path) -> Summary:
         "traces": facts,
     }
     names = [m.name for m in measures]
-    write_results(run_dir, columns, names, info)
+    write_results(run_dir, columns, names + token_columns(ks), info)
     summary.means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names
     }
     write_run_json(run_dir, {**info, "timings": {"import_s": time.perf_counter() - began}, "config": config,
                              "means": summary.means})
     return summary
+
+
+def _unit_offsets(sections, n_units: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each unit as a chunk for the evidence judgement (:func:`receval.measures.spans.judge_spans`):
+    its section and character span; a unit the dataset lacks covers nothing (an empty span)."""
+    unit_section = np.zeros(n_units, dtype=np.int64)
+    start, end = np.zeros(n_units, dtype=np.int64), np.zeros(n_units, dtype=np.int64)
+    unit_section[: len(sections)] = np.arange(len(sections))
+    start[: len(sections)] = np.fromiter((s.start for s in sections), np.int64, len(sections))
+    end[: len(sections)] = np.fromiter((s.end for s in sections), np.int64, len(sections))
+    return unit_section, start, end
 
 
 def _section_of(uid: str, index: dict[str, int]) -> str | None:
@@ -174,12 +190,12 @@ def _section_of(uid: str, index: dict[str, int]) -> str | None:
 
 
 def run_config(cfg) -> dict:
-    """The run's saved config: a run config (its ``name``, dataset, depth, cutoffs and
-    bootstrap), so report, compare and pool read the run as any other. The traces file
+    """The run's saved config: a run config (its ``name``, dataset, depth, cutoffs, evidence
+    coverage and bootstrap), so report, compare and pool read the run as any other. The traces file
     is named in run.json's ``traces`` facts. No re-ranker, no query transform: said, so
     a report beside ordinary runs does not show them as differences."""
     data = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-    kept = {key: data[key] for key in ("name", "dataset", "depth", "metrics", "bootstrap") if key in data}
+    kept = {key: data[key] for key in ("name", "dataset", "depth", "metrics", "relevance", "bootstrap") if key in data}
     return {**kept, "rerank": None, "transform": None}
 
 
