@@ -43,26 +43,29 @@ def is_trajectory(answer) -> bool:
     return isinstance(answer, dict) and "calls" in answer
 
 
-def _checked(answer: dict, where: str, question: str) -> tuple[list[str], list, list[float | None]]:
+def _checked(
+    answer: dict, where: str, question: str, clip: Callable[[str], str] = cut
+) -> tuple[list[str], list, list[float | None]]:
     """(queries, hits lists, latencies) of one trajectory answer; a RecevalError naming
-    the question and the field otherwise."""
+    the question and the field otherwise (what is quoted of the answer through ``clip``:
+    a server's reply is redacted)."""
     about = f"{where} answered question {cut(repr(question))} with calls"
     calls = answer["calls"]
     if not isinstance(calls, list):
-        raise RecevalError(f"{about} = {cut(repr(calls))}: give a list of {{\"query\", \"hits\"}} objects")
+        raise RecevalError(f"{about} = {clip(repr(calls))}: give a list of {{\"query\", \"hits\"}} objects")
     unknown = set(answer) - {"calls", "final"}
     if unknown:
-        raise RecevalError(f"{about}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; use calls and final")
+        raise RecevalError(f"{about}: unknown key(s) {clip(', '.join(sorted(map(str, unknown))))}; use calls and final")
     queries, hits, latencies = [], [], []
     for n, call in enumerate(calls, 1):
         if not isinstance(call, dict) or "hits" not in call:
-            raise RecevalError(f"{about}: call {n} is {cut(repr(call))}; each call is {{\"query\", \"hits\"}}")
+            raise RecevalError(f"{about}: call {n} is {clip(repr(call))}; each call is {{\"query\", \"hits\"}}")
         query = call.get("query", "")
         if not isinstance(query, str):
-            raise RecevalError(f"{about}: call {n}'s query is {cut(repr(query))}, not a string")
+            raise RecevalError(f"{about}: call {n}'s query is {clip(repr(query))}, not a string")
         latency = call.get("latency_ms")
         if latency is not None and (numeric.real(latency) is None or latency < 0):
-            raise RecevalError(f"{about}: call {n}'s latency_ms is {cut(repr(latency))}, not a number >= 0")
+            raise RecevalError(f"{about}: call {n}'s latency_ms is {clip(repr(latency))}, not a number >= 0")
         queries.append(query)
         hits.append(call["hits"])
         latencies.append(None if latency is None else float(latency))
@@ -91,7 +94,7 @@ def rank_answers(
     for a plain answer; None for the whole batch when no answer has calls)."""
     if not any(is_trajectory(a) for a in answers):
         return (*top_lists(answers, ids, tie_rank, depth, where, questions, clip), None)
-    parsed = {row: _checked(a, where, questions[row]) for row, a in enumerate(answers) if is_trajectory(a)}
+    parsed = {row: _checked(a, where, questions[row], clip) for row, a in enumerate(answers) if is_trajectory(a)}
     owners = [row for row, (queries, _, _) in parsed.items() for _ in queries]
     flat_hits = [h for _, hits, _ in parsed.values() for h in hits]
     call_idx, call_scores = top_lists(
