@@ -57,6 +57,20 @@ def write_lines(path: Path, spans: list[dict]) -> Path:
     return path
 
 
+def library_text(section_id: str) -> str:
+    from receval.datasets import load_dataset
+
+    return next(s.text for s in load_dataset(traces_config().dataset).sections if s.id == section_id)
+
+
+def judge_cfg(*overrides: str):
+    from receval import config as config_schema
+
+    config_schema.register_judge()
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        return compose("judge", overrides=list(overrides))
+
+
 @pytest.fixture(scope="module")
 def bm25_run(tmp_path_factory):
     return run_of(tmp_path_factory, "retriever=bm25", "cache_dir=null")
@@ -65,10 +79,12 @@ def bm25_run(tmp_path_factory):
 @pytest.mark.slow
 def test_spans_of_a_bm25_run_import_with_its_per_question_rr_and_pool_works(bm25_run, tmp_path, capsys):
     from receval.cli.pool import main as pool_main
+    from receval.judge.job import run_judge
 
     spans = exported_spans(bm25_run)
     spans[0]["attributes"]["retrieval.documents.1.document.id"] = "wiki/elsewhere"  # not a unit of the dataset
-    spans[0]["attributes"]["retrieval.documents.1.document.content"] = "Text only the trace holds."
+    mirrored = library_text(spans[0]["attributes"]["retrieval.documents.0.document.id"]) + " (mirrored on the wiki)"
+    spans[0]["attributes"]["retrieval.documents.1.document.content"] = mirrored
     spans.append({"context": {"trace_id": "0xfeed"}, "start_time": START, "end_time": START + 5,
                   "attributes": {"openinference.span.kind": "RETRIEVER", "input.value": "what is the meaning of life"}})
     spans.append({"context": {"trace_id": "0xbeef"}, "start_time": START, "end_time": START + 5,
@@ -89,14 +105,18 @@ def test_spans_of_a_bm25_run_import_with_its_per_question_rr_and_pool_works(bm25
         assert row["n_calls"] == 1
         assert row["latency_ms"] == pytest.approx(stored[row["question_id"]]["latency_ms"], abs=1e-6)
     assert first["retrieved"][1] == "wiki/elsewhere"
-    assert first["documents"] == [{"id": "wiki/elsewhere", "text": "Text only the trace holds."}]
+    assert first["documents"] == [{"id": "wiki/elsewhere", "text": mirrored}]
     info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert info["traces"]["unmatched"] == [{"line": len(spans) - 1, "query": "what is the meaning of life"}]
     assert pool_main([str(tmp_path / "run"), "--depth", "10", "--out", str(tmp_path / "pool.jsonl")]) == 0
     pool = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
     holes = {(p["question_id"], p["id"]): p for p in pool if p["role"] == "hole"}
-    assert holes[(first["question_id"], "wiki/elsewhere")]["text"] == "Text only the trace holds."
+    assert holes[(first["question_id"], "wiki/elsewhere")]["text"] == mirrored
     assert all(p["text"] for p in holes.values())  # every unit's text found: the dataset's, or the trace's
+    # the one-shot judge labels the unknown document like any unit: close to the known relevant one
+    run_judge(judge_cfg(f"pool={tmp_path / 'pool.jsonl'}", "judge=oneshot", f"out={tmp_path / 'labels.jsonl'}"))
+    labels = [json.loads(line) for line in (tmp_path / "labels.jsonl").read_text().splitlines()]
+    assert [x["grade"] for x in labels if x["id"] == "wiki/elsewhere"] == [1]
 
 
 @pytest.mark.slow
