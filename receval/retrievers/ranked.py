@@ -182,7 +182,8 @@ class RankOnly(Stage):
         question's calls (a price per request is then money per call)."""
         counts = {}
         if calls is not None:  # a plain answer is one call
-            counts[f"requests.{self.name}"] = np.fromiter((1 if c is None else len(c) for c in calls), np.float64, len(calls))
+            made = (1 if c is None else len(c) for c in calls)
+            counts[f"requests.{self.name}"] = np.fromiter(made, np.float64, len(calls))
         return StageOutput(idx, scores, seconds, counts, question_seconds=question_seconds, calls=calls)
 
     def rank(self, questions: list[str], depth: int) -> StageOutput:

@@ -105,14 +105,16 @@ def rank_answers(
     idx = np.full((len(answers), depth), -1, dtype=np.int32)
     scores = np.full((len(answers), depth), np.nan, dtype=np.float64)
     if direct:
-        idx[direct], scores[direct] = top_lists(finals, ids, tie_rank, depth, where, [questions[r] for r in direct], clip)
+        asked = [questions[row] for row in direct]
+        idx[direct], scores[direct] = top_lists(finals, ids, tie_rank, depth, where, asked, clip)
     calls: list[list[Call] | None] = [None] * len(answers)
     at = 0
     for row, (queries, _, latencies) in parsed.items():
         mine = slice(at, at + len(queries))
         at += len(queries)
         calls[row] = [
-            Call(q, call_idx[i], call_scores[i], ms) for q, i, ms in zip(queries, range(mine.start, mine.stop), latencies)
+            Call(q, call_idx[i], call_scores[i], ms)
+            for q, i, ms in zip(queries, range(mine.start, mine.stop), latencies)
         ]
         if answers[row].get("final") is None:
             idx[row], scores[row] = union(call_idx[mine], call_scores[mine], depth)

@@ -137,7 +137,9 @@ def read_spans(path: str | Path) -> tuple[list[Span], int]:
             try:
                 data = json.loads(text)
             except ValueError as error:
-                raise RecevalError(f"{where}: not JSON ({error.msg}); give one span as a JSON object per line") from None
+                raise RecevalError(
+                    f"{where}: not JSON ({error.msg}); give one span as a JSON object per line"
+                ) from None
             if not isinstance(data, dict):
                 raise RecevalError(f"{where}: a {type(data).__name__}, not a span (a JSON object)")
             span = _span(data, number, where)
@@ -160,7 +162,9 @@ def _span(data: dict, number: int, where: str) -> Span | None:
         return None
     start, end = _first(data, "start_time", "startTimeUnixNano"), _first(data, "end_time", "endTimeUnixNano")
     if start is None or end is None:
-        raise RecevalError(f"{where}: a retriever span without start_time and end_time; its latency is their difference")
+        raise RecevalError(
+            f"{where}: a retriever span without start_time and end_time; its latency is their difference"
+        )
     start_ns, end_ns = _ns(start, where, "start_time"), _ns(end, where, "end_time")
     if end_ns < start_ns:
         raise RecevalError(f"{where}: end_time is before start_time")
