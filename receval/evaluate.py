@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from receval.scoring.questions import Question
 from receval.scoring.rows import judge, question_rows
 
-__all__ = ["collapse_to_sections", "judge", "question_rows"]
+__all__ = ["collapse_to_sections", "judge", "question_rows", "trajectory_columns"]
 
 
 def collapse_to_sections(
@@ -37,3 +38,74 @@ def collapse_to_sections(
     sections = np.where(kept, np.take_along_axis(section, order, axis=1), -1)
     scores = np.where(kept, np.take_along_axis(chunk_scores, order, axis=1), np.nan)
     return sections.astype(np.int32), scores.astype(np.float64)
+
+
+def trajectory_columns(
+    questions: list[Question],
+    section_ids: list[str],
+    chunk_section: np.ndarray,
+    calls: list,
+    final_idx: np.ndarray,
+    final_scores: np.ndarray,
+    latency_ms: np.ndarray,
+) -> dict[str, list]:
+    """The trajectory columns of questions answered with search calls
+    (:mod:`receval.retrievers.trajectory`; a question answered plainly counts as one call,
+    its final ranking): ``calls`` (query, section ids, scores, latency of each, collapsed
+    to sections as ``retrieved``), ``n_calls``, ``first_relevant_call`` (1-based, null
+    when no call retrieved a relevant section) and ``recall_union`` (the share of
+    relevant sections any call retrieved). Both are null for questions without
+    section labels (unanswerable, or labelled by evidence spans only).
+
+    ``calls[q]``: a list of objects with ``query``, ``idx`` (chunk indices, -1 padded),
+    ``scores`` and ``latency_ms``, or None."""
+    per_question = [
+        c if c is not None else [_Plain(q.text, final_idx[row], final_scores[row], float(latency_ms[row]))]
+        for row, (q, c) in enumerate(zip(questions, calls))
+    ]
+    counts = np.fromiter(map(len, per_question), np.int64, len(questions))
+    owner = np.repeat(np.arange(len(questions)), counts)
+    flat = [call for mine in per_question for call in mine]
+    width = max((call.idx.size for call in flat), default=1) or 1
+    idx = np.full((len(flat), width), -1, dtype=np.int64)
+    scores = np.full((len(flat), width), np.nan, dtype=np.float64)
+    for i, call in enumerate(flat):
+        idx[i, : call.idx.size], scores[i, : call.scores.size] = call.idx, call.scores
+    index = {sid: i for i, sid in enumerate(section_ids)}
+    sections, section_scores = collapse_to_sections(idx, scores, chunk_section, len(section_ids))
+    grades = judge(sections, [questions[row] for row in owner], index).gains if flat else np.zeros((0, width))
+    relevant = (sections >= 0) & (grades >= 1)
+    position = np.arange(len(flat)) - np.repeat(np.cumsum(counts) - counts, counts)
+    first = np.full(len(questions), np.iinfo(np.int64).max)
+    np.minimum.at(first, owner[relevant.any(axis=1)], position[relevant.any(axis=1)])
+    rows, cols = np.nonzero(relevant)
+    found = np.unique(owner[rows] * (len(section_ids) + 1) + sections[rows, cols])
+    n_found = np.bincount(found // (len(section_ids) + 1), minlength=len(questions))
+    n_relevant = np.fromiter((sum(g >= 1 for g in q.relevant.values()) for q in questions), np.int64, len(questions))
+    ids = np.asarray(section_ids, dtype=object)
+    stored = [
+        {
+            "query": call.query,
+            "retrieved": list(ids[row[row >= 0]]),
+            "scores": row_scores[~np.isnan(row_scores)].tolist(),
+            "latency_ms": call.latency_ms,
+        }
+        for call, row, row_scores in zip(flat, sections, section_scores)
+    ]
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    labelled = [q.answerable and n > 0 for q, n in zip(questions, n_relevant)]
+    return {
+        "n_calls": counts.tolist(),
+        "first_relevant_call": [
+            int(f) + 1 if ok and f < np.iinfo(np.int64).max else None for f, ok in zip(first, labelled)
+        ],
+        "recall_union": [float(f / n) if ok else None for f, n, ok in zip(n_found, n_relevant, labelled)],
+        "calls": [stored[starts[row] : starts[row + 1]] for row in range(len(questions))],
+    }
+
+
+class _Plain:
+    """A plainly answered question as its one call."""
+
+    def __init__(self, query: str, idx: np.ndarray, scores: np.ndarray, latency_ms: float):
+        self.query, self.idx, self.scores, self.latency_ms = query, idx, scores, latency_ms

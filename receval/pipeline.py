@@ -26,7 +26,7 @@ from receval.measures import cost
 from receval.core import machine
 from receval.chunking.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
-from receval.evaluate import collapse_to_sections, question_rows
+from receval.evaluate import collapse_to_sections, question_rows, trajectory_columns
 from receval.results.identity import identity_hash
 from receval.metrics import measures_for
 from receval.measures.overlap import overlap_columns
@@ -215,6 +215,10 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
             spans, ([c.id for c in chunks], hits.chunk_idx, hits.scores),
         )
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
+        if hits.calls is not None:  # a retriever answered with its search calls
+            columns.update(trajectory_columns(
+                questions, section_ids, chunk_section, hits.calls, hits.chunk_idx, hits.scores, hits.latency_ms,
+            ))
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
     stage_info = stage_facts(list(hits.stage_ms), calls_after_index, calls_after_search, calls_after_warmup)

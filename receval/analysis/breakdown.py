@@ -23,6 +23,9 @@ from receval.results.stored import Run
 from receval.results.format import LATENCY, OVERLAP
 
 MAX_BY_VALUES = 32  # --by needs a column with a few values (kind, split), not question ids
+#: ``--by`` names that group by another stored column: ``calls`` by each question's
+#: number of search calls (runs whose retriever answered with trajectories).
+BY_COLUMNS = {"calls": "n_calls"}
 
 
 def overlap_bucket(
@@ -112,12 +115,12 @@ def with_overlap(run: Run, measure: str, thresholds: tuple[float, float], names:
 
 def check_by(runs: list[Run], column: str, names: Mapping[str, str] | None = None) -> None:
     """Every run must have ``column`` (``--by``): an error naming it otherwise."""
+    stored = BY_COLUMNS.get(column, column)
     for run in runs:
-        if column not in run.table.column_names:
-            raise RecevalError(
-                f"{named(names, 'by')} {column}: no column {column!r} in {run.run_dir}; use kind, split or "
-                "another string column"
-            )
+        if stored not in run.table.column_names:
+            hint = ("; --by calls needs runs whose retriever answered with its search calls" if column in BY_COLUMNS
+                    else "; use kind, split or another string column")
+            raise RecevalError(f"{named(names, 'by')} {column}: no column {stored!r} in {run.run_dir}{hint}")
 
 
 def stage_latency(run: Run) -> dict[str, dict]:
@@ -141,11 +144,14 @@ def by_table(
 ) -> ByTable:
     """One interval per run and value of ``column`` (a column with a few values: kind,
     split, overlap), over the questions that value scores on ``metric``."""
+    stored = BY_COLUMNS.get(column, column)
     values: list[str] = []
     for run in runs:
-        for v in run.strings(column):
+        for v in run.strings(stored):
             if v is not None and str(v) not in values:
                 values.append(str(v))
+    if stored != column:  # counts in their natural order
+        values.sort(key=int)
     if column == "overlap":  # buckets in their natural order
         values = [v for v in ("low", "medium", "high") if v in values] + [v for v in values if v not in ("low", "medium", "high")]
     if len(values) > MAX_BY_VALUES:
@@ -157,7 +163,7 @@ def by_table(
     counts = [0] * len(values)
     for r, run in enumerate(runs):
         scores = run.values(metric)
-        col = np.asarray([None if v is None else str(v) for v in run.strings(column)], dtype=object)
+        col = np.asarray([None if v is None else str(v) for v in run.strings(stored)], dtype=object)
         for j, v in enumerate(values):
             mask = (col == v) & ~np.isnan(scores)
             if r == 0:

@@ -7,7 +7,8 @@
 One JSON line per (question, unit) in the top ``--depth`` of any run given that carries
 no label: ``question_id``, ``question``, ``id``, ``text`` (the unit's text, read from the
 dataset the first run's saved config names), ``n_runs`` (runs that retrieved it) and
-``best_rank``, ``role`` ``hole``. ``--calibrate N`` adds N labelled pairs (seeded), role
+``best_rank``, ``role`` ``hole``; an id no unit of the dataset has (a trace's document,
+:mod:`receval.traces`) takes the text the run stored for it. ``--calibrate N`` adds N labelled pairs (seeded), role
 ``calibration`` with ``known_grade``, for the judge's agreement with known labels; each
 labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick).
 The runs are only read (:mod:`receval.analysis.pool`); ``python -m receval.judge`` labels
@@ -46,6 +47,19 @@ def check_seed(seed: int) -> None:
         raise RecevalError(f"--seed {seed}: give an integer from {SEED[0]} to {SEED[1]} (e.g. 0)")
 
 
+def stored_documents(runs: list[Run]) -> dict[str, str]:
+    """Unit id -> text of the ids that are no unit of the dataset, as imported traces keep
+    them (column ``documents``, :mod:`receval.traces`); the first text given wins."""
+    texts: dict[str, str] = {}
+    for run in runs:
+        if "documents" in run.table.column_names:
+            for documents in run.table.column("documents").to_pylist():
+                for document in documents or []:
+                    if document.get("text") is not None:
+                        texts.setdefault(document["id"], document["text"])
+    return texts
+
+
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         parser = options.ArgumentParser(
@@ -64,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         out = outputs.check_output(args.out, force=args.force, protected_dirs=args.runs)
         runs = load_runs(args.runs, skip=frozenset())
         pairs = pool(runs, args.depth, args.calibrate, args.seed)
-        texts = unit_texts(runs[0]) if runs else {}
+        texts = {**stored_documents(runs), **(unit_texts(runs[0]) if runs else {})}
         lines = "".join(json.dumps(p.to_dict(texts.get(p.id)), ensure_ascii=False) + "\n" for p in pairs)
         atomic_write(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
         holes = sum(p.role == "hole" for p in pairs)

@@ -15,6 +15,7 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--metrics hit@1,rr,...`` picks the columns; ``--metric`` the one with the
   interval column, the baseline differences and the plot (default ``rr``).
 - ``--by COLUMN`` (kind, split, ...): ``--by-metric`` (default hit@3) per value.
+  ``--by calls``: by each question's number of search calls (a trajectory run's ``n_calls``).
 - ``--per-question``: each question's rank of its first relevant section per run
   (``-`` when not retrieved); questions every run misses are marked ``x``.
 - ``--baseline SELECTOR`` (a run dir, or ``key=value[,key=value]`` matching one run):

@@ -65,7 +65,7 @@ def build_parser() -> options.ArgumentParser:
         help="measure with the CI column, baseline differences and plot (default rr = MRR)",
     )
     options.add_label_args(parser)
-    parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, ...)")
+    parser.add_argument("--by", metavar="COLUMN", help="one measure per value of COLUMN (kind, split, calls, ...)")
     parser.add_argument(
         "--by-metric", help="the measure of --by (default: each of --metrics if given, else hit@3)"
     )

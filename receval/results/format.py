@@ -19,6 +19,16 @@ float64 count and money columns (:mod:`receval.measures.cost`): ``pairs_scored``
 re-ranker scored), ``requests.<stage>``, ``input_tokens.<stage>``,
 ``output_tokens.<stage>``, ``cost_usd.<stage>`` and ``cost_usd``.
 
+Runs whose retriever answered with search calls (:mod:`receval.retrievers.trajectory`,
+or imported traces, :mod:`receval.traces`) add, after the overlap columns:
+``n_calls`` (int32), ``first_relevant_call`` (int32, 1-based, null when no call
+retrieved a relevant section), ``recall_union`` (float64, share of the relevant
+sections any call retrieved; null without section labels) and ``calls``
+(list<struct<query: string, retrieved: list<string>, scores: list<float64>,
+latency_ms: float64>>, each call collapsed to sections). A run of imported traces may
+add ``documents`` (list<struct<id: string, text: string>>): retrieved ids that are no
+unit of the dataset, with the text the trace gave, for ``pool`` and ``judge``.
+
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
 version, schema version, config hash, dataset fingerprint, number of chunks and
 timings. Writing them is :mod:`receval.results.write` (a temporary name renamed, so a
@@ -54,6 +64,22 @@ _FIXED = [
 OVERLAP = ("rouge1_p", "rouge2_p", "rougeL_p")
 LATENCY = "latency_ms"
 FIXED_NAMES = tuple(f.name for f in _FIXED)
+
+CALL = pa.struct([
+    pa.field("query", pa.string()),
+    pa.field("retrieved", pa.list_(pa.string())),
+    pa.field("scores", pa.list_(pa.float64())),
+    pa.field("latency_ms", pa.float64()),
+])
+DOCUMENT = pa.struct([pa.field("id", pa.string()), pa.field("text", pa.string())])
+#: Optional columns of trajectory runs and imported traces, with their types (in order).
+TRAJECTORY = {
+    "n_calls": pa.int32(),
+    "first_relevant_call": pa.int32(),
+    "recall_union": pa.float64(),
+    "calls": pa.list_(CALL),
+    "documents": pa.list_(DOCUMENT),
+}
 FIXED_COLUMNS = frozenset(FIXED_NAMES)
 
 
@@ -74,10 +100,13 @@ def measure_columns(names) -> list[str]:
 
 
 def results_schema(
-    measure_names: list[str], metadata: dict, stages: list[str] = (), extra: list[str] = ()
+    measure_names: list[str], metadata: dict, stages: list[str] = (), extra: list[str] = (),
+    optional: tuple[str, ...] = (),
 ) -> pa.Schema:
+    """``optional``: the :data:`TRAJECTORY` columns the run has."""
     fields = [*_FIXED, *(pa.field(name, pa.float64()) for name in measure_names)]
     fields.extend(pa.field(name, pa.float64()) for name in OVERLAP)
+    fields.extend(pa.field(name, kind) for name, kind in TRAJECTORY.items() if name in optional)
     fields.append(pa.field(LATENCY, pa.float64()))
     fields.extend(pa.field(stage_column(stage), pa.float64()) for stage in stages)
     fields.extend(pa.field(name, pa.float64()) for name in extra)

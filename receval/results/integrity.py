@@ -16,7 +16,8 @@ file and the key or column, never a traceback:
   a string, boolean or list;
 - values, on the Arrow columns (vectorised, no Python objects) (:func:`check_values`):
   measures bounded to [0, 1] stay there (NaN counts as missing, like null), no
-  measure is infinite, ``context_tokens@k`` is >= 0, ``first_relevant_rank`` >= 1;
+  measure is infinite, ``context_tokens@k`` is >= 0, ``first_relevant_rank`` and
+  ``first_relevant_call`` >= 1, ``recall_union`` in [0, 1], ``n_calls`` >= 0;
   latency, counts and money (``cost_usd``...) are finite, >= 0 and present in every
   row (``select --prefer money`` once chose a run whose NaN cost read as $0); no
   question id is missing;
@@ -91,8 +92,12 @@ def _bounds(name: str) -> tuple[float, float] | None:
         return (0.0, np.inf)
     if is_measure(name) or is_token_measure(name) or name in OVERLAP:
         return (0.0, 1.0)
-    if name == "first_relevant_rank":
+    if name in ("first_relevant_rank", "first_relevant_call"):
         return (1.0, np.inf)
+    if name == "recall_union":
+        return (0.0, 1.0)
+    if name == "n_calls":
+        return (0.0, np.inf)
     return None
 
 

@@ -28,7 +28,7 @@ from receval.results.configs import flatten, load_config, load_overrides, read_i
 from receval.results.format import LATENCY, META_KEY, RESULTS, RUN_JSON, measure_columns
 
 #: Columns the report and compare never read: the bulk of a results file.
-UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores"})
+UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores", "calls", "documents"})
 
 
 @dataclass

@@ -53,7 +53,9 @@ class StageOutput:
     (concurrent requests), else None (the batch's time is shared out);
     ``tokens_estimated``: stages whose token counts were estimated, not reported;
     ``replayed``: per stage, the answers replayed from the cache (:class:`Replay`): the
-    stage's ``seconds`` already hold their live time; the batch's wall time does not."""
+    stage's ``seconds`` already hold their live time; the batch's wall time does not.
+    ``calls``: per question, the search calls of a trajectory answer
+    (:mod:`receval.retrievers.trajectory`; None for a plain answer), or None."""
 
     idx: np.ndarray
     scores: np.ndarray
@@ -62,6 +64,7 @@ class StageOutput:
     question_seconds: np.ndarray | None = None
     tokens_estimated: frozenset[str] = frozenset()
     replayed: dict[str, Replay] = field(default_factory=dict)
+    calls: list | None = None
 
 
 class Stage:
@@ -146,7 +149,9 @@ class Hits:
     ``stage_ms``: the same per stage of a multi-stage retriever (member retrievers,
     fusion, rerank), plus ``select`` for top-k selection; ``counts``: per-question
     counts the stages report (``pairs_scored``, ``requests.rerank``...);
-    ``tokens_estimated``: stages whose tokens were estimated in any batch."""
+    ``tokens_estimated``: stages whose tokens were estimated in any batch;
+    ``calls``: per question, its search calls when the stage answered any question with
+    a trajectory (None for a plain answer), else None."""
 
     chunk_idx: np.ndarray
     scores: np.ndarray
@@ -155,6 +160,7 @@ class Hits:
     counts: dict[str, np.ndarray] = field(default_factory=dict)
     tokens_estimated: frozenset[str] = frozenset()
     replayed: dict[str, Replay] = field(default_factory=dict)
+    calls: list | None = None
 
 
 def search(
@@ -183,6 +189,7 @@ def search(
     counts: dict[str, np.ndarray] = {}
     estimated: set[str] = set()
     replayed: dict[str, Replay] = {}
+    calls: list | None = None
     shown = None if label is not None else False
     with Progress(label or "", len(questions), shown, unit="questions") as line:
         for start in range(0, len(questions), step):
@@ -202,5 +209,8 @@ def search(
             for name, values in out.counts.items():
                 counts.setdefault(name, np.zeros(len(questions)))[rows] = values
             estimated |= out.tokens_estimated
+            if out.calls is not None:
+                calls = calls or [None] * len(questions)
+                calls[rows] = out.calls
             line.advance(len(batch))
-    return Hits(idx, scores, latency, stage_ms, counts, frozenset(estimated), replayed)
+    return Hits(idx, scores, latency, stage_ms, counts, frozenset(estimated), replayed, calls)

@@ -1,7 +1,9 @@
 """A running search service: ``retriever=http retriever.url=http://localhost:8000/search``.
 
 Per question, one ``POST`` of ``{"query": "<question>", "k": <depth>}``; the reply is
-``{"results": [{"id": "...", "score": 1.5}, ...]}``. The request field names
+``{"results": [{"id": "...", "score": 1.5}, ...]}``, or the question's search calls
+``{"calls": [{"query", "hits", "latency_ms"?}, ...], "final"?: [...]}``
+(:mod:`receval.retrievers.trajectory`; each call counts as one request). The request field names
 (dotted: ``query.match.text`` nests), fixed extra ``body`` fields, the path to the
 list in the reply (``hits.hits``) and each item's ``id_key`` / ``score_key`` are
 options, so an Elasticsearch/OpenSearch ``_search`` endpoint is one config
@@ -32,7 +34,8 @@ from receval.clients import http
 from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.base import StageOutput
-from receval.retrievers.ranked import RankOnly, top_lists
+from receval.retrievers.ranked import RankOnly
+from receval.retrievers.trajectory import is_trajectory, rank_answers
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
 from receval.core.secrets import shown, split_url
 from receval.core.trust import is_env_name
@@ -172,8 +175,12 @@ class HttpRetriever(RankOnly):
             raise RecevalError(f"{url}: the reply is not JSON: {error}") from None
         return self.parse(reply.data, url), time.perf_counter() - began
 
-    def parse(self, data, url: str) -> list[tuple[str, float]]:
+    def parse(self, data, url: str) -> list[tuple[str, float]] | dict:
+        """The reply's (id, score) pairs; a reply ``{"calls": [...], "final"?: [...]}`` is a
+        trajectory, passed on whole (:mod:`receval.retrievers.trajectory`)."""
         node = self.node
+        if is_trajectory(data):
+            return data
         try:
             items = at(data, node.results_path)
         except KeyError:
@@ -197,18 +204,19 @@ class HttpRetriever(RankOnly):
                 ) from None
         return pairs
 
-    def asked(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each question's top ``k`` (idx, scores) and its request's wall seconds."""
+    def asked(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list | None]:
+        """Each question's top ``k`` (idx, scores), its request's wall seconds and its
+        search calls (None: plain answers only)."""
         if self.concurrency > 1 and len(questions) > 1:
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(questions))) as pool:
                 done = list(pool.map(lambda q: self.ask(q, k), questions))
         else:
             done = [self.ask(q, k) for q in questions]
-        idx, scores = top_lists(
+        idx, scores, calls = rank_answers(
             [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}",
             questions, lambda text: self.client.clip(text, 80),
         )
-        return idx, scores, np.array([seconds for _, seconds in done], dtype=np.float64)
+        return idx, scores, np.array([seconds for _, seconds in done], dtype=np.float64), calls
 
     def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         return self.asked(questions, k)[:2]
@@ -216,8 +224,8 @@ class HttpRetriever(RankOnly):
     def rank(self, questions: list[str], depth: int) -> StageOutput:
         """Top lists with each question's own request time (requests may run concurrently)."""
         began = time.perf_counter()
-        idx, scores, seconds = self.asked(questions, depth)
-        return StageOutput(idx, scores, {self.name: time.perf_counter() - began}, question_seconds=seconds)
+        idx, scores, seconds, calls = self.asked(questions, depth)
+        return self.output(idx, scores, {self.name: time.perf_counter() - began}, calls, seconds)
 
 
 @component("retriever", "http", HttpConfig)

@@ -6,7 +6,9 @@ follows :class:`SearchFunction`. receval gives it the run's chunks (``fit``, whe
 has one) and asks for each batch of ``search_batch`` questions' top k; latency is
 measured around that ``search`` call. Answers are ordered and checked as in
 :mod:`receval.retrievers.ranked` (chunk or section ids, finite scores, the one tie
-rule). An exception in the user's code is theirs to see: its traceback is printed,
+rule). ``search`` may answer a question with its search calls instead,
+``{"calls": [{"query", "hits", "latency_ms"?}, ...], "final"?: [...]}``
+(:mod:`receval.retrievers.trajectory`). An exception in the user's code is theirs to see: its traceback is printed,
 from the user's own frames, and the run stops with exit 2 before writing results; so
 does a ``sys.exit`` in it (SystemExit), named as such. A KeyboardInterrupt stops the
 whole sweep (exit 130, :mod:`receval.cli.run`).
@@ -28,7 +30,8 @@ from omegaconf import OmegaConf
 
 from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
-from receval.retrievers.ranked import Passage, RankOnly, top_lists
+from receval.retrievers.ranked import Passage, RankOnly
+from receval.retrievers.trajectory import rank_answers
 from receval.schema import SHORTLIST, range_
 
 
@@ -38,7 +41,8 @@ class SearchFunction(Protocol):
 
     def search(self, questions: list[str], k: int) -> Sequence[Sequence[tuple[str, float]]]:
         """For each question, up to ``k`` ``(id, score)`` pairs, best first; ``id`` is a
-        chunk id from ``fit`` or a section id."""
+        chunk id from ``fit`` or a section id. Or a trajectory: ``{"calls": [{"query":
+        ..., "hits": [(id, score), ...]}, ...], "final": [...]}`` (final optional)."""
         ...
 
     # def fit(self, chunks: list[Passage]) -> None: every chunk of the run, each with
@@ -149,12 +153,15 @@ class PythonRetriever(RankOnly):
             user_call(f"{self.target} fit", fit, records)
 
     def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.answer_calls(questions, k)[:2]
+
+    def answer_calls(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray, list | None]:
         where = f"{self.target} search"
         answers = user_call(where, self.user.search, list(questions), int(k))
         if not isinstance(answers, (list, tuple)) or len(answers) != len(questions):
             got = len(answers) if isinstance(answers, (list, tuple)) else type(answers).__name__
             raise RecevalError(f"{where} returned {got} for {len(questions)} questions: return one list per question")
-        return top_lists(answers, self.ids, self.tie_rank, k, where, questions)
+        return rank_answers(list(answers), self.ids, self.tie_rank, k, where, questions)
 
 
 @component("retriever", "python", PythonConfig)

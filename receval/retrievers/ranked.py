@@ -172,10 +172,24 @@ class RankOnly(Stage):
     def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
+    def answer_calls(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray, list | None]:
+        """``answer`` plus each question's search calls when the retriever answers with
+        trajectories (:mod:`receval.retrievers.trajectory`; None: plain answers only)."""
+        return (*self.answer(questions, k), None)
+
+    def output(self, idx, scores, seconds: dict, calls: list | None, question_seconds=None) -> StageOutput:
+        """A batch's StageOutput; with trajectories, ``requests.<name>`` counts each
+        question's calls (a price per request is then money per call)."""
+        counts = {}
+        if calls is not None:  # a plain answer is one call
+            made = (1 if c is None else len(c) for c in calls)
+            counts[f"requests.{self.name}"] = np.fromiter(made, np.float64, len(calls))
+        return StageOutput(idx, scores, seconds, counts, question_seconds=question_seconds, calls=calls)
+
     def rank(self, questions: list[str], depth: int) -> StageOutput:
         began = time.perf_counter()
-        idx, scores = self.answer(questions, depth)
-        return StageOutput(idx, scores, {self.name: time.perf_counter() - began})
+        idx, scores, calls = self.answer_calls(questions, depth)
+        return self.output(idx, scores, {self.name: time.perf_counter() - began}, calls)
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D): each question's top ``pool`` answers' scores, -inf for the rest."""

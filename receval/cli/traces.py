@@ -1,0 +1,33 @@
+"""The thin Hydra shell of ``python -m receval.traces``: compose ``conf/traces.yaml``, call
+:func:`receval.traces.import_traces` on the run folder, print what it did.
+
+Exit status 0 when the run was written (spans that matched no question are counted,
+named on stderr and in run.json), 2 for every user error: a bad config value, a
+missing file, a line that is not a span, and a config Hydra cannot compose.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hydra.core.hydra_config import HydraConfig
+
+from receval.cli.run import hydra_command
+from receval.traces.config import register_traces
+from receval.traces.job import check_config, import_traces, notes, summary_line
+
+
+def import_one(cfg) -> None:
+    check_config(cfg)
+    summary = import_traces(cfg, Path(HydraConfig.get().runtime.output_dir))
+    for line in notes(summary):
+        print(f"receval: note: {line}", file=sys.stderr)
+    print(summary_line(summary), flush=True)
+
+
+register_traces()
+main = hydra_command("traces", import_one)
+
+if __name__ == "__main__":
+    main()
