@@ -43,11 +43,16 @@ class Counts:
     failed: int  # items that did not
     last_reason: str | None = None  # why the latest failed item failed
     item: str = "answer"  # the name of one item, for the message
+    replayed: int = 0  # answers read from the cache (receval.clients.calls): asked by an earlier run
 
     def line(self) -> str:
-        """``N requests sent, M of K answers usable, F failed``: the same words in every step."""
+        """``N requests sent[ (R answers replayed from the cache)], M of K answers usable, F failed``:
+        the same words in every step."""
         plural = "" if self.sent == 1 else "s"
-        text = f"{self.sent} request{plural} sent, {self.usable} of {self.asked} {self.item}s usable"
+        text = f"{self.sent} request{plural} sent"
+        if self.replayed:
+            text += f" ({self.replayed} answer{'' if self.replayed == 1 else 's'} replayed from the cache)"
+        text += f", {self.usable} of {self.asked} {self.item}s usable"
         if self.failed:
             text += f", {self.failed} failed"
             if self.last_reason:
