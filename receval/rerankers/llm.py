@@ -119,6 +119,9 @@ class LlmReranker(RemoteScorer):
             except ItemFailed as failed:
                 halt.set()
                 return failed.reason
+            except BaseException:  # a wrong key or URL, Ctrl-C: stop, and send nothing more
+                halt.set()
+                raise
 
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             results = list(pool.map(one, pairs))

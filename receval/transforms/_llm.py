@@ -101,6 +101,9 @@ class Asker:
             except ReplyError as error:
                 halt.set()
                 return error.reason
+            except BaseException:  # a wrong key or URL, Ctrl-C: stop, and send nothing more
+                halt.set()
+                raise
 
         if self.concurrency == 1 or len(prompts) < 2:
             results = [one(p) for p in prompts]
