@@ -12,7 +12,10 @@ dense member, then its re-ranker, the same retriever) is encoded once.
 
 Counters, for the run record and the report: ``encoded`` and ``cache_hits`` count
 distinct chunk texts encoded and found in the cache by ``fit``;
-``questions_encoded`` counts question texts; ``api_calls`` counts HTTP requests
+``questions_encoded`` counts question texts; chunk vectors an embeddings API gave live in
+an earlier run and read back here are ``run.json``'s ``<stage>.replayed_embeddings``, with
+the milliseconds they took live (``<stage>.replayed_embeddings_live_ms``: a replay is not
+free); ``api_calls`` counts HTTP requests
 (retries included; 0 for a local model); ``truncated`` counts the chunks longer than a
 local model's token limit, which the model cuts silently: ``fit`` warns when there
 are any, naming the remedy (``chunking=tokens``).
