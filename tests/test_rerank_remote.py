@@ -113,8 +113,8 @@ def test_http_rerank_malformed_answer_is_one_error(server):
     stage = Reranked(Fixed([2, 1]), components.build("rerank", node, Context()), first_size=2)
     stage.fit(["a", "b"], np.arange(2))
     with pytest.raises(RecevalError, match=r"/broken/rerank: rerank=http, rerank.model='m1': nothing usable came "
-                                           r"back: 1 request sent, 0 of 1 rankings usable, 1 failed \(last: answered with something that is not a "
-                                           r"JSON object"):
+                                           r"back: 1 request sent, 0 of 1 rankings usable, 1 failed \(last: "
+                                           r"answered with something that is not a JSON object"):
         out = stage.rank(["q"], 2)
 
 
@@ -373,7 +373,8 @@ def test_http_rerank_refuses_an_index_scored_twice(monkeypatch):
     running = Server(answer)
     try:
         with pytest.raises(RecevalError, match=r"/rerank: .*nothing usable came back: 1 request sent, 0 of 1 rankings "
-                                               r"usable, 1 failed \(last: the answer scores document 0 twice: .*index.: 0"):
+                                               r"usable, 1 failed \(last: the answer scores document 0 twice: "
+                                               r".*index.: 0"):
             _rerank("http", running.url)
     finally:
         running.close()

@@ -12,13 +12,14 @@ The cache lives under ``<cache_dir>/embeddings/``, one folder per model identity
 - **Storage**: append-only *pack files* ``pack-*.emb``, each holding the vectors of one
   batch of newly encoded texts (header, 32-byte keys, each text's live latency in ms as
   float32, NaN when not measured, e.g. a local model; float32 vectors; and a sha256
-  checksum of the payload). Packs of format 1, without latencies, are still read. One file per text would mean millions of files on a
-  large corpus; shards rewritten in place would need locks. A pack is written to a
-  temporary name and renamed into place (``os.replace``), so readers only ever see
-  complete packs and two jobs writing at once simply add two packs (a text encoded
-  by both is stored twice, harmlessly). When a folder holds more than
-  ``max_packs`` packs, the writer merges its smallest packs into one and then
-  deletes the merged ones; a reader that finds a pack gone lists the folder again.
+  checksum of the payload). Packs of format 1, without latencies, are still read. One
+  file per text would mean millions of files on a large corpus; shards rewritten in
+  place would need locks. A pack is written to a temporary name and renamed into
+  place (``os.replace``), so readers only ever see complete packs and two jobs writing
+  at once simply add two packs (a text encoded by both is stored twice, harmlessly).
+  When a folder holds more than ``max_packs`` packs, the writer merges its smallest
+  packs into one and then deletes the merged ones; a reader that finds a pack gone
+  lists the folder again.
 - **Damage**: a pack whose size, header or checksum is wrong (a truncated copy, a
   disk error) is reported, deleted, and its texts are encoded again. A cache that
   cannot be written (read-only disk) is reported once and the run goes on without it.
@@ -74,7 +75,7 @@ def _slug(label: str) -> str:
 
 
 class EmbeddingCache:
-    """Vectors of one model, keyed by sha256 of each text (see the module docstring)."""
+    """Vectors of one model, keyed per text (see the module docstring)."""
 
     def __init__(self, cache_dir: str | Path, identity: dict, label: str = "model", max_packs: int = 32):
         blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))

@@ -10,9 +10,10 @@ an error: :func:`receval.clients.calls.usage_tokens`), else are estimated and th
 run says so. A reply without a valid grade, or a request that fails after its retries,
 leaves a pair ungraded: a run with holes in it would not be comparable, so the run
 stops under the one failure rule's stricter form (:func:`receval.clients.failures.stop`:
-its words and counts, the last reason; pairs not yet asked are not sent). Client rules: :mod:`receval.rerankers._remote`. Each pair's
-answer is cached under the run's ``cache_dir`` (:mod:`receval.clients.calls`: endpoint,
-model, seed, messages); a replay stores the live counts and latency and is marked.
+its words and counts, the last reason; pairs not yet asked are not sent). Client
+rules: :mod:`receval.rerankers._remote`. Each pair's answer is cached under the run's
+``cache_dir`` (:mod:`receval.clients.calls`: endpoint, model, seed, messages); a replay
+stores the live counts and latency and is marked.
 """
 
 from __future__ import annotations

@@ -236,8 +236,8 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
     summary.duplicates, summary.empty = verdict.duplicates, verdict.empty
     refuse(1)
     summary.counts = failures.Counts(
-        step="receval.synth", sent=summary.requests, replayed=summary.replayed, asked=pending_total, usable=summary.written,
-        failed=summary.lost, last_reason=last_reason or None, item="question",
+        step="receval.synth", sent=summary.requests, replayed=summary.replayed, asked=pending_total,
+        usable=summary.written, failed=summary.lost, last_reason=last_reason or None, item="question",
     )
     n = summary.already + summary.written
     failures.check(
