@@ -70,12 +70,17 @@ def check_output_dir(folder: str, key: str) -> None:
         )
 
 
-def check_secrets(config) -> None:
+def check_secrets(config, jobs_checked: bool = False) -> None:
     """A ``ConfigError`` for each secret written into the composed config (interpolations
-    as written: ``${oc.env:NAME}`` is how a secret should come)."""
+    as written: ``${oc.env:NAME}`` is how a secret should come). ``jobs_checked``: the
+    job's part is checked by its run spec (:mod:`receval.spec`, the command's check, run
+    before anything is written), so only Hydra's own node is checked here."""
     from omegaconf import OmegaConf
 
-    problems = trust.config_problems(OmegaConf.to_container(config, resolve=False))
+    data = OmegaConf.to_container(config, resolve=False)
+    if jobs_checked and isinstance(data, dict):
+        data = {"hydra": data.get("hydra")}
+    problems = trust.config_problems(data)
     if problems:
         raise ConfigError(problems)
 
@@ -171,16 +176,17 @@ class OutputFolder(Callback):
 
     def on_run_start(self, config, **kwargs) -> None:
         with exit_on_error():
-            check_secrets(config)
+            check_secrets(config, jobs_checked=checks_spec(config))
             check_output_dir(str(config.hydra.run.dir), "run")
 
     def on_multirun_start(self, config, **kwargs) -> None:
         from omegaconf import OmegaConf
 
+        receval_sweeper = OmegaConf.select(config, "hydra.sweeper._target_", default=None) == RECEVAL_SWEEPER
         with exit_on_error():
-            check_secrets(config)
+            check_secrets(config, jobs_checked=receval_sweeper and checks_spec(config))
             check_output_dir(str(config.hydra.sweep.dir), "sweep")
-            if OmegaConf.select(config, "hydra.sweeper._target_", default=None) != RECEVAL_SWEEPER:
+            if not receval_sweeper:
                 claim_sweep_dir(config.hydra.sweep.dir, sweep_identity(config))  # receval's: once checked
 
 
@@ -211,6 +217,17 @@ def resolve_check(target: str | None) -> Callable[[object], None] | None:
     from hydra.utils import get_method
 
     return get_method(target)
+
+
+SPEC_CHECK = "receval.pipeline.check_config"  # builds the run spec, whose checks include secrets
+
+
+def checks_spec(config) -> bool:
+    """Whether the check ``config`` names for its jobs is the run spec's (which refuses
+    secrets in the job's config itself, so the callback checks only Hydra's node)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.select(config, CHECK_KEY, default=None) == SPEC_CHECK
 
 
 def check_named(config) -> Callable[[object], None] | None:
