@@ -78,3 +78,53 @@ def test_a_prompt_with_a_placeholder_no_request_fills_is_refused(transform, prom
 def test_a_prompt_with_literal_braces_and_its_placeholders_passes():
     cfg = compose_with("transform=multi_query", *LLM, "transform.prompt='{n} rewrites of {question} as {{\"queries\": []}}'")
     assert run_spec(cfg).config.transform.prompt.startswith("{n} rewrites")
+
+
+# ----------------------------------------------------------------- SPLADE needs a masked-LM head
+
+
+def test_splade_refuses_a_checkpoint_whose_config_names_no_masked_lm_head(tmp_path):
+    """Read from config.json at spec time, before torch is imported: nothing is loaded."""
+    import json
+
+    folder = tmp_path / "bare-bert"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"architectures": ["BertModel"], "model_type": "bert"}))
+    cfg = compose_with("retriever=splade", f"retriever.model={folder}")
+    with pytest.raises(ConfigError, match=rf"retriever\.model='{folder}': {folder} holds a BertModel checkpoint "
+                                          r"\(config.json architectures\), which has no masked-LM head; SPLADE needs a "
+                                          r"masked-LM checkpoint"):
+        run_spec(cfg)
+
+
+def tiny_bert(folder, head: bool) -> None:
+    """A one-layer BERT with a 9-word vocabulary, with or without its masked-LM head."""
+    pytest.importorskip("torch")
+    from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizer
+
+    folder.mkdir()
+    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "cache", "pip", "k1", "bm25"]))
+    BertTokenizer(str(folder / "vocab.txt")).save_pretrained(folder)
+    config = BertConfig(vocab_size=9, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=32)
+    (BertForMaskedLM if head else BertModel)(config).save_pretrained(folder)
+
+
+@pytest.mark.slow  # imports torch
+def test_splade_refuses_a_checkpoint_without_the_heads_weights(tmp_path):
+    """A config.json that claims a masked-LM (or names no architecture) over a bare encoder's
+    weights: transformers would fill the head with random numbers; the load refuses it."""
+    import json
+
+    from receval.retrievers.splade import Splade, model_folder
+
+    tiny_bert(tmp_path / "with-head", head=True)
+    Splade(model_folder(str(tmp_path / "with-head")), 2, 16, None).load()  # a masked-LM loads
+    folder = tmp_path / "claims-a-head"
+    tiny_bert(folder, head=False)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "architectures": ["BertForMaskedLM"]}))
+    splade = Splade(model_folder(str(folder)), 2, 16, None)
+    with pytest.raises(ConfigError, match=r"the checkpoint lacks \d+ weights of the masked-LM head \(cls\.predictions"):
+        splade.load()
+    assert splade.model is None
