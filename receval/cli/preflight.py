@@ -273,14 +273,15 @@ def unknown_overrides_named() -> Iterator[None]:
     not exist with :func:`unknown_override`'s message (exit 2), instead of its hint to
     force-add it; other overrides fail as Hydra says. Undone afterwards, so code composing
     configs in the same process (tests, notebooks) sees Hydra's own errors."""
-    from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.errors import ConfigCompositionException
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
-    original = ConfigLoaderImpl.__dict__["_apply_overrides_to_config"]
-    hydra_apply = original.__func__
+    from receval.hydra_internals import applying_overrides_with
 
-    def apply(overrides, cfg) -> None:
+    def make(hydra_apply):
+        return lambda overrides, cfg: apply(hydra_apply, overrides, cfg)
+
+    def apply(hydra_apply, overrides, cfg) -> None:
         for override in overrides:  # one at a time, in order, as Hydra applies them
             try:
                 hydra_apply([override], cfg)
@@ -298,8 +299,5 @@ def unknown_overrides_named() -> Iterator[None]:
                             raise ConfigError(problem) from None
                 raise
 
-    ConfigLoaderImpl._apply_overrides_to_config = staticmethod(apply)
-    try:
+    with applying_overrides_with(make):
         yield
-    finally:
-        ConfigLoaderImpl._apply_overrides_to_config = original

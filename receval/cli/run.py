@@ -95,12 +95,12 @@ def use_sweeper() -> None:
     a module served by an editable install's import hook: registered here in both cases.
     Done when a command starts, not at import: a Ray worker has no such module; and
     after Hydra's scan, which re-executes the module of the sweeper it derives from."""
-    from hydra.core.plugins import Plugins
+    from receval.hydra_internals import register_sweeper, scan_plugins
 
-    plugins = Plugins.instance()
+    scan_plugins()  # first: the scan re-executes the module of the sweeper receval's derives from
     from hydra_plugins.receval_sweeper import RecevalSweeper
 
-    plugins.register(RecevalSweeper)
+    register_sweeper(RecevalSweeper)
 
 
 def group_options(*groups: str) -> str:
