@@ -35,7 +35,7 @@ from receval.core.io import WriteError
 from receval.results.format import RESULTS, stage_column
 from receval.results.write import write_results, write_run_json
 from receval.retrievers.text import Tokenizer
-from receval.spec import run_spec, thawed
+from receval.spec import plain, run_spec, thawed
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,7 @@ def give_back_memory() -> None:
 
 def resolved(cfg) -> dict:
     """The run config as plain data, interpolations resolved, Hydra's node left out."""
-    data = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-    data.pop("hydra", None)
-    return data
+    return plain(cfg, resolve=True)
 
 
 def as_written(cfg) -> dict:
@@ -100,9 +98,7 @@ def as_written(cfg) -> dict:
     left out: what run.json saves, so a value passed as ``${oc.env:NAME}`` is stored as
     that text, as Hydra stores it in ``.hydra/``, never as the secret it resolves to
     (the identity hash is of :func:`resolved`)."""
-    data = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
-    data.pop("hydra", None)
-    return data
+    return plain(cfg, resolve=False)
 
 
 def config_hash_of(cfg) -> str:

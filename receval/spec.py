@@ -53,7 +53,7 @@ class RunSpec:
     prices: Mapping[str, Mapping[str, float]]
 
 
-def _plain(cfg, resolve: bool) -> dict:
+def plain(cfg, resolve: bool) -> dict:
     """``cfg`` as plain data, Hydra's node left out; an interpolation that cannot be
     resolved is a ConfigError naming its key."""
     try:
@@ -89,8 +89,8 @@ def run_spec(cfg) -> RunSpec:
     asking again for an equal config returns the same spec without checking again."""
     if isinstance(cfg, RunSpec):
         return cfg
-    written = _plain(cfg, resolve=False)
-    resolved = _plain(cfg, resolve=True)
+    written = plain(cfg, resolve=False)
+    resolved = plain(cfg, resolve=True)
     key = json.dumps([written, resolved], sort_keys=True, default=str)
     found = _SPECS.get(key)
     if found is not None:

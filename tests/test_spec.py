@@ -82,6 +82,24 @@ def test_one_run_is_validated_once_and_each_number_range_checked_once(command, c
     assert twice == {}
 
 
+def test_the_callbacks_check_and_the_run_share_one_frozen_spec(counted):
+    from omegaconf.errors import ReadonlyConfigError
+
+    from receval.pipeline import check_config
+
+    cfg = compose_with("retriever=bm25", "retriever.k1=0.9", "+cost.bm25.per_1k_requests=2")
+    check_config(cfg)  # the callback's (and the sweeper's) check
+    found = spec.run_spec(cfg)  # what run_one and pipeline.run ask for
+    assert counted["validations"] == 1 and spec.run_spec(compose_with("retriever=bm25", "retriever.k1=0.9",
+                                                                      "+cost.bm25.per_1k_requests=2")) is found
+    assert counted["validations"] == 1 and counted["keys"]["retriever.k1"] == 1
+    assert found.stage_names == ("bm25", "select") and found.prices["bm25"]["per_1k_requests"] == 2.0
+    with pytest.raises(ReadonlyConfigError):
+        found.config.retriever.k1 = 2.0
+    assert spec.run_spec(compose_with("retriever=bm25", "retriever.k1=1.0")) is not found  # another config
+    assert counted["validations"] == 2
+
+
 # ----------------------------------------------------------------- secrets: refused at spec time
 
 KEY = "sk-live-Zq8v3LkR0abcdefGHIJ"

@@ -5,10 +5,12 @@
   ``hydra.sweep.dir`` of a multirun) from the config Hydra composed anyway and
   refuses, in one message (exit 2), a path that is a file, under a file, or in a
   folder this user cannot write, where Hydra would print a traceback.
-- Secrets in the composed config: the same callback refuses a URL carrying a key
-  (``user:KEY@``, ``?api_key=``) or a key where a variable NAME belongs, written in a
-  config file (:func:`receval.core.trust.config_problems`; the command line was checked
-  before Hydra started), before Hydra saves the config in ``.hydra/``.
+- Secrets in the composed config: a URL carrying a key (``user:KEY@``, ``?api_key=``),
+  a key where a variable NAME belongs, a key-like value anywhere
+  (:func:`receval.core.trust.config_problems`; the command line was checked before Hydra
+  started), refused before Hydra saves the config in ``.hydra/``: in the job's own part
+  by its run spec (:mod:`receval.spec`, the check below), in Hydra's node (and in the
+  whole config of a command whose check is not the run spec's) by this callback.
 - Every job of a ``-m`` sweep: receval's sweeper (:mod:`receval.hydra_plugin`)
   gives each composed job config to the command's check before job 0 runs.
 - A single run: :class:`ConfigCheck`, a Hydra callback, gives the composed config
