@@ -36,7 +36,8 @@ def command(tmp_path, monkeypatch):
         from receval.cli.run import main
 
         folder = tmp_path / "out"
-        monkeypatch.setattr(sys, "argv", ["receval", f"hydra.run.dir={folder}", *args])
+        where = "hydra.sweep.dir" if "-m" in args else "hydra.run.dir"
+        monkeypatch.setattr(sys, "argv", ["receval", f"{where}={folder}", *args])
         GlobalHydra.instance().clear()
         try:
             main()
@@ -71,7 +72,6 @@ def counted(monkeypatch):
     return counts
 
 
-@pytest.mark.slow
 def test_one_run_is_validated_once_and_each_number_range_checked_once(command, counted, capsys):
     code, folder = command("retriever=bm25", "retriever.k1=0.9", "chunking.max_words=40")
     assert code == 0, capsys.readouterr().err
@@ -80,6 +80,16 @@ def test_one_run_is_validated_once_and_each_number_range_checked_once(command, c
     assert counted["keys"]["retriever.k1"] == 1
     twice = {key: n for key, n in counted["keys"].items() if n > 1}
     assert twice == {}
+
+
+@pytest.mark.slow
+def test_a_sweep_validates_each_job_once(command, counted, capsys):
+    """receval's sweeper checks every job before the first runs; each job then reuses its spec."""
+    code, folder = command("retriever=bm25", "retriever.k1=0.9,1.5", "chunking.max_words=40", "-m")
+    assert code == 0, capsys.readouterr().err
+    assert sorted(p.name for p in folder.iterdir() if (p / "run.json").is_file()) == ["0", "1"]
+    assert counted["validations"] == 2
+    assert counted["keys"]["retriever.k1"] == 2  # 0.9 once, 1.5 once
 
 
 def test_the_callbacks_check_and_the_run_share_one_frozen_spec(counted):
