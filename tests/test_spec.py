@@ -32,12 +32,12 @@ def command(tmp_path, monkeypatch):
         monkeypatch.setattr(module, "configure_log", lambda *args, **kwargs: None)
     monkeypatch.chdir(tmp_path)
 
-    def run(*args: str):
+    def run(*overrides: str, options: tuple[str, ...] = ()):
         from receval.cli.run import main
 
         folder = tmp_path / "out"
-        where = "hydra.sweep.dir" if "-m" in args else "hydra.run.dir"
-        monkeypatch.setattr(sys, "argv", ["receval", f"{where}={folder}", *args])
+        where = "hydra.sweep.dir" if "-m" in options else "hydra.run.dir"
+        monkeypatch.setattr(sys, "argv", ["receval", *options, f"{where}={folder}", *overrides])
         GlobalHydra.instance().clear()
         try:
             main()
@@ -85,7 +85,7 @@ def test_one_run_is_validated_once_and_each_number_range_checked_once(command, c
 @pytest.mark.slow
 def test_a_sweep_validates_each_job_once(command, counted, capsys):
     """receval's sweeper checks every job before the first runs; each job then reuses its spec."""
-    code, folder = command("retriever=bm25", "retriever.k1=0.9,1.5", "chunking.max_words=40", "-m")
+    code, folder = command("retriever=bm25", "retriever.k1=0.9,1.5", "chunking.max_words=40", options=("-m",))
     assert code == 0, capsys.readouterr().err
     assert sorted(p.name for p in folder.iterdir() if (p / "run.json").is_file()) == ["0", "1"]
     assert counted["validations"] == 2
@@ -169,3 +169,18 @@ def test_a_key_on_the_command_line_writes_nothing(command, capsys, override, tmp
     assert code == 2 and err.count("receval: error:") == 1 and "looks like a key" in err
     assert KEY not in err
     assert not folder.exists() and files_holding(tmp_path, KEY) == []  # no run folder, no .hydra/
+
+
+def test_a_key_in_a_config_file_is_refused_by_the_spec_before_hydra_writes(command, capsys, tmp_path):
+    """Not on the command line (that is refused before Hydra starts): in a config file,
+    reaching the run spec, which the run's callback builds before the run folder is made."""
+    extra = tmp_path / "extra" / "experiment"
+    extra.mkdir(parents=True)
+    (extra / "leaky.yaml").write_text(f"# @package _global_\nretriever:\n  body:\n    token: {KEY}\n")
+    code, folder = command("retriever=http", "retriever.url=http://127.0.0.1:9/search", "+experiment=leaky",
+                           options=("--config-dir", str(tmp_path / "extra")))
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("receval: error:") == 1
+    assert "retriever.body.token holds what looks like a key" in err and KEY not in err
+    assert not folder.exists()
+    assert [p for p in files_holding(tmp_path, KEY) if "extra" not in p.parts] == []
