@@ -21,6 +21,7 @@ from omegaconf import MISSING, OmegaConf
 from receval import components, schema
 from receval.components import ChunkingConfig, RerankConfig, RetrieverConfig, TransformConfig
 from receval.core.errors import ConfigError
+from receval.hydra_internals import share_config_store
 from receval.core.settings import MAX_RESAMPLES, BootstrapConfig, BootstrapMethod  # noqa: F401  (the run schema's bootstrap group)
 from receval.retrievers.text import CjkSplit, Language
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
@@ -123,21 +124,6 @@ def register_resolvers() -> None:
     Cached like Hydra's ``now``, so every job of a sweep, on any launcher, sees the
     driver's value."""
     OmegaConf.register_new_resolver("receval_pid", lambda: os.getpid(), use_cache=True, replace=True)
-
-
-def share_config_store() -> None:
-    """Make a deep copy of Hydra's ``ConfigStore`` the store itself.
-
-    Every composition (each job of a sweep, each ``compose`` call) deep-copies Hydra's config
-    repository (``CachingConfigRepository.__init__``), and with it the structured-config
-    source's reference to the process-wide ``ConfigStore``: every schema receval registers.
-    Sharing it makes a composition about 30% cheaper (``retriever=hybrid``: 0.30 -> 0.21 s
-    on 2 cores). The store is a singleton that a composition only reads (``ConfigStore.load``
-    deep-copies the node it returns), so the copy is pure cost; Hydra itself moved to
-    reading the live singleton (facebookresearch/hydra#2928), and hydra-zen#769 reports the
-    same cost. ``tests/test_config.py`` fails loudly if Hydra's structured-config source no
-    longer holds the store (the patch can then go) or a composition changes what is stored."""
-    ConfigStore.__deepcopy__ = lambda self, memo: self  # type: ignore[method-assign]
 
 
 def register() -> None:

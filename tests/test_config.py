@@ -290,7 +290,7 @@ def test_a_schema_not_deriving_from_its_groups_base_is_refused_at_registration()
 
 
 def test_every_composition_reads_the_one_config_store_and_leaves_it_as_it_was():
-    """receval.config.share_config_store: Hydra deep-copies its config repository for each
+    """receval.hydra_internals.share_config_store: Hydra deep-copies its config repository for each
     composition, and with it the process-wide ConfigStore (every schema receval registers:
     about 30% of a composition's time). The copy must hand back the store itself, and a
     composition must not change what is stored. Fails loudly if Hydra stops holding the

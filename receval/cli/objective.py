@@ -59,9 +59,10 @@ def sweeper_uses_it() -> bool:
     from hydra.core.hydra_config import HydraConfig
 
     from receval.config import SWEEPER
+    from receval.hydra_internals import BASIC_SWEEPER
 
     target = str(HydraConfig.get().sweeper.get("_target_", ""))
-    return target not in (SWEEPER["_target_"], "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
+    return target not in (SWEEPER["_target_"], BASIC_SWEEPER)
 
 
 def missing_extra(argv: list[str]) -> str | None:

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from receval import config as config_schema
+from receval.spec import run_spec
 from receval import pipeline
 from receval.core import outputs
 from receval.core.errors import RecevalError, RunError, exit_on_error
@@ -92,7 +92,7 @@ def reproduce(
     stored = read_run(run_dir)  # refuses a missing, partial or newer-schema run
     cfg = saved_config(run_dir, allow_remote=allow_remote, allow_code=allow_code)
     try:
-        config_schema.check(cfg)
+        spec = run_spec(cfg)  # validated once; the run below reuses it
     except RecevalError as error:
         raise RunError(
             [f"{run_dir}: its saved config is not valid in this receval: {p}" for p in error.problems]
@@ -116,7 +116,7 @@ def reproduce(
     (target / HYDRA_DIR).mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, target / HYDRA_DIR / CONFIG_YAML)  # the values used, as data
     try:
-        pipeline.run(cfg, target)
+        pipeline.run(spec, target)
         new = read_run(target)
     except BaseException:
         if temporary:

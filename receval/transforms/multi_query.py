@@ -14,6 +14,7 @@ says. Fusion time is the stage ``fusion`` (added to a fused first stage's own).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -40,6 +41,7 @@ class MultiQueryConfig(LlmFields, TransformConfig):
     n: int = field(default=3, metadata=range_(1, 100))  # rewrites per question
     include_question: bool = True  # the question's own list is fused too
     prompt: str = PROMPT  # the user message; {question}, {n} ({{ }}: a literal brace)
+    PLACEHOLDERS: ClassVar[tuple[str, ...]] = ("question", "n")  # what build_messages fills in
 
     def problems(self) -> list[str]:
         return self.llm_problems()
