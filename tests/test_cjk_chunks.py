@@ -98,3 +98,17 @@ def test_the_chunkers_and_the_token_measures_count_the_same_words():
         page = dataset.pages[section.page]
         assert all(token_spans(page[c.start : c.end])[0].size == token_spans(c.text)[0].size for c in mine)
     assert set(by_section) == {c.section_id for c in chunks}
+
+
+def test_has_cjk_agrees_with_the_one_class_at_every_range_edge():
+    """:func:`has_cjk` looks in two cheap steps (BMP, then astral); it must say what one
+    search of the whole class says, at each edge of each range and just outside it."""
+    from receval.core.cjk import _CJK_ANY, CJK_RANGES, has_cjk
+
+    texts = [f"a{chr(c)}b’" for lo, hi in CJK_RANGES for c in (lo - 1, lo, hi, hi + 1)]
+    texts += ["plain", "", "naïve \U0001F600", "\U00020000", "x\U0001F200"]
+    got = [has_cjk(t) for t in texts]
+    assert got == [_CJK_ANY.search(t) is not None for t in texts]
+    edges = np.array(got[: 4 * len(CJK_RANGES)]).reshape(-1, 4)
+    assert edges[:, 1:3].all() and got[-5:] == [False, False, False, True, True]  # inside each range; astral CJK
+    assert not edges[0, 0] and not edges[-1, 3]  # outside the table (ranges that touch share an edge)
