@@ -112,3 +112,12 @@ def test_has_cjk_agrees_with_the_one_class_at_every_range_edge():
     edges = np.array(got[: 4 * len(CJK_RANGES)]).reshape(-1, 4)
     assert edges[:, 1:3].all() and got[-5:] == [False, False, False, True, True]  # inside each range; astral CJK
     assert not edges[0, 0] and not edges[-1, 3]  # outside the table (ranges that touch share an edge)
+
+
+def test_chinese_sentences_are_packed_by_their_characters():
+    """Sentences of 12, 7, 8 and 5 characters (sentencex splits at 。！？) within 20 words:
+    12 + 7 = 19 fit, 19 + 8 does not; then 8 + 5."""
+    text = "借书证可以在服务台办理。请带上身份证！开放时间是几点？每天九点。"
+    chunks = cut(OmegaConf.create({"kind": "sentences", "max_words": 20, "headings": False}), [han_section(text)])
+    assert [c.text for c in chunks] == ["借书证可以在服务台办理。请带上身份证！", "开放时间是几点？每天九点。"]
+    assert [count_words(c.text) for c in chunks] == [19, 13]  # 。 and ！ between CJK characters: a word each
