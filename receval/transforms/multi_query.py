@@ -91,6 +91,7 @@ class Rewrites(Rewritten):
 
     stages = (TRANSFORM, "fusion")
     floor = None  # a chunk no list holds is -inf
+    one_search_per_question = False  # several lists per question: a trajectory's calls are not kept
 
     def __init__(self, first, transform, fusion: dict):
         super().__init__(first, transform)
