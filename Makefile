@@ -23,8 +23,8 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 SWEEP := runs/$(shell date +%Y-%m-%d/%H-%M-%S-%6N)
 
 run: $(VENV)/.core
-	$(BIN)/python -m receval retriever=bm25,tfidf chunking.max_words=20,40,120 hydra.sweep.dir=$(SWEEP) -m
-	$(BIN)/python -m receval.report $(SWEEP)
+	$(BIN)/receval retriever=bm25,tfidf chunking.max_words=20,40,120 hydra.sweep.dir=$(SWEEP) -m
+	$(BIN)/receval report $(SWEEP)
 
 # -n auto: one pytest worker per core; tests that start Ray heads share one worker
 # (xdist_group "ray"), so two heads never start at once

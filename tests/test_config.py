@@ -177,7 +177,7 @@ def test_help_lists_only_what_each_command_uses(tmp_path):
     from conftest import run_cli
 
     run = run_cli("--help", cwd=tmp_path)
-    synth = run_cli("--help", cwd=tmp_path, module="receval.synth")
+    synth = run_cli("--help", cwd=tmp_path, command="synth")
     assert run.returncode == 0 and synth.returncode == 0, run.stderr + synth.stderr
     assert "retriever: bm25, dense, fused, http, http_elasticsearch, hybrid, lancedb, python, splade, tfidf" in run.stdout
     assert "rerank: cross_encoder, dense, http, llm, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout

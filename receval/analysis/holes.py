@@ -12,8 +12,8 @@ answer the question or not. The report says so, from the stored ``judged@k`` col
 - **far apart**: two runs' mean share of unlabelled units at that k differs by more
   than :data:`UNJUDGED_GAP` (0.2, i.e. 2 more unlabelled units in 10).
 
-The remedy is to pool and judge what the runs retrieved (``python -m receval.pool``,
-``python -m receval.judge``) and re-score (``report --labels``, :func:`relabel`); with
+The remedy is to pool and judge what the runs retrieved (``receval pool``,
+``receval judge``) and re-score (``report --labels``, :func:`relabel`); with
 ``--agreement``, :func:`label_agreement` says whether the added labels change the
 order of the runs, the winner, or ``select``'s choice.
 """
@@ -62,7 +62,7 @@ def judged_cautions(runs: list[Run], labels: list[str]) -> list[str]:
     if low:
         notes.append(
             f"{column} below {LOW_JUDGED} ({', '.join(low)}): most of what these runs show is unlabelled and "
-            "counted as not relevant; pool and judge it (python -m receval.pool, receval.judge) and "
+            "counted as not relevant; pool and judge it (receval pool, receval.judge) and "
             "re-score with --labels"
         )
     if len(runs) > 1 and np.isfinite(means).all():

@@ -43,7 +43,7 @@ def read_pool(path: str | Path) -> list[dict]:
     """The pool's lines; a bad line is an error naming the file and line."""
     path = Path(path).expanduser()
     if not path.is_file():
-        raise RecevalError(f"pool={path}: file not found; write one with python -m receval.pool RUNS --out {path}")
+        raise RecevalError(f"pool={path}: file not found; write one with receval pool RUNS --out {path}")
     records = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, text in enumerate(handle, 1):
@@ -57,7 +57,7 @@ def read_pool(path: str | Path) -> list[dict]:
             if not ok or record.get("role", "hole") not in ROLES:
                 raise RecevalError(
                     f"{path}:{number}: not a pool line; each is a JSON object with question_id, id, question, "
-                    "text and role (hole, calibration or reference), as python -m receval.pool writes"
+                    "text and role (hole, calibration or reference), as receval pool writes"
                 )
             records.append(record)
     return records
