@@ -3,9 +3,9 @@ and report what it requested: every URL the page asked for, its text, a screensh
 
 Only the page's own requests are recorded (``Network.requestWillBeSent`` of its
 target), not Chromium's background traffic. Used by the HTML report test and to
-draw docs/report.png::
+draw docs/pages/img/report.png::
 
-    python tests/browser.py report.html docs/report.png
+    python tests/browser.py report.html docs/pages/img/report.png
 """
 
 from __future__ import annotations

@@ -323,6 +323,6 @@ def test_every_default_lies_in_its_range():
 
 
 def test_docs_ranges_is_the_generated_table():
-    """docs/ranges.md is ``python -m receval.schema``'s output: regenerate it when a range changes."""
-    text = (ROOT / "docs" / "ranges.md").read_text(encoding="utf-8")
+    """docs/pages/reference/ranges.md is ``python -m receval.schema``'s output: regenerate it when a range changes."""
+    text = (ROOT / "docs" / "pages" / "reference" / "ranges.md").read_text(encoding="utf-8")
     assert config.ranges_table() in text

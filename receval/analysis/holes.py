@@ -62,7 +62,7 @@ def judged_cautions(runs: list[Run], labels: list[str]) -> list[str]:
     if low:
         notes.append(
             f"{column} below {LOW_JUDGED} ({', '.join(low)}): most of what these runs show is unlabelled and "
-            "counted as not relevant; pool and judge it (receval pool, receval.judge) and "
+            "counted as not relevant; pool and judge it (receval pool, receval judge) and "
             "re-score with --labels"
         )
     if len(runs) > 1 and np.isfinite(means).all():

@@ -121,7 +121,7 @@ def run_judge(cfg) -> dict:
 def summary_lines(summary: dict) -> list[str]:
     from receval.judge.agreement import Agreement
 
-    lines = [f"receval.judge {summary['judge']}: {summary['labelled']} of {summary['holes']} holes labelled "
+    lines = [f"receval judge {summary['judge']}: {summary['labelled']} of {summary['holes']} holes labelled "
              f"(grades {summary['grades']}); wrote {summary['out']} and {summary['agreement_file']}"]
     usage = summary["usage"]
     if "requests" in usage:
