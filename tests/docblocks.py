@@ -12,8 +12,9 @@ Compared token by token (spacing is free: a table's columns may widen):
 
 A block may say what it needs in an HTML comment just before it (not shown on the
 site): ``<!-- docs-test: needs RECEVAL_SHARED -->`` skips it, saying so, unless that
-environment variable names an existing folder (``../shared/datasets`` is tried when it
-is unset); ``<!-- docs-test: skip REASON -->`` never runs it.
+environment variable names a folder holding ``datasets/`` (``../shared`` is tried when it
+is unset); ``<!-- docs-test: skip REASON -->`` never runs it. A block titled with a file
+name (```` ```python title="my_rag.py" ````) is written to that file first.
 
 Run by ``tests/test_docs.py``; ``RECEVAL_DOCS_UPDATE=1`` rewrites each shown output
 with what the command prints now (``…`` kept where it was shown).
@@ -31,8 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = ROOT / "docs" / "pages" / "tutorials"
 ANY = "…"
-SHARED_DEFAULT = ROOT.parent / "shared" / "datasets"
+SHARED_DEFAULT = ROOT.parent / "shared"  # what conf/collection/*.yaml read: ${RECEVAL_SHARED}/datasets/<name>
 FENCE = re.compile(r"(?P<pre><!-- docs-test: (?P<note>[^>]*?) -->\n)?```console\n(?P<body>.*?)^```$", re.S | re.M)
+FILE = re.compile(r'^```\w+ title="(?P<name>[\w./-]+)"\n(?P<body>.*?)^```$', re.S | re.M)
 NUMBER = re.compile(r"^[\[(]?([+-]?\d+(?:,\d{3})*(?:\.(\d+))?)(%|[\])},;:]*)$")
 MASKS = [
     (re.compile(r"\d{4}-\d{2}-\d{2}"), "<date>"),
@@ -76,8 +78,9 @@ def why_skipped(block: Block) -> str | None:
     if note.startswith("needs"):
         var = note.split()[1]
         where = os.environ.get(var) or (str(SHARED_DEFAULT) if var == "RECEVAL_SHARED" else "")
-        if not where or not Path(where).is_dir():
-            return f"needs {var} (a folder of shared collections, e.g. ../shared/datasets): not found here"
+        inside = Path(where) / "datasets" if var == "RECEVAL_SHARED" else Path(where)
+        if not where or not inside.is_dir():
+            return f"needs {var} (the folder holding datasets/cranfield and datasets/scifact, ../shared by default): not found here"
     return None
 
 
@@ -176,11 +179,24 @@ def updated(shown: list[str], printed: list[str], again: list[str]) -> list[str]
     return out
 
 
-def _run_all(found: list[Block], workdir: Path) -> list[list[list[str]] | None]:
+def files(text: str) -> list[tuple[int, str, str]]:
+    """(offset, name, content) of each block titled with a file name (```` ```python
+    title="my_retriever.py" ````): written into the folder before the blocks after it run."""
+    return [(m.start(), m.group("name"), m.group("body")) for m in FILE.finditer(text)]
+
+
+def _run_all(text: str, found: list[Block], workdir: Path) -> list[list[list[str]] | None]:
     """Every runnable block's steps' printed lines, run in order in ``workdir``."""
     workdir.mkdir(parents=True, exist_ok=True)
     env = environment(workdir)
-    return [None if why_skipped(b) else [run_step(s, workdir, env) for s in b.steps] for b in found]
+    written, outputs = files(text), []
+    for block in found:
+        while written and written[0][0] < block.start:
+            _, name, body = written.pop(0)
+            (workdir / name).parent.mkdir(parents=True, exist_ok=True)
+            (workdir / name).write_text(body)
+        outputs.append(None if why_skipped(block) else [run_step(s, workdir, env) for s in block.steps])
+    return outputs
 
 
 def run_page(path: Path, workdir: Path, update: bool = False) -> tuple[list[str], list[str]]:
@@ -190,7 +206,7 @@ def run_page(path: Path, workdir: Path, update: bool = False) -> tuple[list[str]
     text = path.read_text(encoding="utf-8")
     found = blocks(text)
     skips = [f"{path.name}: $ {b.steps[0].command if b.steps else ''}: {why_skipped(b)}" for b in found if why_skipped(b)]
-    printed = _run_all(found, workdir / "run")
+    printed = _run_all(text, found, workdir / "run")
     if not update:
         failures = []
         for block, outputs in zip(found, printed):
@@ -199,7 +215,7 @@ def run_page(path: Path, workdir: Path, update: bool = False) -> tuple[list[str]
                 if problems:
                     failures.append("\n".join([f"{path.name}: $ {step.command}", *problems]))
         return failures, skips
-    again = _run_all(found, workdir / "again")
+    again = _run_all(text, found, workdir / "again")
     for block, outputs, outputs_again in reversed(list(zip(found, printed, again))):
         if outputs is None:
             continue

@@ -71,6 +71,7 @@ def test_blocks_split_into_steps_and_say_what_they_need(monkeypatch, tmp_path):
     assert found[0].steps[0].shown == ["usage: receval"]
     monkeypatch.setenv("RECEVAL_SHARED", str(tmp_path / "absent"))
     assert "needs RECEVAL_SHARED" in why_skipped(found[1])
+    (tmp_path / "datasets").mkdir()
     monkeypatch.setenv("RECEVAL_SHARED", str(tmp_path))
     assert why_skipped(found[1]) is None and why_skipped(found[0]) is None
     assert why_skipped(found[2]) == "shown, not run: an LLM endpoint"
