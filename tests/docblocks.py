@@ -16,8 +16,9 @@ environment variable names a folder holding ``datasets/`` (``../shared`` is trie
 is unset); ``<!-- docs-test: skip REASON -->`` never runs it. A block titled with a file
 name (```` ```python title="my_rag.py" ````) is written to that file first.
 
-Run by ``tests/test_docs.py``; ``RECEVAL_DOCS_UPDATE=1`` rewrites each shown output
-with what the command prints now (``…`` kept where it was shown).
+Run by ``tests/test_docs.py``; ``RECEVAL_DOCS_UPDATE=1`` rewrites each shown output that
+no longer matches with what the command prints now (``RECEVAL_DOCS_UPDATE=all``: every
+shown output), ``…`` in place of what varies between two runs.
 """
 
 from __future__ import annotations
@@ -160,19 +161,33 @@ def differences(shown: list[str], printed: list[str]) -> list[str]:
 
 def updated(shown: list[str], printed: list[str], again: list[str]) -> list[str]:
     """What a block shows for ``printed``: ``…`` in place of each token that a second
-    run (``again``, in another fresh folder) printed differently (a latency), and where
-    the old block showed ``…`` in a line with as many tokens."""
-    out = []
-    for i, line in enumerate(printed):
-        spans = [m.span() for m in re.finditer(r"\S+", line)]
-        tokens = [line[a:b] for a, b in spans]
+    run (``again``, in another fresh folder) printed differently (a latency), in every
+    row of that column of its table (consecutive lines with as many tokens: a latency
+    that happened to repeat is masked too), and where the old block showed ``…`` in a
+    line with as many tokens."""
+    split = [line.split() for line in printed]
+    vary: list[set[int]] = []
+    for i, tokens in enumerate(split):
         other = again[i].split() if i < len(again) and len(printed) == len(again) else tokens
         old = shown[i].split() if i < len(shown) else []
-        vary = {k for k, token in enumerate(tokens) if len(other) == len(tokens) and other[k] != token
-                and _mask(other[k]) != _mask(token)}
+        found = {k for k, token in enumerate(tokens) if len(other) == len(tokens) and _mask(other[k]) != _mask(token)}
         if ANY in old and len(old) == len(tokens):
-            vary |= {k for k, token in enumerate(old) if token == ANY}
-        for k in sorted(vary, reverse=True):
+            found |= {k for k, token in enumerate(old) if token == ANY}
+        vary.append(found)
+    i = 0
+    while i < len(split):  # one table: consecutive lines with as many tokens
+        j = i
+        while j + 1 < len(split) and split[j + 1] and len(split[j + 1]) == len(split[i]):
+            j += 1
+        columns = set().union(*vary[i:j + 1])
+        numeric = {k for k in columns if all(NUMBER.match(split[r][k]) or split[r][k] == "-" for r in range(i, j + 1))}
+        for r in range(i, j + 1):
+            vary[r] |= numeric
+        i = j + 1
+    out = []
+    for line, found in zip(printed, vary):
+        spans = [m.span() for m in re.finditer(r"\S+", line)]
+        for k in sorted(found, reverse=True):
             start, end = spans[k]
             line = line[:start] + ANY.rjust(end - start) + line[end:]
         out.append(line)
@@ -199,10 +214,11 @@ def _run_all(text: str, found: list[Block], workdir: Path) -> list[list[list[str
     return outputs
 
 
-def run_page(path: Path, workdir: Path, update: bool = False) -> tuple[list[str], list[str]]:
+def run_page(path: Path, workdir: Path, update: bool | str = False) -> tuple[list[str], list[str]]:
     """Run every block of the page at ``path`` in order in ``workdir``: (failures, skips).
-    With ``update``, rewrite the page's shown outputs instead (running the page twice,
-    in two fresh folders, to find what varies between runs)."""
+    With ``update``, rewrite the shown output of each step that no longer matches (every
+    step's with ``update="all"``) instead, running the page twice, in two fresh folders,
+    to find what varies between runs."""
     text = path.read_text(encoding="utf-8")
     found = blocks(text)
     skips = [f"{path.name}: $ {b.steps[0].command if b.steps else ''}: {why_skipped(b)}" for b in found if why_skipped(b)]
@@ -221,7 +237,7 @@ def run_page(path: Path, workdir: Path, update: bool = False) -> tuple[list[str]
             continue
         body = []
         for step, lines, lines_again in zip(block.steps, outputs, outputs_again):
-            keep = not differences(step.shown, lines)
+            keep = update != "all" and not differences(step.shown, lines)
             body += [f"$ {step.command}", *(step.shown if keep else updated(step.shown, lines, lines_again))]
         text = text[: block.start] + "\n".join(body).rstrip("\n") + "\n" + text[block.end:]
     path.write_text(text, encoding="utf-8")

@@ -7,8 +7,9 @@ headless Chromium with no console error and its search finds "select".
 
 Refresh the shown outputs after a change to what commands print:
 
-    RECEVAL_DOCS_UPDATE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k tutorial
-    (or: make docs-examples)
+    make docs-examples
+    (= RECEVAL_DOCS_UPDATE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k tutorial;
+     RECEVAL_DOCS_UPDATE=all rewrites every shown output, not only those that no longer match)
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from docblocks import ANY, TUTORIALS, Block, Step, blocks, differences, run_page
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-UPDATE = bool(os.environ.get("RECEVAL_DOCS_UPDATE"))
+UPDATE = {"": False, "all": "all"}.get(os.environ.get("RECEVAL_DOCS_UPDATE", ""), True)
 PAGES = sorted(TUTORIALS.glob("*.md"))
+TESTED = [*PAGES, ROOT / "README.md"]  # the README's tour is run too
 
 
 # ----------------------------------------------------------------- the comparison
@@ -114,10 +116,131 @@ def test_a_block_that_prints_other_text_fails_and_update_rewrites_it(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+@pytest.mark.parametrize("page", TESTED, ids=[p.stem for p in TESTED])
 def test_tutorial_shows_what_its_commands_print(page, tmp_path):
     failures, skips = run_page(page, tmp_path, update=UPDATE)
     assert not failures, "\n\n".join(failures) + "\n\nrefresh with: RECEVAL_DOCS_UPDATE=1 pytest tests/test_docs.py -k tutorial"
     ran = sum(1 for b in blocks(page.read_text()) if not why_skipped(b))
     if skips and not ran:
         pytest.skip("; ".join(skips))
+
+
+# ----------------------------------------------------------------- the site
+
+
+def _reference():
+    sys.path.insert(0, str(DOCS))
+    try:
+        import gen_reference
+    finally:
+        sys.path.remove(str(DOCS))
+    return gen_reference
+
+
+@pytest.mark.slow
+def test_the_generated_reference_pages_equal_a_fresh_generation():
+    gen = _reference()
+    fresh = gen.generate()
+    for name, text in fresh.items():
+        committed = (gen.OUT / name).read_text(encoding="utf-8")
+        assert committed == text, f"docs/pages/reference/{name} is stale: run make docs (python docs/gen_reference.py)"
+    from receval.cli.main import available
+
+    assert all(f"## receval {name}\n" in fresh["commands.md"] for name in available())
+    assert "| `retriever.k1` | float | `1.2` | number in [0, 1000] |" in fresh["configuration.md"]
+    assert "`question_id`" in fresh["stored-format.md"] and "run.json" in fresh["stored-format.md"]
+
+
+def test_a_field_s_meaning_is_the_comment_beside_or_above_it():
+    from receval.config import RecevalConfig
+
+    meanings = _reference().field_comments(RecevalConfig)
+    assert meanings["depth"] == "chunks kept per question before collapsing to sections; beyond the chunks it is capped"
+    assert meanings["cache_dir"] == "chunks, token counts, embeddings; null: off"
+
+
+def test_every_receval_path_a_page_names_exists():
+    """A page naming receval/x.py or tests/y.py names a file that is there (no stale code map)."""
+    missing = []
+    for page in (DOCS / "pages").rglob("*.md"):
+        for path in re.findall(r"(?<![\w/.])((?:receval|tests|benchmarks|conf)/[\w/.-]*\w)", page.read_text()):
+            written_by_the_reader = "mine" in path
+            if "*" not in path and "<" not in path and not written_by_the_reader and not (ROOT / path).exists():
+                missing.append(f"{page.relative_to(DOCS)}: {path}")
+    assert not missing, "\n".join(missing)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site built with mkdocs --strict (a broken link or a page outside the nav fails)."""
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(DOCS / "mkdocs.yml"), "-d", str(out)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+@pytest.mark.slow
+def test_the_site_builds_strictly_and_its_search_index_holds_select(site):
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    hits = [doc["location"] for doc in index["docs"] if re.search(r"\bselect\b", doc["text"] + doc["title"])]
+    assert any(h.startswith("tutorials/stages-then-select.html") for h in hits), hits[:10]
+    assert all((site / f"{p}".replace(".md", ".html")).is_file()
+               for p in ["index.md", "tutorials/chunk-size.md", "reference/commands.md", "benchmarks.md"])
+
+
+@pytest.fixture
+def served(site):
+    """The built site on a loopback HTTP server (Material's search runs in a web worker,
+    which a file:// page may not start)."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+SEARCH = """new Promise(done => {
+  const input = document.querySelector('input.md-search__input');
+  if (!input) { done('no search box'); return; }
+  let tries = 0;
+  const poll = () => {
+    input.focus();
+    input.value = 'select';
+    input.dispatchEvent(new Event('focus'));
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    input.dispatchEvent(new KeyboardEvent('keyup', {key: 't', bubbles: true}));
+    const items = [...document.querySelectorAll('.md-search-result__item a')].map(a => a.getAttribute('href'));
+    if (items.length || ++tries > 60) { done(items); return; }
+    setTimeout(poll, 250);
+  };
+  poll();
+})"""
+
+
+@pytest.mark.slow
+def test_the_site_opens_in_chromium_without_errors_and_search_finds_select(served):
+    browser = pytest.importorskip("browser")
+    if browser.CHROMIUM is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium); .ci/run installs it")
+    for page in ("index.html", "tutorials/stages-then-select.html", "reference/configuration.html"):
+        opened = browser.open_page(served + page)
+        assert opened.errors == [], (page, opened.errors)
+        assert all(u.startswith(served) or u.startswith("data:") for u in opened.requests), opened.requests
+    found = browser.open_page(served + "index.html", evaluate=(SEARCH,))
+    assert found.errors == [], found.errors
+    hits = found.values[0]
+    assert isinstance(hits, list) and any("select" in h for h in hits), hits
+
+
+def test_update_masks_a_whole_column_when_one_of_its_cells_varies():
+    from docblocks import updated
+
+    printed = ["#   name   p50 ms", "0   bm25    0.159", "1   tfidf   0.210", "done 0.5"]
+    again = ["#   name   p50 ms", "0   bm25    0.159", "1   tfidf   0.233", "done 0.5"]
+    assert updated([], printed, again) == ["#   name   p50 ms", "0   bm25        …", "1   tfidf       …", "done 0.5"]

@@ -169,9 +169,10 @@ def test_hydras_unresolved_values_are_not_evaluated_and_no_hydra_node_is_kept(ru
     assert saved["cache_dir"] == os.environ["RECEVAL_CACHE_DIR"]
 
 
-def test_readme_recommends_no_plain_hydra_rerun_of_a_saved_config():
-    text = (ROOT / "README.md").read_text() + (ROOT / "receval" / "cli" / "reproduce.py").read_text()
-    assert "-cp /ABSOLUTE" not in text and "--allow-remote" in (ROOT / "README.md").read_text()
+def test_docs_recommend_no_plain_hydra_rerun_of_a_saved_config():
+    docs = "".join(p.read_text() for p in sorted((ROOT / "docs" / "pages").rglob("*.md")))
+    text = (ROOT / "README.md").read_text() + docs + (ROOT / "receval" / "cli" / "reproduce.py").read_text()
+    assert "-cp /ABSOLUTE" not in text and "--allow-remote" in docs
 
 
 def test_reach_rules_are_generic_over_future_components():
