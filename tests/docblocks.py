@@ -39,7 +39,8 @@ FILE = re.compile(r'^```\w+ title="(?P<name>[\w./-]+)"\n(?P<body>.*?)^```$', re.
 NUMBER = re.compile(r"^[\[(]?([+-]?\d+(?:,\d{3})*(?:\.(\d+))?)(%|[\])},;:]*)$")
 MASKS = [
     (re.compile(r"\d{4}-\d{2}-\d{2}"), "<date>"),
-    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b|\b\d{2}-\d{2}-\d{2}(?:-\d+)?\b"), "<time>"),
+    # a time of day; a run folder's name: its time to the microsecond, then the process id
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b|\b\d{2}-\d{2}-\d{2}(?:-\d+)*\b"), "<time>"),
 ]
 
 
@@ -238,7 +239,8 @@ def run_page(path: Path, workdir: Path, update: bool | str = False) -> tuple[lis
         body = []
         for step, lines, lines_again in zip(block.steps, outputs, outputs_again):
             keep = update != "all" and not differences(step.shown, lines)
-            body += [f"$ {step.command}", *(step.shown if keep else updated(step.shown, lines, lines_again))]
+            old = [] if update == "all" else step.shown  # "all": a fresh account, no … kept from before
+            body += [f"$ {step.command}", *(step.shown if keep else updated(old, lines, lines_again))]
         text = text[: block.start] + "\n".join(body).rstrip("\n") + "\n" + text[block.end:]
     path.write_text(text, encoding="utf-8")
     return [], skips
