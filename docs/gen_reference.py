@@ -8,7 +8,8 @@ checks the committed pages equal a fresh generation):
   its meaning; ranges from the field metadata, :mod:`receval.schema`);
 - ``reference/ranges.md``: every number's range (``python -m receval.schema``);
 - ``reference/stored-format.md``: the stored format, from the docstrings of
-  :mod:`receval.results`.
+  :mod:`receval.results`, and the shape of each command's ``--format json`` (run on a
+  fresh two-run sweep of the built-in library).
 
     python docs/gen_reference.py            # write the pages
     python docs/gen_reference.py --check    # exit 1 when a committed page differs
@@ -22,8 +23,10 @@ import enum
 import importlib
 import inspect
 import io
+import json
 import os
 import re
+import subprocess
 import sys
 import tokenize
 import typing
@@ -214,6 +217,12 @@ def configuration_page() -> str:
         "`receval --cfg job` prints the composed config.\n",
         "## The run\n", table(schema_rows(config.RecevalConfig, "")),
     ]
+    options = ", ".join(f"`dataset={o}`" for o in group_options("dataset"))
+    parts.append(f"## dataset\n\nOptions (`conf/dataset/`): {options}. Their keys are `dataset.*` above; "
+                 "`dataset=ir_datasets` adds:\n")
+    extra = [r for r in schema_rows(config.IrDatasetsConfig, "dataset")
+             if r[0].split(".", 1)[1] not in {f.name for f in dataclasses.fields(config.DatasetConfig)}]
+    parts.append(table(extra))
     for group in ("chunking", "retriever", "retriever/fusion", "rerank", "transform"):
         key = group.replace("/", ".")
         options = group_options(group)
@@ -262,11 +271,14 @@ def format_page() -> str:
     parts = [
         HEADER, "# Stored format\n",
         "A run folder holds `results.parquet` (one row per question), `run.json` (the run's facts) and "
-        "Hydra's `.hydra/` (the saved config). What follows is the code's own account, from the "
-        "docstrings of `receval.results`. The JSON outputs (`--format json` of `report`, `compare`, "
-        "`select`, `sql`, `list`) are described with each command under How-to and in "
-        "[Commands](commands.md).\n",
+        "Hydra's `.hydra/` (the saved config). Below: the shape of what each command prints with "
+        "`--format json`, then the code's own account of the stored files, from the docstrings of "
+        "`receval.results`.\n",
     ]
+    parts.append("## JSON outputs\n\nWhat `--format json` holds, command by command: the keys and the type "
+                 "of each value, taken from the commands' own output on a sweep of four runs (a list: every key its "
+                 "items hold).\n")
+    parts.append(json_outputs())
     for title, module in FORMAT_MODULES:
         try:
             doc = inspect.getdoc(importlib.import_module(module))
@@ -274,6 +286,69 @@ def format_page() -> str:
             continue
         if doc:
             parts.append(f"## {title}\n\n*`{module}`*\n\n{rst_to_markdown(doc)}\n")
+    return "\n".join(parts)
+
+
+# --format json of the commands over stored runs: each run on a small sweep of the built-in
+# library, and its shape (keys and value types; a list: every key its items hold) written down
+JSON_COMMANDS = [
+    ("report", ["{sweep}", "--format", "json", "--baseline", "retriever=tfidf,max_words=120", "--by", "kind"]),
+    ("compare", ["{sweep}/0", "{sweep}/1", "--format", "json"]),
+    ("select", ["{sweep}", "--format", "json", "--split", "dev", "--margin", "0.05", "--prefer", "chunks"]),
+    ("list", ["{sweep}", "--format", "json"]),
+    ("sql", ["{sweep}", "SELECT label, rr FROM runs", "--format", "json"]),
+]
+
+
+def merged(items: list):
+    """One item standing for a list's: of mappings, every key with its first value that is
+    not null (so a leader's nulls do not hide a contender's numbers); else the first item
+    that is not null."""
+    if all(isinstance(item, dict) for item in items):
+        out: dict = {}
+        for item in items:
+            for key, value in item.items():
+                if out.get(key) is None:
+                    out[key] = value
+        return out
+    return next((item for item in items if item is not None), None)
+
+
+def shape(value, indent: int = 0) -> str:
+    """``value``'s keys and types as indented text (a list: the shape of its items merged)."""
+    pad = "  " * indent
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        inner = ",\n".join(f"{pad}  {json.dumps(k)}: {shape(v, indent + 1)}" for k, v in value.items())
+        return "{\n" + inner + f"\n{pad}}}"
+    if isinstance(value, list):
+        return f"[{shape(merged(value), indent)}, ...]" if value else "[]"
+    return {bool: "bool", int: "int", float: "float", str: "str", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def json_outputs() -> str:
+    """The shapes of every command's ``--format json`` on a fresh sweep (four runs)."""
+    import tempfile
+
+    from receval.cli import main as cli_main
+
+    parts = []
+    with tempfile.TemporaryDirectory() as folder:
+        sweep = Path(folder) / "sweep"
+        env = {**os.environ, "RECEVAL_CACHE_DIR": str(Path(folder) / "cache")}
+        subprocess.run([sys.executable, "-m", "receval", "retriever=bm25,tfidf", "chunking.max_words=40,120",
+                        f"hydra.sweep.dir={sweep}", "-m"],
+                       check=True, capture_output=True, cwd=folder, env=env)
+        for name, argv in JSON_COMMANDS:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                cli_main.call(name, [a.format(sweep=sweep) for a in argv])
+            text = out.getvalue()
+            shown = " ".join(a if "{sweep}" not in a else a.replace("{sweep}", "SWEEP") for a in argv)
+            shown = " ".join(f"'{a}'" if " " in a else a for a in shown.split(" ")) if name != "sql" else \
+                "SWEEP 'SELECT label, rr FROM runs' --format json"
+            parts.append(f"### receval {name}\n\n`receval {name} {shown}`:\n\n```text\n{shape(json.loads(text))}\n```\n")
     return "\n".join(parts)
 
 
