@@ -5,6 +5,7 @@ first word that is no command's name runs a configuration."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import tomllib
 
@@ -92,3 +93,18 @@ def test_python_dash_m_receval_reaches_the_same_commands(tmp_path):
     assert help_of_list.returncode == 0 and help_of_list.stdout.startswith("usage: receval list ")
     bad = run_cli("--no-such-flag", cwd=tmp_path, command="list")
     assert bad.returncode == 2 and "receval: error: receval list:" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_no_file_names_a_removed_entry_point():
+    """``python -m receval.report`` and its kin are gone: code, configs, tests and docs say
+    ``receval report`` (a branch merged later may bring an old spelling back)."""
+    commands = "compare|export|list|pool|report|reproduce|select|sql"
+    old = re.compile(rf"python -m receval\.({commands})\b|\"-m\", \"receval\.({commands})\"")
+    found = []
+    for path in [ROOT / "README.md", ROOT / "Makefile", *ROOT.glob("docs/**/*.md")] + [
+        p for folder in ("receval", "conf", "tests", "benchmarks") for p in (ROOT / folder).rglob("*")
+        if p.suffix in (".py", ".yaml", ".md")
+    ]:
+        if path.is_file() and path.name != "test_commands.py":
+            found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in old.finditer(path.read_text(encoding="utf-8"))]
+    assert not found, "\n".join(found)
