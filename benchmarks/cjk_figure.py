@@ -3,7 +3,7 @@ bigrams against whole runs as words.
 
     python benchmarks/cjk_figure.py [--out docs/cjk-mrr.png] [--runs DIR]
 
-Runs the pipeline (``receval.pipeline.run``, what ``python -m receval`` calls) on
+Runs the pipeline (``receval.pipeline.run``, what ``receval`` calls) on
 ``tests/fixtures/cjk`` (12 Chinese sections, 12 questions) with ``retriever=bm25,tfidf``
 and ``tokenizer.cjk=bigram,off``, default settings otherwise and no cache; each run's
 MRR comes from the run's own ``means``, its 95% bootstrap interval from the per-question

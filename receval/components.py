@@ -73,7 +73,7 @@ class RerankConfig:
 
 @dataclass
 class JudgeConfig:
-    """The type of ``python -m receval.judge``'s ``judge`` node: every judge's schema
+    """The type of ``receval judge``'s ``judge`` node: every judge's schema
     derives from it (no fields, as :class:`ChunkingConfig`)."""
 
     component_group: ClassVar[str] = "judge"

@@ -206,7 +206,7 @@ def check(cfg) -> None:
         raise ConfigError(problems)
 
 
-# ------------------------------------------------- synthetic questions (python -m receval.synth)
+# ------------------------------------------------- synthetic questions (receval synth)
 
 
 class SynthStyle(StrEnum):
@@ -261,12 +261,12 @@ def register_synth() -> None:
 
 
 def synth_problems(cfg) -> list[str]:
-    """``python -m receval.synth``'s keys and ranges (its chunking node's included); the
+    """``receval synth``'s keys and ranges (its chunking node's included); the
     values that must agree are :func:`receval.synth.job.check_config`'s."""
     return schema.problems(SynthRunConfig, cfg) + components.tree_problems("chunking", cfg.chunking, "chunking")
 
 
-# ------------------------------------------------- judging a pool (python -m receval.judge)
+# ------------------------------------------------- judging a pool (receval judge)
 
 
 class MissingLabel(StrEnum):
@@ -276,7 +276,7 @@ class MissingLabel(StrEnum):
 
 @dataclass
 class JudgeRunConfig:
-    pool: str = MISSING  # the pool JSONL python -m receval.pool wrote
+    pool: str = MISSING  # the pool JSONL receval pool wrote
     out: str = "labels.jsonl"  # the labels JSONL (agreement beside it: <out>.agreement.json)
     force: bool = False  # replace an existing out
     reference: Optional[str] = None  # labels (qrels, BEIR tsv or labels JSONL) to measure agreement against
@@ -291,13 +291,13 @@ def register_judge() -> None:
 
 
 def judge_problems(cfg) -> list[str]:
-    """``python -m receval.judge``'s keys and ranges, its judge node's included."""
+    """``receval judge``'s keys and ranges, its judge node's included."""
     return schema.problems(JudgeRunConfig, cfg) + components.tree_problems("judge", cfg.judge, "judge")
 
 
 def ranges_table() -> str:
     """Every number receval's configs hold, with its range (Markdown): the run's own keys,
-    each component kind's, the prices of ``cost.<stage>`` and ``python -m receval.synth``'s."""
+    each component kind's, the prices of ``cost.<stage>`` and ``receval synth``'s."""
     from receval.measures.cost import StagePrices
 
     components.discover()

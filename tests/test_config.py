@@ -176,8 +176,8 @@ def test_keys_and_enum_values_are_typed_by_the_component_schema(overrides, words
 def test_help_lists_only_what_each_command_uses(tmp_path):
     from conftest import run_cli
 
-    run = run_cli("--help", cwd=tmp_path)
-    synth = run_cli("--help", cwd=tmp_path, module="receval.synth")
+    run = run_cli("--help", cwd=tmp_path, command="run")
+    synth = run_cli("--help", cwd=tmp_path, command="synth")
     assert run.returncode == 0 and synth.returncode == 0, run.stderr + synth.stderr
     assert "retriever: bm25, dense, fused, http, http_elasticsearch, hybrid, lancedb, python, splade, tfidf" in run.stdout
     assert "rerank: cross_encoder, dense, http, llm, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout

@@ -18,7 +18,7 @@ from receval.core.errors import ConfigError
 
 @pytest.fixture
 def command(tmp_path, monkeypatch):
-    """``python -m receval ARGS`` in this process (Hydra's own logging set-up left out, as
+    """``receval ARGS`` in this process (Hydra's own logging set-up left out, as
     tests/test_schema.py does); returns (exit status, the run folder)."""
     from hydra.core.global_hydra import GlobalHydra
 

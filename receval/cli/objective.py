@@ -4,7 +4,7 @@
 sweeper (``hydra/sweeper=optuna``) maximises what the task function returns, so
 :func:`receval.cli.run.run_one` returns :func:`value` of the run it just stored (or of
 the finished run it skipped). The search therefore only ever sees the dev questions;
-the test questions stay for ``python -m receval.select --report-on test``.
+the test questions stay for ``receval select --report-on test``.
 """
 
 from __future__ import annotations

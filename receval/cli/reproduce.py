@@ -2,9 +2,9 @@
 
 ::
 
-    python -m receval.reproduce runs/2026-11-29/10-00-00/3         # one run
-    python -m receval.reproduce runs/2026-11-29/10-00-00           # every run of a sweep
-    python -m receval.reproduce RUN --out /tmp/rerun               # keep the new run there
+    receval reproduce runs/2026-11-29/10-00-00/3         # one run
+    receval reproduce runs/2026-11-29/10-00-00           # every run of a sweep
+    receval reproduce RUN --out /tmp/rerun               # keep the new run there
 
 Each run is re-run from ``RUN/.hydra/config.yaml``, which Hydra saved with every
 value (so it works after ``conf/`` has changed): that file is read as data
@@ -161,7 +161,7 @@ def reproduce_all(paths: list[str | Path], out: str | Path | None = None, **allo
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
-        prog="python -m receval.reproduce",
+        prog="receval reproduce",
         description="Re-run stored runs from their saved configs; check the results are identical.",
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or sweep directories")

@@ -1,7 +1,7 @@
 """The thin Hydra shells: compose a config, call a plain function.
 
-``python -m receval`` composes ``conf/config.yaml`` and calls :func:`run_one`;
-``python -m receval.synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth.__main__`).
+``receval`` composes ``conf/config.yaml`` and calls :func:`run_one`;
+``receval synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth.__main__`).
 Exit status 2 for every user error: a ``RecevalError`` raised by the task, and a
 config Hydra cannot compose (a misspelt key, a wrong type), which Hydra itself
 reports in one message and would exit 1 for. A job never ends the command with
@@ -116,7 +116,7 @@ def group_options(*groups: str) -> str:
 
 
 def run_one(cfg) -> float | None:
-    """One job of ``python -m receval``: skip it if its results are there, else run it.
+    """One job of ``receval``: skip it if its results are there, else run it.
     Returns the run's objective (``objective.metric`` on ``objective.split``) to a
     sweeper that uses it (Optuna); a grid sweep or a single run ignores it."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
