@@ -1,7 +1,7 @@
 """The README's languages figure: MRR of BM25 and TF-IDF on a Chinese collection, CJK
 bigrams against whole runs as words.
 
-    python benchmarks/cjk_figure.py [--out docs/cjk-mrr.png] [--runs DIR]
+    python benchmarks/cjk_figure.py [--out docs/pages/img/cjk-mrr.png] [--runs DIR]
 
 Runs the pipeline (``receval.pipeline.run``, what ``receval`` calls) on
 ``tests/fixtures/cjk`` (12 Chinese sections, 12 questions) with ``retriever=bm25,tfidf``
@@ -87,7 +87,7 @@ def draw(found, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "cjk-mrr.png")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "pages" / "img" / "cjk-mrr.png")
     parser.add_argument("--runs", type=Path, default=None, help="keep the four runs here (default: a temporary folder)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:

@@ -1,4 +1,4 @@
-"""TREC files (receval.results.trec) and exporting stored runs (receval.export)."""
+"""TREC files (receval.results.trec) and exporting stored runs (receval export)."""
 
 from __future__ import annotations
 

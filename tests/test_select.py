@@ -1,4 +1,4 @@
-"""receval.select: a cheaper run is chosen only when shown not worse (Holm-corrected
+"""receval select: a cheaper run is chosen only when shown not worse (Holm-corrected
 non-inferiority at a stated margin), costs and ties, outputs; on stored runs made here and
 on real sweeps."""
 

@@ -49,7 +49,7 @@ def best_yaml(run: Run, out: Path, why: str, config: dict) -> str:
     """The text of ``best.yaml`` for ``run`` and its :func:`best_config` (see the module docstring)."""
     name = out.stem
     header = [
-        f"# Chosen by receval.select: {run.run_dir}",
+        f"# Chosen by receval select: {run.run_dir}",
         f"# {why}",
         "# Re-run it (same results on the same data, timings aside):",
         f'#   receval -cp "$(pwd)" -cn {name}     # from the folder holding {out.name}',
