@@ -1,13 +1,15 @@
 # Two entry points on a fresh clone (only python3 and make needed):
 #   make run    create .venv, install receval, run the default sweep on the built-in dataset
 #   make test   create .venv, install receval with its test and ray extras, run every test
+#   make docs   the site (docs/mkdocs.yml) into docs/site, reference pages regenerated from the code
+#   make docs-examples   rewrite the tutorials' shown outputs with what the commands print now
 #   make test-fast   under a minute: the same without slow (subprocess, wheel, Ray, or over
 #                    ~0.6 s: most compose several configs) and dense (real model) tests
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast bench clean
+.PHONY: run test test-fast bench docs docs-examples clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +25,8 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 SWEEP := runs/$(shell date +%Y-%m-%d/%H-%M-%S-%6N)
 
 run: $(VENV)/.core
-	$(BIN)/python -m receval retriever=bm25,tfidf chunking.max_words=20,40,120 hydra.sweep.dir=$(SWEEP) -m
-	$(BIN)/python -m receval.report $(SWEEP)
+	$(BIN)/receval retriever=bm25,tfidf chunking.max_words=20,40,120 hydra.sweep.dir=$(SWEEP) -m
+	$(BIN)/receval report $(SWEEP)
 
 # -n auto: one pytest worker per core; tests that start Ray heads share one worker
 # (xdist_group "ray"), so two heads never start at once
@@ -50,5 +52,20 @@ $(VENV)/.bench: pyproject.toml | $(BIN)/python
 bench: $(VENV)/.bench
 	for script in benchmarks/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
+$(VENV)/.docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[docs]'
+	touch $@ $(VENV)/.core
+
+# the reference pages are written from the code (docs/gen_reference.py), then the site built;
+# --strict: a broken link or a page missing from the nav fails
+docs: $(VENV)/.docs
+	$(BIN)/python docs/gen_reference.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -f docs/mkdocs.yml
+
+# every tutorial block run twice in fresh folders; what it prints replaces what the page shows
+# (tokens that differ between the two runs, latencies, become …)
+docs-examples: $(VENV)/.test
+	RECEVAL_DOCS_UPDATE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k tutorial
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info docs/site

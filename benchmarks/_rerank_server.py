@@ -3,7 +3,7 @@ serving a local cross-encoder folder: for trying ``rerank=http`` and its cost co
 without an account.
 
     python benchmarks/_rerank_server.py /tmp/tiny-cross 8089
-    python -m receval rerank=http rerank.base_url=http://127.0.0.1:8089 rerank.model=tiny \\
+    receval rerank=http rerank.base_url=http://127.0.0.1:8089 rerank.model=tiny \\
         +cost.rerank.per_1k_requests=2 +cost.rerank.per_1m_input_tokens=50
 
 ``POST /rerank {model, query, documents, top_n}`` -> ``{"results": [{"index",

@@ -6,7 +6,7 @@ stored columns: ids, kinds, splits, texts, labels, 10 retrieved sections with
 scores, first relevant rank, rr and hit/recall/precision/ndcg at 1, 3, 5, 10,
 latency), a minimal ``run.json`` and ``.hydra/config.yaml`` -- then times
 
-    python -m receval.report SWEEP --baseline retriever=tfidf,max_words=120 --format json > /dev/null
+    receval report SWEEP --baseline retriever=tfidf,max_words=120 --format json > /dev/null
 
 (2,000 resamples: every run's intervals on 5 measures plus 99 paired differences),
 as a user would run it, and prints the time beside the goal.
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         build_sweep(root, args.runs, args.questions)
         print(f"built {args.runs} runs x {args.questions} questions in {time.perf_counter() - began:.1f} s ({root})")
         command = [
-            sys.executable, "-m", "receval.report", str(root),
+            sys.executable, "-m", "receval", "report", str(root),
             "--baseline", "retriever=tfidf,max_words=120", "--format", "json",
         ]
         began = time.perf_counter()

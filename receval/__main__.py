@@ -1,5 +1,5 @@
-"""``python -m receval``: the command is :mod:`receval.cli.run`."""
+"""``python -m receval [COMMAND] ...``: the same as the ``receval`` command (:mod:`receval.cli.main`)."""
 
-from receval.cli.run import main
+from receval.cli.main import main
 
-main()
+raise SystemExit(main())

@@ -73,7 +73,7 @@ class RerankConfig:
 
 @dataclass
 class JudgeConfig:
-    """The type of ``python -m receval.judge``'s ``judge`` node: every judge's schema
+    """The type of ``receval judge``'s ``judge`` node: every judge's schema
     derives from it (no fields, as :class:`ChunkingConfig`)."""
 
     component_group: ClassVar[str] = "judge"
@@ -172,6 +172,9 @@ class Context:
     chunks: Any = None  # the run's chunks and sections, set once chunked (rank-only retrievers)
     sections: Any = None
     shared: dict[tuple, Any] = field(default_factory=dict)
+    # the nodes come from a validated run spec (receval.spec): ranges and each schema's own
+    # rules were checked there, once, so building does not check them again
+    checked: bool = False
 
     def once(self, schema: type, node: Any, make: Callable[[], Any]) -> Any:
         """The object ``make`` builds for ``node``, built once per :func:`shared_key`
@@ -235,7 +238,7 @@ def build(group: str, node: Any, context: Context, key: str | None = None) -> An
     key = key or group
     checked = typed(group, node, key)
     found = entry(group, str(checked.kind), f"{key}.kind")
-    problems = problems_of(checked, key)
+    problems = [] if context.checked else problems_of(checked, key)
     if problems:
         raise ConfigError(problems)
     return found.builder(checked, context)

@@ -21,6 +21,7 @@ from omegaconf import MISSING, OmegaConf
 from receval import components, schema
 from receval.components import ChunkingConfig, RerankConfig, RetrieverConfig, TransformConfig
 from receval.core.errors import ConfigError
+from receval.hydra_internals import share_config_store
 from receval.core.settings import MAX_RESAMPLES, BootstrapConfig, BootstrapMethod  # noqa: F401  (the run schema's bootstrap group)
 from receval.retrievers.text import CjkSplit, Language
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
@@ -125,21 +126,6 @@ def register_resolvers() -> None:
     OmegaConf.register_new_resolver("receval_pid", lambda: os.getpid(), use_cache=True, replace=True)
 
 
-def share_config_store() -> None:
-    """Make a deep copy of Hydra's ``ConfigStore`` the store itself.
-
-    Every composition (each job of a sweep, each ``compose`` call) deep-copies Hydra's config
-    repository (``CachingConfigRepository.__init__``), and with it the structured-config
-    source's reference to the process-wide ``ConfigStore``: every schema receval registers.
-    Sharing it makes a composition about 30% cheaper (``retriever=hybrid``: 0.30 -> 0.21 s
-    on 2 cores). The store is a singleton that a composition only reads (``ConfigStore.load``
-    deep-copies the node it returns), so the copy is pure cost; Hydra itself moved to
-    reading the live singleton (facebookresearch/hydra#2928), and hydra-zen#769 reports the
-    same cost. ``tests/test_config.py`` fails loudly if Hydra's structured-config source no
-    longer holds the store (the patch can then go) or a composition changes what is stored."""
-    ConfigStore.__deepcopy__ = lambda self, memo: self  # type: ignore[method-assign]
-
-
 def register() -> None:
     """The run schema and every component schema (``retriever/base_bm25``, ...) in Hydra's store."""
     from receval import components
@@ -220,7 +206,7 @@ def check(cfg) -> None:
         raise ConfigError(problems)
 
 
-# ------------------------------------------------- synthetic questions (python -m receval.synth)
+# ------------------------------------------------- synthetic questions (receval synth)
 
 
 class SynthStyle(StrEnum):
@@ -277,12 +263,12 @@ def register_synth() -> None:
 
 
 def synth_problems(cfg) -> list[str]:
-    """``python -m receval.synth``'s keys and ranges (its chunking node's included); the
+    """``receval synth``'s keys and ranges (its chunking node's included); the
     values that must agree are :func:`receval.synth.job.check_config`'s."""
     return schema.problems(SynthRunConfig, cfg) + components.tree_problems("chunking", cfg.chunking, "chunking")
 
 
-# ------------------------------------------------- judging a pool (python -m receval.judge)
+# ------------------------------------------------- judging a pool (receval judge)
 
 
 class MissingLabel(StrEnum):
@@ -292,7 +278,7 @@ class MissingLabel(StrEnum):
 
 @dataclass
 class JudgeRunConfig:
-    pool: str = MISSING  # the pool JSONL python -m receval.pool wrote
+    pool: str = MISSING  # the pool JSONL receval pool wrote
     out: str = "labels.jsonl"  # the labels JSONL (agreement beside it: <out>.agreement.json)
     force: bool = False  # replace an existing out
     reference: Optional[str] = None  # labels (qrels, BEIR tsv or labels JSONL) to measure agreement against
@@ -307,13 +293,13 @@ def register_judge() -> None:
 
 
 def judge_problems(cfg) -> list[str]:
-    """``python -m receval.judge``'s keys and ranges, its judge node's included."""
+    """``receval judge``'s keys and ranges, its judge node's included."""
     return schema.problems(JudgeRunConfig, cfg) + components.tree_problems("judge", cfg.judge, "judge")
 
 
 def ranges_table() -> str:
     """Every number receval's configs hold, with its range (Markdown): the run's own keys,
-    each component kind's, the prices of ``cost.<stage>`` and ``python -m receval.synth``'s."""
+    each component kind's, the prices of ``cost.<stage>`` and ``receval synth``'s."""
     from receval.measures.cost import StagePrices
 
     components.discover()

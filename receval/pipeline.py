@@ -21,7 +21,6 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from receval import chunking, retrievers, stages
-from receval import config as config_schema
 from receval.measures import cost
 from receval.core import machine
 from receval.chunking.cache import IndexCache, key_of
@@ -36,6 +35,7 @@ from receval.core.io import WriteError
 from receval.results.format import RESULTS, stage_column
 from receval.results.write import write_results, write_run_json
 from receval.retrievers.text import Tokenizer
+from receval.spec import plain, run_spec, thawed
 
 
 @dataclass(frozen=True)
@@ -103,9 +103,7 @@ def give_back_memory() -> None:
 
 def resolved(cfg) -> dict:
     """The run config as plain data, interpolations resolved, Hydra's node left out."""
-    data = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-    data.pop("hydra", None)
-    return data
+    return plain(cfg, resolve=True)
 
 
 def as_written(cfg) -> dict:
@@ -113,9 +111,7 @@ def as_written(cfg) -> dict:
     left out: what run.json saves, so a value passed as ``${oc.env:NAME}`` is stored as
     that text, as Hydra stores it in ``.hydra/``, never as the secret it resolves to
     (the identity hash is of :func:`resolved`)."""
-    data = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
-    data.pop("hydra", None)
-    return data
+    return plain(cfg, resolve=False)
 
 
 def config_hash_of(cfg) -> str:
@@ -144,19 +140,18 @@ def search_label(cfg) -> str:
 
 
 def check_config(cfg) -> None:
-    """Every check a config gets before any data is read: the schema's checks (keys,
-    ranges, each component's own), then building the retriever stages (light: models
-    load in fit), whose names ``cost.<stage>`` must use."""
-    config_schema.check(cfg)
-    tokenizer = Tokenizer.of(cfg.tokenizer)
-    retriever = stages.build(cfg, retrievers.Context(cache_dir=cfg.cache_dir, tokenizer=tokenizer))
-    cost.prices_of(cfg.get("cost"), cost.stage_names(retriever))
+    """Every check a config gets before any data is read (the callback and the sweeper
+    name this function): its run spec, built and remembered, so the run that follows
+    reuses it (:func:`receval.spec.run_spec`)."""
+    run_spec(cfg)
 
 
 def run(cfg, run_dir: Path, dataset=None) -> RunResult:
-    """Evaluate one configuration and store its per-question results in ``run_dir``
-    (``dataset``: already loaded from ``cfg.dataset``, e.g. to check resume)."""
-    config_schema.check(cfg)
+    """Evaluate one configuration (a composed config or its :class:`receval.spec.RunSpec`)
+    and store its per-question results in ``run_dir`` (``dataset``: already loaded from
+    ``cfg.dataset``, e.g. to check resume). The config is validated once, by its spec."""
+    spec = run_spec(cfg)
+    cfg = spec.config
     at_start = machine.started()
     timer = _Timer()
     with timer("load"):
@@ -171,13 +166,14 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         cache_dir=cfg.cache_dir,
         vocabularies=cache.vocabularies(chunk_key),
         tokenizer=Tokenizer.of(cfg.tokenizer),
+        checked=True,  # the spec checked every node
     )
     retriever = stages.build(cfg, context)
-    prices = cost.prices_of(cfg.get("cost"), cost.stage_names(retriever))  # a misspelt stage is refused
+    prices = thawed(spec.prices)
     with timer("chunk"):
         chunks = cache.chunks(
             chunk_key,
-            lambda: chunking.cut(cfg.chunking, dataset.sections),
+            lambda: chunking.cut(cfg.chunking, dataset.sections, checked=True),
         )
     context.chunks, context.sections = chunks, dataset.sections
     with timer("index"):
@@ -227,7 +223,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     extra.update(cost.question_costs(prices, hits.counts, stage_info, len(questions)))
     columns.update(extra)
     info = {
-        "config_hash": identity_hash(resolved(cfg)),
+        "config_hash": spec.config_hash,
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(chunks),
         "n_questions": len(questions),
@@ -256,7 +252,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         for name in names
     }
     try:
-        write_run_json(run_dir, {**info, "timings": timer.seconds, "config": as_written(cfg), "means": means})
+        write_run_json(run_dir, {**info, "timings": timer.seconds, "config": thawed(spec.written), "means": means})
     except WriteError:  # results without their run.json would be a half-written run
         (Path(run_dir) / RESULTS).unlink(missing_ok=True)
         raise

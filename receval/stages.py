@@ -23,7 +23,9 @@ from receval.retrievers.base import Stage, StageOutput
 
 
 class Reranked(Stage):
-    """A first stage followed by a re-ranker; ranks its own shortlist (``rank``)."""
+    """A first stage followed by a re-ranker; ranks its own shortlist (``rank``). When
+    the first stage answered with search calls (a trajectory), they are kept: the
+    measures are of the re-ranked list, ``n_calls``... of the first stage's calls."""
 
     floor = None
 
@@ -68,7 +70,8 @@ class Reranked(Stage):
         replayed = merged(block.replayed, {"rerank": rescored.replay} if rescored.replay.answers else {})
         if rescored.replay.answers:
             seconds["rerank"] += rescored.replay.shift
-        return StageOutput(idx, scores, seconds, counts, tokens_estimated=estimated, replayed=replayed)
+        return StageOutput(idx, scores, seconds, counts, tokens_estimated=estimated, replayed=replayed,
+                           calls=block.calls)  # a trajectory's calls are the first stage's
 
 
 def build(cfg, context: Context) -> Stage:

@@ -3,9 +3,9 @@ and report what it requested: every URL the page asked for, its text, a screensh
 
 Only the page's own requests are recorded (``Network.requestWillBeSent`` of its
 target), not Chromium's background traffic. Used by the HTML report test and to
-draw docs/report.png::
+draw docs/pages/img/report.png::
 
-    python tests/browser.py report.html docs/report.png
+    python tests/browser.py report.html docs/pages/img/report.png
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "goog
 
 
 class Page:
-    def __init__(self, url: str, requests: list[str], text: str, screenshot: bytes | None, values: list):
+    def __init__(self, url: str, requests: list[str], text: str, screenshot: bytes | None, values: list,
+                 errors: list[str] | None = None):
         self.url, self.requests, self.text, self.screenshot, self.values = url, requests, text, screenshot, values
+        self.errors = errors or []  # console errors, uncaught exceptions, failed loads
 
     @property
     def outside(self) -> list[str]:
@@ -32,11 +34,12 @@ class Page:
         return [u for u in self.requests if u != self.url and not u.startswith("data:")]
 
 
-def open_page(path: Path, width: int = 1280, height: int = 1800, screenshot: bool = False,
+def open_page(path: Path | str, width: int = 1280, height: int = 1800, screenshot: bool = False,
               expand: bool = False, evaluate: tuple[str, ...] = ()) -> Page:
-    """Load ``path`` (file://) in headless Chromium: its requests, text, the values of
-    the ``evaluate`` expressions and (``screenshot``) a PNG."""
-    url = Path(path).resolve().as_uri()
+    """Load ``path`` (file://, or an ``http://`` URL given as text) in headless Chromium:
+    its requests, text, console errors, the values of the ``evaluate`` expressions (a
+    promise is awaited) and (``screenshot``) a PNG."""
+    url = path if isinstance(path, str) and path.startswith("http") else Path(path).resolve().as_uri()
     profile = tempfile.mkdtemp(prefix="receval-chromium-")
     to_r, to_w = os.pipe()  # we write commands -> chromium reads fd 3
     from_r, from_w = os.pipe()  # chromium writes fd 4 -> we read
@@ -89,13 +92,16 @@ def open_page(path: Path, width: int = 1280, height: int = 1800, screenshot: boo
         session = send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         send("Network.enable", session=session)
         send("Page.enable", session=session)
+        send("Runtime.enable", session=session)
+        send("Log.enable", session=session)
         send("Page.navigate", {"url": url}, session=session)
         while not any(e.get("method") == "Page.loadEventFired" and e.get("sessionId") == session for e in events):
             send("Runtime.evaluate", {"expression": "1"}, session=session)
         if expand:
             send("Runtime.evaluate", {"expression": "document.querySelectorAll('details').forEach((d, i) => { if (i < 1) d.open = true })"}, session=session)
         values = [
-            send("Runtime.evaluate", {"expression": e, "returnByValue": True}, session=session)["result"].get("value")
+            send("Runtime.evaluate", {"expression": e, "returnByValue": True, "awaitPromise": True},
+                 session=session)["result"].get("value")
             for e in ("document.body.innerText", *evaluate)
         ]
         shot = None
@@ -103,7 +109,7 @@ def open_page(path: Path, width: int = 1280, height: int = 1800, screenshot: boo
             shot = base64.b64decode(send("Page.captureScreenshot", {"format": "png"}, session=session)["data"])
         page_events = [e for e in events if e.get("sessionId") == session]
         requests = [e["params"]["request"]["url"] for e in page_events if e.get("method") == "Network.requestWillBeSent"]
-        return Page(url, requests, values[0], shot, values[1:])
+        return Page(url, requests, values[0], shot, values[1:], _errors(page_events))
     finally:
         try:
             send("Browser.close")
@@ -116,6 +122,21 @@ def open_page(path: Path, width: int = 1280, height: int = 1800, screenshot: boo
         except subprocess.TimeoutExpired:
             proc.kill()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def _errors(events: list[dict]) -> list[str]:
+    """The page's console errors, uncaught exceptions and failed loads, as text."""
+    found = []
+    for e in events:
+        method, params = e.get("method"), e.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails", {})
+            found.append(details.get("exception", {}).get("description") or details.get("text", "exception"))
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            found.append(" ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", [])))
+        elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+            found.append(f"{params['entry'].get('text', '')} {params['entry'].get('url', '')}".strip())
+    return found
 
 
 if __name__ == "__main__":

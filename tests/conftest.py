@@ -207,7 +207,7 @@ def receval_warnings_on_stderr(monkeypatch):
 
 @pytest.fixture
 def make_config():
-    """Compose ``conf/config.yaml`` with overrides, exactly as ``python -m receval`` would."""
+    """Compose ``conf/config.yaml`` with overrides, exactly as ``receval`` would."""
 
     def _compose(*overrides: str):
         with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
@@ -241,10 +241,11 @@ class lazy_import:
         return getattr(pytest.importorskip(self.name, reason=self.reason), attribute)
 
 
-def run_cli(*args: str, cwd: Path, module: str = "receval", env: dict | None = None):
-    """Run ``python -m <module> args`` as a user would; returns the CompletedProcess."""
+def run_cli(*args: str, cwd: Path, command: str | None = None, env: dict | None = None):
+    """Run ``receval [command] args`` (this Python, ``-m receval``) as a user would; returns
+    the CompletedProcess."""
     return subprocess.run(
-        [sys.executable, "-m", module, *args],
+        [sys.executable, "-m", "receval", *([command] if command else []), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -254,7 +255,7 @@ def run_cli(*args: str, cwd: Path, module: str = "receval", env: dict | None = N
 
 
 def sweep_of(tmp_path_factory, *overrides: str) -> Path:
-    """Run ``python -m receval OVERRIDES -m`` as a user would; returns the sweep folder."""
+    """Run ``receval OVERRIDES -m`` as a user would; returns the sweep folder."""
     where = tmp_path_factory.mktemp("sweep")
     done = run_cli(*overrides, f"hydra.sweep.dir={where}/s", "-m", cwd=where)
     assert done.returncode == 0, done.stderr
@@ -277,7 +278,7 @@ def run_of(tmp_path_factory, *overrides: str) -> Path:
 def sweep_in_process(root: Path, *axes: list[str]) -> Path:
     """A sweep made in-process (no subprocess): one numbered job folder per combination
     of the override lists ``axes`` (``["retriever=bm25", "retriever=tfidf"]``, ...), in
-    Hydra's job order, each run as ``python -m receval`` runs it; returns ``root``."""
+    Hydra's job order, each run as ``receval`` runs it; returns ``root``."""
     from itertools import product
 
     from receval.pipeline import run

@@ -4,7 +4,7 @@ receval's stored per-question ``rr``, ``ndcg@10``, ``recall@100``, ``ap``, ``ap@
 ``rprec`` and ``bpref`` must equal pytrec_eval's ``recip_rank``, ``ndcg_cut_10``,
 ``recall_100``, ``map``, ``map_cut_10``, ``Rprec`` and ``bpref`` (and ranx's ``mrr``,
 ``ndcg@10``, ``recall@100``, ``map``, ``r-precision``) to 1e-9, question by question, when both read the run
-exported by :mod:`receval.export`. The judgements given to the external tools are
+exported by :mod:`receval.cli.export`. The judgements given to the external tools are
 the collection's own qrels, score-0 lines included; receval counts a score-0
 judgement as not relevant, as they do. Ties: trec_eval breaks equal scores by docid
 descending and ranx by an unstable argsort; the exported scores are strictly

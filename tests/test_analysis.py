@@ -1,5 +1,5 @@
-"""The report's pieces, each on its own (receval.analysis): what ``python -m
-receval.report`` composes is load -> questions kept -> derived measures -> measure
+"""The report's pieces, each on its own (receval.analysis): what ``receval
+report`` composes is load -> questions kept -> derived measures -> measure
 names and floors -> summaries -> pairs / chain / ``--by`` / per-question ranks / gate.
 Each is checked here against numbers worked from the stored per-question columns."""
 

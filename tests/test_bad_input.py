@@ -62,9 +62,9 @@ def cli(tmp_path):
     for folder in (work, systmp):
         folder.mkdir()
 
-    def _run(*args: str, module: str = "receval"):
+    def _run(*args: str, command: str | None = None):
         return run_cli(
-            *args, cwd=work, module=module,
+            *args, cwd=work, command=command,
             env={"RECEVAL_CACHE_DIR": str(cache), "TMPDIR": str(systmp)},
         )
 
@@ -422,7 +422,7 @@ def test_bad_beir_folder(tmp_path, make_config, case):
 
 @pytest.mark.slow
 def test_report_of_a_missing_dir(cli):
-    done = cli(str(cli.work / "runs" / "nope"), module="receval.report")
+    done = cli(str(cli.work / "runs" / "nope"), command="report")
     assert_user_error(done, "runs/nope: no such directory")
 
 
@@ -431,19 +431,19 @@ def test_compare_with_a_dir_that_is_not_a_run(cli, runs, tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "notes.txt").write_text("hello")
-    done = cli(str(runs["library"]), str(plain), module="receval.compare")
+    done = cli(str(runs["library"]), str(plain), command="compare")
     assert_user_error(done, str(plain), f"no {RESULTS} here", "give a run directory")
 
 
 @pytest.mark.slow
 def test_compare_of_runs_over_different_questions(cli, runs):
-    done = cli(str(runs["library"]), str(runs["site"]), module="receval.compare")
+    done = cli(str(runs["library"]), str(runs["site"]), command="compare")
     assert_user_error(done, "over different questions", "49 ids only in the first", "--intersect")
 
 
 @pytest.mark.slow
 def test_reproduce_of_a_missing_dir(cli):
-    done = cli(str(cli.work / "gone"), module="receval.reproduce")
+    done = cli(str(cli.work / "gone"), command="reproduce")
     assert_user_error(done, "gone: no such directory")
     assert_nothing_left(cli)
 
@@ -464,7 +464,7 @@ def test_reproduce_of_a_missing_dir(cli):
 @pytest.mark.slow
 def test_bad_report_argument(cli, runs, args, words):
     out = cli.work / "report.md"
-    done = cli(str(runs["library"]), *args, "--out", str(out), module="receval.report")
+    done = cli(str(runs["library"]), *args, "--out", str(out), command="report")
     assert_user_error(done, *words)
     assert not out.exists()
     assert_nothing_left(cli)
@@ -474,7 +474,7 @@ def test_bad_report_argument(cli, runs, args, words):
 def test_report_out_in_an_unwritable_place(cli, runs, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    done = cli(str(runs["library"]), "--format", "json", "--out", f"{blocker}/report.json", module="receval.report")
+    done = cli(str(runs["library"]), "--format", "json", "--out", f"{blocker}/report.json", command="report")
     assert_user_error(done, f"{blocker}/report.json", "cannot write it", "choose a folder")
     assert_nothing_left(cli, tmp_path)
 
@@ -483,7 +483,7 @@ def test_report_out_in_an_unwritable_place(cli, runs, tmp_path):
 def test_reproduce_out_in_an_unwritable_place(cli, runs, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    done = cli(str(runs["library"]), "--out", f"{blocker}/rerun", module="receval.reproduce")
+    done = cli(str(runs["library"]), "--out", f"{blocker}/rerun", command="reproduce")
     assert_user_error(done, "--out", "cannot create it", "choose a folder")
     assert_nothing_left(cli)
 
@@ -492,26 +492,26 @@ def test_reproduce_out_in_an_unwritable_place(cli, runs, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("how", "module", "words"),
+    ("how", "command", "words"),
     [
-        ("truncated", "receval.report", [RESULTS, "cannot be read as results", "re-run this job"]),
-        ("corrupt", "receval.compare", [RESULTS, "cannot be read as results", "re-run this job"]),
-        ("newer", "receval.report", [RESULTS, f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
-        ("newer", "receval.compare", [f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
-        ("newer", "receval.reproduce", [f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
-        ("no-column", "receval.reproduce", [RESULTS, "no column question_id", "re-run this job"]),
-        ("garbage-json", "receval.report", [RUN_JSON, "not a run's facts", "re-run the job", f"delete {RUN_JSON}"]),
-        ("list-json", "receval.compare", [RUN_JSON, "a JSON list, not an object"]),
-        ("bad-config", "receval.reproduce", [".hydra/config.yaml: not a readable YAML config", "at line", "run.json"]),
+        ("truncated", "report", [RESULTS, "cannot be read as results", "re-run this job"]),
+        ("corrupt", "compare", [RESULTS, "cannot be read as results", "re-run this job"]),
+        ("newer", "report", [RESULTS, f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
+        ("newer", "compare", [f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
+        ("newer", "reproduce", [f"results schema {SCHEMA_VERSION + 1}", "upgrade receval"]),
+        ("no-column", "reproduce", [RESULTS, "no column question_id", "re-run this job"]),
+        ("garbage-json", "report", [RUN_JSON, "not a run's facts", "re-run the job", f"delete {RUN_JSON}"]),
+        ("list-json", "compare", [RUN_JSON, "a JSON list, not an object"]),
+        ("bad-config", "reproduce", [".hydra/config.yaml: not a readable YAML config", "at line", "run.json"]),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )
 @pytest.mark.slow
-def test_damaged_run_on_the_command_line(cli, runs, tmp_path, how, module, words):
+def test_damaged_run_on_the_command_line(cli, runs, tmp_path, how, command, words):
     run_dir = damaged(runs, tmp_path, how)
     before = sorted(p.name for p in run_dir.rglob("*"))
-    args = [str(runs["library"]), str(run_dir)] if module == "receval.compare" else [str(run_dir)]
-    done = cli(*args, module=module)
+    args = [str(runs["library"]), str(run_dir)] if command == "compare" else [str(run_dir)]
+    done = cli(*args, command=command)
     assert_user_error(done, str(run_dir), *words)
     assert sorted(p.name for p in run_dir.rglob("*")) == before  # nothing added beside the run
     assert_nothing_left(cli)
@@ -519,10 +519,10 @@ def test_damaged_run_on_the_command_line(cli, runs, tmp_path, how, module, words
 
 @pytest.mark.slow
 def test_damaged_results_with_export(cli, runs, tmp_path):
-    import receval.export  # noqa: F401  (an import error fails, never skips)
+    import receval.cli.export  # noqa: F401  (an import error fails, never skips)
     run_dir = damaged(runs, tmp_path, "no-column")
     out = cli.work / "run.trec"
-    done = cli(str(run_dir), "--trec", str(out), module="receval.export")
+    done = cli(str(run_dir), "--trec", str(out), command="export")
     assert_user_error(done, "no column question_id")
     assert not out.exists()
 

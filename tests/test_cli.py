@@ -134,6 +134,8 @@ def test_installed_wheel_finds_its_configs_from_anywhere(tmp_path):
     assert {"receval/conf/config.yaml", "receval/conf/retriever/bm25.yaml", "receval/conf/hydra/launcher/receval_ray.yaml"} <= names
     assert "receval/datasets/library/questions.jsonl" in names
     assert "hydra_plugins/receval_sweeper/__init__.py" in names  # the default sweeper
+    (points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    assert "receval = receval.cli.main:entry" in zipfile.ZipFile(wheel).read(points).decode()  # the receval command
     target = tmp_path / "site-packages"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],

@@ -1,4 +1,4 @@
-"""receval.compare on runs made by separate commands (headings on vs off, bm25 vs tfidf)."""
+"""receval compare on runs made by separate commands (headings on vs off, bm25 vs tfidf)."""
 
 import csv
 import io

@@ -176,8 +176,8 @@ def test_keys_and_enum_values_are_typed_by_the_component_schema(overrides, words
 def test_help_lists_only_what_each_command_uses(tmp_path):
     from conftest import run_cli
 
-    run = run_cli("--help", cwd=tmp_path)
-    synth = run_cli("--help", cwd=tmp_path, module="receval.synth")
+    run = run_cli("--help", cwd=tmp_path, command="run")
+    synth = run_cli("--help", cwd=tmp_path, command="synth")
     assert run.returncode == 0 and synth.returncode == 0, run.stderr + synth.stderr
     assert "retriever: bm25, dense, fused, http, http_elasticsearch, hybrid, lancedb, python, splade, tfidf" in run.stdout
     assert "rerank: cross_encoder, dense, http, llm, none" in run.stdout and "experiment: grid, headings, stages" in run.stdout
@@ -290,7 +290,7 @@ def test_a_schema_not_deriving_from_its_groups_base_is_refused_at_registration()
 
 
 def test_every_composition_reads_the_one_config_store_and_leaves_it_as_it_was():
-    """receval.config.share_config_store: Hydra deep-copies its config repository for each
+    """receval.hydra_internals.share_config_store: Hydra deep-copies its config repository for each
     composition, and with it the process-wide ConfigStore (every schema receval registers:
     about 30% of a composition's time). The copy must hand back the store itself, and a
     composition must not change what is stored. Fails loudly if Hydra stops holding the

@@ -1,4 +1,4 @@
-"""TREC files (receval.results.trec) and exporting stored runs (receval.export)."""
+"""TREC files (receval.results.trec) and exporting stored runs (receval export)."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def test_export_command(stored, tmp_path):
 
 @pytest.mark.slow
 def test_export_command_errors_exit_2_with_one_line(tmp_path):
-    result = run_cli(str(tmp_path), "--trec", str(tmp_path / "r.txt"), cwd=tmp_path, module="receval.export")
+    result = run_cli(str(tmp_path), "--trec", str(tmp_path / "r.txt"), cwd=tmp_path, command="export")
     assert result.returncode == 2
     assert result.stderr.startswith(f"receval: error: {tmp_path}: no results.parquet here")
     assert "Traceback" not in result.stderr

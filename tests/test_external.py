@@ -79,7 +79,7 @@ def test_conflicting_judgements_name_the_file_both_lines_and_the_pair(tmp_path, 
 @pytest.mark.slow
 def test_a_run_file_without_qrels_is_a_clear_error(stored, tmp_path):
     run_file, _ = export(stored, tmp_path / "run.trec")
-    done = run_cli(str(stored), str(run_file), cwd=tmp_path, module="receval.report")
+    done = run_cli(str(stored), str(run_file), cwd=tmp_path, command="report")
     assert done.returncode == 2 and "--qrels FILE" in done.stderr and "Traceback" not in done.stderr
 
 

@@ -91,7 +91,7 @@ def test_synth_against_prose_exits_2_naming_the_reason(prose_server, tmp_path):
     out = tmp_path / "syn.jsonl"
     done = run_cli("dataset=folder", f"dataset.path={FIXTURES / 'site'}", f"synth.base_url={prose_server.url}",
                    "synth.model=m", f"synth.out={out}", "synth.max_retries=1", "synth.backoff=0.001",
-                   "synth.max_backoff=0.01", cwd=tmp_path, module="receval.synth")
+                   "synth.max_backoff=0.01", cwd=tmp_path, command="synth")
     assert done.returncode == 2, done.stderr
     assert "receval.synth: nothing usable came back: 16 requests sent, 0 of 8 questions usable, 8 failed " \
            "(last: gave up" in done.stderr and "not a JSON object" in done.stderr

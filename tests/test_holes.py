@@ -57,7 +57,7 @@ def test_the_judged_note_appears_only_when_the_unlabelled_could_change_the_order
     share = 1 - np.nanmean(judged)
     assert note.startswith(f"#1 b has more of its top 10 unlabelled than #0 a ({share:.2f} vs 0.00): #0 leads it by "
                            "0.000 on nDCG@10, but labelling those units could reverse the order; pool and judge")
-    assert "python -m receval.judge pool=pool.jsonl" in note
+    assert "receval judge pool=pool.jsonl" in note
     # a run 0.05 better judged and 0.10 ahead: the other's extra unlabelled share cannot close the gap
     ahead = with_column(with_column(run, "judged@10", (judged + 0.05).tolist()), "ndcg@10",
                         (run.values("ndcg@10") + 0.10).tolist())

@@ -153,8 +153,8 @@ def test_report_show_and_messages_show_escapes(capsys):
 def test_report_and_list_print_a_stored_labels_escapes(six_runs, tmp_path, capsys):
     import shutil
 
-    from receval import list as list_command
-    from receval import report as report_command
+    from receval.cli import list as list_command
+    from receval.cli import report as report_command
 
     sweep = tmp_path / "s"
     for job in ("0", "3"):
@@ -171,7 +171,7 @@ def test_report_and_list_print_a_stored_labels_escapes(six_runs, tmp_path, capsy
 @pytest.mark.slow
 @pytest.mark.parametrize("grade", ["100000000000", "1e400"])
 def test_report_labels_with_a_huge_grade_is_one_line_exit_2(six_runs, tmp_path, capsys, grade):
-    from receval import report as report_command
+    from receval.cli import report as report_command
 
     labels = tmp_path / "labels.jsonl"
     labels.write_text(f'{{"question_id": "q01", "id": "privacy#your-privacy", "grade": {grade}}}\n')

@@ -7,7 +7,7 @@ import pytest
 
 from browser import CHROMIUM, open_page
 from conftest import exit_code, sweep_of
-from receval import report
+from receval.cli import report
 from receval.cli.report import report_for
 from receval.render import plots
 

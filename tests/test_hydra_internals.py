@@ -1,19 +1,27 @@
 """The Hydra internals receval relies on are still there, in the shape it uses.
 
-receval's sweeper (receval/hydra_plugin) derives from Hydra's private ``BasicSweeper``
-and :func:`receval.cli.preflight.unknown_overrides_named` swaps
-``ConfigLoaderImpl._apply_overrides_to_config`` while a command runs. Neither is public
-API: a Hydra upgrade may change them. Each test here fails with one message naming the
-Hydra version, the internal that changed and the receval code that uses it, instead of
-a sweep failing somewhere later.
+They all live in :mod:`receval.hydra_internals` (checked against the Hydra named by its
+``CHECKED_AGAINST``): receval's sweeper (receval/hydra_plugin) derives from Hydra's
+private ``BasicSweeper``, :func:`receval.cli.preflight.unknown_overrides_named` swaps
+``ConfigLoaderImpl._apply_overrides_to_config`` while a command runs, and
+``share_config_store`` makes the ConfigStore its own deep copy. None is public API: a
+Hydra upgrade may change them. Each test here fails with one message naming the Hydra
+version, the internal that changed and the receval code that uses it, instead of a
+sweep failing somewhere later.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import hydra
 import pytest
+
+from receval import hydra_internals
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def require(ok: bool, internal: str, used_by: str) -> None:
@@ -116,3 +124,51 @@ def test_the_check_is_passed_in_not_set_on_a_class():
 
     assert check_named(config) is synth_check
     assert check_named(OmegaConf.create({"hydra": {}})) is None
+
+
+def test_the_internals_were_checked_against_this_hydra():
+    """A Hydra upgrade is a deliberate step: run this file against it, adapt
+    receval/hydra_internals.py where a test fails, then update CHECKED_AGAINST."""
+    if hydra.__version__ != hydra_internals.CHECKED_AGAINST:
+        pytest.fail(
+            f"Hydra {hydra.__version__} is installed; receval's Hydra internals (receval/hydra_internals.py) "
+            f"were checked against Hydra {hydra_internals.CHECKED_AGAINST}: if every other test here passes, "
+            "set CHECKED_AGAINST to this version, or pin hydra-core to that one",
+            pytrace=False,
+        )
+
+
+# Hydra's private modules, a patch of one of its classes, or its plugin registry
+REACHES_IN = re.compile(r"hydra\._internal|ConfigLoaderImpl|ConfigStore\.__deepcopy__|hydra\.core\.plugins")
+
+
+def test_no_module_but_hydra_internals_reaches_into_hydra():
+    """One module holds them, so an upgrade has one place to look (docstrings may name them)."""
+    found = []
+    for path in sorted((ROOT / "receval").rglob("*.py")):
+        if path.name == "hydra_internals.py":
+            continue
+        code = [line for line in path.read_text(encoding="utf-8").splitlines()
+                if not line.lstrip().startswith("#") and ("import " in line or "=" in line or "(" in line)
+                and not line.lstrip().startswith(("``", "-", "*"))]
+        found += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in code
+                  if REACHES_IN.search(line) and "``" not in line]
+    assert found == []
+
+
+def test_the_override_swap_is_undone_after_the_block():
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    original = ConfigLoaderImpl.__dict__["_apply_overrides_to_config"]
+    seen = []
+    with hydra_internals.applying_overrides_with(lambda hydra_apply: lambda o, c: seen.append(hydra_apply)):
+        ConfigLoaderImpl._apply_overrides_to_config([], None)
+    assert seen == [original.__func__]
+    assert ConfigLoaderImpl.__dict__["_apply_overrides_to_config"] is original
+
+
+def test_basic_sweeper_is_hydras_class_as_it_is_now():
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    assert hydra_internals.basic_sweeper() is BasicSweeper
+    assert f"{BasicSweeper.__module__}.{BasicSweeper.__qualname__}" == hydra_internals.BASIC_SWEEPER

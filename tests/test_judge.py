@@ -1,4 +1,4 @@
-"""python -m receval.judge (issue 25): agreement statistics against statsmodels and scipy,
+"""receval judge (issue 25): agreement statistics against statsmodels and scipy,
 the qrels, llm and oneshot judges in-process (the llm one against the loopback chat
 server), labels and agreement files, and a rerun that sends no request."""
 
@@ -210,17 +210,17 @@ def test_pool_judge_report_commands_end_to_end(tmp_path_factory, tmp_path):
 
     sweep = sweep_in_process(tmp_path_factory.mktemp("sweep"), ["depth=10"], ["retriever=bm25", "retriever=tfidf"])
     done = run_cli(str(sweep), "--depth", "5", "--calibrate", "10", "--out", "pool.jsonl", cwd=tmp_path,
-                   module="receval.pool")
+                   command="pool")
     assert done.returncode == 0, done.stderr
-    done = run_cli("pool=pool.jsonl", "judge=oneshot", "out=labels.jsonl", cwd=tmp_path, module="receval.judge")
+    done = run_cli("pool=pool.jsonl", "judge=oneshot", "out=labels.jsonl", cwd=tmp_path, command="judge")
     assert done.returncode == 0, done.stderr
     assert "agreement with the calibration sample's known labels: 10 pairs" in done.stdout
     assert (tmp_path / "labels.jsonl.agreement.json").is_file()
     done = run_cli(str(sweep), "--labels", "labels.jsonl", "--agreement", "--format", "json", cwd=tmp_path,
-                   module="receval.report")
+                   command="report")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["label_agreement"]["n_questions"] > 0
-    done = run_cli("pool=missing.jsonl", "judge=oneshot", "out=other.jsonl", cwd=tmp_path, module="receval.judge")
+    done = run_cli("pool=missing.jsonl", "judge=oneshot", "out=other.jsonl", cwd=tmp_path, command="judge")
     assert done.returncode == 2 and "missing.jsonl: file not found" in done.stderr and "Traceback" not in done.stderr
 
 

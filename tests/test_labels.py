@@ -17,11 +17,11 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from conftest import exit_code, loopback
-from receval import compare as compare_mod
-from receval import list as list_mod
-from receval import report
+from receval.cli import compare as compare_mod
+from receval.cli import list as list_mod
+from receval.cli import report
 from receval.cli.report import report_for
-from receval import select as select_mod
+from receval.cli import select as select_mod
 from receval.config import config_dir
 from receval.pipeline import resolved, run, summary_line
 from receval.results import labels
@@ -36,7 +36,7 @@ _COMPOSED: dict[tuple, dict] = {}
 
 
 def config(*overrides: str) -> dict:
-    """A run's config as it is saved (plain data), composed as ``python -m receval`` would."""
+    """A run's config as it is saved (plain data), composed as ``receval`` would."""
     if overrides not in _COMPOSED:
         with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
             _COMPOSED[overrides] = resolved(compose("config", overrides=list(overrides)))

@@ -2,7 +2,7 @@
 
 Progress lines when stderr is not a terminal (in-process, with a tiny interval),
 embeddings saved group by group and a run killed mid-encode resumed from the last
-group saved (a real SIGKILL of ``python -m receval`` against a loopback embeddings
+group saved (a real SIGKILL of ``receval`` against a loopback embeddings
 API), the warning about chunks a model cut, the machine facts in ``run.json``, the
 warm-up before timing, and the report's warning about latencies measured under very
 different load.

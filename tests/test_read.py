@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import exit_code, one_error_line, run_cli
-from receval import list as list_mod
-from receval import report
+from receval.cli import list as list_mod
+from receval.cli import report
 from receval.analysis import gate
 from receval.core.overrides import swept_suffix
 

@@ -1,4 +1,4 @@
-"""receval.report (and the run discovery in receval.results) on one real 6-run sweep."""
+"""receval report (and the run discovery in receval.results) on one real 6-run sweep."""
 
 import csv
 import io

@@ -71,8 +71,8 @@ def test_stage_latency_and_api_calls_per_thousand_questions(sweep, tmp_path):
 
 @pytest.mark.slow
 def test_cli_by_overlap_and_bad_thresholds(sweep, tmp_path):
-    done = run_cli("--by", "overlap", str(sweep), cwd=tmp_path, module="receval.report")
+    done = run_cli("--by", "overlap", str(sweep), cwd=tmp_path, command="report")
     assert done.returncode == 0, done.stderr
     assert "hit@3 by overlap" in done.stdout
-    bad = run_cli("--by", "overlap", "--overlap-thresholds", "0.7,0.2", str(sweep), cwd=tmp_path, module="receval.report")
+    bad = run_cli("--by", "overlap", "--overlap-thresholds", "0.7,0.2", str(sweep), cwd=tmp_path, command="report")
     assert bad.returncode == 2 and "LOW <= HIGH" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,4 +1,4 @@
-"""receval.reproduce: re-run stored runs from their saved configs, compare exactly."""
+"""receval reproduce: re-run stored runs from their saved configs, compare exactly."""
 
 import json
 import os

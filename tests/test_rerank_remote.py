@@ -137,14 +137,14 @@ def test_http_rerank_run_prices_it_and_never_writes_the_key(server, tmp_path):
     info = json.loads((where / "run" / RUN_JSON).read_text())
     assert info["stages"]["rerank"]["search_api_calls"] == sum(r["requests.rerank"] for r in rows)
     assert info["cost"]["tokens_estimated"] == []
-    report = run_cli("run", "--format", "json", module="receval.report", cwd=where)
+    report = run_cli("run", "--format", "json", command="report", cwd=where)
     assert report.returncode == 0, report.stderr
     costs = json.loads(report.stdout)["runs"][0]["costs"]
     per_1000 = 1000 * sum(r["cost_usd"] for r in rows) / len(rows)
     assert costs["usd_per_1000"] == pytest.approx(per_1000)
     assert costs["usd_per_1000_by_stage"] == {"rerank": pytest.approx(per_1000)}
     assert costs["pairs_per_question"] == pytest.approx(sum(r[PAIRS] for r in rows) / len(rows))
-    text = run_cli("run", module="receval.report", cwd=where).stdout
+    text = run_cli("run", command="report", cwd=where).stdout
     assert "$ / 1k q" in text and f"{per_1000:.2f}" in text and "pairs / q" in text
     bad = run_cli(*common, f"rerank.base_url={server.url}/broken", "rerank.retries=0", "hydra.run.dir=bad",
                   cwd=where, env={"RR_KEY": KEY})

@@ -1,7 +1,7 @@
 """Issue 22, "nothing misspelt runs": every key a config names exists, every number lies in
 the range declared beside its field (receval/schema.py), before anything is written.
 
-The command-line cases run ``python -m receval`` / ``python -m receval.synth`` in this
+The command-line cases run ``receval`` / ``receval synth`` in this
 process (Hydra's real composition, receval's callbacks and sweeper), so they stay fast."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ RUN_KEYS = "name, dataset, chunking, tokenizer, retriever, rerank, transform, bo
 
 @pytest.fixture
 def command(monkeypatch, tmp_path):
-    """``python -m receval ARGS`` (or ``module``) run in this process; returns (exit code, stderr
+    """``receval ARGS`` (or ``module``) run in this process; returns (exit code, stderr
     lines, output folder). The folder is ``hydra.run.dir`` (``hydra.sweep.dir`` with ``-m``)."""
     from hydra.core.global_hydra import GlobalHydra
 
@@ -186,11 +186,11 @@ def test_the_stages_a_price_may_name_are_the_latency_columns_a_run_writes(tmp_pa
 def test_synth_refuses_a_misspelt_key_before_anything_is_written(command, capsys, tmp_path):
     common = ["synth.base_url=http://localhost:9/v1", "synth.model=m", f"synth.out={tmp_path / 'q.jsonl'}"]
     for override in ("+synth.modle=llama", "chunking.max_word=20"):
-        code, folder = command(*common, override, module="receval.synth")
+        code, folder = command(*common, override, command="synth")
         (line,) = capsys.readouterr().err.splitlines()
         assert code == 2 and not folder.exists() and not (tmp_path / "q.jsonl").exists()
         assert "is not a key of" in line and "did you mean" in line, line
-    code, folder = command(*common, "synth.temperature=3", "synth.limit=5,10", "-m", module="receval.synth")
+    code, folder = command(*common, "synth.temperature=3", "synth.limit=5,10", "-m", command="synth")
     (line,) = capsys.readouterr().err.splitlines()
     assert code == 2 and not folder.exists()
     assert "synth.temperature=3.0: out of range; use a number in [0, 2]" in line and "nothing was run" in line
@@ -323,6 +323,6 @@ def test_every_default_lies_in_its_range():
 
 
 def test_docs_ranges_is_the_generated_table():
-    """docs/ranges.md is ``python -m receval.schema``'s output: regenerate it when a range changes."""
-    text = (ROOT / "docs" / "ranges.md").read_text(encoding="utf-8")
+    """docs/pages/reference/ranges.md is ``python -m receval.schema``'s output: regenerate it when a range changes."""
+    text = (ROOT / "docs" / "pages" / "reference" / "ranges.md").read_text(encoding="utf-8")
     assert config.ranges_table() in text

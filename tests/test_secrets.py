@@ -30,8 +30,8 @@ def test_a_run_report_and_export_never_write_the_key(api, tmp_path):  # noqa: F8
     done = run_cli(*dense_over_http(api, "hydra.run.dir=out"), cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     assert api.requests and all(r["auth"] == f"Bearer {KEY}" for r in api.requests)  # the key was used
-    report = run_cli("out", "--format", "json", "--out", "report.json", cwd=tmp_path, env=env, module="receval.report")
-    export = run_cli("out", "--trec", "run.trec", cwd=tmp_path, env=env, module="receval.export")
+    report = run_cli("out", "--format", "json", "--out", "report.json", cwd=tmp_path, env=env, command="report")
+    export = run_cli("out", "--trec", "run.trec", cwd=tmp_path, env=env, command="export")
     assert report.returncode == 0 and export.returncode == 0
     printed = [done.stdout, done.stderr, report.stdout, report.stderr, export.stdout, export.stderr]
     assert not any(KEY in text for text in printed)

@@ -1,4 +1,4 @@
-"""receval.select: a cheaper run is chosen only when shown not worse (Holm-corrected
+"""receval select: a cheaper run is chosen only when shown not worse (Holm-corrected
 non-inferiority at a stated margin), costs and ties, outputs; on stored runs made here and
 on real sweeps."""
 
@@ -430,7 +430,7 @@ def test_best_yaml_reruns_to_identical_results(grid, tmp_path):
     out = tmp_path / "conf" / "best.yaml"
     assert main([str(grid), "--prefer", "chunks", "--margin", "0.15", "--out", str(out)]) == 0
     text = out.read_text()
-    assert 'python -m receval -cp "$(pwd)" -cn best' in text
+    assert 'receval -cp "$(pwd)" -cn best' in text
     assert yaml.safe_load(text)["chunking"]["max_words"] == 120
     done = run_cli("-cp", str(out.parent), "-cn", "best", f"hydra.run.dir={tmp_path}/rerun", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

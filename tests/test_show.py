@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import FIXTURES, exit_code, run_of
-from receval import report
+from receval.cli import report
 from receval.chunking.words import chunk_sections
 from receval.datasets import Evidence, folder
 from receval.cli.report import report_for

@@ -1,4 +1,4 @@
-"""SQL over stored runs (``python -m receval.sql``, :mod:`receval.analysis.warehouse`):
+"""SQL over stored runs (``receval sql``, :mod:`receval.analysis.warehouse`):
 the views agree with the report and with the stored rows, a query reads nothing but
 the runs and writes nothing, and errors are one line."""
 
@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import exit_code, one_error_line
 
-from receval import report
-from receval import sql as sql_command
+from receval.cli import report
+from receval.cli import sql as sql_command
 from receval.analysis import warehouse
 from receval.core.errors import RecevalError
 

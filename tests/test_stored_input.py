@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from receval import report, select
+from receval.cli import report, select
 from receval.render import tables
 from receval.core.errors import RunError
 from receval.results import load_run, read_run

@@ -48,7 +48,7 @@ def test_suite_local_runs_every_collection_and_reports_them_together(tmp_path):
     assert done.returncode == 0, done.stderr
     assert len(list((tmp_path / "s").glob("*/results.parquet"))) == 6
     report = run_cli(str(tmp_path / "s"), "--suite", "--format", "json", "--n-resamples", "200",
-                     cwd=tmp_path, module="receval.report", env=env)
+                     cwd=tmp_path, command="report", env=env)
     assert report.returncode == 0, report.stderr
     data = json.loads(report.stdout)
     assert [c["name"] for c in data["collections"]] == ["library", "cranfield", "scifact"]

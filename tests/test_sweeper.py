@@ -52,7 +52,7 @@ def recording_check(cfg) -> None:
 
 @pytest.fixture
 def sweep_in_process(monkeypatch, tmp_path):
-    """Run ``python -m receval ARGS -m`` in this process with a recording task and
+    """Run ``receval ARGS -m`` in this process with a recording task and
     check (passed in through the config, as conf/config.yaml names the real one);
     returns (exit code, checked, ran, folder)."""
     import sys

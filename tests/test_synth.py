@@ -55,7 +55,7 @@ def server():
 
 @pytest.fixture
 def synth_config(server, tmp_path):
-    """Compose ``conf/synth.yaml`` as ``python -m receval.synth`` would, pointed at the server."""
+    """Compose ``conf/synth.yaml`` as ``receval synth`` would, pointed at the server."""
 
     def _compose(*overrides: str):
         base = [
@@ -120,7 +120,7 @@ def test_cli_sends_the_key_only_in_the_authorization_header(server, tmp_path):
     done = run_cli(
         f"synth.base_url={server.url}", "synth.model=m", f"synth.out={out}", "dataset=folder",
         f"dataset.path={SITE}", f"hydra.run.dir={tmp_path / 'run'}",
-        cwd=tmp_path, module="receval.synth", env={"OPENAI_API_KEY": KEY},
+        cwd=tmp_path, command="synth", env={"OPENAI_API_KEY": KEY},
     )
     assert done.returncode == 0, done.stderr
     assert "wrote 8 questions" in done.stdout
@@ -145,7 +145,7 @@ def test_a_refused_key_is_one_redacted_message_and_exit_2(server, tmp_path):
     server.respond = lambda body, attempt: error(401, f"Incorrect API key provided: {KEY}")
     done = run_cli(
         f"synth.base_url={server.url}", "synth.model=m", f"synth.out={tmp_path / 'q.jsonl'}",
-        f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path, module="receval.synth", env={"OPENAI_API_KEY": KEY},
+        f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path, command="synth", env={"OPENAI_API_KEY": KEY},
     )
     assert done.returncode == 2
     assert "refused the request (HTTP 401" in done.stderr and "OPENAI_API_KEY" in done.stderr
@@ -163,7 +163,7 @@ def test_unreachable_server_is_one_message_and_exit_2(tmp_path):
     done = run_cli(
         f"synth.base_url=http://127.0.0.1:{port}/v1", "synth.model=m", "synth.max_retries=1",
         "synth.backoff=0.01", f"synth.out={tmp_path / 'q.jsonl'}", f"hydra.run.dir={tmp_path / 'a'}",
-        cwd=tmp_path, module="receval.synth",
+        cwd=tmp_path, command="synth",
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"cannot reach http://127.0.0.1:{port}/v1/chat/completions" in done.stderr

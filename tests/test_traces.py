@@ -190,7 +190,7 @@ def test_the_command_writes_a_run_the_report_reads(bm25_run, tmp_path):
     assert "49 retriever spans -> 49 questions, 49 calls" in done.stdout
     assert not (tmp_path / "run" / ".hydra").exists()
     report = run_cli(str(bm25_run), str(tmp_path / "run"), "--format", "json", "--baseline", str(bm25_run),
-                     cwd=tmp_path, module="receval.report")
+                     cwd=tmp_path, command="report")
     assert report.returncode == 0, report.stderr
     data = json.loads(report.stdout)
     assert [run["label"] for run in data["runs"]][1] == "traces"

@@ -1,4 +1,4 @@
-"""Stored runs exported to MLflow (``python -m receval.export RUNS --to mlflow``,
+"""Stored runs exported to MLflow (``receval export RUNS --to mlflow``,
 :mod:`receval.analysis.tracker`, :mod:`receval.render.tracker`): the tracker holds the
 report's means and bounds, a second export adds nothing, no secret is logged and a
 tracking URI found in a stored config is never used."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import exit_code, lazy_import, one_error_line, sweep_in_process
 
-from receval import export, report
+from receval.cli import export, report
 from receval.analysis.tracker import config_params, param_value, tracked, tracker_name
 from receval.core.errors import RecevalError
 from receval.results.discovery import load_runs

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import exit_code, lazy_import, one_error_line, sweep_in_process
 
-from receval import export
+from receval.cli import export
 from receval.render import tracker as render_tracker
 from receval.render.tracker import scrubbed, uri_shown
 

@@ -189,3 +189,79 @@ def test_an_http_service_answering_with_calls_is_charged_per_call(two_calls, tmp
         assert row["retrieved"] == sorted(row["relevant"])  # the final ranking, not the union
         if row["rr"] is not None:
             assert row["rr"] == 1.0 and row["first_relevant_call"] == 2 and row["recall_union"] == 1.0
+
+
+def _rerank_reversed(body: dict) -> bytes:
+    """A rerank API that puts the first stage's shortlist in reverse order."""
+    n = len(body["documents"])
+    results = [{"index": i, "relevance_score": float(i)} for i in range(n)]
+    return json.dumps({"results": sorted(results, key=lambda r: -r["relevance_score"])[: body["top_n"]]}).encode()
+
+
+@pytest.mark.slow
+def test_a_reranker_after_a_trajectory_keeps_the_first_stages_calls(two_calls, tmp_path_factory):
+    """``rerank=http`` after the two-call retriever: the measures are of the re-ranked
+    list, ``n_calls``, ``first_relevant_call`` and ``recall_union`` of the first stage's
+    calls, each call still a request of the retriever."""
+    from http.server import BaseHTTPRequestHandler
+
+    from conftest import loopback
+
+    labels, dataset = two_calls
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = _rerank_reversed(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    with loopback(Handler) as httpd:
+        run_dir = run_of(
+            tmp_path_factory, "retriever=python", "retriever.target=twocalls:TwoCalls",
+            f"retriever.params={{labels: '{labels}'}}", "cache_dir=null",
+            "rerank=http", f"rerank.base_url={httpd.root}", "rerank.model=m1",
+        )
+    rows = pq.read_table(run_dir / "results.parquet").to_pylist()
+    labelled = [row for row in rows if row["rr"] is not None]
+    assert len(labelled) == 47
+    for row in labelled:
+        assert row["n_calls"] == 2 and row["first_relevant_call"] == 2 and row["recall_union"] == 1.0
+        assert [c["query"][:7] for c in row["calls"]] == ["first: ", "second:"]
+        assert row["requests.python"] == 2.0 and row["requests.rerank"] == 1.0
+        # re-ranked: the union (the miss first) reversed, so a labelled section leads
+        assert row["retrieved"][-1] not in row["relevant"] and row["rr"] == 1.0
+
+
+@pytest.mark.slow
+def test_a_query_transform_before_a_trajectory_keeps_its_calls(two_calls, tmp_path_factory, monkeypatch):
+    """``transform=hyde`` (searching with the passage, which the echo server makes the
+    question itself): the calls are the ones searched with the passage; ``multi_query``
+    searches several texts per question, so its run has no trajectory columns."""
+    from chatserver import ChatServer, echo
+
+    labels, _ = two_calls
+    server = ChatServer()
+    server.respond = echo
+    server.thread.start()
+    common = ["retriever=python", "retriever.target=twocalls:TwoCalls", f"retriever.params={{labels: '{labels}'}}",
+              "cache_dir=null", f"transform.base_url={server.url}", "transform.model=tiny-test"]
+    try:
+        hyde = run_of(tmp_path_factory, *common, "transform=hyde", "transform.search_with=passage")
+        multi = run_of(tmp_path_factory, *common, "transform=multi_query")
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
+    rows = pq.read_table(hyde / "results.parquet").to_pylist()
+    labelled = [row for row in rows if row["rr"] is not None]
+    assert len(labelled) == 47
+    for row in labelled:
+        assert row["n_calls"] == 2 and row["first_relevant_call"] == 2 and row["recall_union"] == 1.0
+        assert row["calls"][1]["query"] == "second: " + row["question"] and row["requests.python"] == 2.0
+        assert row["requests.transform"] == 1.0
+    columns = pq.read_schema(multi / "results.parquet").names
+    assert "rr" in columns and "n_calls" not in columns and "calls" not in columns

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conftest import ROOT, exit_code, loopback, run_cli, run_of
 
-from receval import compare, export, report
+from receval.cli import compare, export, report
 from receval.cli import reproduce
 from receval.core import trust
 from receval.core.errors import RecevalError
@@ -99,7 +99,7 @@ def files_holding(root: Path, text: str) -> list[Path]:
 @pytest.mark.slow
 def test_reproduce_of_a_tampered_run_sends_no_request(run, server, tmp_path):
     tamper(run, remote_dense(server.url))
-    done = run_cli(str(run), cwd=tmp_path, module="receval.reproduce", env={ENV: SECRET})
+    done = run_cli(str(run), cwd=tmp_path, command="reproduce", env={ENV: SECRET})
     assert done.returncode == 2, done.stderr
     assert server.requests == []
     assert "receval: error:" in done.stderr and "Traceback" not in done.stderr
@@ -110,7 +110,7 @@ def test_reproduce_of_a_tampered_run_sends_no_request(run, server, tmp_path):
 @pytest.mark.slow
 def test_allow_remote_names_host_and_variable_before_the_first_request(run, server, tmp_path):
     tamper(run, remote_dense(server.url))
-    done = run_cli(str(run), "--allow-remote", cwd=tmp_path, module="receval.reproduce", env={ENV: SECRET})
+    done = run_cli(str(run), "--allow-remote", cwd=tmp_path, command="reproduce", env={ENV: SECRET})
     assert server.requests, done.stderr  # the user allowed it: the request went out
     host = server.url.split("/")[2]
     notice = f"sends requests to {host} with the key from ${ENV}"
@@ -138,7 +138,7 @@ def test_a_config_naming_code_is_refused_without_allow_code(run, tmp_path, key):
     canary = tmp_path / "canary.txt"
     canary.write_text("intact")
     tamper(run, lambda c: c["retriever"].update(extra={key: "builtins.open", "file": str(canary), "mode": "w"}))
-    done = run_cli(str(run), cwd=tmp_path, module="receval.reproduce")
+    done = run_cli(str(run), cwd=tmp_path, command="reproduce")
     assert done.returncode == 2 and done.stderr.count("receval: error:") == 1, done.stderr
     assert f"retriever.extra.{key}='builtins.open'" in done.stderr and "--allow-code" in done.stderr
     assert canary.read_text() == "intact"
@@ -151,7 +151,7 @@ def test_an_interpolation_is_never_evaluated(run, tmp_path):
     info = json.loads((run / "run.json").read_text())
     info["config"]["dataset"]["name"] = value  # no resolved value saved either
     (run / "run.json").write_text(json.dumps(info))
-    done = run_cli(str(run), cwd=tmp_path, module="receval.reproduce", env={ENV: SECRET})
+    done = run_cli(str(run), cwd=tmp_path, command="reproduce", env={ENV: SECRET})
     assert done.returncode == 2 and done.stderr.count("receval: error:") == 1, done.stderr
     assert f"dataset.name='{value}' is an interpolation" in done.stderr
     assert SECRET not in done.stdout + done.stderr and files_holding(tmp_path, SECRET) == []
@@ -169,9 +169,10 @@ def test_hydras_unresolved_values_are_not_evaluated_and_no_hydra_node_is_kept(ru
     assert saved["cache_dir"] == os.environ["RECEVAL_CACHE_DIR"]
 
 
-def test_readme_recommends_no_plain_hydra_rerun_of_a_saved_config():
-    text = (ROOT / "README.md").read_text() + (ROOT / "receval" / "cli" / "reproduce.py").read_text()
-    assert "-cp /ABSOLUTE" not in text and "--allow-remote" in (ROOT / "README.md").read_text()
+def test_docs_recommend_no_plain_hydra_rerun_of_a_saved_config():
+    docs = "".join(p.read_text() for p in sorted((ROOT / "docs" / "pages").rglob("*.md")))
+    text = (ROOT / "README.md").read_text() + docs + (ROOT / "receval" / "cli" / "reproduce.py").read_text()
+    assert "-cp /ABSOLUTE" not in text and "--allow-remote" in docs
 
 
 def test_reach_rules_are_generic_over_future_components():
@@ -194,17 +195,17 @@ def test_reach_rules_are_generic_over_future_components():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "module, override",
+    "command, override",
     [
-        ("receval", f"retriever.api_key_env={KEY}"),
-        ("receval", "retriever.api_key_env=AKIAIOSFODNN7EXAMPLE"),
-        ("receval", f"retriever.base_url=http://user:{KEY}@127.0.0.1:9/v1"),
-        ("receval.synth", f"synth.api_key_env={KEY}"),
+        ("run", f"retriever.api_key_env={KEY}"),
+        ("run", "retriever.api_key_env=AKIAIOSFODNN7EXAMPLE"),
+        (None, f"retriever.base_url=http://user:{KEY}@127.0.0.1:9/v1"),
+        ("synth", f"synth.api_key_env={KEY}"),
     ],
 )
-def test_a_pasted_key_is_refused_before_anything_is_written(tmp_path, module, override):
-    other = "retriever=dense" if module == "receval" else "synth.model=m"
-    done = run_cli(override, other, cwd=tmp_path, module=module)
+def test_a_pasted_key_is_refused_before_anything_is_written(tmp_path, command, override):
+    other = "synth.model=m" if command == "synth" else "retriever=dense"
+    done = run_cli(override, other, cwd=tmp_path, command=command)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("receval: error:") == 1 and "Traceback" not in done.stderr
     assert override.split("=", 1)[0] in done.stderr and "nothing was written" in done.stderr

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from conftest import exit_code, loopback, run_cli, run_of
 
-from receval import select
+from receval.cli import select
 from receval.cli import reproduce
 from receval.render import best_yaml
 from receval.clients import http as remote
@@ -259,12 +259,12 @@ def test_no_request_leaves_for_a_tampered_run_through_reproduce_or_select_and_th
            {"retriever": {"body": {"a": {"b": "x"}}}})
     env = {ENV: SECRET}
     for flags in ([], ["--allow-remote"]):
-        done = run_cli(str(run), *flags, cwd=tmp_path, module="receval.reproduce", env=env)
+        done = run_cli(str(run), *flags, cwd=tmp_path, command="reproduce", env=env)
         assert done.returncode == 2 and "retriever.body['a.b']" in done.stderr, done.stderr
         assert SECRET not in done.stdout + done.stderr
         conf = tmp_path / f"conf{len(flags)}"
         conf.mkdir()
-        done = run_cli(str(run), "--out", str(conf / "best.yaml"), *flags, cwd=tmp_path, module="receval.select", env=env)
+        done = run_cli(str(run), "--out", str(conf / "best.yaml"), *flags, cwd=tmp_path, command="select", env=env)
         assert done.returncode == 2 and SECRET not in done.stdout + done.stderr, done.stderr
         rerun = run_cli("-cp", str(conf), "-cn", "best", f"hydra.run.dir={tmp_path}/rerun", cwd=tmp_path, env=env)
         assert rerun.returncode != 0 and SECRET not in rerun.stdout + rerun.stderr  # no best.yaml to run
@@ -279,10 +279,10 @@ def test_an_allowed_remote_choice_reruns_against_the_server_it_named(run, server
     conf = tmp_path / "conf"
     conf.mkdir()
     env = {ENV: SECRET}
-    done = run_cli(str(run), "--out", str(conf / "best.yaml"), cwd=tmp_path, module="receval.select", env=env)
+    done = run_cli(str(run), "--out", str(conf / "best.yaml"), cwd=tmp_path, command="select", env=env)
     assert done.returncode == 2 and "--allow-remote" in done.stderr and not (conf / "best.yaml").exists()
     done = run_cli(str(run), "--out", str(conf / "best.yaml"), "--allow-remote", cwd=tmp_path,
-                   module="receval.select", env=env)
+                   command="select", env=env)
     assert done.returncode == 0, done.stderr
     host = server.url.split("/")[2]
     assert f"retriever.url sends requests to {host} with the key from ${ENV}" in done.stderr

@@ -21,7 +21,7 @@ parameter, never a command-line flag.
 
 Each function composes the same small functions the commands compose
 (:mod:`.filters`, :mod:`.derived`, :mod:`.summary`, :mod:`.pairs`), so the numbers agree
-with ``python -m receval.report`` exactly.
+with ``receval report`` exactly.
 """
 
 from __future__ import annotations

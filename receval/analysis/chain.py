@@ -1,4 +1,4 @@
-"""Stage by stage: ``python -m receval.report RUNS --chain`` pairs each run with the
+"""Stage by stage: ``receval report RUNS --chain`` pairs each run with the
 one before it, in the order given (keyword -> vector -> hybrid -> hybrid + re-rank),
 so each step's gain is a paired difference with its interval and the questions it
 fixed and broke (the one fixed/broken rule: :func:`receval.stats.pairing.fixed_broken`).

@@ -1,6 +1,6 @@
 """Choosing a configuration from stored runs: the cheapest one *shown* not worse than the best.
 
-``python -m receval.select`` (the shell in :mod:`receval.select`) calls :func:`choose`:
+``receval select`` (the shell in :mod:`receval.cli.select`) calls :func:`choose`:
 
 1. Every run is scored on the selection split only (``--split dev``): its mean and
    bootstrap interval of one measure.

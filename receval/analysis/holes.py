@@ -14,8 +14,8 @@ than :data:`UNJUDGED_GAP`, 0.2). One run, or runs equally well or badly judged, 
 note: a low judged@k alone (every BEIR run, a synthetic set labelling one passage per
 question) is no reason to doubt an order it affects alike.
 
-The remedy is to pool and judge what the runs retrieved (``python -m receval.pool``,
-``python -m receval.judge``) and re-score (``report --labels``, :func:`relabel`); with
+The remedy is to pool and judge what the runs retrieved (``receval pool``,
+``receval judge``) and re-score (``report --labels``, :func:`relabel`); with
 ``--agreement``, :func:`label_agreement` says whether the added labels change the
 order of the runs, the winner, or ``select``'s choice.
 """
@@ -72,7 +72,7 @@ def judged_cautions(runs: list[Run], labels: list[str], metric: str | None = Non
     return [
         f"#{b} {labels[b]} has more of its top {k} unlabelled than #{a} {labels[a]} ({1 - means[b]:.2f} vs "
         f"{1 - means[a]:.2f}): {lead}labelling those units could reverse the order; pool and judge them "
-        "(python -m receval.pool RUNS --out pool.jsonl, then python -m receval.judge pool=pool.jsonl) and "
+        "(receval pool RUNS --out pool.jsonl, then receval judge pool=pool.jsonl) and "
         "re-score with --labels"
     ]
 
@@ -197,7 +197,7 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown
         why = "; ".join(found.lines()) or (
             "every one is already stored with that grade or contradicts a stored one" if found.given else "the files hold no label")
         raise RecevalError(f"{option}: none of the {found.given} labels in {', '.join(files)} applies to these runs: "
-                           f"{why}; give labels for these runs' questions (python -m receval.pool, receval.judge)")
+                           f"{why}; give labels for these runs' questions (receval pool, receval.judge)")
     out, conflicts = [], {}
     for run in runs:
         rescored, seen = rescore(run, added, ", ".join(files))
@@ -232,7 +232,7 @@ class LabelAgreement:
         if not self.changed:
             return [f"Ranking of {len(labels)} runs by {name}, {self.before} vs stored + added: the added labels "
                     f"changed no run's {name} on any of the {t.n_questions} questions scored under both{left_out}; "
-                    "nothing was compared (label holes the runs retrieved would: python -m receval.pool, receval.judge)"]
+                    "nothing was compared (label holes the runs retrieved would: receval pool, receval.judge)"]
         out = [
             f"Ranking of {len(labels)} runs by {name}, {self.before} vs stored + added: "
             f"Kendall tau {t.tau:.3f} [{t.lo:.3f}, {t.hi:.3f}] ({t.level:.0%} bootstrap over {t.n_questions} "

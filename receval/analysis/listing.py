@@ -1,4 +1,4 @@
-"""Every stored run under folders of runs, as records (``python -m receval.list``).
+"""Every stored run under folders of runs, as records (``receval list``).
 
 One record per run directory, complete or not, in path order: when it was written,
 its label and the parameters that differ between the listed runs

@@ -1,7 +1,7 @@
 """The report as data: every run's means and intervals, the pairs against a
 baseline, the chain, the breakdowns, the floors, what came back per question. Each
 part is computed by its own function (:mod:`.summary`, :mod:`.pairs`, :mod:`.chain`,
-:mod:`.breakdown`, :mod:`.show`); ``python -m receval.report`` composes them
+:mod:`.breakdown`, :mod:`.show`); ``receval report`` composes them
 (:mod:`receval.cli.report`)."""
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ from receval.results.stored import Run
 
 BOOTSTRAP_ARGS = "the n_resamples, seed and level arguments"  # how a Python caller overrides them
 
+def _integer(value) -> bool:
+    """An int that is no bool: ``n_resamples: true`` is no count (Python's True is an int)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def bootstrap_settings(
     runs: list[Run],
     n_resamples: int | None = None,
@@ -42,16 +47,16 @@ def bootstrap_settings(
         )
     values.update({k: v for k, v in given.items() if v is not None})
     problems = []
-    if not isinstance(values["n_resamples"], int) or values["n_resamples"] < 1:
+    if not _integer(values["n_resamples"]) or values["n_resamples"] < 1:
         problems.append(f"n_resamples={values['n_resamples']}: use an integer >= 1")
     elif values["n_resamples"] > MAX_RESAMPLES:
         problems.append(
             f"n_resamples={values['n_resamples']}: use at most {MAX_RESAMPLES:,} (2000 to 10000 "
             "is usual; every resample is held in memory)"
         )
-    if not isinstance(values["seed"], int) or values["seed"] < 0:
+    if not _integer(values["seed"]) or values["seed"] < 0:
         problems.append(f"seed={values['seed']}: use an integer >= 0")
-    if not isinstance(values["level"], int | float) or not 0 < values["level"] < 1:
+    if isinstance(values["level"], bool) or not isinstance(values["level"], int | float) or not 0 < values["level"] < 1:
         problems.append(f"level={values['level']}: use a value between 0 and 1, e.g. 0.95")
     if values["method"] not in ("percentile", "bca"):
         problems.append(f"method={values['method']!r}: use percentile or bca")

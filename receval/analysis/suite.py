@@ -241,7 +241,7 @@ def suite(runs: list[Run], metric: str, boot: BootstrapConfig, baseline: str | i
     if len(prints) < 2:
         raise RecevalError(
             f"--suite: these runs are all on one collection ({collection_name(runs[0])}); a suite needs runs "
-            "on two or more (python -m receval +suite=local ... -m)"
+            "on two or more (receval +suite=local ... -m)"
         )
     base = 0
     if isinstance(baseline, int):

@@ -1,4 +1,4 @@
-"""What stored runs send to an experiment tracker (``python -m receval.export RUNS --to
+"""What stored runs send to an experiment tracker (``receval export RUNS --to
 mlflow``): pure data, no tracker imported here; :mod:`receval.render.mlflow` logs it.
 
 - One :class:`TrackedSweep` per sweep folder (a run folder given alone is a sweep of

@@ -1,5 +1,5 @@
 """Stored runs as a warehouse: SQL over every ``results.parquet`` with DuckDB
-(``python -m receval.sql``, :mod:`receval.cli.sql`). Two views:
+(``receval sql``, :mod:`receval.cli.sql`). Two views:
 
 - ``questions``: every row of every results file found, as stored (``question_id``,
   ``kind``, ``split``, ``rr``, ``"hit@3"``, ``"latency_ms.bm25"``...), with ``run`` (the

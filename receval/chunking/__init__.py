@@ -65,11 +65,12 @@ def chunks_of(sections: list[Section], spans_of, headings: bool) -> list[Chunk]:
     return chunks
 
 
-def cut(node, sections: list[Section]) -> list[Chunk]:
-    """The chunks the ``chunking`` node's chunker cuts from ``sections``."""
+def cut(node, sections: list[Section], checked: bool = False) -> list[Chunk]:
+    """The chunks the ``chunking`` node's chunker cuts from ``sections`` (``checked``: the
+    node comes from a validated run spec, :mod:`receval.spec`, and is not checked again)."""
     from receval import components
 
-    return components.build("chunking", node, components.Context(), "chunking").cut(sections)
+    return components.build("chunking", node, components.Context(checked=checked), "chunking").cut(sections)
 
 
 def label(node) -> str:

@@ -35,7 +35,7 @@ from receval.core.io import atomic_write
 from receval.results.write import arrow_column
 from receval.retrievers.text import Tokenizer
 
-FORMAT = 3  # 2: chunks keep their page offsets; 3: entries carry a content checksum
+FORMAT = 4  # 2: chunks keep their page offsets; 3: entries carry a content checksum; 4: CJK characters count as words
 CHECKSUM = "checksum"
 _MEMORY: OrderedDict[str, object] = OrderedDict()
 _MEMORY_SIZE = 4

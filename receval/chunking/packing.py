@@ -13,13 +13,13 @@ import numpy as np
 from receval.chunking import wordspans
 
 
-def word_count(text: str) -> int:
-    return len(text.split())
+word_count = wordspans.count_words  # each CJK character a word (the one rule)
 
 
 def word_spans(text: str, start: int = 0, end: int | None = None) -> np.ndarray:
-    """(n, 2) character spans of the words of ``text[start:end]``, in ``text`` coordinates."""
-    begins, ends = wordspans.word_spans(text[start:end])
+    """(n, 2) character spans of the words of ``text[start:end]`` (each CJK character a
+    word: :func:`~receval.chunking.wordspans.token_spans`), in ``text`` coordinates."""
+    begins, ends = wordspans.token_spans(text[start:end])
     return np.stack([begins + start, ends + start], axis=1).astype(np.int64)
 
 

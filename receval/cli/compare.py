@@ -1,9 +1,9 @@
-"""Compare two stored runs question by question: ``python -m receval.compare A B``.
+"""Compare two stored runs question by question: ``receval compare A B``.
 
 ::
 
-    python -m receval.compare runs/2026-11-29/10-00-00/0 runs/2026-11-30/09-12-44
-    python -m receval.compare A B --metric hit@3 --split test --format json
+    receval compare runs/2026-11-29/10-00-00/0 runs/2026-11-30/09-12-44
+    receval compare A B --metric hit@3 --split test --format json
 
 The runs may come from any sweeps. Questions are paired by id; runs over different
 question sets are refused (naming how many ids differ) unless ``--intersect``.
@@ -13,7 +13,7 @@ are resampled once, so how hard a question is cancels out), the ids of questions
 ``fixed`` (a relevant section first in B, not in A) and ``broken`` (the reverse),
 and how many questions went up, down or stayed the same on the metric.
 
-The pairing (:func:`receval.stats.pairing.paired`) is also what ``receval.report --baseline`` uses.
+The pairing (:func:`receval.stats.pairing.paired`) is also what ``receval report --baseline`` uses.
 Exit status 0, or 2 with one line for a user error.
 """
 
@@ -31,7 +31,7 @@ __all__ = ["Comparison", "compare", "main"]
 
 def build_parser() -> options.ArgumentParser:
     parser = options.ArgumentParser(
-        prog="python -m receval.compare",
+        prog="receval compare",
         description="Pair two stored runs by question id: mean(B - A), its paired "
         "bootstrap interval, questions fixed and broken.",
     )

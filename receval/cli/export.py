@@ -1,11 +1,11 @@
-"""Export stored runs: one run as TREC files (``python -m receval.export RUN_DIR --trec
+"""Export stored runs: one run as TREC files (``receval export RUN_DIR --trec
 run.txt``), or runs and sweeps to an experiment tracker (``--to mlflow``).
 
 ::
 
-    python -m receval.export runs/2026-11-29/10-00-00/3 --trec run.txt --qrels qrels.txt
+    receval export runs/2026-11-29/10-00-00/3 --trec run.txt --qrels qrels.txt
     trec_eval -m ndcg_cut.10 -m recip_rank qrels.txt run.txt
-    python -m receval.export runs/2026-11-29 --to mlflow --tracking-uri file:./mlruns --baseline retriever=bm25
+    receval export runs/2026-11-29 --to mlflow --tracking-uri file:./mlruns --baseline retriever=bm25
 
 - ``--trec FILE``: every question's ``retrieved`` sections, best first, as a TREC
   run (``qid Q0 docid rank score tag``). The scores are the stored ones, except
@@ -58,7 +58,7 @@ FLAGS = {"baseline": "--baseline", "metrics": "--metrics"}
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
-        prog="python -m receval.export",
+        prog="receval export",
         description="Write a stored run as a TREC run file (and its labels as TREC qrels), "
         "or log runs and sweeps to MLflow (--to mlflow).",
     )
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.to:
             return to_tracker(args)
         if not args.trec:
-            raise RecevalError("python -m receval.export: give --trec FILE (a TREC run) or --to mlflow (see --help)")
+            raise RecevalError("receval export: give --trec FILE (a TREC run) or --to mlflow (see --help)")
         if len(args.runs) != 1:
             raise RecevalError(f"--trec writes one run; give one run directory, not {len(args.runs)}")
         args.run_dir = args.runs[0]

@@ -1,4 +1,4 @@
-"""The thin Hydra shell of ``python -m receval.judge``: compose ``conf/judge.yaml``, call
+"""The thin Hydra shell of ``receval judge``: compose ``conf/judge.yaml``, call
 :func:`receval.judge.job.run_judge`, print what it did.
 
 Exit status 0 when the pool was judged (holes the judge could not grade are counted and

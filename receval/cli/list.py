@@ -1,4 +1,4 @@
-"""Every stored run under a folder: ``python -m receval.list runs/ [--format json]``.
+"""Every stored run under a folder: ``receval list runs/ [--format json]``.
 
 One line per run, in path order: when it was written, the parameters that differ
 between the listed runs, the dataset fingerprint (first 12 hex digits), questions
@@ -24,7 +24,7 @@ __all__ = ["listing", "listing_table", "main"]
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         parser = options.ArgumentParser(
-            prog="python -m receval.list", description="List every stored run under folders of runs."
+            prog="receval list", description="List every stored run under folders of runs."
         )
         parser.add_argument("paths", nargs="+", metavar="FOLDER", help="e.g. runs/")
         parser.add_argument("--format", choices=("table", "json"), default="table")

@@ -4,7 +4,7 @@
 sweeper (``hydra/sweeper=optuna``) maximises what the task function returns, so
 :func:`receval.cli.run.run_one` returns :func:`value` of the run it just stored (or of
 the finished run it skipped). The search therefore only ever sees the dev questions;
-the test questions stay for ``python -m receval.select --report-on test``.
+the test questions stay for ``receval select --report-on test``.
 """
 
 from __future__ import annotations
@@ -59,9 +59,10 @@ def sweeper_uses_it() -> bool:
     from hydra.core.hydra_config import HydraConfig
 
     from receval.config import SWEEPER
+    from receval.hydra_internals import BASIC_SWEEPER
 
     target = str(HydraConfig.get().sweeper.get("_target_", ""))
-    return target not in (SWEEPER["_target_"], "hydra._internal.core_plugins.basic_sweeper.BasicSweeper")
+    return target not in (SWEEPER["_target_"], BASIC_SWEEPER)
 
 
 def missing_extra(argv: list[str]) -> str | None:

@@ -1,8 +1,8 @@
-"""Pool what stored runs retrieved and no label covers: ``python -m receval.pool``.
+"""Pool what stored runs retrieved and no label covers: ``receval pool``.
 
 ::
 
-    python -m receval.pool RUNS... --depth 10 --out pool.jsonl [--calibrate 50] [--seed 0]
+    receval pool RUNS... --depth 10 --out pool.jsonl [--calibrate 50] [--seed 0]
 
 One JSON line per (question, unit) in the top ``--depth`` of any run given that carries
 no label: ``question_id``, ``question``, ``id``, ``text`` (the unit's text, read from the
@@ -11,7 +11,7 @@ dataset the first run's saved config names), ``n_runs`` (runs that retrieved it)
 :mod:`receval.traces`) takes the text the run stored for it. ``--calibrate N`` adds N labelled pairs (seeded), role
 ``calibration`` with ``known_grade``, for the judge's agreement with known labels; each
 labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick).
-The runs are only read (:mod:`receval.analysis.pool`); ``python -m receval.judge`` labels
+The runs are only read (:mod:`receval.analysis.pool`); ``receval judge`` labels
 the pool.
 """
 
@@ -63,7 +63,7 @@ def stored_documents(runs: list[Run]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         parser = options.ArgumentParser(
-            prog="python -m receval.pool",
+            prog="receval pool",
             description="Pool the unlabelled (question, unit) pairs the runs retrieved, for a judge.",
         )
         parser.add_argument("runs", nargs="+", metavar="RUN", help="run or sweep directories")

@@ -5,10 +5,12 @@
   ``hydra.sweep.dir`` of a multirun) from the config Hydra composed anyway and
   refuses, in one message (exit 2), a path that is a file, under a file, or in a
   folder this user cannot write, where Hydra would print a traceback.
-- Secrets in the composed config: the same callback refuses a URL carrying a key
-  (``user:KEY@``, ``?api_key=``) or a key where a variable NAME belongs, written in a
-  config file (:func:`receval.core.trust.config_problems`; the command line was checked
-  before Hydra started), before Hydra saves the config in ``.hydra/``.
+- Secrets in the composed config: a URL carrying a key (``user:KEY@``, ``?api_key=``),
+  a key where a variable NAME belongs, a key-like value anywhere
+  (:func:`receval.core.trust.config_problems`; the command line was checked before Hydra
+  started), refused before Hydra saves the config in ``.hydra/``: in the job's own part
+  by its run spec (:mod:`receval.spec`, the check below), in Hydra's node (and in the
+  whole config of a command whose check is not the run spec's) by this callback.
 - Every job of a ``-m`` sweep: receval's sweeper (:mod:`receval.hydra_plugin`)
   gives each composed job config to the command's check before job 0 runs.
 - A single run: :class:`ConfigCheck`, a Hydra callback, gives the composed config
@@ -70,12 +72,17 @@ def check_output_dir(folder: str, key: str) -> None:
         )
 
 
-def check_secrets(config) -> None:
+def check_secrets(config, jobs_checked: bool = False) -> None:
     """A ``ConfigError`` for each secret written into the composed config (interpolations
-    as written: ``${oc.env:NAME}`` is how a secret should come)."""
+    as written: ``${oc.env:NAME}`` is how a secret should come). ``jobs_checked``: the
+    job's part is checked by its run spec (:mod:`receval.spec`, the command's check, run
+    before anything is written), so only Hydra's own node is checked here."""
     from omegaconf import OmegaConf
 
-    problems = trust.config_problems(OmegaConf.to_container(config, resolve=False))
+    data = OmegaConf.to_container(config, resolve=False)
+    if jobs_checked and isinstance(data, dict):
+        data = {"hydra": data.get("hydra")}
+    problems = trust.config_problems(data)
     if problems:
         raise ConfigError(problems)
 
@@ -171,16 +178,17 @@ class OutputFolder(Callback):
 
     def on_run_start(self, config, **kwargs) -> None:
         with exit_on_error():
-            check_secrets(config)
+            check_secrets(config, jobs_checked=checks_spec(config))
             check_output_dir(str(config.hydra.run.dir), "run")
 
     def on_multirun_start(self, config, **kwargs) -> None:
         from omegaconf import OmegaConf
 
+        receval_sweeper = OmegaConf.select(config, "hydra.sweeper._target_", default=None) == RECEVAL_SWEEPER
         with exit_on_error():
-            check_secrets(config)
+            check_secrets(config, jobs_checked=receval_sweeper and checks_spec(config))
             check_output_dir(str(config.hydra.sweep.dir), "sweep")
-            if OmegaConf.select(config, "hydra.sweeper._target_", default=None) != RECEVAL_SWEEPER:
+            if not receval_sweeper:
                 claim_sweep_dir(config.hydra.sweep.dir, sweep_identity(config))  # receval's: once checked
 
 
@@ -211,6 +219,17 @@ def resolve_check(target: str | None) -> Callable[[object], None] | None:
     from hydra.utils import get_method
 
     return get_method(target)
+
+
+SPEC_CHECK = "receval.pipeline.check_config"  # builds the run spec, whose checks include secrets
+
+
+def checks_spec(config) -> bool:
+    """Whether the check ``config`` names for its jobs is the run spec's (which refuses
+    secrets in the job's config itself, so the callback checks only Hydra's node)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.select(config, CHECK_KEY, default=None) == SPEC_CHECK
 
 
 def check_named(config) -> Callable[[object], None] | None:
@@ -256,14 +275,15 @@ def unknown_overrides_named() -> Iterator[None]:
     not exist with :func:`unknown_override`'s message (exit 2), instead of its hint to
     force-add it; other overrides fail as Hydra says. Undone afterwards, so code composing
     configs in the same process (tests, notebooks) sees Hydra's own errors."""
-    from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.errors import ConfigCompositionException
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
-    original = ConfigLoaderImpl.__dict__["_apply_overrides_to_config"]
-    hydra_apply = original.__func__
+    from receval.hydra_internals import applying_overrides_with
 
-    def apply(overrides, cfg) -> None:
+    def make(hydra_apply):
+        return lambda overrides, cfg: apply(hydra_apply, overrides, cfg)
+
+    def apply(hydra_apply, overrides, cfg) -> None:
         for override in overrides:  # one at a time, in order, as Hydra applies them
             try:
                 hydra_apply([override], cfg)
@@ -281,8 +301,5 @@ def unknown_overrides_named() -> Iterator[None]:
                             raise ConfigError(problem) from None
                 raise
 
-    ConfigLoaderImpl._apply_overrides_to_config = staticmethod(apply)
-    try:
+    with applying_overrides_with(make):
         yield
-    finally:
-        ConfigLoaderImpl._apply_overrides_to_config = original

@@ -1,10 +1,10 @@
-"""Report stored runs side by side: ``python -m receval.report RUNS...``.
+"""Report stored runs side by side: ``receval report RUNS...``.
 
 ::
 
-    python -m receval.report runs/2026-11-29/10-00-00            # a sweep, run dirs, a folder of sweeps
-    python -m receval.report RUNS... --by kind --per-question --baseline retriever=tfidf
-    python -m receval.report RUNS... --split test --fail-under hit@3=0.70 --format markdown
+    receval report runs/2026-11-29/10-00-00            # a sweep, run dirs, a folder of sweeps
+    receval report RUNS... --by kind --per-question --baseline retriever=tfidf
+    receval report RUNS... --split test --fail-under hit@3=0.70 --format markdown
 
 One row per run, in sweep order: the config values that differ between the runs,
 the number of chunks, hit@1, hit@3, recall@3, MRR with its bootstrap interval,
@@ -37,7 +37,7 @@ unanswerable questions (null measures) are left out and counted in the header.
   to detect D. ``--ranks``: each run's rank with a bootstrap interval; ``--calibrate``:
   each test's A/A type I rate on null pairs built from the runs' own differences.
 - ``--labels labels.jsonl`` (repeatable): re-score every run from its stored ranking with
-  these labels added (``python -m receval.judge`` writes them); the runs on disk are not
+  these labels added (``receval judge`` writes them); the runs on disk are not
   changed, a label contradicting a stored one is listed and not applied, so is one for a
   question no run has, a unit no run retrieved or labels (``--unknown-units apply``
   applies those) or a relevant grade on an unanswerable question; none applying is an
@@ -115,7 +115,7 @@ def load(args) -> list[Run]:
 
 
 def compute(args) -> Report | Gate:
-    """Everything ``python -m receval.report`` shows for parsed ``args``, composed from the
+    """Everything ``receval report`` shows for parsed ``args``, composed from the
     functions of :mod:`receval.analysis`: load -> runs and questions kept -> measures ->
     summaries -> pairs, chain, ``--by``, per question, ``--show``; or the ``--gate``."""
     metrics = parse_metrics(args.metrics)
@@ -208,7 +208,7 @@ def compute(args) -> Report | Gate:
 
 
 def report_for(argv: list[str]) -> Report | Gate | Suite:
-    """What ``python -m receval.report ARGV`` computes, before it is rendered (for tests
+    """What ``receval report ARGV`` computes, before it is rendered (for tests
     and for a notebook that wants the whole report)."""
     args = build_parser().parse_args(argv)
     return compute_suite(args, load(args)) if args.suite else compute(args)

@@ -1,4 +1,4 @@
-"""The flags of ``python -m receval.report`` (:func:`build_parser`, their help) and how
+"""The flags of ``receval report`` (:func:`build_parser`, their help) and how
 their values read (:func:`parse_metrics`, :func:`parse_floors`, :func:`floor_values`,
 :func:`parse_thresholds`, :func:`parse_show`): each a user error naming the flag. The
 command's manual is :mod:`receval.cli.report`'s docstring."""
@@ -46,7 +46,7 @@ def parse_floors(items: list[str]) -> dict[str, str]:
 
 def build_parser() -> options.ArgumentParser:
     parser = options.ArgumentParser(
-        prog="python -m receval.report",
+        prog="receval report",
         description="Report stored runs side by side, with bootstrap intervals.",
     )
     parser.add_argument(

@@ -2,9 +2,9 @@
 
 ::
 
-    python -m receval.reproduce runs/2026-11-29/10-00-00/3         # one run
-    python -m receval.reproduce runs/2026-11-29/10-00-00           # every run of a sweep
-    python -m receval.reproduce RUN --out /tmp/rerun               # keep the new run there
+    receval reproduce runs/2026-11-29/10-00-00/3         # one run
+    receval reproduce runs/2026-11-29/10-00-00           # every run of a sweep
+    receval reproduce RUN --out /tmp/rerun               # keep the new run there
 
 Each run is re-run from ``RUN/.hydra/config.yaml``, which Hydra saved with every
 value (so it works after ``conf/`` has changed): that file is read as data
@@ -45,7 +45,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from receval import config as config_schema
+from receval.spec import run_spec
 from receval import pipeline
 from receval.core import outputs
 from receval.core.errors import RecevalError, RunError, exit_on_error
@@ -92,7 +92,7 @@ def reproduce(
     stored = read_run(run_dir)  # refuses a missing, partial or newer-schema run
     cfg = saved_config(run_dir, allow_remote=allow_remote, allow_code=allow_code)
     try:
-        config_schema.check(cfg)
+        spec = run_spec(cfg)  # validated once; the run below reuses it
     except RecevalError as error:
         raise RunError(
             [f"{run_dir}: its saved config is not valid in this receval: {p}" for p in error.problems]
@@ -116,7 +116,7 @@ def reproduce(
     (target / HYDRA_DIR).mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, target / HYDRA_DIR / CONFIG_YAML)  # the values used, as data
     try:
-        pipeline.run(cfg, target)
+        pipeline.run(spec, target)
         new = read_run(target)
     except BaseException:
         if temporary:
@@ -161,7 +161,7 @@ def reproduce_all(paths: list[str | Path], out: str | Path | None = None, **allo
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
-        prog="python -m receval.reproduce",
+        prog="receval reproduce",
         description="Re-run stored runs from their saved configs; check the results are identical.",
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories or sweep directories")

@@ -1,7 +1,7 @@
 """The thin Hydra shells: compose a config, call a plain function.
 
-``python -m receval`` composes ``conf/config.yaml`` and calls :func:`run_one`;
-``python -m receval.synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth.__main__`).
+``receval`` composes ``conf/config.yaml`` and calls :func:`run_one`;
+``receval synth`` composes ``conf/synth.yaml`` (see :mod:`receval.synth.__main__`).
 Exit status 2 for every user error: a ``RecevalError`` raised by the task, and a
 config Hydra cannot compose (a misspelt key, a wrong type), which Hydra itself
 reports in one message and would exit 1 for. A job never ends the command with
@@ -29,6 +29,7 @@ from receval.datasets import load_dataset
 from receval.core.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
 from receval.cli.resume import finished
 from receval.core.overrides import swept_suffix
+from receval.spec import run_spec
 
 
 def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
@@ -94,12 +95,12 @@ def use_sweeper() -> None:
     a module served by an editable install's import hook: registered here in both cases.
     Done when a command starts, not at import: a Ray worker has no such module; and
     after Hydra's scan, which re-executes the module of the sweeper it derives from."""
-    from hydra.core.plugins import Plugins
+    from receval.hydra_internals import register_sweeper, scan_plugins
 
-    plugins = Plugins.instance()
+    scan_plugins()  # first: the scan re-executes the module of the sweeper receval's derives from
     from hydra_plugins.receval_sweeper import RecevalSweeper
 
-    plugins.register(RecevalSweeper)
+    register_sweeper(RecevalSweeper)
 
 
 def group_options(*groups: str) -> str:
@@ -115,20 +116,20 @@ def group_options(*groups: str) -> str:
 
 
 def run_one(cfg) -> float | None:
-    """One job of ``python -m receval``: skip it if its results are there, else run it.
+    """One job of ``receval``: skip it if its results are there, else run it.
     Returns the run's objective (``objective.metric`` on ``objective.split``) to a
     sweeper that uses it (Optuna); a grid sweep or a single run ignores it."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
-    config_schema.check(cfg)
-    dataset = load_dataset(cfg.dataset)  # its fingerprint is part of what resume compares
-    if finished(run_dir, pipeline.config_hash_of(cfg), dataset.fingerprint):
+    spec = run_spec(cfg)  # the callback or the sweeper built it: reused, not checked again
+    dataset = load_dataset(spec.config.dataset)  # its fingerprint is part of what resume compares
+    if finished(run_dir, spec.config_hash, dataset.fingerprint):
         print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
     else:
-        result = pipeline.run(cfg, run_dir, dataset)
+        result = pipeline.run(spec, run_dir, dataset)
         overrides = list(HydraConfig.get().overrides.task)
-        print(pipeline.summary_line(cfg, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
+        print(pipeline.summary_line(spec.config, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
     if objective.sweeper_uses_it():
-        return objective.value(cfg, run_dir, required=True)
+        return objective.value(spec.config, run_dir, required=True)
     return None
 
 

@@ -1,16 +1,16 @@
-"""Choose a configuration from a sweep: ``python -m receval.select SWEEP``.
+"""Choose a configuration from a sweep: ``receval select SWEEP``.
 
 ::
 
-    python -m receval.select runs/SWEEP --split dev --metric rr      # smallest margins
-    python -m receval.select runs/SWEEP --split dev --prefer chunks --margin 0.05 \\
+    receval select runs/SWEEP --split dev --metric rr      # smallest margins
+    receval select runs/SWEEP --split dev --prefer chunks --margin 0.05 \\
         --out best.yaml --report-on test --plot choice.png
 
 The leader is the best mean on ``--split``; a run cheaper than it by ``--prefer``
 is a contender only when shown not worse: the lower end of its Holm-corrected
 interval of ``run - leader`` lies above ``-margin``. The cheapest contender is
 chosen (ties in cost: the higher mean, then fewer stages, then the smaller index)
-and its complete config written to ``--out`` (re-run it with ``python -m receval
+and its complete config written to ``--out`` (re-run it with ``receval
 -cp "$(pwd)" -cn best``), after the trust check ``reproduce`` makes (a config
 that sends requests or names code needs ``--allow-remote`` / ``--allow-code``; no
 interpolation is evaluated or written). Without ``--margin`` the leader is chosen and each
@@ -107,7 +107,7 @@ def select_suite(args) -> int:
 
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
-        prog="python -m receval.select",
+        prog="receval select",
         description="Choose the cheapest configuration shown not worse than the best one "
         "(within --margin; paired bootstrap, Holm-corrected) and write its config.",
     )
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         if written:
             print(
                 f"receval: wrote {written}; re-run it from its folder with: "
-                f'python -m receval -cp "$(pwd)" -cn {written.stem}', file=sys.stderr,
+                f'receval -cp "$(pwd)" -cn {written.stem}', file=sys.stderr,
             )
         if args.plot:
             print(f"receval: wrote {args.plot}", file=sys.stderr)

@@ -1,11 +1,11 @@
-"""SQL over stored runs: ``python -m receval.sql RUNS... "SELECT ..."``.
+"""SQL over stored runs: ``receval sql RUNS... "SELECT ..."``.
 
 ::
 
-    python -m receval.sql runs/2026-11-29 'SELECT retriever, max_words, avg("hit@3") AS hit3
+    receval sql runs/2026-11-29 'SELECT retriever, max_words, avg("hit@3") AS hit3
         FROM questions WHERE split = '"'"'test'"'"' GROUP BY ALL ORDER BY hit3 DESC'
-    python -m receval.sql runs/ "SELECT label, rr, \\"latency_ms.p50\\" FROM runs ORDER BY rr DESC"
-    python -m receval.sql runs/2026-11-29 --schema
+    receval sql runs/ "SELECT label, rr, \\"latency_ms.p50\\" FROM runs ORDER BY rr DESC"
+    receval sql runs/2026-11-29 --schema
 
 RUNS are run folders, sweeps or folders of sweeps (as ``report`` takes them); the
 last argument is the query. Two views (:mod:`receval.analysis.warehouse`):
@@ -34,7 +34,7 @@ from receval.render import tables
 
 def build_parser() -> options.ArgumentParser:
     parser = options.ArgumentParser(
-        prog="python -m receval.sql",
+        prog="receval sql",
         description="SQL (DuckDB) over stored runs: views 'questions' (one row per question per run) and 'runs'.",
     )
     parser.add_argument(
@@ -54,12 +54,12 @@ def split_args(args) -> tuple[list[str], str | None]:
         return list(args.args), None
     if len(args.args) < 2:
         raise RecevalError(
-            "python -m receval.sql: give the runs, then the query in quotes, e.g. "
+            "receval sql: give the runs, then the query in quotes, e.g. "
             "runs/ 'SELECT label, rr FROM runs' (or --schema to list the columns)"
         )
     *runs, query = args.args
     if not query.strip():
-        raise RecevalError("python -m receval.sql: the query is empty; e.g. 'SELECT label, rr FROM runs'")
+        raise RecevalError("receval sql: the query is empty; e.g. 'SELECT label, rr FROM runs'")
     return runs, query
 
 

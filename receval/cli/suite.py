@@ -1,4 +1,4 @@
-"""``python -m receval.report RUNS... --suite``: what the suite report computes from the
+"""``receval report RUNS... --suite``: what the suite report computes from the
 parsed arguments and how it is written (the shell over :mod:`receval.analysis.suite`
 and :mod:`receval.render.suite`; :mod:`receval.cli.report` loads the runs)."""
 

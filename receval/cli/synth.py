@@ -1,4 +1,4 @@
-"""The thin Hydra shell of ``python -m receval.synth``: compose ``conf/synth.yaml``,
+"""The thin Hydra shell of ``receval synth``: compose ``conf/synth.yaml``,
 call :func:`receval.synth.generate`.
 
 Exit status 0 when the job ran to the end (units that failed are listed on stderr

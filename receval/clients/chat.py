@@ -153,7 +153,7 @@ class ChatClient:
         seed: int | None = None,
     ) -> tuple[dict, dict]:
         """:meth:`complete_json` and the answer's ``usage`` object ({} when it has none), for
-        callers that count tokens (``python -m receval.judge``)."""
+        callers that count tokens (``receval judge``)."""
 
         def attempt() -> tuple[dict, dict]:
             reply = self._send(messages, schema, temperature, seed)

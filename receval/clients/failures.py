@@ -12,8 +12,8 @@ rule, the same for every step:
 - the counts always say what was sent: "N requests sent, M of K answers usable".
 
 A step that fails keeps what it already wrote (a rerun asks only for what is missing),
-and says so in ``kept``. Used by ``receval.judge`` (:mod:`receval.judge.job`, items are
-pairs) and ``receval.synth`` (:mod:`receval.synth.job`, items are questions). The query
+and says so in ``kept``. Used by ``receval judge`` (:mod:`receval.judge.job`, items are
+pairs) and ``receval synth`` (:mod:`receval.synth.job`, items are questions). The query
 transforms (:mod:`receval.transforms._llm`, items are questions' rewrites) and the remote
 re-rankers (:mod:`receval.rerankers.llm`, :mod:`receval.rerankers.http`) hold a stricter
 form of it (:func:`stop`): a run with one question unanswered would not compare, so

@@ -6,7 +6,7 @@
   ``?key=value``, which Hydra refuses in a message that would echo it) is taken as
   written and at each comma.
 - :func:`swept_suffix` names the swept values in the line each job of a sweep prints:
-  ``python -m receval retriever=bm25 retriever.k1=1.2,1.5 retriever.b=0.5,0.75 -m``
+  ``receval retriever=bm25 retriever.k1=1.2,1.5 retriever.b=0.5,0.75 -m``
 runs four jobs that the summary line alone shows as four ``bm25 120 words``
 lines; :func:`swept_suffix` adds ``[k1=1.5 b=0.75]`` from the job's overrides,
 for every key the command line sweeps (``a,b``, ``range(...)``, ``choice(...)``)

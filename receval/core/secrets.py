@@ -32,10 +32,36 @@ SHOWN = 80  # characters of a config value in a message
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
 
 
-def looks_like_key(value: str) -> bool:
-    """A secret rather than a variable name: a known key prefix, or long mixed text with digits."""
-    return value.startswith(KEY_PREFIXES) or (
-        len(value) >= 24 and any(c.isdigit() for c in value) and any(c.islower() for c in value)
+AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|digest)\s+\S{6,}", re.I)  # an Authorization value
+OPAQUE = re.compile(r"[A-Za-z0-9]{20,}")  # a key's random run: 20+ letters and digits, no separator
+HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")  # a hash (a commit, a content hash), not a key
+# a setting named as a credential holds one (``token``, ``body.api_key``, ``x-api-key``,
+# ``client_secret``); ``api_key_env`` (a variable's NAME) and ``max_tokens`` are not such names
+CREDENTIAL_NAME = re.compile(
+    r"(?:^|[_.-])(?:api[_-]?key|apikey|token|access[_-]?token|auth[_-]?token|refresh[_-]?token|secret|"
+    r"client[_-]?secret|password|passwd|pwd|authorization|bearer|credentials?|private[_-]?key)$",
+    re.I,
+)
+
+
+def looks_like_key(value, name: str | None = None) -> bool:
+    """The one rule for a secret: ``value`` (a config value, an override's value) is a key,
+    never to be saved, sent as a parameter or shown. It is when it starts with a known
+    key prefix (``sk-``, ``ghp_``, ``hf_``...), is an Authorization value (``Bearer
+    ...``), or holds a random-looking run (20+ letters and digits mixed, no separator,
+    not a hexadecimal hash); or, with ``name`` (its setting's name), when that name is a
+    credential's (``token``, ``api_key``, ``password``...). Model names
+    (``claude-3-5-sonnet-20241022``), paths and prompts are none of these."""
+    if not isinstance(value, str) or not value.strip():
+        return False
+    if name is not None and CREDENTIAL_NAME.search(str(name)):
+        return True
+    text = value.strip()
+    if text.startswith(KEY_PREFIXES) or AUTH_SCHEME.fullmatch(text):
+        return True
+    return any(
+        any(c.isdigit() for c in run) and any(c.isalpha() for c in run) and not HEX.fullmatch(run)
+        for run in OPAQUE.findall(text)
     )
 
 

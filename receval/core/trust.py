@@ -132,10 +132,25 @@ def _url_message(where: str, secret: str) -> str:
     )
 
 
+def _secret_message(where: str) -> str:
+    return (
+        f"{where} holds what looks like a key (not shown); a key is never written into a config: "
+        "export it as an environment variable and give that variable's NAME in the component's "
+        "api_key_env (or headers: {Authorization: VAR}), or write ${oc.env:VAR} here (nothing was written)"
+    )
+
+
+def _in_headers(path: tuple) -> bool:
+    return len(path) >= 2 and isinstance(path[-2], str) and path[-2].lower() == "headers"
+
+
 def config_problems(data) -> list[str]:
-    """Secrets written into a composed config (a config file or an override): a URL
-    carrying a key, a key where a variable NAME belongs. Checked before Hydra saves
-    the config (:mod:`receval.cli.preflight`); an interpolation is left to run time."""
+    """Secrets written into a composed config (a config file or an override), one message
+    each, never echoing them: a URL carrying a key, a key where a variable NAME belongs,
+    and a key-like value anywhere (``retriever.body.token``, params, any mapping:
+    :func:`receval.core.secrets.looks_like_key`, the one rule). Checked by the run spec
+    and before Hydra saves the config (:mod:`receval.cli.preflight`); an interpolation
+    (``${oc.env:VAR}``, how a secret should come) is left to run time."""
     problems = []
     for path, value, _ in _walk(data):
         key = _last_key(path)
@@ -149,7 +164,16 @@ def config_problems(data) -> list[str]:
             problems.append(_url_message(label(path), secret))
         elif key.endswith("key_env") and value and not is_env_name(value):
             problems.append(_key_message(label(path)))
+        elif not key.endswith("_env") and not _in_headers(path) and looks_like_key(value, key):
+            problems.append(_secret_message(label(path)))
     return problems
+
+
+def _nested(key: str, value) -> dict:
+    """An override's value placed at its dotted key (``a.b=v`` -> ``{a: {b: v}}``)."""
+    for part in reversed(key.split(".")):
+        value = {part: value}
+    return value
 
 
 def argv_problems(argv: list[str]) -> list[str]:
@@ -170,6 +194,11 @@ def argv_problems(argv: list[str]) -> list[str]:
                 problems.append(_header_message(key))
         elif secret := next(filter(None, map(url_secret, [arg.partition("=")[2], *texts])), None):
             problems.append(_url_message(key, secret))
+        elif key.split(".")[-1].lower().endswith("_env"):
+            continue
+        else:  # a key-like value anywhere in what it sets (a mapping's too)
+            found = [p for v in values for p in config_problems(_nested(key, v))]
+            problems += list(dict.fromkeys(found))
     return problems
 
 

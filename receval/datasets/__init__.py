@@ -2,7 +2,7 @@
 
 ``load_dataset(cfg)`` reads the configured format into a :class:`Dataset`, validating
 everything before any result is written; ``load_sections(cfg)`` reads its sections
-alone (no questions needed: what ``receval.synth`` writes questions about). The types
+alone (no questions needed: what ``receval synth`` writes questions about). The types
 are :mod:`.types`; the formats :mod:`.folder` (pages and a questions file, the built-in
 library included) and :mod:`.beir`, :mod:`.irds` (an ir_datasets id); questions and their evidence :mod:`.questions`
 and :mod:`.evidence`.

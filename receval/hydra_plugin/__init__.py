@@ -37,9 +37,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import HydraContext
+
+from receval.hydra_internals import basic_sweeper
+
+BasicSweeper = basic_sweeper()  # imported here, after Hydra's plugin scan (see above)
 
 
 class ComposedOnce:

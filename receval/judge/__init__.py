@@ -1,4 +1,4 @@
-"""Judging a pool: ``python -m receval.judge pool=pool.jsonl judge=KIND out=labels.jsonl``.
+"""Judging a pool: ``receval judge pool=pool.jsonl judge=KIND out=labels.jsonl``.
 
 A judge grades each (question, unit) hole of a pool (:mod:`receval.analysis.pool`) and
 writes labels JSONL (:mod:`receval.results.judgments`). Kinds, each a component of the

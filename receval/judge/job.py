@@ -46,7 +46,7 @@ def read_pool(path: str | Path) -> list[dict]:
     """The pool's lines; a bad line is an error naming the file and line."""
     path = Path(path).expanduser()
     if not path.is_file():
-        raise RecevalError(f"pool={path}: file not found; write one with python -m receval.pool RUNS --out {path}")
+        raise RecevalError(f"pool={path}: file not found; write one with receval pool RUNS --out {path}")
     records = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, text in enumerate(handle, 1):
@@ -60,14 +60,14 @@ def read_pool(path: str | Path) -> list[dict]:
             if not ok or record.get("role", "hole") not in ROLES:
                 raise RecevalError(
                     f"{path}:{number}: not a pool line; each is a JSON object with question_id, id, question, "
-                    "text and role (hole, calibration or reference), as python -m receval.pool writes"
+                    "text and role (hole, calibration or reference), as receval pool writes"
                 )
             if record.get("role") == "calibration" or "known_grade" in record:
                 grade = record.get("known_grade")
                 if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
                     raise RecevalError(
                         f"{path}:{number}: known_grade {cut(repr(grade))} is not a grade; a calibration line's "
-                        f"known_grade is an integer from 0 to {MAX_GRADE}, as python -m receval.pool writes"
+                        f"known_grade is an integer from 0 to {MAX_GRADE}, as receval pool writes"
                     )
             records.append(record)
     return records
@@ -113,7 +113,7 @@ def run_judge(cfg) -> dict:
         raise RecevalError(
             f"receval.judge {judge.name}: graded none of the {len(asked)} pairs asked, so there is nothing to "
             "write: judge=oneshot grades a question's pairs only when the pool holds a known relevant unit for it "
-            "(its reference lines: python -m receval.pool ... --calibrate N), judge=qrels only the pairs its file labels"
+            "(its reference lines: receval pool ... --calibrate N), judge=qrels only the pairs its file labels"
         )
     if counts is not None:
         failures.check(
@@ -159,7 +159,7 @@ def run_judge(cfg) -> dict:
 def summary_lines(summary: dict) -> list[str]:
     from receval.judge.agreement import Agreement
 
-    lines = [f"receval.judge {summary['judge']}: {summary['labelled']} of {summary['holes']} holes labelled "
+    lines = [f"receval judge {summary['judge']}: {summary['labelled']} of {summary['holes']} holes labelled "
              f"(grades {summary['grades']}); wrote {summary['out']} and {summary['agreement_file']}"]
     usage = summary["usage"]
     if "counts" in summary:

@@ -52,7 +52,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from receval.datasets import Question, Section
-from receval.retrievers.text import CJK, has_cjk
+from receval.core.cjk import CJK, has_cjk
 
 COLUMNS = ("rouge1_p", "rouge2_p", "rougeL_p")
 BUCKETS = ("low", "medium", "high")

@@ -14,8 +14,9 @@ when it has any, else its labelled sections (a section is the span of its text).
   item found at rank 1 (so ``ndcg@k`` <= 1 however many items one chunk holds).
 - Every answerable question gets the token measures at each k, tokens being the
   whitespace-separated words of the page (the unit ``chunking.max_words`` counts),
-  except that each CJK character is a token of its own (:func:`token_spans`: Chinese
-  or Japanese text has no spaces, so a whole paragraph would be one token),
+  except that each CJK character is a token of its own
+  (:func:`~receval.chunking.wordspans.token_spans`: Chinese or Japanese text has no
+  spaces, so a whole paragraph would be one token),
   E its units' tokens and C_k the tokens of the page inside its top-k chunks
   (their union, counted once): ``token_recall@k`` = |E & C_k| / |E|,
   ``token_precision@k`` = |E & C_k| / |C_k| (0 when nothing is retrieved),
@@ -32,29 +33,7 @@ from receval.measures.coverage import covered_by_rank, found_rank, union_by_rank
 from receval.datasets import Question, Section
 from receval.metrics import TOKEN_FAMILIES, Judged
 from receval.scoring.rows import EvidenceJudgement
-from receval.chunking.wordspans import word_spans
-from receval.retrievers.text import cjk_mask, has_cjk
-
-
-
-def token_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, ends) of the tokens of ``text``: its whitespace-separated words
-    (:func:`~receval.chunking.wordspans.word_spans`, exactly, when it has no CJK), with
-    every CJK character split out as a token of its own."""
-    starts, ends = word_spans(text)
-    if not has_cjk(text):
-        return starts, ends
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    delta = np.zeros(codes.size + 1, np.int64)
-    delta[starts] += 1
-    delta[ends] -= 1
-    inside = np.cumsum(delta[:-1]) > 0
-    cjk = cjk_mask(codes)
-    before = np.concatenate([[False], inside[:-1] & ~cjk[:-1]])  # a non-CJK letter just before
-    after = np.concatenate([inside[1:] & ~cjk[1:], [False]])  # a non-CJK letter just after
-    begin = inside & (cjk | ~before)
-    end = inside & (cjk | ~after)
-    return np.flatnonzero(begin), np.flatnonzero(end) + 1
+from receval.chunking.wordspans import token_spans  # the one word rule (the chunkers count the same)
 
 
 def token_columns(ks: list[int]) -> list[str]:

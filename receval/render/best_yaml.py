@@ -1,4 +1,4 @@
-"""What ``python -m receval.select`` writes for its choice: ``best.yaml`` (the plot is
+"""What ``receval select`` writes for its choice: ``best.yaml`` (the plot is
 :mod:`receval.render.choice_plot`).
 
 ``best.yaml`` is the chosen run's complete saved config as a primary Hydra config: a
@@ -12,7 +12,7 @@ names code refused unless ``select`` is given ``--allow-remote`` / ``--allow-cod
 interpolation of the run's (its own ``hydra.run.dir`` names the time and process), and
 re-running it sends nothing the user did not allow. Run it with::
 
-    python -m receval -cp "$(pwd)" -cn best            # best.yaml in the current folder
+    receval -cp "$(pwd)" -cn best            # best.yaml in the current folder
 
 ``-cp`` must be absolute and name the folder holding the file; ``-cn`` is the file
 name without ``.yaml``. On the same data it reproduces the chosen run's results
@@ -49,10 +49,10 @@ def best_yaml(run: Run, out: Path, why: str, config: dict) -> str:
     """The text of ``best.yaml`` for ``run`` and its :func:`best_config` (see the module docstring)."""
     name = out.stem
     header = [
-        f"# Chosen by receval.select: {run.run_dir}",
+        f"# Chosen by receval select: {run.run_dir}",
         f"# {why}",
         "# Re-run it (same results on the same data, timings aside):",
-        f'#   python -m receval -cp "$(pwd)" -cn {name}     # from the folder holding {out.name}',
+        f'#   receval -cp "$(pwd)" -cn {name}     # from the folder holding {out.name}',
         "",
     ]
     body = {

@@ -1,4 +1,4 @@
-"""``python -m receval.list`` as a table: one row per stored run."""
+"""``receval list`` as a table: one row per stored run."""
 
 from __future__ import annotations
 

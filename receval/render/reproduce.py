@@ -1,4 +1,4 @@
-"""A reproduction as text: ``python -m receval.reproduce``'s lines per run."""
+"""A reproduction as text: ``receval reproduce``'s lines per run."""
 
 from __future__ import annotations
 

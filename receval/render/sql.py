@@ -1,4 +1,4 @@
-"""``python -m receval.sql`` output: the rows of a query (an Arrow table) in the formats
+"""``receval sql`` output: the rows of a query (an Arrow table) in the formats
 every view shares (:mod:`receval.render.tables`): a terminal table, Markdown, LaTeX,
 CSV (through :func:`~receval.render.tables.csv_cell`) and JSON (``{"columns": [...],
 "rows": [{column: value}, ...]}``, numbers as stored, NULL and NaN as null)."""

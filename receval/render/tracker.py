@@ -1,4 +1,4 @@
-"""Stored runs logged to MLflow (``python -m receval.export RUNS --to mlflow``): the
+"""Stored runs logged to MLflow (``receval export RUNS --to mlflow``): the
 plan of :mod:`receval.analysis.tracker` sent through ``MlflowClient``, to the tracking
 URI the user gave and no other (a URI in a stored config is never read).
 

@@ -106,7 +106,7 @@ def _order(path: Path) -> tuple:
 
 def runs_under(root: str | Path, incomplete: bool = False) -> list[Path]:
     """Run directories (holding ``results.parquet``) anywhere below ``root``, in
-    path order (date, time, job number), without warnings: ``python -m receval.list``.
+    path order (date, time, job number), without warnings: ``receval list``.
     With ``incomplete``, numbered job folders that have a ``run.json`` or ``.hydra``
     but no results are listed too."""
     found = []

@@ -1,8 +1,8 @@
 """TREC runs in and out: an external system's TREC run imported once into the stored
 :class:`Run` type (:func:`import_trec_run`), and a stored run exported as TREC run and
-qrels files (:func:`export`, ``python -m receval.export``).
+qrels files (:func:`export`, ``receval export``).
 
-``python -m receval.report RUN_DIR other_system.trec --qrels qrels.tsv`` reads the
+``receval report RUN_DIR other_system.trec --qrels qrels.tsv`` reads the
 run file (:func:`receval.results.trec.read_run`, trec_eval's order), keeps each question's
 first ``depth`` documents (the stored runs' depth, so MRR@depth means the same), and
 builds its per-question rows with the code a receval run uses

@@ -1,4 +1,4 @@
-"""Added labels: the labels JSONL that ``python -m receval.judge`` writes, read back, and
+"""Added labels: the labels JSONL that ``receval judge`` writes, read back, and
 a stored run re-scored from its stored ranking with them (``report --labels``).
 
 A labels file holds one JSON object per line, ``{"question_id", "id", "grade", "judge",
@@ -57,7 +57,7 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
     grades, is an error naming the file and the line(s)."""
     path = Path(path)
     if not path.is_file():
-        raise RecevalError(f"{option} {path}: file not found; give a labels JSONL written by python -m receval.judge")
+        raise RecevalError(f"{option} {path}: file not found; give a labels JSONL written by receval judge")
     labels: Labels = {}
     where: dict[tuple[str, str], int] = {}
     records = []

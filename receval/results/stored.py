@@ -103,7 +103,7 @@ def read_run(run_dir: str | Path, skip: frozenset[str] = frozenset()) -> Run:
     if not path.is_file():
         raise RunError(
             f"{run_dir}: no {RESULTS} here; give a run directory written by "
-            "'python -m receval' (a sweep's runs are its numbered subfolders)"
+            "'receval' (a sweep's runs are its numbered subfolders)"
         )
     try:
         schema = pq.read_schema(path)

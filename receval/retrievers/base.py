@@ -32,13 +32,17 @@ MAX_BLOCK = 1 << 25
 class Block:
     """A batch's (B, D) scores of every question against every chunk, the wall seconds
     of each stage that made them (a fused retriever: its members and ``fusion``), and
-    what a query transform counted per question (:class:`StageOutput`'s fields)."""
+    what a query transform counted per question (:class:`StageOutput`'s fields), and
+    ``calls``: per question, the search calls of a trajectory answer (a rank-only
+    retriever's, :mod:`receval.retrievers.trajectory`), or None, which a re-ranker or a
+    query transform after it passes on in its own :class:`StageOutput`."""
 
     scores: np.ndarray
     seconds: dict[str, float]
     counts: dict[str, np.ndarray] = field(default_factory=dict)
     tokens_estimated: frozenset[str] = frozenset()
     replayed: dict[str, Replay] = field(default_factory=dict)
+    calls: list | None = None
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,9 @@ def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
 class BM25(LexicalRetriever):
     name = "bm25"
 
-    def __init__(self, tokenizer: Tokenizer, k1: float = 1.2, b: float = 0.75, vocabularies=None):
-        problems = range_problems(BM25Config, {"k1": k1, "b": b}, "retriever")
+    def __init__(self, tokenizer: Tokenizer, k1: float = 1.2, b: float = 0.75, vocabularies=None, checked=False):
+        # checked: the values come from a validated run spec (receval.spec), not checked again
+        problems = [] if checked else range_problems(BM25Config, {"k1": k1, "b": b}, "retriever")
         if problems:
             raise ConfigError(problems)
         super().__init__(tokenizer, vocabularies)
@@ -76,4 +77,4 @@ class BM25(LexicalRetriever):
 
 @component("retriever", "bm25", BM25Config)
 def build_bm25(node, context: Context) -> BM25:
-    return context.once(BM25Config, node, lambda: BM25(context.tokenizer, node.k1, node.b, context.vocabularies))
+    return context.once(BM25Config, node, lambda: BM25(context.tokenizer, node.k1, node.b, context.vocabularies, context.checked))

@@ -221,6 +221,10 @@ class HttpRetriever(RankOnly):
     def answer(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         return self.asked(questions, k)[:2]
 
+    def answer_calls(self, questions: list[str], k: int) -> tuple[np.ndarray, np.ndarray, list | None]:
+        idx, scores, _, calls = self.asked(questions, k)
+        return idx, scores, calls
+
     def rank(self, questions: list[str], depth: int) -> StageOutput:
         """Top lists with each question's own request time (requests may run concurrently)."""
         began = time.perf_counter()

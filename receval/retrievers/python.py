@@ -115,7 +115,7 @@ def load_target(target: str | None, key: str = "retriever.target"):
         if error.name and module_name.startswith(error.name):
             raise ConfigError(
                 f"{key}={target!r}: no module named {error.name!r}; put its folder on PYTHONPATH "
-                f"(PYTHONPATH=/path/to/code python -m receval ...)"
+                f"(PYTHONPATH=/path/to/code receval ...)"
             ) from None
         module = user_call(f"importing {module_name}", importlib.import_module, module_name)
     except Exception:

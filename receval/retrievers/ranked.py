@@ -36,7 +36,7 @@ from receval.core import numeric
 from receval.core.secrets import cut
 from receval.core.errors import RecevalError
 from receval.ranking import sort_candidates
-from receval.retrievers.base import Stage, StageOutput
+from receval.retrievers.base import Block, Stage, StageOutput
 
 
 
@@ -193,9 +193,22 @@ class RankOnly(Stage):
 
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D): each question's top ``pool`` answers' scores, -inf for the rest."""
-        idx, scores = self.answer(questions, self.pool)
-        block = np.full((len(questions), len(self.tie_rank)), -np.inf, dtype=np.float64)
-        rows = np.broadcast_to(np.arange(len(questions))[:, None], idx.shape)
+        return self.spread(*self.answer(questions, self.pool))
+
+    def scored(self, questions: list[str]) -> Block:
+        """:meth:`score` timed, with each question's search calls when the retriever
+        answers with trajectories (each call cut to ``pool``, what a re-ranker sees), so
+        a re-ranker or a query transform after it keeps them (``n_calls``...)."""
+        began = time.perf_counter()
+        idx, scores, calls = self.answer_calls(questions, self.pool)
+        block = self.spread(idx, scores)
+        counts = self.output(idx, scores, {}, calls).counts
+        return Block(block, {self.name: time.perf_counter() - began}, counts, calls=calls)
+
+    def spread(self, idx: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """(B, D) block holding each row's answers' scores, -inf for the other chunks."""
+        block = np.full((len(idx), len(self.tie_rank)), -np.inf, dtype=np.float64)
+        rows = np.broadcast_to(np.arange(len(idx))[:, None], idx.shape)
         held = idx >= 0
         block[rows[held], idx[held]] = scores[held]
         return block

@@ -69,6 +69,30 @@ class SpladeConfig(RetrieverConfig):
         return f"splade:{Path(str(node.model)).name}"
 
 
+HEAD_NEEDED = (
+    "SPLADE needs a masked-LM checkpoint, whose head gives a weight per vocabulary term "
+    "(config.json architectures ...ForMaskedLM, e.g. naver/splade-cocondenser-ensembledistil); "
+    "a bare encoder's head would be random numbers"
+)
+
+
+def masked_lm_problem(config_json: Path) -> str | None:
+    """Why the checkpoint ``config.json`` describes has no masked-LM head (None when it
+    has one, or does not say): its ``architectures`` name none (``BertModel``, a
+    classifier). Read before torch is imported; :meth:`Splade.load` then checks the
+    head's weights are really in the checkpoint."""
+    try:
+        architectures = json.loads(config_json.read_text(encoding="utf-8")).get("architectures")
+    except (OSError, ValueError, AttributeError):
+        return None  # transformers reports an unreadable config when it loads it
+    if not isinstance(architectures, list) or not architectures:
+        return None
+    names = [str(a) for a in architectures]
+    if any(a.endswith(("ForMaskedLM", "ForPreTraining")) for a in names):
+        return None
+    return f"holds a {', '.join(names)} checkpoint (config.json architectures), which has no masked-LM head"
+
+
 def model_folder(name: str) -> Path:
     """The checked ``retriever.model`` folder (a ``config.json`` beside its weights); a
     ConfigError naming it otherwise, before torch is imported."""
@@ -78,6 +102,9 @@ def model_folder(name: str) -> Path:
         raise ConfigError(f"retriever.model={name!r}: {path.resolve()} {what}; {HOW_TO_GET}")
     if not (path / "config.json").is_file():
         raise ConfigError(f"retriever.model={name!r}: {path.resolve()} holds no config.json, so it is no saved model; {HOW_TO_GET}")
+    head_problem = masked_lm_problem(path / "config.json")
+    if head_problem:
+        raise ConfigError(f"retriever.model={name!r}: {path.resolve()} {head_problem}; {HEAD_NEEDED}")
     missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
     if missing:
         raise ConfigError(f"retriever=splade needs {', '.join(missing)}, which is not installed: {INSTALL}")
@@ -118,13 +145,23 @@ class Splade(LexicalRetriever):
 
         try:
             self.tokens = AutoTokenizer.from_pretrained(str(self.folder), local_files_only=True)
-            self.model = AutoModelForMaskedLM.from_pretrained(str(self.folder), local_files_only=True).eval()
+            model, info = AutoModelForMaskedLM.from_pretrained(
+                str(self.folder), local_files_only=True, output_loading_info=True
+            )
         except Exception as error:  # the folder's files, read by transformers
             first = (str(error).strip().splitlines() or [""])[0]
             raise ConfigError(
                 f"retriever.model={str(self.folder)!r}: not a masked-LM model and tokenizer transformers can load "
                 f"({type(error).__name__}: {cut(first, 200)}); {HOW_TO_GET}"
             ) from None
+        missing = list(info.get("missing_keys") or [])
+        if missing:  # transformers filled them with random numbers: the weights would be noise
+            self.tokens = None
+            raise ConfigError(
+                f"retriever.model={str(self.folder)!r}: the checkpoint lacks {len(missing)} weights of the masked-LM "
+                f"head ({cut(', '.join(sorted(missing)), 120)}); {HEAD_NEEDED}"
+            )
+        self.model = model.eval()
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if isinstance(limit, int) and 0 < limit < self.max_length:
             self.max_length = limit

@@ -30,39 +30,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-import numpy as np
-
+from receval.core.cjk import _CJK_ANY, CJK, CJK_RANGES, cjk_mask, has_cjk  # noqa: F401 (re-exported)
 from receval.core.errors import ConfigError
 from receval.retrievers.stopwords import STOPWORDS as _LISTS
 
 WORD = re.compile(r"\w+")
 STOPWORDS = _LISTS["english"]  # the default language's list (RM3 reads it)
 
-# The word characters of the Han, Hiragana, Katakana and Hangul scripts (with the kana
-# voicing marks and prolonged-sound mark they share with Common), as code point ranges:
-# one table for the tokenizer's regular expressions and the span measures' numpy mask.
-CJK_RANGES = (
-    (0x1100, 0x11FF), (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3038, 0x303B),
-    (0x3041, 0x309F), (0x30A1, 0x30FA), (0x30FC, 0x30FF), (0x3131, 0x318E), (0x31F0, 0x31FF),
-    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF),
-    (0xFF66, 0xFF9F), (0xFFA0, 0xFFDC), (0x16FE2, 0x16FE3), (0x16FF0, 0x16FF6), (0x1AFF0, 0x1B16F),
-    (0x1F200, 0x1F200), (0x20000, 0x3FFFF),
-)
-CJK = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)  # a character class's body
-_CJK_ANY = re.compile(f"[{CJK}]")
 _CJK_OR_WIDE = re.compile(f"[{CJK}\uff01-\uff5e]")  # a text the CJK rule can change
 _WIDE = re.compile("[\uff01-\uff5e\uff61-\uffdc]+")  # full-width ASCII, half-width kana and Hangul
 _CJK_WORD = re.compile(f"[{CJK}]+|[^\\W{CJK}]+")  # a CJK run (a bigram or a lone character) or a word
-_BOUNDS = np.asarray([edge for lo, hi in CJK_RANGES for edge in (lo, hi + 1)], dtype=np.int64)
-
-
-def has_cjk(text: str) -> bool:
-    return _CJK_ANY.search(text) is not None
-
-
-def cjk_mask(codes: np.ndarray) -> np.ndarray:
-    """(n,) True where a code point (``codes``, e.g. a text's UTF-32) is a CJK character."""
-    return np.searchsorted(_BOUNDS, codes, side="right") % 2 == 1
 
 
 def cjk_words(text: str) -> list[str]:

@@ -16,7 +16,7 @@ component is typed by its own kind's schema when it is built. So after compositi
   NaN and infinities lie in no range, so this is also the one finiteness check.
   A list of numbers (``metrics.ks``, fusion weights) has each element checked.
 
-``python -m receval.schema`` prints every range (docs/ranges.md is that output:
+``python -m receval.schema`` prints every range (docs/pages/reference/ranges.md is that output:
 :func:`receval.config.ranges_table`).
 """
 

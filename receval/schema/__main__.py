@@ -1,5 +1,5 @@
 """``python -m receval.schema``: every number receval's configs hold, with its range
-(Markdown; docs/ranges.md is this output)."""
+(Markdown; docs/pages/reference/ranges.md is this output)."""
 
 from receval.config import ranges_table
 

@@ -25,7 +25,7 @@ is >= 1; ungraded labels have grade 1. Formulas, with rel_i = 1 if gain_i >= 1:
   0 included), k counted even when fewer were retrieved: how much of what a run shows
   the labels can score at all (ir_measures ``Judged@k``; trec_eval ``P_k`` over qrels
   where every judgement counts as relevant, i.e. its ``-J`` judged-only count at k / k).
-  A run whose judged@k is low is scored mostly on holes, see ``python -m receval.pool``.
+  A run whose judged@k is low is scored mostly on holes, see ``receval pool``.
 - ``bpref``: (1 / R) sum over retrieved relevant r of 1 - min(n_r, R) / min(N, R),
   n_r = judged non-relevant sections ranked above r, N = judged non-relevant sections
   of the question; a term is 1 while n_r = 0 (trec_eval ``bpref``; Buckley & Voorhees,

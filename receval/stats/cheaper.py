@@ -1,4 +1,4 @@
-"""When one run is cheaper than another, and the tie rule, for ``receval.select``.
+"""When one run is cheaper than another, and the tie rule, for ``receval select``.
 
 Costs (``--prefer``): ``p50_ms`` (median latency per question), ``chunks`` (indexed)
 and ``money`` (US dollars per 1,000 questions). ``chunks`` and ``money`` are counts and

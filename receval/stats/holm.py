@@ -1,4 +1,4 @@
-"""Holm's step-down correction for the comparisons ``receval.select`` makes against its leader.
+"""Holm's step-down correction for the comparisons ``receval select`` makes against its leader.
 
 Comparing every cheaper run with the best one is ``m`` tests at once; at a per-test
 level of 5%, some run that is in fact worse by more than the margin would pass as "not

@@ -1,6 +1,6 @@
 """How many questions a paired comparison needs: the sample size of a one-sided paired t-test.
 
-``receval.select`` asks it when no cheaper run is shown not worse at the user's margin:
+``receval select`` asks it when no cheaper run is shown not worse at the user's margin:
 how many questions would show non-inferiority if the differences observed held. The
 power formula itself lives in :mod:`receval.stats.detectable` (two-sided and one-sided);
 this module keeps select's one-sided, margin-shifted use of it.

@@ -1,7 +1,7 @@
 """Synthetic questions: ask a chat model for a question about each section.
 
-``python -m receval.synth synth.base_url=... synth.model=... [overrides]`` writes a
-questions file that ``python -m receval dataset.questions=FILE`` reads as it is.
+``receval synth synth.base_url=... synth.model=... [overrides]`` writes a
+questions file that ``receval dataset.questions=FILE`` reads as it is.
 
 What is generated. The *units* are the dataset's sections (``synth.unit=section``)
 or their chunks (``synth.unit=chunk``, cut by the ``chunking`` group, without the

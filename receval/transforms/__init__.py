@@ -69,6 +69,8 @@ class Spent:
         self.counts: dict[str, np.ndarray] = {}
         self.estimated: frozenset[str] = frozenset()
         self.replays: dict[str, Replay] = {}
+        self.first_calls: list | None = None  # the first stage's search calls, per text searched
+        self.first_counts: dict[str, np.ndarray] = {}  # its per-text counts (requests.<name>)
 
     def replayed(self, stage: str, replay: Replay) -> None:
         """Answers replayed from the cache: ``stage`` reports their live time in place of
@@ -93,6 +95,7 @@ class Spent:
         elapsed = time.perf_counter() - began
         if isinstance(out, (Block, StageOutput)):
             self.replays = merged(self.replays, out.replayed)
+            self.first_calls, self.first_counts = out.calls, out.counts
             seconds, out = out.seconds, (out.scores if isinstance(out, Block) else (out.idx, out.scores))
         else:
             seconds = {first.name: elapsed}
@@ -109,6 +112,7 @@ class Transformed(Stage):
     gathers the batch's seconds and counts, which ``scored`` and ``rank`` return."""
 
     stages: tuple[str, ...] = (TRANSFORM,)  # stage columns of its own (cost.stage_names)
+    one_search_per_question = True  # the first stage searches one text per question (its calls are the question's)
 
     def __init__(self, first: Stage, transform):
         self.first, self.transform = first, transform
@@ -130,7 +134,8 @@ class Transformed(Stage):
     def scored(self, questions: list[str]) -> Block:
         spent = Spent()
         scores = self._score(questions, spent)
-        return Block(scores, spent.seconds, spent.counts, spent.estimated, spent.replays)
+        calls, counts = self._first_calls(spent)
+        return Block(scores, spent.seconds, counts, spent.estimated, spent.replays, calls)
 
     def score(self, questions: list[str]) -> np.ndarray:
         return self.scored(questions).scores
@@ -138,8 +143,17 @@ class Transformed(Stage):
     def rank(self, questions: list[str], depth: int) -> StageOutput:
         spent = Spent()
         idx, scores = self._rank(questions, depth, spent)
-        return StageOutput(idx, scores, spent.seconds, spent.counts, tokens_estimated=spent.estimated,
-                           replayed=spent.replays)
+        calls, counts = self._first_calls(spent)
+        return StageOutput(idx, scores, spent.seconds, counts, tokens_estimated=spent.estimated,
+                           replayed=spent.replays, calls=calls)
+
+    def _first_calls(self, spent: Spent) -> tuple[list | None, dict[str, np.ndarray]]:
+        """The first stage's search calls (a trajectory, searched with what the transform
+        made of each question) and the batch's counts with the first stage's; none of
+        them when the transform searched several texts per question (``multi_query``)."""
+        if not self.one_search_per_question or spent.first_calls is None:
+            return None, spent.counts
+        return spent.first_calls, {**spent.first_counts, **spent.counts}
 
     def _rank(self, questions: list[str], depth: int, spent: Spent) -> tuple[np.ndarray, np.ndarray]:
         block = self._score(questions, spent)

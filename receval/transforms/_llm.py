@@ -18,6 +18,7 @@ answers for the run only.
 
 from __future__ import annotations
 
+import string
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -55,9 +56,31 @@ class LlmFields:
             problems.append("base_url is required: the chat API root, e.g. transform.base_url=http://localhost:11434/v1")
         if not self.model:
             problems.append("model is required: the model name the API expects, e.g. transform.model=qwen2.5:7b")
-        if "{question}" not in self.prompt:  # every LLM transform's schema has a prompt
-            problems.append("prompt must hold {question}, where the question goes")
-        return problems
+        # every LLM transform's schema has a prompt, and names what it fills in (PLACEHOLDERS)
+        return problems + prompt_problems(self.prompt, getattr(self, "PLACEHOLDERS", ("question",)))
+
+
+def prompt_problems(prompt: str, allowed: tuple[str, ...]) -> list[str]:
+    """The one rule of a prompt that ``str.format`` fills (keys relative to the node): it
+    holds ``{question}``, and no placeholder but ``allowed`` ones, each plain (``{foo}``,
+    ``{}``, ``{question.x}`` or ``{n!r}`` would fail or leak at the first request, after
+    the index was built); a literal brace is written ``{{`` / ``}}``."""
+    names = ", ".join("{" + name + "}" for name in allowed)
+    fix = f"the placeholders are {names}; write a literal brace as {{{{ or }}}}"
+    try:
+        parsed = list(string.Formatter().parse(prompt))
+    except ValueError as error:
+        return [f"prompt cannot be filled in ({error}): {fix}"]
+    problems = []
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if name not in allowed or spec or conversion:
+            written = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            problems.append(f"prompt holds {written[:40]}, which is no placeholder a request fills: {fix}")
+    if "question" not in [name for _, name, _, _ in parsed]:
+        problems.append("prompt must hold {question}, where the question goes")
+    return problems
 
 
 class Asker:

@@ -15,6 +15,7 @@ with the run and changing it changes the run's identity.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 from enum import StrEnum
 
 from receval.components import Context, TransformConfig, component
@@ -42,6 +43,7 @@ class HydeConfig(LlmFields, TransformConfig):
     kind: str = "hyde"
     search_with: SearchWith = SearchWith.both
     prompt: str = PROMPT  # the user message; {question} is the question ({{ }}: a literal brace)
+    PLACEHOLDERS: ClassVar[tuple[str, ...]] = ("question",)  # what build_messages fills in
 
     def problems(self) -> list[str]:
         return self.llm_problems()

@@ -14,6 +14,7 @@ says. Fusion time is the stage ``fusion`` (added to a fused first stage's own).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -40,6 +41,7 @@ class MultiQueryConfig(LlmFields, TransformConfig):
     n: int = field(default=3, metadata=range_(1, 100))  # rewrites per question
     include_question: bool = True  # the question's own list is fused too
     prompt: str = PROMPT  # the user message; {question}, {n} ({{ }}: a literal brace)
+    PLACEHOLDERS: ClassVar[tuple[str, ...]] = ("question", "n")  # what build_messages fills in
 
     def problems(self) -> list[str]:
         return self.llm_problems()
@@ -89,6 +91,7 @@ class Rewrites(Rewritten):
 
     stages = (TRANSFORM, "fusion")
     floor = None  # a chunk no list holds is -inf
+    one_search_per_question = False  # several lists per question: a trajectory's calls are not kept
 
     def __init__(self, first, transform, fusion: dict):
         super().__init__(first, transform)
