@@ -244,6 +244,8 @@ class SynthConfig:
     # share of questions in split dev (the rest: test), by id hash
     dev_fraction: float = field(default=0.5, metadata=range_(0, 1))
     out: str = "questions.synthetic.jsonl"  # appended to, resumable
+    # the answer cache's root (receval/clients/calls.py); null: RECEVAL_CACHE_DIR or .cache/receval
+    cache_dir: Optional[str] = None
 
 
 @dataclass

@@ -336,7 +336,8 @@ class EmbeddingsHandler(BaseHTTPRequestHandler):
         if mode == "short":
             return self._send(200, json.dumps({"data": [{"embedding": [1.0], "index": 0}]}).encode())
         texts = json.loads(body)["input"]
-        data = [{"object": "embedding", "embedding": http_vector(t), "index": i} for i, t in enumerate(texts)]
+        vector = (lambda t: [-x for x in http_vector(t)]) if mode == "negated" else http_vector  # another server
+        data = [{"object": "embedding", "embedding": vector(t), "index": i} for i, t in enumerate(texts)]
         data.reverse()  # out of order on purpose: the client must use "index"
         self._send(200, json.dumps({"object": "list", "data": data, "model": "fake"}).encode())
 
@@ -462,6 +463,63 @@ def test_dense_over_http_caches_chunks_and_counts_calls(api, key, tmp_path):
             assert KEY.encode() not in path.read_bytes()
     assert KEY not in repr(dense) and KEY.encode() not in pickle.dumps(dense)
     assert KEY not in json.dumps(dense.cache.identity)
+
+
+def test_two_embedding_servers_with_one_model_name_and_one_cache_are_both_asked(api, key, tmp_path):
+    """The packs are keyed by the cached-call layer's key (endpoint, model, fields, text hash):
+    a second server serving the same model name is asked, and its own vectors are used; a
+    rerun against the first replays its vectors with the latency they took live."""
+    chunks = ["loan periods are three weeks", "opening hours nine to five", "fines are ten pence", "rooms"]
+    with loopback(EmbeddingsHandler) as other:
+        other.mode, other.requests = "negated", []
+        first = Dense.from_config(cfg(backend="http", base_url=api.base_url, model="fake-embed", api_key_env=key,
+                                      batch_size=4), tmp_path / "cache")
+        first.fit(chunks)
+        live_ms = list(first.encoder.live_ms)  # one request for the four: its latency shared by them
+        second = Dense.from_config(cfg(backend="http", base_url=f"{other.root}/v1", model="fake-embed",
+                                       api_key_env=key, batch_size=4), tmp_path / "cache")
+        second.fit(chunks)
+    assert len(api.requests) == 1 and len(other.requests) == 1
+    assert (second.encoded, second.cache_hits, second.api_calls) == (4, 0, 1)
+    np.testing.assert_allclose(second.chunk_vectors, -first.chunk_vectors, rtol=1e-6)
+    np.testing.assert_allclose(first.chunk_vectors, unit([http_vector(t) for t in chunks]), rtol=1e-6)
+    assert first.facts() == {} and second.facts() == {}  # asked live: nothing replayed
+
+    again = Dense.from_config(cfg(backend="http", base_url=api.base_url + "/", model="fake-embed", api_key_env=key,
+                                  batch_size=4), tmp_path / "cache")  # another spelling of the first server
+    again.fit(chunks)
+    assert (again.encoded, again.cache_hits, again.api_calls) == (0, 4, 0) and len(api.requests) == 1
+    np.testing.assert_array_equal(again.chunk_vectors, first.chunk_vectors)
+    # the replay carries what the vectors cost live (stored as float32 milliseconds per text)
+    assert again.replayed_live == 4
+    assert again.replayed_live_s * 1000 == pytest.approx(sum(live_ms), rel=1e-5)
+    assert again.facts() == {"dense.replayed_embeddings": 4,
+                             "dense.replayed_embeddings_live_ms": round(again.replayed_live_s * 1000, 3)}
+
+
+def test_pack_keys_are_the_cached_call_layers_and_old_packs_still_read(tmp_path):
+    """An API's pack key is :func:`receval.clients.calls.call_key` of (endpoint, model, fields,
+    text), as 32 bytes; a format-1 pack (no latencies) reads with NaN latencies."""
+    from receval.clients.calls import call_key
+    from receval.encoders import cache as packs
+
+    encoder = HttpEncoder("HTTP://127.0.0.1:80/v1/", "m")
+    assert encoder.keys(["a text"]) == [bytes.fromhex(call_key("http://127.0.0.1/v1/embeddings", "m", {}, "a text"))]
+    store = EmbeddingCache(tmp_path, {"model": "x"})
+    store.folder.mkdir(parents=True)
+    keys, vectors = [text_key("one"), text_key("two")], np.asarray([[1, 0], [0, 1]], np.float32)
+    payload = b"".join(keys) + vectors.astype("<f4").tobytes()
+    header = packs._HEADER.pack(packs._MAGIC_V1, 2, 2, hashlib.sha256(payload).digest())
+    (store.folder / "pack-0-old.emb").write_bytes(header + payload)
+    live: dict = {}
+    found = store.get(keys, live)
+    np.testing.assert_array_equal(found[keys[1]], [0, 1])
+    assert len(live) == 2 and all(np.isnan(ms) for ms in live.values())
+    assert store.holds(keys).tolist() == [True, True]
+    store.put([text_key("three")], np.asarray([[1, 1]], np.float32), [12.5])
+    live = {}
+    store.get([text_key("three")], live)
+    assert live == {text_key("three"): 12.5}
 
 
 @pytest.mark.parametrize("index", [True, 1.0, "1", -1, 2, 0])

@@ -112,7 +112,9 @@ def test_http_rerank_malformed_answer_is_one_error(server):
     node = {"kind": "http", "base_url": server.url + "/broken", "model": "m1", "retries": 0, "first_size": 2}
     stage = Reranked(Fixed([2, 1]), components.build("rerank", node, Context()), first_size=2)
     stage.fit(["a", "b"], np.arange(2))
-    with pytest.raises(RecevalError, match=r"/broken/rerank answered with something that is not a JSON object"):
+    with pytest.raises(RecevalError, match=r"/broken/rerank: rerank=http, rerank.model='m1': nothing usable came "
+                                           r"back: 1 request sent, 0 of 1 rankings usable, 1 failed \(last: "
+                                           r"answered with something that is not a JSON object"):
         out = stage.rank(["q"], 2)
 
 
@@ -212,6 +214,49 @@ def test_llm_rerank_estimates_tokens_without_usage_and_refuses_a_non_grade(chat)
     stage.fit(["alpha page", "eps page"], np.arange(2))
     with pytest.raises(RecevalError, match=r"did not answer a grade 0-3"):
         out = stage.rank(["q"], 2)
+
+
+def test_llm_rerank_against_a_server_answering_prose_stops_in_the_failure_rules_words():
+    """The one failure rule's stricter form (receval.clients.failures.stop), as judge and synth
+    word it: the counts say what was sent, the last reason is named, pairs after a failure
+    are not sent; one pair left ungraded is enough to stop (a run with a hole would not compare)."""
+    from chatserver import ChatServer, chat_reply
+
+    server = ChatServer()
+    server.thread.start()
+    try:
+        server.respond = lambda body, attempt: chat_reply("The passage seems quite relevant to me.")
+        node = {"kind": "llm", "base_url": server.url, "model": "judge", "first_size": 2, "api_key_env": None,
+                "concurrency": 1}
+        stage = Reranked(Fixed([2, 1, 0]), components.build("rerank", node, Context()), first_size=2)
+        stage.fit(["alpha", "beta", "gamma"], np.arange(3))
+        with pytest.raises(RecevalError) as stopped:
+            stage.rank(["q1", "q2"], 3)
+        assert str(stopped.value) == (
+            f"{server.url}/chat/completions: rerank=llm, rerank.model='judge': nothing usable came back: "
+            "1 request sent, 0 of 4 grades usable, 1 failed (last: did not answer a grade 0-3 as {\"grade\": n}: "
+            "'The passage seems quite relevant to me.'); raise rerank.retries or rerank.timeout, or check the "
+            'server and that the model answers {"grade": n}'
+        )
+        assert len(server.requests) == 1
+
+        # the first question's pairs graded, the second's first pair in prose: one hole stops the run
+        def respond(body, attempt):
+            if "Question: q2" in body["messages"][-1]["content"]:
+                return chat_reply("The passage seems quite relevant to me.")
+            return chat_reply('{"grade": 2}')
+
+        server.respond = respond
+        server.requests.clear()
+        stage = Reranked(Fixed([2, 1, 0]), components.build("rerank", node, Context()), first_size=2)
+        stage.fit(["alpha", "beta", "gamma"], np.arange(3))
+        with pytest.raises(RecevalError, match=r"rerank.model='judge': a run with a question left unanswered would "
+                                               r"not compare: 3 requests sent, 2 of 4 grades usable, 1 failed "
+                                               r"\(last: did not answer a grade"):
+            stage.rank(["q1", "q2"], 3)
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
 
 
 def embeddings_answer(body: dict) -> bytes:
@@ -327,7 +372,9 @@ def test_http_rerank_refuses_an_index_scored_twice(monkeypatch):
 
     running = Server(answer)
     try:
-        with pytest.raises(RecevalError, match=r"/rerank: the answer scores document 0 twice: .*index.: 0"):
+        with pytest.raises(RecevalError, match=r"/rerank: .*nothing usable came back: 1 request sent, 0 of 1 rankings "
+                                               r"usable, 1 failed \(last: the answer scores document 0 twice: "
+                                               r".*index.: 0"):
             _rerank("http", running.url)
     finally:
         running.close()

@@ -61,6 +61,7 @@ def synth_config(server, tmp_path):
         base = [
             f"synth.base_url={server.url}", "synth.model=test-model", f"synth.out={tmp_path / 'syn.jsonl'}",
             "synth.backoff=0.001", "synth.max_backoff=0.01", "synth.concurrency=2",
+            f"synth.cache_dir={tmp_path / 'cache'}",  # answers of this test's server only
         ]
         with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
             return compose("synth", overrides=[*base, *overrides])
@@ -371,9 +372,12 @@ def test_resume_skips_done_sections_and_drops_a_truncated_last_line(synth_config
     server.requests.clear()
     again = generate(cfg, progress=False)
     assert "dropped an incomplete last line" in capsys.readouterr().err
-    assert again.already == 5 and again.written == 3 and len(server.requests) == 3
+    # the 3 lost questions' answers are replayed from the cache: no request, the same questions
+    assert again.already == 5 and again.written == 3 and not server.requests and again.replayed == 3
     records = lines(out)
     assert sorted(r["id"] for r in records) == sorted(json.loads(line)["id"] for line in full)
+    assert {r["id"]: r["question"] for r in records} == {
+        json.loads(line)["id"]: json.loads(line)["question"] for line in full}
     assert len(read_questions(out, site_sections())) == 8
 
     # a complete but unterminated last line is kept and terminated

@@ -39,6 +39,7 @@ def synth_config(server, tmp_path):
         base = [
             f"synth.base_url={server.url}", "synth.model=test-model", f"synth.out={tmp_path / 'syn.jsonl'}",
             "synth.backoff=0.001", "synth.max_backoff=0.01", "synth.concurrency=2",
+            f"synth.cache_dir={tmp_path / 'cache'}",  # answers of this test's server only
         ]
         with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
             return compose("synth", overrides=[*base, *overrides])
@@ -148,12 +149,14 @@ def test_a_few_duplicates_are_asked_again_then_dropped_with_a_count(synth_config
     asked_again = [r["body"]["messages"][-1]["content"] for r in server.requests
                    if "What does it cost?" in r["body"]["messages"][-1]["content"]]
     assert len(asked_again) == 2 and all("- What does it cost?" in text for text in asked_again)
-    # a rerun asks the dropped one again (3 attempts) and drops it again: questions already in the file count
+    # a rerun replays the dropped one's 3 attempts from the cache (each attempt its own entry) and drops
+    # it again: questions already in the file count
     server.requests.clear()
-    with pytest.raises(RecevalError, match=r"receval.synth: nothing usable came back: 3 requests sent, 0 of 1 "
-                                           r"questions usable, 1 failed .*The 7 questions in .* are kept"):
+    with pytest.raises(RecevalError, match=r"receval.synth: nothing usable came back: 0 requests sent \(3 answers "
+                                           r"replayed from the cache\), 0 of 1 questions usable, 1 failed "
+                                           r".*The 7 questions in .* are kept"):
         generate(cfg, progress=False)
-    assert len(server.requests) == 3
+    assert not server.requests
 
 
 def test_a_repeat_asked_again_gets_a_distinct_question(synth_config, server):
@@ -263,3 +266,58 @@ def test_a_set_with_one_label_per_question_gets_the_note(synth_config, server, t
     assert report_for([str(other)]).questions["notes"] == []
     assert report_for([str(run_dir), str(other)]).questions["notes"] == []
     assert report_for([str(run_dir), "--where", f"question_id={records[1]['id']}"]).questions["notes"] == [ONE_LABEL]
+
+
+# ----------------------------------------------------------------- the cached-call layer
+
+
+def test_a_rerun_replays_every_attempt_from_the_cache_and_writes_the_same_questions(synth_config, server):
+    """Synth asks through the cached-call layer: a re-ask (a reply that repeated a kept question)
+    is its own entry, so the first run's re-ask is sent and gets a new question, and a rerun
+    into a new file sends nothing and writes the same questions, the re-asked one included."""
+    def respond(body, attempt):  # two sections get one question until told it is written
+        texts = passages_of(body)
+        if texts[0].startswith(("Riders must be", "A single ride")) and \
+                "Questions already written" not in body["messages"][-1]["content"]:
+            return chat_reply(json.dumps({"question": "What does a single ride cost?", "answer": "a",
+                                          "quotes": [first_sentence(texts[0])]}))
+        return None
+
+    server.respond = respond
+    cfg = synth_config("dataset=folder", f"dataset.path={SITE}", "synth.concurrency=1")
+    first = generate(cfg, progress=False)
+    assert first.written == 8 and first.duplicates == 1 and len(server.requests) == 9 and first.replayed == 0
+    written = {r["id"]: r["question"] for r in lines(first.path)}
+    assert len(set(written.values())) == 8
+
+    first.path.unlink()
+    server.requests.clear()
+    again = generate(cfg, progress=False)
+    assert not server.requests and again.requests == 0 and again.replayed == 9
+    assert again.written == 8 and again.duplicates == 1
+    assert {r["id"]: r["question"] for r in lines(again.path)} == written
+    assert again.counts.line() == "0 requests sent (9 answers replayed from the cache), 8 of 8 questions usable"
+
+
+def test_two_servers_with_one_model_name_and_one_cache_are_both_asked(synth_config, server, tmp_path):
+    """The cache is keyed by the endpoint: another server serving the same model name is asked,
+    and its own questions are written."""
+    other = ChatServer()
+    other.thread.start()
+    try:
+        def respond(body, attempt):
+            texts = passages_of(body)
+            return chat_reply(json.dumps({"question": f"Server B asks: {' '.join(texts[0].split()[:6])}?",
+                                          "answer": "a", "quotes": [first_sentence(texts[0])]}))
+
+        other.respond = respond
+        site = ("dataset=folder", f"dataset.path={SITE}", "synth.concurrency=1")
+        a = generate(synth_config(*site), progress=False)
+        b = generate(synth_config(*site, f"synth.base_url={other.url}", f"synth.out={tmp_path / 'b.jsonl'}"),
+                     progress=False)
+    finally:
+        other.httpd.shutdown()
+        other.httpd.server_close()
+    assert len(server.requests) == 8 and len(other.requests) == 8 and b.replayed == 0
+    assert not any(r["question"].startswith("Server B") for r in lines(a.path))
+    assert all(r["question"].startswith("Server B asks: ") for r in lines(b.path)) and len(lines(b.path)) == 8

@@ -174,8 +174,32 @@ def test_llm_transform_needs_an_endpoint_and_a_model(make_config):
 def test_a_reply_that_never_fits_stops_the_run(server, make_config, tmp_path):
     server.respond = lambda body, attempt: with_usage({"queries": ["only one"]})
     cfg = make_config(*llm(server, "multi_query"), "transform.retries=1", "cache_dir=null")
-    with pytest.raises(RecevalError, match="transform.model='tiny-test' gave no usable answer"):
+    with pytest.raises(RecevalError, match=r"transform=multi_query, transform.model='tiny-test': nothing usable "
+                                           r"came back: \d+ requests sent, 0 of \d+ answers usable"):
         run(cfg, tmp_path / "run")
+
+
+@pytest.mark.parametrize("kind", ["hyde", "multi_query"])
+def test_a_server_answering_prose_stops_the_transform_in_the_failure_rules_words(server, kind):
+    """The one failure rule's stricter form (receval.clients.failures.stop): the counts say what
+    was sent, and the last reason is named. One question in flight at a time: the first
+    question's 1 + retries requests, and the questions after it are not sent."""
+    server.respond = lambda body, attempt: chat_reply("Sure! Here is a passage about that.")
+    from receval import components
+
+    node = {"kind": kind, "base_url": server.url, "model": "m", "concurrency": 1, "retries": 2,
+            "backoff": 0.001}
+    stage = components.build("transform", node, Context()).wrap(BM25(Tokenizer()), {"method": "rrf", "k": 60.0})
+    stage.fit(["install the package", "bananas are yellow"], np.arange(2))
+    with pytest.raises(RecevalError) as stopped:
+        stage.rank(["bananas", "pip", "cache"], 2)
+    assert str(stopped.value) == (
+        f"{server.url}/chat/completions: transform={kind}, transform.model='m': nothing usable came back: "
+        "3 requests sent, 0 of 3 answers usable, 1 failed (last: gave up after 3 attempts; last: the reply's "
+        "content is not a JSON object: 'Sure! Here is a passage about that.'); raise transform.retries or "
+        "transform.timeout, or check the server and that the model answers the JSON the prompt asks for"
+    )
+    assert len(server.requests) == 3
 
 
 def test_hyde_before_a_score_only_stage_and_a_reranker(server):

@@ -22,6 +22,10 @@ from the cache); it carries the latency (``live_ms``) and the tokens it had when
 asked live, and a replay's own read time apart (``replay_ms``). A replayed step reports
 its live cost, never the replay's wall time (:class:`Replay`).
 
+**Embeddings** keep their per-text packs (:mod:`receval.encoders.cache`: one file per
+text would be millions of files), keyed by :func:`call_keys`, this key function, and
+holding each text's live latency (:mod:`receval.encoders.http`).
+
 **The cache**: one JSON file per answer under ``<cache_dir>/calls/v2/<2 hex>/<key>.json``,
 written whole (:func:`receval.core.io.atomic_write`). An entry names its endpoint, model
 and fields; one that disagrees with the key it was read for, or cannot be read, is asked
@@ -81,6 +85,12 @@ def call_key(endpoint: str, model: str, fields: dict, prompt) -> str:
     """The key of one answer: normalised endpoint, model, answer-changing fields, prompt hash."""
     return digest({"endpoint": normal_endpoint(endpoint), "model": str(model), "fields": fields,
                    "prompt": digest(prompt)})
+
+
+def call_keys(endpoint: str, model: str, fields: dict, prompts: list) -> list[bytes]:
+    """:func:`call_key` of each prompt as 32 bytes: the per-text keys of the embedding cache's
+    packs (:mod:`receval.encoders.http`), which hold vectors per text, not per request."""
+    return [bytes.fromhex(call_key(endpoint, model, fields, prompt)) for prompt in prompts]
 
 
 # ---------------------------------------------------------------------- usage

@@ -183,11 +183,17 @@ class ChatClient:
         temperature: float = 0.0,
         seed: int | None = None,
         fresh: bool = False,
+        attempt: int = 0,
     ) -> Answer:
         """:meth:`complete` through the cached-call layer: the cached answer unless ``fresh``,
-        else asked; its tokens under the one usage rule (:func:`receval.clients.calls.chat_tokens`)."""
+        else asked; its tokens under the one usage rule (:func:`receval.clients.calls.chat_tokens`).
+        ``attempt`` > 0 marks a re-ask of the same item (synth asks again a reply that repeated
+        a kept question): it is part of the key, so the cache never answers a re-ask with the
+        reply it repeats, and a rerun replays each attempt in turn."""
         fields = {"temperature": float(temperature), "seed": None if seed is None else int(seed),
                   "response_format": schema}
+        if attempt:
+            fields["attempt"] = int(attempt)
 
         def ask() -> Answer:
             reply, usage = self.complete(messages, schema, validate, temperature, seed)

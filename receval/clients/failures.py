@@ -14,9 +14,10 @@ rule, the same for every step:
 A step that fails keeps what it already wrote (a rerun asks only for what is missing),
 and says so in ``kept``. Used by ``receval judge`` (:mod:`receval.judge.job`, items are
 pairs) and ``receval synth`` (:mod:`receval.synth.job`, items are questions). The query
-transforms and the remote re-rankers hold a stricter form of it: a run with one
-question unanswered would not compare, so their first failed item stops the run (exit 2,
-naming the reason).
+transforms (:mod:`receval.transforms._llm`, items are questions' rewrites) and the remote
+re-rankers (:mod:`receval.rerankers.llm`, :mod:`receval.rerankers.http`) hold a stricter
+form of it (:func:`stop`): a run with one question unanswered would not compare, so
+their first failed item stops the run (exit 2), in the same words and counts.
 """
 
 from __future__ import annotations
@@ -43,11 +44,16 @@ class Counts:
     failed: int  # items that did not
     last_reason: str | None = None  # why the latest failed item failed
     item: str = "answer"  # the name of one item, for the message
+    replayed: int = 0  # answers read from the cache (receval.clients.calls): asked by an earlier run
 
     def line(self) -> str:
-        """``N requests sent, M of K answers usable, F failed``: the same words in every step."""
+        """``N requests sent[ (R answers replayed from the cache)], M of K answers usable, F failed``:
+        the same words in every step."""
         plural = "" if self.sent == 1 else "s"
-        text = f"{self.sent} request{plural} sent, {self.usable} of {self.asked} {self.item}s usable"
+        text = f"{self.sent} request{plural} sent"
+        if self.replayed:
+            text += f" ({self.replayed} answer{'' if self.replayed == 1 else 's'} replayed from the cache)"
+        text += f", {self.usable} of {self.asked} {self.item}s usable"
         if self.failed:
             text += f", {self.failed} failed"
             if self.last_reason:
@@ -71,3 +77,13 @@ def check(counts: Counts, fix: str = "check the server's URL, model and replies,
     why = verdict(counts)
     if why is not None:
         raise StepFailed(f"{counts.step}: {why}; {fix}" + (f". {kept}" if kept else ""))
+
+
+def stop(counts: Counts, fix: str) -> None:
+    """The stricter form, for steps whose every item must be usable (a run with one question
+    unanswered would not compare): any failed item raises :class:`StepFailed`, in the rule's
+    words when :func:`verdict` refuses, else saying why one failure is enough."""
+    if counts.failed <= 0:
+        return
+    why = verdict(counts) or f"a run with a question left unanswered would not compare: {counts.line()}"
+    raise StepFailed(f"{counts.step}: {why}; {fix}")

@@ -59,6 +59,10 @@ class Embedded:
     vectors: np.ndarray  # (N, dim) float32, one row per input text
     encoded: int  # distinct texts encoded (cache misses)
     cache_hits: int  # distinct texts found in the cache
+    # of the cache hits, those whose live latency was measured (an API's), and the seconds
+    # they took live: what a replay stands for (receval.clients.calls' provenance)
+    replayed_live: int = 0
+    replayed_live_s: float = 0.0
 
 
 def batch_of(encoder: Encoder) -> int:
@@ -71,9 +75,16 @@ def call_size(encoder: Encoder) -> int:
     return CALL_BATCHES * batch_of(encoder)
 
 
-def distinct(texts: list[str]) -> tuple[list[bytes], dict[bytes, int]]:
-    """Each text's key, and the position of each distinct key's first text."""
-    keys = [text_key(t) for t in texts]
+def text_keys(texts: list[str], encoder: Encoder | None = None) -> list[bytes]:
+    """Each text's cache key: the encoder's own (``keys``: an API's, by the cached-call
+    layer's key function, :func:`receval.clients.calls.call_keys`), else :func:`text_key`."""
+    keyed = getattr(encoder, "keys", None)
+    return list(keyed(texts)) if callable(keyed) else [text_key(t) for t in texts]
+
+
+def distinct(texts: list[str], encoder: Encoder | None = None) -> tuple[list[bytes], dict[bytes, int]]:
+    """Each text's key (:func:`text_keys`), and the position of each distinct key's first text."""
+    keys = text_keys(texts, encoder)
     first: dict[bytes, int] = {}
     for i, key in enumerate(keys):
         first.setdefault(key, i)
@@ -105,25 +116,27 @@ def embed(
     (long work only) and, on a terminal, the redrawn line when more than
     ``PROGRESS_MIN`` texts are encoded.
     """
-    keys, first = distinct(texts)
-    found = cache.get(list(first)) if cache is not None else {}
+    keys, first = distinct(texts, encoder)
+    live: dict[bytes, float] = {}
+    found = cache.get(list(first), live) if cache is not None else {}
     misses = [k for k in first if k not in found]
     longest_first(misses, texts, first)
     if progress is None and len(misses) <= PROGRESS_MIN and on_terminal():
         progress = False
     new: dict[bytes, np.ndarray] = {}
     batch, step = batch_of(encoder), call_size(encoder)
-    pending: list[tuple[list[bytes], np.ndarray]] = []
+    pending: list[tuple[list[bytes], np.ndarray, np.ndarray]] = []
     saved_at = time.monotonic()
 
     def save() -> None:
         nonlocal saved_at
         if cache is not None and pending:
-            if len({v.shape[1] for _, v in pending}) == 1:
-                cache.put([k for group, _ in pending for k in group], np.concatenate([v for _, v in pending]))
+            if len({v.shape[1] for _, v, _ in pending}) == 1:
+                cache.put([k for group, _, _ in pending for k in group], np.concatenate([v for _, v, _ in pending]),
+                          np.concatenate([ms for _, _, ms in pending]))
             else:  # a model that changed its size mid-run: kept apart (and refused below)
-                for group, vectors in pending:
-                    cache.put(group, vectors)
+                for group, vectors, ms in pending:
+                    cache.put(group, vectors, ms)
         pending.clear()
         saved_at = time.monotonic()
 
@@ -132,9 +145,11 @@ def embed(
             for start in range(0, len(misses), step):
                 group = misses[start : start + step]
                 vectors = np.asarray(encoder.encode([texts[first[k]] for k in group], line.advance), dtype=np.float32)
+                measured = getattr(encoder, "live_ms", None)  # an API's per-text latency of this call
+                ms = np.asarray(measured, dtype=np.float64) if measured is not None else np.full(len(group), np.nan)
                 new.update(zip(group, vectors))
-                pending.append((group, vectors))
-                held = sum(len(g) for g, _ in pending)
+                pending.append((group, vectors, ms if ms.shape == (len(group),) else np.full(len(group), np.nan)))
+                held = sum(len(g) for g, _, _ in pending)
                 if held >= SAVE_BATCHES * batch or time.monotonic() - saved_at >= SAVE_SECONDS:
                     save()
         finally:
@@ -149,5 +164,7 @@ def embed(
         )
     dim = dims.pop() if dims else 0
     out = np.stack([every[key] for key in keys]) if keys else np.empty((0, dim), dtype=np.float32)
-    return Embedded(out, encoded=len(misses), cache_hits=len(found))
+    measured = np.asarray([ms for ms in live.values() if ms == ms], dtype=np.float64)  # NaN: not measured
+    return Embedded(out, encoded=len(misses), cache_hits=len(found), replayed_live=int(measured.size),
+                    replayed_live_s=float(measured.sum()) / 1000.0)
 

@@ -6,16 +6,20 @@ The cache lives under ``<cache_dir>/embeddings/``, one folder per model identity
   and :mod:`receval.encoders.http`), plus ``RECIPE``, bumped whenever receval changes
   how it encodes. Folder name: ``<readable name>-<first 16 hex of sha256(identity)>``,
   with the identity written beside the vectors as ``model.json``.
-- **Texts** are keyed by the sha256 of their UTF-8 bytes.
+- **Texts** are keyed by the sha256 of their UTF-8 bytes (local models), or for an
+  embeddings API by the cached-call layer's key (:func:`receval.clients.calls.call_keys`:
+  endpoint, model, request fields, the text's hash), the encoder's ``keys``.
 - **Storage**: append-only *pack files* ``pack-*.emb``, each holding the vectors of one
-  batch of newly encoded texts (header, sha256 keys, float32 vectors, and a sha256
-  checksum of the payload). One file per text would mean millions of files on a
-  large corpus; shards rewritten in place would need locks. A pack is written to a
-  temporary name and renamed into place (``os.replace``), so readers only ever see
-  complete packs and two jobs writing at once simply add two packs (a text encoded
-  by both is stored twice, harmlessly). When a folder holds more than
-  ``max_packs`` packs, the writer merges its smallest packs into one and then
-  deletes the merged ones; a reader that finds a pack gone lists the folder again.
+  batch of newly encoded texts (header, 32-byte keys, each text's live latency in ms as
+  float32, NaN when not measured, e.g. a local model; float32 vectors; and a sha256
+  checksum of the payload). Packs of format 1, without latencies, are still read. One
+  file per text would mean millions of files on a large corpus; shards rewritten in
+  place would need locks. A pack is written to a temporary name and renamed into
+  place (``os.replace``), so readers only ever see complete packs and two jobs writing
+  at once simply add two packs (a text encoded by both is stored twice, harmlessly).
+  When a folder holds more than ``max_packs`` packs, the writer merges its smallest
+  packs into one and then deletes the merged ones; a reader that finds a pack gone
+  lists the folder again.
 - **Damage**: a pack whose size, header or checksum is wrong (a truncated copy, a
   disk error) is reported, deleted, and its texts are encoded again. A cache that
   cannot be written (read-only disk) is reported once and the run goes on without it.
@@ -47,9 +51,19 @@ import numpy as np
 from receval.core.progress import warn
 from receval.core.io import atomic_write
 
-_MAGIC = b"RCVEMB\x00\x01"
+_MAGIC_V1 = b"RCVEMB\x00\x01"  # keys, vectors
+_MAGIC = b"RCVEMB\x00\x02"  # keys, live latencies (ms), vectors
 _HEADER = struct.Struct("<8sIQ32s")  # magic, dim, n, sha256(payload)
 _KEY = 32
+
+
+def _pack_size(magic: bytes, n: int, dim: int) -> int | None:
+    """Bytes of a pack of ``n`` vectors of ``dim``; None for an unknown format."""
+    if magic == _MAGIC:
+        return _HEADER.size + n * (_KEY + 4 + dim * 4)
+    if magic == _MAGIC_V1:
+        return _HEADER.size + n * (_KEY + dim * 4)
+    return None
 
 
 class CorruptPack(Exception):
@@ -61,7 +75,7 @@ def _slug(label: str) -> str:
 
 
 class EmbeddingCache:
-    """Vectors of one model, keyed by sha256 of each text (see the module docstring)."""
+    """Vectors of one model, keyed per text (see the module docstring)."""
 
     def __init__(self, cache_dir: str | Path, identity: dict, label: str = "model", max_packs: int = 32):
         blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
@@ -82,25 +96,32 @@ class EmbeddingCache:
             return []
 
     @staticmethod
-    def read_pack(path: Path) -> tuple[list[bytes], np.ndarray]:
-        """Keys and (n, dim) vectors of one pack; ``CorruptPack`` if damaged."""
+    def read_pack(path: Path) -> tuple[list[bytes], np.ndarray, np.ndarray]:
+        """Keys, (n, dim) vectors and (n,) live latencies in ms (NaN: not measured, or a
+        format-1 pack) of one pack; ``CorruptPack`` if damaged."""
         data = path.read_bytes()
         if len(data) < _HEADER.size:
             raise CorruptPack(f"{len(data)} bytes, shorter than the header")
         magic, dim, n, digest = _HEADER.unpack_from(data)
-        if magic != _MAGIC:
+        size = _pack_size(magic, n, dim)
+        if size is None:
             raise CorruptPack("not a receval embeddings pack (bad magic bytes)")
-        size = _HEADER.size + n * _KEY + n * dim * 4
         if len(data) != size:
             raise CorruptPack(f"{len(data)} bytes where {n} vectors of {dim} need {size} (truncated?)")
         payload = memoryview(data)[_HEADER.size :]
         if hashlib.sha256(payload).digest() != digest:
             raise CorruptPack("checksum mismatch")
         keys = [bytes(payload[i * _KEY : (i + 1) * _KEY]) for i in range(n)]
-        vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=_HEADER.size + n * _KEY)
-        return keys, vectors.reshape(n, dim)
+        start = _HEADER.size + n * _KEY
+        if magic == _MAGIC:
+            live = np.frombuffer(data, dtype="<f4", count=n, offset=start).astype(np.float64)
+            start += n * 4
+        else:
+            live = np.full(n, np.nan)
+        vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=start)
+        return keys, vectors.reshape(n, dim), live
 
-    def _readable(self, path: Path) -> tuple[list[bytes], np.ndarray] | None:
+    def _readable(self, path: Path) -> tuple[list[bytes], np.ndarray, np.ndarray] | None:
         """A pack's contents; ``None`` if it is gone (merged) or was damaged (then removed)."""
         try:
             return self.read_pack(path)
@@ -114,8 +135,9 @@ class EmbeddingCache:
             warn(f"embedding cache file {path} cannot be read ({error}); its texts will be encoded again")
             return None
 
-    def get(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-        """The cached vector of each key found (float32 rows)."""
+    def get(self, keys: Sequence[bytes], live: dict[bytes, float] | None = None) -> dict[bytes, np.ndarray]:
+        """The cached vector of each key found (float32 rows); into ``live``, when given,
+        each found key's live latency in ms (NaN when not measured)."""
         wanted = set(keys)
         found: dict[bytes, np.ndarray] = {}
         seen: set[Path] = set()
@@ -129,12 +151,14 @@ class EmbeddingCache:
                 if contents is None:
                     missing_pack = missing_pack or not path.exists()
                     continue
-                pack_keys, vectors = contents
+                pack_keys, vectors, pack_live = contents
                 rows = [i for i, k in enumerate(pack_keys) if k in wanted and k not in found]
                 if rows:
                     picked = np.array(vectors[rows], dtype=np.float32)
                     for i, row in zip(rows, picked):
                         found[pack_keys[i]] = row
+                    if live is not None:
+                        live.update(zip((pack_keys[i] for i in rows), pack_live[rows].tolist()))
             if not missing_pack:
                 break
         return found
@@ -159,7 +183,8 @@ class EmbeddingCache:
                         if len(head) < _HEADER.size:
                             continue
                         magic, dim, n, _ = _HEADER.unpack(head)
-                        if magic != _MAGIC or os.fstat(handle.fileno()).st_size != _HEADER.size + n * (_KEY + dim * 4):
+                        size = _pack_size(magic, n, dim)
+                        if size is None or os.fstat(handle.fileno()).st_size != size:
                             continue
                         blocks.append(np.frombuffer(handle.read(n * _KEY), dtype=f"S{_KEY}"))
                 except FileNotFoundError:
@@ -175,8 +200,9 @@ class EmbeddingCache:
 
     # ---- writing
 
-    def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
-        """Add vectors as a new pack (atomically); merge packs when there are too many."""
+    def put(self, keys: Sequence[bytes], vectors: np.ndarray, live_ms: Sequence[float] | None = None) -> None:
+        """Add vectors (and each text's live latency in ms, NaN or None when not measured)
+        as a new pack (atomically); merge packs when there are too many."""
         if not len(keys) or not self.writable:
             return
         try:
@@ -185,19 +211,22 @@ class EmbeddingCache:
             if not about.exists():
                 text = json.dumps(self.identity, indent=2, sort_keys=True) + "\n"
                 atomic_write(about, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-            self._write_pack(list(keys), vectors)
+            self._write_pack(list(keys), vectors, live_ms)
             if len(self.packs()) > self.max_packs:
                 self.compact()
         except OSError as error:
             self.writable = False
             warn(f"embeddings cannot be saved in {self.folder} ({error}); going on without the cache")
 
-    def _write_pack(self, keys: list[bytes], vectors: np.ndarray) -> Path:
+    def _write_pack(self, keys: list[bytes], vectors: np.ndarray, live_ms: Sequence[float] | None = None) -> Path:
         vectors = np.ascontiguousarray(vectors, dtype="<f4")
         n, dim = vectors.shape
         if len(keys) != n or any(len(k) != _KEY for k in keys):
             raise ValueError("one 32-byte key per vector")
-        payload = b"".join(keys) + vectors.tobytes()
+        live = np.full(n, np.nan, dtype="<f4") if live_ms is None else np.asarray(live_ms, dtype="<f4")
+        if live.shape != (n,):
+            raise ValueError("one live latency per vector")
+        payload = b"".join(keys) + live.tobytes() + vectors.tobytes()
         header = _HEADER.pack(_MAGIC, dim, n, hashlib.sha256(payload).digest())
         name = f"pack-{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}.emb"
         target = self.folder / name
@@ -231,21 +260,23 @@ class EmbeddingCache:
         merged_from: list[Path] = []
         keys: list[bytes] = []
         parts: dict[int, list[np.ndarray]] = {}
+        lives: list[np.ndarray] = []
         index: set[bytes] = set()
         for path in take:
             contents = self._readable(path)
             if contents is None:
                 continue
             merged_from.append(path)
-            pack_keys, vectors = contents
+            pack_keys, vectors, pack_live = contents
             rows = [i for i, k in enumerate(pack_keys) if k not in index]
             index.update(pack_keys)
             if rows:
                 keys.extend(pack_keys[i] for i in rows)
                 parts.setdefault(vectors.shape[1], []).append(vectors[rows])
+                lives.append(pack_live[rows])
         if len(parts) != 1 or len(merged_from) < 2:
             return  # nothing to merge, or vectors of several sizes: leave them be
-        self._write_pack(keys, np.concatenate(next(iter(parts.values()))))
+        self._write_pack(keys, np.concatenate(next(iter(parts.values()))), np.concatenate(lives))
         for path in merged_from:
             path.unlink(missing_ok=True)
 

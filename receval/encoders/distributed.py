@@ -269,7 +269,7 @@ def encode_on_ray(
     the cache as this process sees it still lacks texts (``cache_dir`` not shared).
     """
     started = time.monotonic()
-    keys, first = distinct(texts)
+    keys, first = distinct(texts, encoder)
     plan = shard_plan(texts, first, cache.holds(list(first)), call_size(encoder), shard_size)
     if not plan:
         return RayEncoded(0, 0, 0, [], 0.0)

@@ -1,23 +1,30 @@
 """An OpenAI-compatible embeddings endpoint: ``POST {base_url}/embeddings``.
 
 Ollama serves one at ``/v1/embeddings``. Requests go through :class:`receval.clients.http.Client`
-(retries, key from the environment at each request, redacted messages). Model
-identity (the embedding cache's key, :mod:`receval.encoders.cache`): the endpoint as the
-cached-call layer spells it (:func:`receval.clients.calls.normal_endpoint`: scheme and
-host lower-cased, default port dropped, no trailing slash) and the model name, so two
-spellings of one server share vectors and two servers never do. Vectors are cached per
-text there, not per request, so embeddings do not go through
-:class:`receval.clients.calls.Calls`.
+(the one retry rule; key from the environment at each request, redacted messages).
+
+Identity: vectors are cached per text in the embedding cache's packs
+(:mod:`receval.encoders.cache`; one file per text, as :class:`receval.clients.calls.Calls`
+keeps answers, would be millions of files), and each text's key there is the cached-call
+layer's key (:meth:`HttpEncoder.keys`, :func:`receval.clients.calls.call_keys`): the
+endpoint after :func:`receval.clients.calls.normal_endpoint`, the model, the request's
+other fields (none today) and the text's hash. Two spellings of one server share
+vectors; two servers serving one model name never do: the second is asked.
+
+Provenance: each text's live latency (its request's, shared by the texts of the batch)
+is stored beside its vector, so a run that reads it back knows what it cost live
+(:class:`receval.encoders.base.Embedded`'s ``replayed_live_s``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import numpy as np
 
 from receval.clients import http as remote  # noqa: the one HTTP client
-from receval.clients.calls import normal_endpoint
+from receval.clients.calls import call_keys, normal_endpoint
 from receval.encoders.base import RECIPE, normalize
 from receval.core.errors import ConfigError, RecevalError
 
@@ -65,7 +72,10 @@ class HttpEncoder:
         self.api_key_env = api_key_env
         self.batch_size = int(batch_size)
         self.label = self.model
-        self.identity = {"recipe": RECIPE, "backend": "http", "url": normal_endpoint(self.url), "model": self.model}
+        self.fields: dict = {}  # request fields besides model and input that change a vector (none sent today)
+        self.identity = {"recipe": RECIPE, "backend": "http", "url": normal_endpoint(self.url), "model": self.model,
+                         "keys": "receval.clients.calls.call_keys"}  # packs keyed the layer's way, not by text
+        self.live_ms = None  # per text of the last encode: its request's latency over the texts it carried
 
     @property
     def api_calls(self) -> int:
@@ -77,13 +87,20 @@ class HttpEncoder:
     def load(self) -> None:
         """Nothing to load for an API."""
 
+    def keys(self, texts: list[str]) -> list[bytes]:
+        """Each text's key in the embedding cache: the cached-call layer's key function."""
+        return call_keys(self.url, self.model, self.fields, texts)
+
     def encode(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
-        parts = []
+        parts, live = [], []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
+            began = time.perf_counter()
             parts.append(self._request(batch))
+            live += [1000.0 * (time.perf_counter() - began) / len(batch)] * len(batch)  # retries included
             if on_progress:
                 on_progress(len(batch))
+        self.live_ms = live
         if not parts:
             return np.zeros((0, 0), dtype=np.float32)
         dims = {p.shape[1] for p in parts}

@@ -24,6 +24,17 @@ from receval.core.errors import RecevalError
 from receval.rerankers import Scorer
 
 
+class ItemFailed(RecevalError):
+    """One request's answer is not usable (retries used up, a 4xx for this input, an answer
+    of the wrong shape); others may be. ``reason`` is the short why, for the one failure
+    rule's count line (:func:`receval.clients.failures.stop`). A wrong key, URL or model, or
+    a server out of reach, is a plain :class:`RecevalError`: nothing will work."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 class RemoteScorer(Scorer):
     """What the remote re-rankers share: their client and the chunk texts they send
     (what each call used comes back in its :class:`~receval.rerankers.Rescored`)."""
@@ -76,20 +87,28 @@ class Client:
         try:
             data = self.shared.post_json(self.path, payload).data
         except http.GaveUp as error:
-            raise RecevalError(
+            if error.last.unreachable:
+                raise RecevalError(
+                    f"cannot reach {self.url} ({error.last.problem}) after {error.attempts} attempts; is the "
+                    f"server running and {self.option}.base_url right?"
+                ) from None
+            raise ItemFailed(
                 f"{self.url}: gave up {error}; raise {self.option}.retries or {self.option}.timeout, "
-                f"or check the server"
+                f"or check the server", f"gave up {error}"
             ) from None
         except http.StatusError as error:
             if error.status in (401, 403):
                 key = self.shared.api_key_env
                 where = f"the variable {key}" if key else f"{self.option}.api_key_env (none set)"
                 raise RecevalError(f"{self.url} refused the request ({error.problem}); check the API key in {where}") from None
-            raise RecevalError(
-                f"{self.url} answered {error.problem}; check {self.option}.base_url and {self.option}.model"
-            ) from None
+            message = f"{self.url} answered {error.problem}; check {self.option}.base_url and {self.option}.model"
+            if error.status == 404:
+                raise RecevalError(message) from None
+            raise ItemFailed(message, error.problem) from None
         except http.BadReply as error:
-            raise RecevalError(f"{self.url} answered with something that is not a JSON object: {error}") from None
+            why = f"answered with something that is not a JSON object: {error}"
+            raise ItemFailed(f"{self.url} {why}", why) from None
         if not isinstance(data, dict):
-            raise RecevalError(f"{self.url} answered with something that is not a JSON object: {self.clip(str(data))!r}")
+            why = f"answered with something that is not a JSON object: {self.clip(str(data))!r}"
+            raise ItemFailed(f"{self.url} {why}", why)
         return data

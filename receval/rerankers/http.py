@@ -22,12 +22,12 @@ from typing import Optional
 
 import numpy as np
 
+from receval.clients import failures
 from receval.clients.calls import Answer, batch_replay, estimate_tokens, usage_tokens
 from receval.core import numeric
 from receval.components import Context, component
-from receval.core.errors import RecevalError
 from receval.rerankers import RerankFields, Rescored
-from receval.rerankers._remote import Client, RemoteScorer
+from receval.rerankers._remote import Client, ItemFailed, RemoteScorer
 from receval.schema import RETRIES, SECONDS, WAIT, range_
 
 
@@ -82,15 +82,27 @@ class HttpReranker(RemoteScorer):
         estimated = False
         answers = []
         began = time.perf_counter()
+        asked = int((idx >= 0).any(axis=1).sum())
         for row, question in enumerate(questions):
             cols = np.flatnonzero(idx[row] >= 0)
             if not cols.size:
                 continue
             documents = [self.texts[c] for c in idx[row, cols].tolist()]
-            answer = self.client.answer(
-                {"top_n": len(documents)}, {"query": question, "documents": documents},
-                lambda: self.ask(question, documents), lambda reply: scores_list(reply, len(documents)),
-            )
+            try:
+                answer = self.client.answer(
+                    {"top_n": len(documents)}, {"query": question, "documents": documents},
+                    lambda: self.ask(question, documents), lambda reply: scores_list(reply, len(documents)),
+                )
+            except ItemFailed as failed:  # the one failure rule's stricter form: a hole would not compare
+                failures.stop(
+                    failures.Counts(
+                        step=f"{self.client.url}: rerank=http, rerank.model={self.model!r}",
+                        sent=self.client.requests, replayed=sum(a.replayed for a in answers), asked=asked,
+                        usable=len(answers), failed=1, last_reason=failed.reason, item="ranking",
+                    ),
+                    fix="raise rerank.retries or rerank.timeout, or check rerank.base_url (a rerank API: POST "
+                        "{model, query, documents, top_n}) and rerank.model",
+                )
             answers.append(answer)
             out[row, cols] = np.asarray([np.nan if s is None else s for s in answer.reply], dtype=np.float64)
             requests[row] = 1
@@ -116,9 +128,10 @@ class HttpReranker(RemoteScorer):
         index out of range or given twice, a score that is not a finite number): an error."""
         results = data.get("results")
         if not isinstance(results, list):
-            raise RecevalError(
-                f"{self.client.url}: the answer has no 'results' list: {self.client.clip(str(data))!r}; "
-                "is rerank.base_url a rerank API (POST {model, query, documents, top_n})?"
+            why = f"the answer has no 'results' list: {self.client.clip(str(data), 120)!r}"
+            raise ItemFailed(
+                f"{self.client.url}: {why}; is rerank.base_url a rerank API (POST {{model, query, documents, "
+                "top_n}})?", why,
             )
         scores = np.full(n, np.nan)
         for item in results:
@@ -127,15 +140,11 @@ class HttpReranker(RemoteScorer):
             ok = isinstance(index, int) and not isinstance(index, bool) and 0 <= index < n
             ok = ok and numeric.real(score) is not None
             if not ok:
-                raise RecevalError(
-                    f"{self.client.url}: a result is not {{index: 0..{n - 1}, relevance_score: number}}: "
-                    f"{self.client.clip(str(item))!r}"
-                )
+                why = f"a result is not {{index: 0..{n - 1}, relevance_score: number}}: {self.client.clip(str(item))!r}"
+                raise ItemFailed(f"{self.client.url}: {why}", why)
             if not np.isnan(scores[index]):
-                raise RecevalError(
-                    f"{self.client.url}: the answer scores document {index} twice: "
-                    f"{self.client.clip(str(item))!r}; a rerank API gives each index once"
-                )
+                why = f"the answer scores document {index} twice: {self.client.clip(str(item))!r}"
+                raise ItemFailed(f"{self.client.url}: {why}; a rerank API gives each index once", why)
             scores[index] = float(score)
         return scores
 

@@ -7,14 +7,18 @@ grade; equal grades keep the first stage's order (grades are coarse, so the chun
 tie rule would throw the first stage's judgement away). Tokens come from the
 answer's ``usage`` (``prompt_tokens``, ``completion_tokens``; whole numbers >= 0, else
 an error: :func:`receval.clients.calls.usage_tokens`), else are estimated and the
-run says so. A reply without a valid grade is an error: a run with holes in it
-would not be comparable. Client rules: :mod:`receval.rerankers._remote`. Each pair's
-answer is cached under the run's ``cache_dir`` (:mod:`receval.clients.calls`: endpoint,
-model, seed, messages); a replay stores the live counts and latency and is marked.
+run says so. A reply without a valid grade, or a request that fails after its retries,
+leaves a pair ungraded: a run with holes in it would not be comparable, so the run
+stops under the one failure rule's stricter form (:func:`receval.clients.failures.stop`:
+its words and counts, the last reason; pairs not yet asked are not sent). Client
+rules: :mod:`receval.rerankers._remote`. Each pair's answer is cached under the run's
+``cache_dir`` (:mod:`receval.clients.calls`: endpoint, model, seed, messages); a replay
+stores the live counts and latency and is marked.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,12 +26,12 @@ from typing import Optional
 
 import numpy as np
 
+from receval.clients import failures
 from receval.clients.calls import Answer, batch_replay, estimate_tokens, usage_tokens
 from receval.components import Context, component
-from receval.core.errors import RecevalError
 from receval.clients.chat import parse_json_object
 from receval.rerankers import RerankFields, Rescored, pairs_of, placed
-from receval.rerankers._remote import RemoteScorer
+from receval.rerankers._remote import ItemFailed, RemoteScorer
 from receval.rerankers.http import RemoteFields, client_of
 from receval.schema import SEED, THREADS, WORDS, range_
 
@@ -92,10 +96,9 @@ class LlmReranker(RemoteScorer):
         if isinstance(grade, str) and grade.strip() in ("0", "1", "2", "3"):
             grade = int(grade.strip())
         if isinstance(grade, bool) or grade not in (0, 1, 2, 3):
-            raise RecevalError(
-                f"{self.client.url}: rerank.model={self.model!r} did not answer a grade 0-3 as "
-                f'{{"grade": n}}: {self.client.clip(str(content if content is not None else data))!r}'
-            )
+            why = (f'did not answer a grade 0-3 as {{"grade": n}}: '
+                   f"{self.client.clip(str(content if content is not None else data), 120)!r}")
+            raise ItemFailed(f"{self.client.url}: rerank.model={self.model!r} {why}", why)
         prompt, completion = usage_tokens(data, "input", self.client), usage_tokens(data, "output", self.client)
         estimated = prompt is None or completion is None
         if prompt is None:
@@ -107,8 +110,33 @@ class LlmReranker(RemoteScorer):
     def rescore(self, questions: list[str], idx: np.ndarray) -> Rescored:
         rows, cols, pairs = pairs_of(questions, idx, self.texts)
         began = time.perf_counter()
+        halt = threading.Event()
+
+        def one(pair: tuple[str, str]) -> Answer | str | None:
+            if halt.is_set():
+                return None  # not asked: the run stops
+            try:
+                return self.grade(pair)
+            except ItemFailed as failed:
+                halt.set()
+                return failed.reason
+            except BaseException:  # a wrong key or URL, Ctrl-C: stop, and send nothing more
+                halt.set()
+                raise
+
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            answers = list(pool.map(self.grade, pairs))
+            results = list(pool.map(one, pairs))
+        answers = [r for r in results if isinstance(r, Answer)]
+        reasons = [r for r in results if isinstance(r, str)]
+        failures.stop(  # the one failure rule's stricter form: a pair left ungraded would not compare
+            failures.Counts(
+                step=f"{self.client.url}: rerank=llm, rerank.model={self.model!r}", sent=self.client.requests,
+                replayed=sum(a.replayed for a in answers), asked=len(pairs), usable=len(answers),
+                failed=len(reasons), last_reason=reasons[-1] if reasons else None, item="grade",
+            ),
+            fix="raise rerank.retries or rerank.timeout, or check the server and that the model answers "
+                '{"grade": n}',
+        )
         replay = batch_replay(answers, time.perf_counter() - began, self.concurrency)
         graded = np.asarray(
             [(a.reply, a.input_tokens, a.output_tokens, a.tokens_estimated) for a in answers], dtype=np.float64

@@ -12,7 +12,10 @@ dense member, then its re-ranker, the same retriever) is encoded once.
 
 Counters, for the run record and the report: ``encoded`` and ``cache_hits`` count
 distinct chunk texts encoded and found in the cache by ``fit``;
-``questions_encoded`` counts question texts; ``api_calls`` counts HTTP requests
+``questions_encoded`` counts question texts; chunk vectors an embeddings API gave live in
+an earlier run and read back here are ``run.json``'s ``<stage>.replayed_embeddings``, with
+the milliseconds they took live (``<stage>.replayed_embeddings_live_ms``: a replay is not
+free); ``api_calls`` counts HTTP requests
 (retries included; 0 for a local model); ``truncated`` counts the chunks longer than a
 local model's token limit, which the model cuts silently: ``fit`` warns when there
 are any, naming the remedy (``chunking=tokens``).
@@ -137,6 +140,7 @@ class Dense(Stage):
         self.chunk_vectors = np.zeros((0, 0), dtype=np.float32)  # (D, dim), unit rows
         self.encoded = 0
         self.cache_hits = 0
+        self.replayed_live, self.replayed_live_s = 0, 0.0  # cache hits an API embedded live, and what they took
         self.questions_encoded = 0
         self.truncated: int | None = None  # chunks longer than the model's limit (None: unknown)
         self.ray: dict | None = None  # RayFields' values: fit encodes what the cache lacks on Ray first
@@ -211,11 +215,21 @@ class Dense(Stage):
         self.chunk_vectors = np.ascontiguousarray(result.vectors, dtype=np.float32)
         self.encoded += result.encoded
         self.cache_hits += result.cache_hits
+        self.replayed_live += result.replayed_live
+        self.replayed_live_s += result.replayed_live_s
         info = getattr(self.encoder, "model_info", None)  # a local model: count what it cuts
         folder = info.path if info else None
         self.truncated = limits.truncated(folder, list(texts))
         if self.truncated:
             warn(truncation_warning(self.encoder.label, limits.limit_of(folder), self.truncated, len(texts)))
+
+    def facts(self) -> dict:
+        """Chunk embeddings an API gave live in an earlier run and read back from the cache
+        here, and the milliseconds they took live (their provenance: a replay is not free)."""
+        if not self.replayed_live:
+            return {}
+        return {f"{self.name}.replayed_embeddings": self.replayed_live,
+                f"{self.name}.replayed_embeddings_live_ms": round(1000.0 * self.replayed_live_s, 3)}
 
     def forget(self) -> None:
         """Drop the batch last scored, so the next ``score`` of it encodes it again (after a warm-up)."""

@@ -58,6 +58,13 @@ The file (``synth.out``), one JSON object per line::
 - ``source.text_sha256``: first 16 hex of sha256 over the passage text(s), to see
   later whether a page changed since its question was written.
 
+Answers. Every request goes through the cached-call layer (:mod:`receval.clients.calls`,
+under ``synth.cache_dir``, null: ``$RECEVAL_CACHE_DIR`` or ``.cache/receval``), keyed by
+the endpoint, the model, temperature, seed, the reply's schema, the messages and, for a
+re-ask of a repeated question, the attempt number: a rerun of the same synth (into a new
+file, or resuming one) replays its answers, sends nothing and writes the same questions;
+another server with the same model name is asked.
+
 Resuming. Records are appended one line at a time, flushed and fsync'ed, in the
 order they finish. A rerun reads the file first and skips every id already in it,
 so an interrupted job loses at most the line being written, and changing

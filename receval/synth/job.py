@@ -3,6 +3,7 @@ the records, and say what happened."""
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class Summary:
     already: int = 0  # records of this job found in the file
     failed: list[tuple[str, str]] = field(default_factory=list)  # (unit id, reason)
     requests: int = 0
+    replayed: int = 0  # answers read from the cache (receval.clients.calls): sent by an earlier run
     mode: str = ""
     duplicates: int = 0  # replies repeating a question in the set (receval.synth.dedup); asked again
     empty: int = 0  # replies whose question had no words (asked again)
@@ -75,9 +77,12 @@ class _Task:
 
 
 def make_client(syn) -> ChatClient:
+    """The chat client, asking through the cached-call layer (:mod:`receval.clients.calls`):
+    a rerun of the same synth replays its answers and sends nothing."""
+    root = syn.get("cache_dir") or os.environ.get("RECEVAL_CACHE_DIR", ".cache/receval")
     return ChatClient(
         syn.base_url, syn.model, syn.api_key_env, timeout=syn.timeout, max_retries=syn.max_retries,
-        backoff=syn.backoff, max_backoff=syn.max_backoff,
+        backoff=syn.backoff, max_backoff=syn.max_backoff, cache_dir=root,
     )
 
 
@@ -146,12 +151,12 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
             if stop.is_set():
                 return written, lost, repeats, None
             repeated: list[str] = []  # kept questions this one repeated: listed as written, so asked for another
-            for _ in range(attempts):
+            for attempt in range(attempts):
                 messages = build_messages(syn.style, task.units, earlier + repeated, int(syn.passage_words))
-                try:
-                    reply = client.complete_json(
-                        messages, QA_SCHEMA, check, temperature=float(syn.temperature), seed=int(syn.seed)
-                    )
+                try:  # the attempt is part of the key: a re-ask is never answered with the repeat it replaces
+                    answer = client.answer(messages, QA_SCHEMA, check, temperature=float(syn.temperature),
+                                           seed=int(syn.seed), attempt=attempt)
+                    reply = answer.reply
                 except ReplyError as error:
                     reporter.advance(sum(i not in done for i in task.ids[n:]))
                     return written, lost + sum(i not in done for i in task.ids[n:]), repeats, error.reason
@@ -227,12 +232,12 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
             executor.shutdown(wait=True, cancel_futures=True)
             raise
         executor.shutdown(wait=True)
-    summary.requests, summary.mode = client.requests, client.mode
+    summary.requests, summary.mode, summary.replayed = client.requests, client.mode, client.calls.replayed
     summary.duplicates, summary.empty = verdict.duplicates, verdict.empty
     refuse(1)
     summary.counts = failures.Counts(
-        step="receval.synth", sent=summary.requests, asked=pending_total, usable=summary.written,
-        failed=summary.lost, last_reason=last_reason or None, item="question",
+        step="receval.synth", sent=summary.requests, replayed=summary.replayed, asked=pending_total,
+        usable=summary.written, failed=summary.lost, last_reason=last_reason or None, item="question",
     )
     n = summary.already + summary.written
     failures.check(

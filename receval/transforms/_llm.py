@@ -27,9 +27,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from receval.clients import failures
 from receval.clients.calls import Answer, Replay, batch_replay
 from receval.clients.chat import ChatClient, ReplyError
-from receval.core.errors import RecevalError
 from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, range_
 from receval.transforms import TRANSFORM, Spent, Transformed
 
@@ -93,6 +93,7 @@ class Asker:
             option="transform", cache_dir=cache_dir,
         )
         self.model, self.temperature, self.seed = str(node.model), float(node.temperature), int(node.seed)
+        self.kind = str(node.kind)  # hyde, multi_query: the step the failure rule names
         self.concurrency = int(node.concurrency)
         self.schema, self.validate = schema, validate
         self.memory: dict[str, Answer] = {}
@@ -109,13 +110,40 @@ class Asker:
 
     def ask(self, prompts: list[list[dict]]) -> tuple[list[Answer], Replay]:
         """One answer per prompt (a list of chat messages), ``concurrency`` requests in
-        flight, and what the replayed ones among them stand for (:class:`Replay`)."""
+        flight, and what the replayed ones among them stand for (:class:`Replay`). A prompt
+        left without an answer stops the run under the one failure rule's stricter form
+        (:func:`receval.clients.failures.stop`): the prompts not yet asked are not sent."""
         began = time.perf_counter()
+        halt = threading.Event()
+
+        def one(messages: list[dict]) -> Answer | str | None:
+            if halt.is_set():
+                return None  # not asked: the run stops
+            try:
+                return self.one(messages)
+            except ReplyError as error:
+                halt.set()
+                return error.reason
+            except BaseException:  # a wrong key or URL, Ctrl-C: stop, and send nothing more
+                halt.set()
+                raise
+
         if self.concurrency == 1 or len(prompts) < 2:
-            answers = [self.one(p) for p in prompts]
+            results = [one(p) for p in prompts]
         else:
             with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-                answers = list(pool.map(self.one, prompts))
+                results = list(pool.map(one, prompts))
+        answers = [r for r in results if isinstance(r, Answer)]
+        reasons = [r for r in results if isinstance(r, str)]
+        failures.stop(
+            failures.Counts(
+                step=f"{self.client.url}: transform={self.kind}, transform.model={self.model!r}",
+                sent=self.client.requests, replayed=sum(a.replayed for a in answers), asked=len(prompts),
+                usable=len(answers), failed=len(reasons), last_reason=reasons[-1] if reasons else None,
+            ),
+            fix="raise transform.retries or transform.timeout, or check the server and that the model "
+                "answers the JSON the prompt asks for",
+        )
         replay = batch_replay(answers, time.perf_counter() - began, self.concurrency)
         with self._lock:
             self.replay = self.replay + replay
@@ -131,13 +159,7 @@ class Asker:
             with self._lock:
                 self.from_cache += 1
             return replace(remembered, replayed=True, replay_ms=0.0)
-        try:
-            answer = self.client.answer(messages, self.schema, self.validate, self.temperature, self.seed, fresh=again)
-        except ReplyError as error:  # a run with holes in it would not compare: stop
-            raise RecevalError(
-                f"{self.client.url}: transform.model={self.model!r} gave no usable answer ({error.reason}); "
-                "raise transform.retries or transform.timeout, or check the server"
-            ) from None
+        answer = self.client.answer(messages, self.schema, self.validate, self.temperature, self.seed, fresh=again)
         with self._lock:
             if answer.replayed:
                 self.from_cache += 1
