@@ -36,6 +36,11 @@ import pyarrow as pa
 SCHEMA_VERSION = 1
 RESULTS = "results.parquet"
 RUN_JSON = "run.json"
+MANIFEST = "manifest.json"  # written last: hashes of the rest (receval.results.manifest)
+CHUNKS = "chunks.json"  # the retrieved chunks' section, offsets and text, for report --show
+HYDRA_DIR = ".hydra"
+CONFIG_PATH = f"{HYDRA_DIR}/config.yaml"
+OVERRIDES_PATH = f"{HYDRA_DIR}/overrides.yaml"
 META_KEY = b"receval"
 
 _FIXED = [

@@ -1,10 +1,11 @@
-"""One stored run read back: the :class:`Run` type and the readers of its files.
+"""One stored run read back: the frozen :class:`Run` type.
 
 A run directory holds ``results.parquet`` (one row per question, schema in
-:mod:`receval.results.format`), ``run.json`` (facts written last) and ``.hydra/`` (the saved
-config and overrides). :func:`read_run` reads and checks the results file alone
-(what resume, export and reproduce need); :func:`load_run` adds run.json, the
-saved config and the overrides (what report and compare need).
+:mod:`receval.results.format`), ``run.json`` (facts, the run's label parts, flat
+parameters and measures), ``.hydra/`` (the saved config and overrides), ``chunks.json``
+(the retrieved chunks, for ``report --show``) and ``manifest.json`` (written last).
+Every command reads it through :func:`receval.results.door.open_run`;
+:func:`read_run` and :func:`load_run` are that door with the columns their callers read.
 """
 
 from __future__ import annotations
@@ -18,23 +19,30 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from receval.core import numeric
-from receval.core.secrets import cut
-from receval.core.errors import RunError
-from receval.results import integrity
-from receval.results.configs import flatten, load_config, load_overrides, read_info, schema_defaults
-from receval.results.format import LATENCY, META_KEY, RESULTS, RUN_JSON, measure_columns
+from receval.results.format import LATENCY, measure_columns
 
 #: Columns the report and compare never read: the bulk of a results file.
 UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores"})
 
 
-@dataclass
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}, "c": [1, 2]}`` -> ``{"a.b": 1, "c": (1, 2)}`` (lists as tuples)."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out
+    if isinstance(data, list):
+        return {prefix[:-1]: tuple(data)}
+    return {prefix[:-1]: data}
+
+
+@dataclass(frozen=True)
 class Run:
     """A stored run (or an imported TREC run): per-question table, metadata, run.json
-    facts and saved config (empty when only the results file was read)."""
+    facts, saved config and overrides, and (``report --show``) the retrieved chunks:
+    chunk id -> (section id, start, end, text). Immutable: a filtered view is a new Run."""
 
     run_dir: Path
     table: pa.Table
@@ -42,18 +50,21 @@ class Run:
     info: dict = field(default_factory=dict)
     config: dict = field(default_factory=dict)
     overrides: list[str] = field(default_factory=list)
+    chunks: dict[str, tuple] | None = None
 
     @cached_property
     def flat(self) -> dict[str, Any]:
-        """Dotted config keys; a key the saved config lacks (a run made before that
-        setting existed) takes the schema's default, so it is no difference."""
-        if not self.config:
-            return {}
-        saved = flatten(self.config)
+        """Dotted config keys: the saved config's, over run.json's ``params`` (the config
+        flat as the run wrote it, the schema's defaults filled, so a default left out is
+        no difference). Lists are tuples."""
+        params = self.info.get("params") if isinstance(self.info, dict) else None
+        saved = flatten(self.config) if self.config else {}
+        if not isinstance(params, dict):
+            return saved
         nodes = {key[:i] for key in saved for i, ch in enumerate(key) if ch == "."}
-        # a schema default that is a whole node (``retriever: ???``) the saved config fills is no key
-        defaults = {k: v for k, v in schema_defaults().items() if k not in nodes}
-        return {**defaults, **saved}
+        # a default that is a whole node (``rerank: null``) the saved config fills is no key
+        written = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items() if k not in nodes}
+        return {**written, **saved}
 
     @cached_property
     def ids(self) -> np.ndarray:
@@ -94,47 +105,14 @@ class Run:
 
 
 def read_run(run_dir: str | Path, skip: frozenset[str] = frozenset()) -> Run:
-    """The results file of a run, checked (:mod:`receval.results.integrity`: metadata
-    and column types before any row is read, then values and string sizes): a
-    missing, partial, newer-schema, edited or foreign file is a RunError naming the
-    file and the key or column. ``skip`` columns are not read."""
-    run_dir = Path(run_dir)
-    path = run_dir / RESULTS
-    if not path.is_file():
-        raise RunError(
-            f"{run_dir}: no {RESULTS} here; give a run directory written by "
-            "'python -m receval' (a sweep's runs are its numbered subfolders)"
-        )
-    try:
-        schema = pq.read_schema(path)
-        names = list(schema.names)  # a damaged name fails to decode here
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise RunError(f"{path}: cannot be read as results ({cut(str(error), 160)}); re-run this job") from None
-    metadata = integrity.metadata_of(path, schema, META_KEY)
-    integrity.check_schema(path, schema)
-    try:
-        table = pq.read_table(path, columns=[n for n in names if n not in skip] if skip else None)
-    except MemoryError:  # pyarrow's ArrowMemoryError included
-        raise RunError(f"{path}: too large to read into memory; {integrity.EDITED}") from None
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise RunError(f"{path}: cannot be read as results ({cut(str(error), 160)}); re-run this job") from None
-    integrity.check_values(path, table)
-    return Run(run_dir, table, metadata)
+    """:func:`receval.results.door.open_run` reading every column but ``skip``."""
+    from receval.results.door import open_run
+
+    return open_run(run_dir, skip=skip)
 
 
 def load_run(run_dir: str | Path, skip: frozenset[str] = UNUSED_COLUMNS) -> Run:
-    """One run directory with its facts and saved config (a RunError if it is not one)."""
-    run = read_run(run_dir, skip)
-    try:
-        ids = run.table.column("question_id").to_pylist()
-    except (UnicodeDecodeError, pa.ArrowException) as error:  # a damaged file
-        raise RunError(f"{run.run_dir / RESULTS}: cannot be read as results ({cut(str(error), 160)}); re-run this job") from None
-    if len(set(ids)) != len(ids):  # report and compare both pair rows by id
-        raise RunError(f"{run.run_dir}: question ids repeat; cannot pair questions by id")
-    run.info = read_info(run.run_dir)
-    chunks = run.info.get("n_chunks")
-    if chunks is not None and (numeric.count(chunks) is None or isinstance(chunks, float)):
-        raise RunError(f"{run.run_dir / RUN_JSON}: n_chunks is {cut(repr(chunks))}, not a count; {integrity.EDITED}")
-    run.config = load_config(run.run_dir, run.info)
-    run.overrides = load_overrides(run.run_dir)
-    return run
+    """:func:`receval.results.door.open_run` without the rankings and labels (report, compare)."""
+    from receval.results.door import open_run
+
+    return open_run(run_dir, skip=skip)
