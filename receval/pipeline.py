@@ -111,7 +111,7 @@ def as_written(cfg) -> dict:
     that text, as Hydra stores it in ``.hydra/``, never as the secret it resolves to
     (the identity hash is of :func:`resolved`). The dataset's file paths
     (:data:`DATASET_PATHS`, e.g. a suite's ``${oc.env:RECEVAL_SHARED,../shared}/...``)
-    are saved as the paths this run read, unless one looks like a key."""
+    are saved as the paths this run read (an existing file or folder; anything else, as written)."""
     data = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
     data.pop("hydra", None)
     dataset = data.get("dataset")
@@ -119,7 +119,7 @@ def as_written(cfg) -> dict:
         for key in DATASET_PATHS:
             if trust.is_interpolation(dataset.get(key)):
                 value = OmegaConf.select(cfg, f"dataset.{key}", throw_on_missing=False)
-                if isinstance(value, str) and not trust.looks_like_key(value):
+                if isinstance(value, str) and Path(value).exists():  # a path it read, never a secret
                     dataset[key] = value
     return data
 

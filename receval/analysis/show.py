@@ -30,10 +30,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from receval.datasets import Evidence, Question
 from receval.core.errors import RecevalError, named
+from receval.core.trust import holds_interpolation
+from receval.results.door import open_run
 from receval.results.format import RESULTS
 
 SNIPPET_WORDS = 24
@@ -83,10 +84,9 @@ def _stored(run, option: str = "show") -> dict[str, dict]:
     if run.table.num_rows and "retrieved" in run.table.column_names:
         table = run.table
     else:
-        path = run.run_dir / RESULTS
-        if not path.is_file():
+        if not (run.run_dir / RESULTS).is_file():
             raise RecevalError(f"{option}: {run.run_dir} has no {RESULTS} with retrieved sections")
-        table = pq.read_table(path, columns=_COLUMNS)
+        table = open_run(run.run_dir, skip=frozenset()).table  # through the one door, checked
     return {row["question_id"]: row for row in table.select(_COLUMNS).to_pylist()}
 
 
@@ -100,8 +100,14 @@ class DatasetView:
 
         from receval.config import DatasetConfig
 
-        self.cfg = OmegaConf.merge(OmegaConf.structured(DatasetConfig), saved or {})
         self.problem = ""
+        self._full = None
+        self._chunks: dict[str, tuple] = {}
+        if holds_interpolation(saved):  # a stored run is data: ``${oc.env:...}`` is never evaluated
+            self.cfg, self.sections, self.by_id = None, [], {}
+            self.problem = "its saved dataset names an interpolation (${...}), not evaluated: ids alone"
+            return
+        self.cfg = OmegaConf.merge(OmegaConf.structured(DatasetConfig), saved or {})
         try:
             from receval.datasets import load_sections
 
@@ -109,8 +115,6 @@ class DatasetView:
         except Exception as error:  # noqa: BLE001 - moved or remote data: show ids alone
             self.sections, self.problem = [], f"its dataset cannot be read ({_reason(error)})"
         self.by_id = {s.id: s for s in self.sections}
-        self._full = None
-        self._chunks: dict[str, tuple] = {}
 
     def full(self):
         """(page texts, fingerprint) of the dataset as it is now; fingerprint None when
