@@ -70,27 +70,12 @@ def listing(paths: list[str | Path]) -> list[dict]:
 def _read(run_dir: Path) -> tuple[dict, dict, list[str], str | None]:
     """(run.json, saved config, overrides, why it is incomplete or unreadable, else None)."""
     try:
-        run = open_run(run_dir, skip=_skip(run_dir))
+        run = open_run(run_dir, only=frozenset())  # the ids alone: a listing reads run.json, not the rows
         return run.info, run.config, run.overrides, None
     except RecevalError as error:
         problem = cut(error.problems[0], 300)
-    try:
-        info, config, overrides = peek(run_dir)
+    try:  # its label from the config saved last; its numbers are no run's (run.json may be an older run's)
+        _, config, overrides = peek(run_dir)
     except RecevalError:
-        info, config, overrides = {}, {}, []
-    return info, config, overrides, problem
-
-
-def _skip(run_dir: Path) -> frozenset[str]:
-    """Every results column but the ids (a listing reads run.json, not the rows)."""
-    import pyarrow.parquet as pq
-
-    try:
-        names = pq.read_schema(run_dir / RESULTS).names
-    except Exception:  # noqa: BLE001 - the door names the problem
-        return frozenset()
-    return frozenset(n for n in names if n != "question_id")
-
-
-def _plain(value):
-    return list(value) if isinstance(value, tuple) else value
+        config, overrides = {}, []
+    return {}, config, overrides, problem

@@ -225,7 +225,7 @@ def _check_footer(path: Path, parquet: pq.ParquetFile, names: list[str] | None) 
         raise RunError(f"{path}: its footer declares {problem}; {integrity.EDITED}")
 
 
-def read_results(path: Path, skip: frozenset[str] = frozenset()) -> tuple[pa.Table, dict]:
+def read_results(path: Path, skip: frozenset[str] = frozenset(), only: frozenset[str] | None = None) -> tuple[pa.Table, dict]:
     """``results.parquet`` checked: bytes, then footer bounds, metadata and column types
     before any row is read, then values, string sizes and unique ids."""
     size = path.stat().st_size
@@ -240,7 +240,7 @@ def read_results(path: Path, skip: frozenset[str] = frozenset()) -> tuple[pa.Tab
         raise RunError(failed.format(cut(str(error), 160))) from None
     metadata = integrity.metadata_of(path, schema, META_KEY)
     integrity.check_schema(path, schema)
-    columns = [n for n in names if n not in skip] if skip else names
+    columns = [n for n in names if n not in skip and (only is None or n in only)]
     _check_footer(path, parquet, columns)
     try:
         table = parquet.read(columns=columns)
@@ -287,11 +287,13 @@ def _chunks(path: Path) -> dict[str, tuple]:
 
 
 def open_run(
-    run_dir: str | Path, *, skip: frozenset[str] = UNUSED_COLUMNS, chunks: bool = False, sealed: tuple[str, ...] | None = None,
+    run_dir: str | Path, *, skip: frozenset[str] = UNUSED_COLUMNS, only: frozenset[str] | None = None,
+    chunks: bool = False, sealed: tuple[str, ...] | None = None,
 ) -> Run:
     """The run in ``run_dir``, complete and checked (see the module docstring), as a
     frozen :class:`Run`. ``skip``: results columns not read (by default the rankings
-    and labels; pass ``frozenset()`` for all); ``chunks``: also read the retrieved
+    and labels; pass ``frozenset()`` for all); ``only``: read no other column (the ids
+    are always read: they are checked); ``chunks``: also read the retrieved
     chunks (``report --show``); ``sealed``: check only these files against the
     manifest (resume: results and run.json, the config being the new one)."""
     run_dir = Path(run_dir)
@@ -310,8 +312,8 @@ def open_run(
         files = {k: v for k, v in files.items() if k in sealed}
         present = {k: v for k, v in present.items() if k in sealed}
     manifest.check(run_dir, files, present)
-    table, metadata = read_results(present[RESULTS], skip)
-    info, config, overrides = _saved(present)
+    info, config, overrides = _saved(present)  # small files first: a YAML bomb fails before any Parquet work
+    table, metadata = read_results(present[RESULTS], skip, None if only is None else only | {"question_id"})
     retrieved = _chunks(present[CHUNKS]) if chunks and CHUNKS in present else None
     return Run(run_dir, table, metadata, info, config, overrides, retrieved)
 
