@@ -36,7 +36,7 @@ from receval.core.io import WriteError
 from receval.core import trust
 from receval.results import manifest
 from receval.results.format import CHUNKS, RESULTS, stage_column
-from receval.results.stored import flatten
+from receval.results.record import flatten
 from receval.results.write import write_json, write_results, write_run_json
 
 SHOW_TOP = 20  # ranks per question whose chunks run.json's neighbour chunks.json keeps for --show

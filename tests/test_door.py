@@ -281,3 +281,27 @@ def test_a_path_given_by_a_variable_is_saved_as_read_so_reproduce_and_pool_need_
     assert reproduce(run_dir).identical
     texts = unit_texts(open_run(run_dir))
     assert texts["bikes#prices"].startswith("A single ride costs")
+
+
+def test_pool_reads_a_remote_runs_dataset_without_a_flag(good, tmp_path):
+    """Pooling sends nothing: a HyDE run (its transform calls a server) pools without
+    --allow-remote; only the dataset it reads is checked, and a dataset that would be
+    fetched is refused."""
+    from receval.cli.pool import unit_texts
+
+    run_dir = copy(good, tmp_path / "hyde")
+    hyde = {"kind": "hyde", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "NO_KEY"}
+    for name in (CONFIG_PATH, RUN_JSON):
+        data = json.loads((run_dir / name).read_text())
+        (data["config"] if name == RUN_JSON else data)["transform"] = hyde
+        (run_dir / name).write_text(json.dumps(data))
+    forged(run_dir)
+    texts = unit_texts(open_run(run_dir))
+    assert len(texts) > 40 and all(texts.values())
+    remote = copy(good, tmp_path / "remote")
+    data = json.loads((remote / CONFIG_PATH).read_text())
+    data["dataset"]["url"] = "http://127.0.0.1:9/data"
+    (remote / CONFIG_PATH).write_text(json.dumps(data))
+    forged(remote)
+    with pytest.raises(RunError, match=r"dataset.url=.*would send requests over the network"):
+        unit_texts(open_run(remote))

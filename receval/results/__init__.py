@@ -3,7 +3,8 @@
 Modules: :mod:`.format` (the schema of ``results.parquet`` and ``run.json``),
 :mod:`.write` (writing them), :mod:`.manifest` (the manifest written last: a folder is
 one run or incomplete), :mod:`.door` (:func:`open_run`, the one way a command reads a run
-folder: contained, bounded, checked), :mod:`.stored` (the frozen :class:`Run` type),
+folder: contained, bounded, checked), :mod:`.record` (the frozen :class:`Run` type),
+:mod:`.stored` (``read_run`` / ``load_run``: the door with their columns),
 :mod:`.integrity` (a results file's metadata, column types, values and string sizes
 checked before use), :mod:`.discovery` (run / sweep / folder-of-sweeps paths -> runs),
 :mod:`.configs` (saved configs, differing keys), :mod:`.identity` (what a run's results

@@ -1,7 +1,7 @@
 """A run's saved config and facts read back, and how configs differ.
 
-- :func:`read_info`: ``run.json`` (bounded, no symlink out).
-- :func:`runnable_config`: the same checked by :mod:`receval.core.trust` (no interpolation
+- :func:`runnable_config`: a run's saved config (read through
+  :func:`receval.results.door.open_run`) checked by :mod:`receval.core.trust` (no interpolation
   left, network and code use refused unless allowed): what ``reproduce`` re-runs and
   ``select --out`` writes, the one path from a stored config to something runnable.
 - :func:`saved_config`: that merged onto receval's schema, to re-run it.
@@ -21,19 +21,13 @@ from omegaconf import OmegaConf
 from receval import config as config_schema
 from receval.core import trust
 from receval.core.errors import ConfigError, RunError
-from receval.results.door import contained, open_run, read_config_yaml, read_json
+from receval.results.door import contained, open_run, read_config_yaml
 from receval.results.identity import is_result_key
 from receval.results.format import CONFIG_PATH, HYDRA_DIR, RUN_JSON
-from receval.results.stored import UNUSED_COLUMNS, flatten
+from receval.results.record import UNUSED_COLUMNS, flatten
 
 CONFIG_YAML = "config.yaml"
 OVERRIDES_YAML = "overrides.yaml"
-
-
-def read_info(run_dir: Path) -> dict:
-    """``run.json`` as a dict ({} when absent), through the door's bounded, contained reading."""
-    path = contained(Path(run_dir), RUN_JSON)
-    return read_json(path) if path is not None else {}
 
 
 def format_value(value: Any) -> str:

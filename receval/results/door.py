@@ -16,7 +16,7 @@ A stored run is data from anywhere, so before anything is materialised the door
 5. evaluates no interpolation: ``${oc.env:...}`` in a saved config stays the text it is
    (for display, the value run.json saved at the same place when there is one).
 
-It returns a frozen :class:`receval.results.stored.Run`. Reading needs no flag: it
+It returns a frozen :class:`receval.results.record.Run`. Reading needs no flag: it
 sends nothing and imports nothing.
 """
 
@@ -38,7 +38,7 @@ from receval.results import integrity, manifest
 from receval.results.format import (
     CHUNKS, CONFIG_PATH, META_KEY, OVERRIDES_PATH, RESULTS, RUN_JSON,
 )
-from receval.results.stored import UNUSED_COLUMNS, Run
+from receval.results.record import UNUSED_COLUMNS, Run
 
 MAX_YAML_BYTES = 1 << 20  # a saved config or overrides file
 MAX_YAML_NODES = 100_000  # YAML nodes once aliases are expanded
