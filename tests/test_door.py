@@ -233,6 +233,11 @@ def test_an_interpolation_stays_literal_in_report_and_show(good, tmp_path, monke
     built = report_for([str(run_dir), "--show", str(run.ids[0])])
     (view,) = built.shown
     assert "interpolation" in view.runs[0].note and not read
+    written = json.loads((run_dir / CHUNKS).read_text())["chunks"]  # snippets from the chunks the run wrote
+    top = view.runs[0].top[0]
+    core = top.snippet.removeprefix("... ").removesuffix(" ...")
+    assert len(core.split()) >= 5 and core in " ".join(
+        " ".join(text.split()) for section, _, _, text in written.values() if section == top.section_id)
 
 
 def test_sql_refuses_what_report_refuses(good, tmp_path, capsys):
