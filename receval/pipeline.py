@@ -39,7 +39,7 @@ from receval.results.format import CHUNKS, RESULTS, stage_column
 from receval.results.record import flatten
 from receval.results.write import write_json, write_results, write_run_json
 
-SHOW_TOP = 20  # ranks per question whose chunks run.json's neighbour chunks.json keeps for --show
+SHOW_TOP = 10  # ranks per question whose chunks chunks.json keeps, for report --show (its default --top is 5)
 from receval.retrievers.text import Tokenizer
 
 

@@ -310,3 +310,18 @@ def test_pool_reads_a_remote_runs_dataset_without_a_flag(good, tmp_path):
     forged(remote)
     with pytest.raises(RunError, match=r"dataset.url=.*would send requests over the network"):
         unit_texts(open_run(remote))
+
+
+def test_sql_refuses_repeated_question_ids(good, tmp_path, capsys):
+    pytest.importorskip("duckdb")
+    from receval import sql as sql_command
+
+    run_dir = copy(good, tmp_path / "twice")
+    table = pq.read_table(run_dir / RESULTS)
+    ids = table.column("question_id").to_pylist()
+    ids[1] = ids[0]
+    pq.write_table(table.set_column(0, table.schema.field(0), [ids]), run_dir / RESULTS)
+    forged(run_dir)
+    assert exit_code(sql_command.main, [str(run_dir), "SELECT count(*) FROM questions"]) == 2
+    assert one_error_line(capsys).endswith(f"{RESULTS}: question ids repeat; questions are paired by id, so "
+                                           "not results receval wrote (edited, or from another tool); re-run this job")

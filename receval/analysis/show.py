@@ -234,7 +234,7 @@ def _items(relevant: list[str], data: DatasetView) -> list[Evidence]:
 
 def _written_texts(run) -> dict[str, str]:
     """Unit id -> text from the chunks the run wrote (``chunks.json``: any question's top
-    20), for a run whose dataset is not read: each chunk by its id, each section by its
+    10), for a run whose dataset is not read: each chunk by its id, each section by its
     chunks joined. Empty when the run has none."""
     try:
         chunks = run.chunks if run.chunks is not None else open_run(run.run_dir, only=frozenset(), chunks=True).chunks
