@@ -50,6 +50,13 @@ MAX_COLUMNS = 10_000  # leaf columns in the footer
 MAX_VALUES = 500_000_000  # values (list items included) of the columns read, per the footer
 MAX_DECODED_BYTES = 4 << 30  # decoded bytes of the columns read, per the footer
 
+
+def _limit(name: str) -> int:
+    """Bytes a sealed file may hold (chunks.json: only --show reads it, bounded again then)."""
+    return {RESULTS: MAX_RESULTS_BYTES, RUN_JSON: MAX_JSON_BYTES, CONFIG_PATH: MAX_YAML_BYTES,
+            OVERRIDES_PATH: MAX_YAML_BYTES}.get(name, MAX_RESULTS_BYTES)
+
+
 __all__ = ["Run", "open_run", "read_yaml", "MAX_YAML_BYTES", "MAX_YAML_NODES", "MAX_JSON_BYTES",
            "MAX_RESULTS_BYTES", "MAX_ROWS", "MAX_COLUMNS", "MAX_VALUES", "MAX_DECODED_BYTES"]
 
@@ -306,6 +313,10 @@ def open_run(
             f"{run_dir}: no {RESULTS} here; give a run directory written by "
             "'python -m receval' (a sweep's runs are its numbered subfolders)"
         )
+    for name, path in present.items():  # bounded before a byte is hashed
+        limit = _limit(name)
+        if path.stat().st_size > limit:
+            raise RunError(f"{path}: {path.stat().st_size:,} bytes (at most {limit:,}); {integrity.EDITED}")
     contained(run_dir, manifest.MANIFEST, root)  # a manifest linked from elsewhere is refused too
     files = manifest.read(run_dir)
     if sealed is not None:
