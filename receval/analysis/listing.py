@@ -79,3 +79,7 @@ def _read(run_dir: Path) -> tuple[dict, dict, list[str], str | None]:
     except RecevalError:
         config, overrides = {}, []
     return {}, config, overrides, problem
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
