@@ -21,9 +21,11 @@ re-ranker scored), ``requests.<stage>``, ``input_tokens.<stage>``,
 
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
 version, schema version, config hash, dataset fingerprint, number of chunks and
-timings. Writing them is :mod:`receval.results.write` (a temporary name renamed, so a
-reader never sees a half-written file); reading them back (with the schema checks)
-:mod:`receval.results.stored`.
+timings; run.json also the run's ``label`` parts, flat ``params`` and ``measures``.
+``chunks.json`` holds the chunks of each question's top ranks (for ``report --show``) and
+``manifest.json``, written last, the hashes of the rest (:mod:`receval.results.manifest`).
+Writing them is :mod:`receval.results.write` (a temporary name renamed, so a reader never
+sees a half-written file); reading them back, checked, :func:`receval.results.door.open_run`.
 """
 
 from __future__ import annotations
