@@ -32,8 +32,13 @@ from receval.measures.overlap import overlap_columns
 from receval.ranking import tie_ranks
 from receval.measures.spans import judge_spans, token_columns
 from receval.core.io import WriteError
-from receval.results.format import RESULTS, stage_column
-from receval.results.write import write_results, write_run_json
+from receval.core import trust
+from receval.results import manifest
+from receval.results.format import CHUNKS, RESULTS, stage_column
+from receval.results.record import flatten
+from receval.results.write import write_json, write_results, write_run_json
+
+SHOW_TOP = 10  # ranks per question whose chunks chunks.json keeps, for report --show (its default --top is 5)
 from receval.retrievers.text import Tokenizer
 from receval.spec import plain, run_spec, thawed
 
@@ -106,12 +111,53 @@ def resolved(cfg) -> dict:
     return plain(cfg, resolve=True)
 
 
+#: Keys of the ``dataset`` node saved resolved: where the data files were read, so a
+#: stored run can be re-run and pooled without evaluating anything (a path, never a secret).
+DATASET_PATHS = ("path", "questions")
+
+
 def as_written(cfg) -> dict:
     """The run config as plain data with every interpolation as written, Hydra's node
     left out: what run.json saves, so a value passed as ``${oc.env:NAME}`` is stored as
     that text, as Hydra stores it in ``.hydra/``, never as the secret it resolves to
-    (the identity hash is of :func:`resolved`)."""
-    return plain(cfg, resolve=False)
+    (the identity hash is of :func:`resolved`). The dataset's file paths
+    (:data:`DATASET_PATHS`, e.g. a suite's ``${oc.env:RECEVAL_SHARED,../shared}/...``)
+    are saved as the paths this run read (an existing file or folder; anything else, as written)."""
+    data = plain(cfg, resolve=False)
+    dataset = data.get("dataset")
+    if isinstance(dataset, dict):
+        for key in DATASET_PATHS:
+            if trust.is_interpolation(dataset.get(key)):
+                value = OmegaConf.select(cfg, f"dataset.{key}", throw_on_missing=False)
+                if isinstance(value, str) and Path(value).exists():  # a path it read, never a secret
+                    dataset[key] = value
+    return data
+
+
+def written_facts(cfg, measure_names: list[str]) -> dict:
+    """What readers need from a run without the run side (:func:`receval.results.door.open_run`):
+    ``label`` (what the run is and its chunking, as :mod:`receval.results.labels` words it),
+    ``params`` (its config flat and dotted, the schema's defaults filled, interpolations as
+    written) and ``measures`` (each stored measure's label and direction)."""
+    from receval.core.vocabulary import lower_is_better, measure_label
+    from receval.results.configs import schema_defaults
+    from receval.results.labels import parts
+
+    what, chunks = parts(resolved(cfg))
+    saved = flatten(as_written(cfg))
+    nodes = {key[:i] for key in saved for i, ch in enumerate(key) if ch == "."}
+    defaults = {k: v for k, v in schema_defaults().items() if k not in nodes}  # a node the config fills is no key
+    params = {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **saved}.items()}
+    measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)} for name in measure_names}
+    return {"label": {"what": what, "chunking": chunks}, "params": params, "measures": measures}
+
+
+def retrieved_chunks(hits_idx: np.ndarray, chunks: list, sections: list, top: int = SHOW_TOP) -> dict:
+    """``chunks.json``: each chunk among any question's top ``top`` -> [section id, start,
+    end, text], so ``report --show`` shows what came back without the dataset."""
+    wanted = np.unique(hits_idx[:, :top][hits_idx[:, :top] >= 0]) if hits_idx.size else np.array([], int)
+    return {"chunks": {chunks[i].id: [chunks[i].section_id, int(chunks[i].start), int(chunks[i].end), chunks[i].text]
+                       for i in wanted.tolist()}}
 
 
 def config_hash_of(cfg) -> str:
@@ -152,6 +198,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     ``cfg.dataset``, e.g. to check resume). The config is validated once, by its spec."""
     spec = run_spec(cfg)
     cfg = spec.config
+    manifest.unseal(run_dir)  # from here until the manifest is written again, the folder reads as incomplete
     at_start = machine.started()
     timer = _Timer()
     with timer("load"):
@@ -251,10 +298,14 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names
     }
+    facts = written_facts(cfg, names + [n for n in token_columns(list(cfg.metrics.ks))])
     try:
-        write_run_json(run_dir, {**info, "timings": timer.seconds, "config": thawed(spec.written), "means": means})
+        write_json(Path(run_dir) / CHUNKS, retrieved_chunks(hits.chunk_idx, chunks, dataset.sections))
+        write_run_json(run_dir, {**info, **facts, "timings": timer.seconds, "config": as_written(cfg), "means": means})
+        manifest.seal(run_dir)  # last: the folder is one run from here
     except WriteError:  # results without their run.json would be a half-written run
-        (Path(run_dir) / RESULTS).unlink(missing_ok=True)
+        for name in (RESULTS, CHUNKS):
+            (Path(run_dir) / name).unlink(missing_ok=True)
         raise
     return RunResult(
         run_dir=Path(run_dir),

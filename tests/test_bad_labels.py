@@ -17,6 +17,7 @@ from receval.core.errors import DatasetError, RecevalError, RunError
 from receval.cli.report import parse_floors
 from receval.results.stored import load_run
 from conftest import run_of
+from forge import forged
 
 
 def _dataset(root, pages: dict[str, str], questions: list[dict | str]):
@@ -87,6 +88,7 @@ def test_report_refuses_repeated_question_ids_like_compare(tmp_path_factory):
     ids[1] = ids[0]
     table = table.set_column(0, table.schema.field(0), [ids])
     pq.write_table(table, path)
+    forged(run_dir)
     with pytest.raises(RunError, match="question ids repeat"):
         load_run(run_dir)  # what report and compare both read runs with
 

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import one_error_line, run_cli
+from forge import forged
 from conftest import exit_code as command_exit_code
 
 from receval.cli.report import report_for
@@ -152,6 +153,7 @@ def test_different_question_sets_are_refused_unless_intersect(runs, tmp_path, ca
     shutil.copytree(runs["tfidf"], fewer)
     table = pq.read_table(fewer / "results.parquet")
     pq.write_table(table.slice(5), fewer / "results.parquet")
+    forged(fewer)
     assert exit_code([runs["headings"], fewer]) == 2
     line = one_error_line(capsys)
     assert "are over different questions: 5 ids only in the first, 0 only in the second, 44 shared" in line
@@ -169,6 +171,7 @@ def test_reordered_questions_are_paired_by_id(runs, tmp_path, capsys):
     table = pq.read_table(shuffled / "results.parquet")
     order = np.random.default_rng(0).permutation(table.num_rows)
     pq.write_table(table.take(order), shuffled / "results.parquet")
+    forged(shuffled)
     plain = as_json(capsys, runs["headings"], runs["tfidf"])
     moved = as_json(capsys, runs["headings"], shuffled)
     for key in ("diff", "ci", "fixed", "broken", "up", "down", "same"):

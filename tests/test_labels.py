@@ -17,6 +17,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from conftest import exit_code, loopback
+from forge import forged
 from receval.cli import compare as compare_mod
 from receval.cli import list as list_mod
 from receval.cli import report
@@ -322,6 +323,7 @@ def test_a_stage_run_saved_before_names_existed_is_named_by_its_override(stored,
     (old / RUN_JSON).write_text(json.dumps(info))
     (old / ".hydra").mkdir()
     (old / ".hydra" / "overrides.yaml").write_text("- +stage=hybrid\n- +experiment=stages\n")
+    forged(old)
     built = report_for([str(root / "0"), str(old)])
     assert [r.label for r in built.runs] == ["keyword", "hybrid"]
 
@@ -337,6 +339,7 @@ def test_compare_names_a_reranker_added(stored, capsys, tmp_path):
                  "rerank.model=qwen", "rerank.first_size=30")
     info["config"]["rerank"] = llm["rerank"]
     (b / RUN_JSON).write_text(json.dumps(info))
+    forged(b)
     text = output(capsys, compare_mod.main, [root / "4", b])
     header = text.split("\n\n")[0]
     assert "config: identical" not in header

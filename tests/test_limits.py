@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, results_without_timings, run_cli
+from forge import forged
 
 from receval.pipeline import run
 from receval.results.format import RESULTS, RUN_JSON
@@ -140,6 +141,7 @@ def test_unset_env_variable_in_a_saved_dataset_path_under_reproduce(
     assert info["config"]["dataset"]["path"] == str(site)
     info["config"]["dataset"]["path"] = "${oc.env:RECEVAL_TEST_UNSET}/site"
     (run_dir / RUN_JSON).write_text(json.dumps(info))
+    forged(run_dir)
     monkeypatch.delenv("RECEVAL_TEST_UNSET", raising=False)
     capsys.readouterr()
     try:

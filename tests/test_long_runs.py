@@ -36,6 +36,7 @@ from receval.pipeline import stage_facts
 from receval.retrievers.dense import Dense
 from receval.results.format import RESULTS, RUN_JSON
 from conftest import loopback, run_cli, run_of
+from forge import forged
 
 DIM = 8
 
@@ -358,6 +359,7 @@ def test_the_report_warns_when_latencies_were_measured_under_very_different_load
         info["machine"].update(load_start=[load, load, load], usable_cores=2)
         info["machine"].pop("cpu_quota", None)
         (copy / RUN_JSON).write_text(json.dumps(info))
+        forged(copy)
         copies.append(copy)
     report = report_for([str(c) for c in copies])
     # the built-in questions label one section each, so judged@k is low too (receval.analysis.holes)

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import one_error_line
+from forge import forged
 from conftest import exit_code as command_exit_code
 
 from receval.analysis.report import Report
@@ -53,6 +54,7 @@ def rewrite(run_dir: Path, change) -> None:
     """Rewrite a stored results.parquet through ``change(dict of columns) -> table``."""
     table = pq.read_table(run_dir / "results.parquet")
     pq.write_table(change(table), run_dir / "results.parquet")
+    forged(run_dir)
 
 
 # ----------------------------------------------------------------- the main table
@@ -416,6 +418,7 @@ def test_unreadable_or_newer_results_exit_2(sweep, tmp_path, capsys):
     shutil.copytree(sweep / "0", broken)
     data = (broken / "results.parquet").read_bytes()
     (broken / "results.parquet").write_bytes(data[: len(data) // 2])
+    forged(broken)
     assert exit_code([str(broken)]) == 2
     assert "cannot be read as results" in one_error_line(capsys)
     newer = tmp_path / "newer"
@@ -424,6 +427,7 @@ def test_unreadable_or_newer_results_exit_2(sweep, tmp_path, capsys):
     meta = json.loads(table.schema.metadata[b"receval"])
     meta["schema_version"] = 99
     pq.write_table(table.replace_schema_metadata({b"receval": json.dumps(meta)}), newer / "results.parquet")
+    forged(newer)
     assert exit_code([str(newer)]) == 2
     assert "upgrade receval" in one_error_line(capsys)
 
@@ -450,5 +454,6 @@ def test_a_setting_the_saved_config_lacks_takes_the_schema_default(sweep, tmp_pa
     config = yaml.safe_load(path.read_text())
     del config["retriever"]["k1"], config["depth"]
     path.write_text(yaml.safe_dump(config))
+    forged(older)
     data = run_json(capsys, [str(older), str(sweep / "1")])
     assert data["params"] == ["max_words"]

@@ -7,6 +7,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 from conftest import run_cli
+from forge import forged
 
 from receval.core.errors import RecevalError
 from receval.analysis.breakdown import overlap_bucket
@@ -59,12 +60,14 @@ def test_stage_latency_and_api_calls_per_thousand_questions(sweep, tmp_path):
     info = json.loads(info_path.read_text())
     info["stages"]["bm25"]["search_api_calls"] = 98
     info_path.write_text(json.dumps(info))
+    forged(sweep / "1")
     try:
         paid = report_for([str(sweep)]).to_dict()["runs"][1]["stages"]["bm25"]
         text = render(report_for([str(sweep)]), "table")
     finally:
         info["stages"]["bm25"]["search_api_calls"] = 0
         info_path.write_text(json.dumps(info))
+        forged(sweep / "1")
     assert paid["api_calls_per_1000"] == pytest.approx(2000.0)
     assert "API calls / 1k questions" in text and "2000" in text
 

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import FIXTURES, one_error_line, run_cli, sweep_of
+from forge import forged
 from conftest import exit_code as command_exit_code
 
 from receval.cli.reproduce import compare_tables, main, reproduce
@@ -53,6 +54,7 @@ def edit_config(run_dir: Path, change) -> None:
     data = yaml.safe_load(path.read_text())
     change(data)
     path.write_text(yaml.safe_dump(data))
+    forged(run_dir)
 
 
 @pytest.mark.slow
@@ -107,6 +109,7 @@ def test_a_tampered_results_file_differs(sweep, tmp_path, scratch, capsys):
         table.column_names.index("retrieved"), "retrieved", pa.array(retrieved, pa.list_(pa.string()))
     )
     pq.write_table(table, run / "results.parquet")
+    forged(run)
     assert main([str(run)]) == 1
     lines = capsys.readouterr().out.splitlines()
     (kept,) = scratch.iterdir()  # a differing re-run is kept for inspection
@@ -130,6 +133,7 @@ def test_missing_questions_and_columns_are_differences(sweep, tmp_path, capsys):
     run = copy_run(sweep / "0", tmp_path / "run")
     table = pq.read_table(run / "results.parquet")
     pq.write_table(table.slice(1).drop_columns(["ndcg@10"]), run / "results.parquet")
+    forged(run)
     result = reproduce(run, tmp_path / "out")
     assert not result.identical
     assert result.only_reproduced == ["q01"]
@@ -143,6 +147,7 @@ def test_latency_is_not_compared(sweep, tmp_path):
     table = pq.read_table(run / "results.parquet")
     slow = pa.array([v * 7 + 1 for v in table.column("latency_ms").to_pylist()], pa.float64())
     pq.write_table(table.set_column(table.column_names.index("latency_ms"), "latency_ms", slow), run / "results.parquet")
+    forged(run)
     assert reproduce(run).identical
 
 
@@ -153,6 +158,7 @@ def test_newer_schema_is_refused(sweep, tmp_path, capsys):
     meta = json.loads(table.schema.metadata[META_KEY])
     meta["schema_version"] = 99
     pq.write_table(table.replace_schema_metadata({META_KEY: json.dumps(meta)}), run / "results.parquet")
+    forged(run)
     assert exit_code([run]) == 2
     line = one_error_line(capsys)
     assert "written with results schema 99" in line and "upgrade receval" in line
@@ -171,6 +177,7 @@ def test_saved_config_is_used_not_conf(sweep, tmp_path, capsys):
 def test_run_json_config_when_hydra_folder_is_missing(sweep, tmp_path, capsys):
     run = copy_run(sweep / "3", tmp_path / "run")
     shutil.rmtree(run / ".hydra")
+    forged(run)  # without it, the folder is incomplete (tests/test_door.py)
     assert main([str(run)]) == 0
     assert "identical" in capsys.readouterr().out
 

@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 from receval import analysis, results
 from receval.core.errors import RecevalError
 from receval.results.external import export
-from receval.results.configs import load_config
+from receval.results.door import read_config_yaml
 from receval.cli.report import report_for
 
 
@@ -140,4 +140,4 @@ def test_unknown_ids_are_external_questions(tfidf, tmp_path):
 def test_saved_configs_read_as_omegaconf_reads_them(tmp_path, text):
     (tmp_path / ".hydra").mkdir()
     (tmp_path / ".hydra" / "config.yaml").write_text(text)
-    assert load_config(tmp_path) == OmegaConf.to_container(OmegaConf.create(text))
+    assert read_config_yaml(tmp_path / ".hydra" / "config.yaml") == OmegaConf.to_container(OmegaConf.create(text))

@@ -20,6 +20,7 @@ from receval.analysis.costs import latencies
 from receval.stats.cheaper import CostOrder, cost_order
 from receval.core.errors import RecevalError
 from receval.stats.holm import holm
+from receval.results.manifest import seal
 from receval.results.write import write_results, write_run_json
 from receval.render import choice_plot
 from receval.cli.reproduce import compare_tables
@@ -152,6 +153,7 @@ def stored(folder: Path, name: str, hits: list[int], latency_ms, chunks: int = 9
     write_run_json(folder, {"n_chunks": chunks, "stages": {f"stage{k}": {} for k in range(stages)}})
     (folder / ".hydra").mkdir()
     (folder / ".hydra" / "config.yaml").write_text(yaml.safe_dump({"retriever": {"kind": name}}))
+    seal(folder)  # written last, as a run writes it
     return folder
 
 

@@ -23,6 +23,7 @@ from receval.results import load_run, read_run
 from receval.results.format import META_KEY, RESULTS, RUN_JSON
 
 from conftest import exit_code, one_error_line, run_of
+from forge import forged
 
 EDITED = "not results receval wrote (edited, or from another tool); re-run this job"
 
@@ -43,7 +44,7 @@ def tampered(good: Path, where: Path, change=None, metadata=None, raw_metadata=N
     table = change(table) if change else table
     raw = raw_metadata if raw_metadata is not None else json.dumps(meta).encode()
     pq.write_table(table.replace_schema_metadata({META_KEY: raw}), where / RESULTS)
-    return where
+    return forged(where)
 
 
 def column(name, values):
@@ -194,6 +195,7 @@ def test_run_json_n_chunks_of_the_wrong_type_is_one_line(good, tmp_path):
     info = json.loads((run_dir / RUN_JSON).read_text())
     info["n_chunks"] = "lots"
     (run_dir / RUN_JSON).write_text(json.dumps(info))
+    forged(run_dir)
     with pytest.raises(RunError, match=r"run.json: n_chunks is 'lots', not a count"):
         load_run(run_dir)
 

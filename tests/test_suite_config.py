@@ -53,3 +53,16 @@ def test_suite_local_runs_every_collection_and_reports_them_together(tmp_path):
     data = json.loads(report.stdout)
     assert [c["name"] for c in data["collections"]] == ["library", "cranfield", "scifact"]
     assert data["configurations"][1]["pooled_vs_baseline"]["k"] == 3
+    # every job re-runs identically and pools, the shared folder's variable no longer set:
+    # each run saved the dataset path it read, never the ${oc.env:...} to evaluate again
+    stored = [json.loads((tmp_path / "s" / str(i) / "run.json").read_text()) for i in range(6)]
+    paths = [r["config"]["dataset"]["path"] for r in stored]
+    assert sorted(str(p) for p in paths if p) == sorted([str(shared / "cranfield")] * 2 + [str(shared / "scifact")] * 2)
+    again = run_cli(str(tmp_path / "s"), "--format", "json", cwd=tmp_path, command="reproduce",
+                    env={"RECEVAL_CACHE_DIR": str(tmp_path / "cache2")})
+    assert again.returncode == 0, again.stderr
+    assert [r["identical"] for r in json.loads(again.stdout)["runs"]] == [True] * 6
+    cranfield = [str(tmp_path / "s" / str(i)) for i, p in enumerate(paths) if p and p.endswith("cranfield")]
+    pooled = run_cli(*cranfield, "--out", str(tmp_path / "pool.jsonl"), cwd=tmp_path, command="pool")
+    assert pooled.returncode == 0, pooled.stderr
+    assert all(json.loads(line)["text"] for line in (tmp_path / "pool.jsonl").read_text().splitlines())

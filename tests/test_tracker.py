@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import exit_code, lazy_import, one_error_line, sweep_in_process
+from forge import forged
 
 from receval.cli import export, report
 from receval.analysis.tracker import config_params, param_value, tracked, tracker_name
@@ -115,6 +116,7 @@ def test_params_hold_no_secret_and_a_stored_tracking_uri_is_never_used(tmp_path,
     saved["config"]["retriever"]["endpoint"] = "https://user:sk-abcdef0123456789abcdef@host.example/v1?api_key=x"
     saved["config"]["retriever"]["token"] = "plain-looking"
     (run_dir / "run.json").write_text(json.dumps(saved))
+    forged(run_dir)
     monkeypatch.setenv("MY_KEY", "sk-the-real-key-0123456789")
     assert exit_code(export.main, [run_dir, "--to", "mlflow", "--tracking-uri", store]) == 0
     (child,) = [r for r in search(store) if "mlflow.parentRunId" in r.data.tags]

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, exit_code, loopback, run_cli, run_of
+from forge import forged
 
 from receval.cli import compare, export, report
 from receval.cli import reproduce
@@ -73,6 +74,7 @@ def run(base_run, tmp_path) -> Path:
     config["cache_dir"] = "${oc.env:RECEVAL_CACHE_DIR,.cache/receval}"
     (target / ".hydra").mkdir()
     (target / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
+    forged(target)
     return target
 
 
@@ -81,6 +83,7 @@ def tamper(run_dir: Path, change) -> None:
     config = yaml.safe_load(path.read_text())
     change(config)
     path.write_text(yaml.safe_dump(config))
+    forged(run_dir)
 
 
 def remote_dense(url: str):
@@ -151,6 +154,7 @@ def test_an_interpolation_is_never_evaluated(run, tmp_path):
     info = json.loads((run / "run.json").read_text())
     info["config"]["dataset"]["name"] = value  # no resolved value saved either
     (run / "run.json").write_text(json.dumps(info))
+    forged(run)
     done = run_cli(str(run), cwd=tmp_path, command="reproduce", env={ENV: SECRET})
     assert done.returncode == 2 and done.stderr.count("receval: error:") == 1, done.stderr
     assert f"dataset.name='{value}' is an interpolation" in done.stderr
@@ -296,6 +300,7 @@ def test_report_shows_an_interpolation_as_written_and_never_reads_the_variable(r
     info = json.loads((other / "run.json").read_text())
     info["config"]["dataset"]["name"] = value
     (other / "run.json").write_text(json.dumps(info))
+    forged(other)
     out = tmp_path / "report.json"
     assert exit_code(report.main, [run, other, "--format", "json", "--out", out]) == 0
     printed = capsys.readouterr()

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import exit_code, loopback, run_cli, run_of
+from forge import forged
 
 from receval.cli import select
 from receval.cli import reproduce
@@ -73,6 +74,7 @@ def run(base_run, tmp_path, monkeypatch) -> Path:
     config = json.loads((target / "run.json").read_text())["config"]
     (target / ".hydra").mkdir()
     (target / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    forged(target)
     return target
 
 
@@ -87,10 +89,12 @@ def tamper(run_dir: Path, hydra: dict, saved: dict | None = None) -> None:
     """Merge ``hydra`` into the run's ``.hydra/config.yaml`` and ``saved`` into run.json's config."""
     path = run_dir / ".hydra" / "config.yaml"
     path.write_text(yaml.safe_dump(merged(yaml.safe_load(path.read_text()), hydra), allow_unicode=True))
+    forged(run_dir)
     if saved:
         info = json.loads((run_dir / "run.json").read_text())
         info["config"] = merged(info["config"], saved)
         (run_dir / "run.json").write_text(json.dumps(info))
+        forged(run_dir)
 
 
 def files_holding(root: Path, text: str) -> list[Path]:
@@ -206,6 +210,7 @@ def use_http(run_dir: Path, url: str, **extra) -> None:
     """The run's retriever replaced by an http one (both saved configs)."""
     path = run_dir / ".hydra" / "config.yaml"
     path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), **http_search(url, **extra)}))
+    forged(run_dir)
 
 
 def test_select_out_of_a_remote_run_needs_allow_remote_and_names_every_variable(run, tmp_path, capsys):

@@ -3,8 +3,9 @@
 One record per run directory, complete or not, in path order: when it was written,
 its label and the parameters that differ between the listed runs
 (:mod:`receval.results.labels`), the dataset fingerprint,
-questions (scored / all), MRR from ``run.json``, and whether ``results.parquet``
-exists. Only ``run.json`` and the saved config are read, never the results.
+questions (scored / all), MRR from ``run.json``, and whether the run is complete: its
+files agree with the manifest written last (:func:`receval.results.door.open_run`); an
+incomplete one (stopped part-way, written again, or from before manifests) says why.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from receval.core import numeric
 from receval.core.secrets import cut
 from receval.core.errors import RecevalError
-from receval.results.configs import load_config, load_overrides, read_info
+from receval.results.door import open_run, peek
 from receval.results.labels import naming
 from receval.results.discovery import runs_under
 from receval.results.format import RESULTS, RUN_JSON
@@ -34,15 +35,17 @@ def listing(paths: list[str | Path]) -> list[dict]:
             "no runs under " + ", ".join(str(p) for p in paths)
             + f" (no folder holds {RESULTS} or {RUN_JSON})"
         )
-    infos, configs = [], []
+    infos, configs, overrides, problems = [], [], [], []
     for run_dir in dirs:
-        info = read_info(run_dir)
+        info, config, saved_overrides, problem = _read(run_dir)
         infos.append(info)
-        configs.append(load_config(run_dir, info))
-    named = naming(configs, [load_overrides(d) for d in dirs], [d.name for d in dirs])
+        configs.append(config)
+        overrides.append(saved_overrides)
+        problems.append(problem)
+    named = naming(configs, overrides, [d.name for d in dirs])
     records = []
-    for run_dir, info, label, params in zip(dirs, infos, named.labels, named.params):
-        complete = (run_dir / RESULTS).is_file()
+    for run_dir, info, label, params, problem in zip(dirs, infos, named.labels, named.params, problems):
+        complete = not problem
         stamp = (run_dir / RESULTS) if complete else run_dir
         when = datetime.fromtimestamp(stamp.stat().st_mtime, tz=timezone.utc)
         # run.json is data from outside too: a value of the wrong type is shown as unknown
@@ -59,8 +62,23 @@ def listing(paths: list[str | Path]) -> list[dict]:
             "n_scored": (n - unanswerable) if n is not None and unanswerable is not None else None,
             "mrr": numeric.real(means.get("rr")),
             "complete": complete,
+            "problem": problem,
         })
     return records
+
+
+def _read(run_dir: Path) -> tuple[dict, dict, list[str], str | None]:
+    """(run.json, saved config, overrides, why it is incomplete or unreadable, else None)."""
+    try:
+        run = open_run(run_dir, only=frozenset())  # the ids alone: a listing reads run.json, not the rows
+        return run.info, run.config, run.overrides, None
+    except RecevalError as error:
+        problem = cut(error.problems[0], 300)
+    try:  # its label from the config saved last; its numbers are no run's (run.json may be an older run's)
+        _, config, overrides = peek(run_dir)
+    except RecevalError:
+        config, overrides = {}, []
+    return {}, config, overrides, problem
 
 
 def _plain(value):

@@ -17,8 +17,10 @@ saved chunking cuts from its dataset, and checked against the stored rank.
 
 Ids, ranks and scores are read from each run's ``results.parquet``; headings,
 snippets, chunk offsets and evidence passages from the run's dataset files when they
-can be read and are the ones the run read (same fingerprint); otherwise ids alone,
-with a note saying why. The snippet is the 24-word window of the section (or chunk)
+can be read and are the ones the run read (same fingerprint). A saved dataset holding
+an interpolation is never evaluated; then (or when the files cannot be read) snippets
+come from the chunks the run wrote (``chunks.json``) and headings and marks are left
+out, with a note saying why. The snippet is the 24-word window of the section (or chunk)
 sharing most words with the question. Rendered as text by :mod:`receval.render.show`,
 in the HTML page by :mod:`receval.render.html`.
 """
@@ -30,10 +32,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from receval.datasets import Evidence, Question
 from receval.core.errors import RecevalError, named
+from receval.core.trust import holds_interpolation
+from receval.results.door import open_run
 from receval.results.format import RESULTS
 
 SNIPPET_WORDS = 24
@@ -83,10 +86,9 @@ def _stored(run, option: str = "show") -> dict[str, dict]:
     if run.table.num_rows and "retrieved" in run.table.column_names:
         table = run.table
     else:
-        path = run.run_dir / RESULTS
-        if not path.is_file():
+        if not (run.run_dir / RESULTS).is_file():
             raise RecevalError(f"{option}: {run.run_dir} has no {RESULTS} with retrieved sections")
-        table = pq.read_table(path, columns=_COLUMNS)
+        table = open_run(run.run_dir, skip=frozenset()).table  # through the one door, checked
     return {row["question_id"]: row for row in table.select(_COLUMNS).to_pylist()}
 
 
@@ -100,8 +102,14 @@ class DatasetView:
 
         from receval.config import DatasetConfig
 
-        self.cfg = OmegaConf.merge(OmegaConf.structured(DatasetConfig), saved or {})
         self.problem = ""
+        self._full = None
+        self._chunks: dict[str, tuple] = {}
+        if holds_interpolation(saved):  # a stored run is data: ``${oc.env:...}`` is never evaluated
+            self.cfg, self.sections, self.by_id = None, [], {}
+            self.problem = "its saved dataset names an interpolation (${...}), not evaluated: ids alone"
+            return
+        self.cfg = OmegaConf.merge(OmegaConf.structured(DatasetConfig), saved or {})
         try:
             from receval.datasets import load_sections
 
@@ -109,8 +117,6 @@ class DatasetView:
         except Exception as error:  # noqa: BLE001 - moved or remote data: show ids alone
             self.sections, self.problem = [], f"its dataset cannot be read ({_reason(error)})"
         self.by_id = {s.id: s for s in self.sections}
-        self._full = None
-        self._chunks: dict[str, tuple] = {}
 
     def full(self):
         """(page texts, fingerprint) of the dataset as it is now; fingerprint None when
@@ -214,8 +220,9 @@ def show(
         data = datasets[repr(saved)]
         shown = [view for view in views if view.question_id in rows]
         evidence = _EvidenceRun(run, data, [rows[v.question_id] for v in shown])
+        texts = _written_texts(run) if data.problem else {}
         for view in shown:
-            view.runs.append(_run_view(view, rows[view.question_id], run, label, data, evidence, top))
+            view.runs.append(_run_view(view, rows[view.question_id], run, label, data, evidence, top, texts))
     return views
 
 
@@ -225,7 +232,27 @@ def _items(relevant: list[str], data: DatasetView) -> list[Evidence]:
     return [item for item in items if item is not None]
 
 
-def _run_view(view: QuestionView, row: dict, run, label: str, data: DatasetView, evidence, top: int) -> RunView:
+def _written_texts(run) -> dict[str, str]:
+    """Unit id -> text from the chunks the run wrote (``chunks.json``: any question's top
+    10), for a run whose dataset is not read: each chunk by its id, each section by its
+    chunks joined. Empty when the run has none."""
+    try:
+        chunks = run.chunks if run.chunks is not None else open_run(run.run_dir, only=frozenset(), chunks=True).chunks
+    except RecevalError:
+        return {}
+    texts: dict[str, str] = {}
+    by_section: dict[str, list[str]] = {}
+    for cid, (section_id, _start, _end, text) in (chunks or {}).items():
+        texts[cid] = text
+        by_section.setdefault(section_id, []).append(text)
+    for section_id, parts in by_section.items():
+        texts.setdefault(section_id, " ".join(parts))
+    return texts
+
+
+def _run_view(
+    view: QuestionView, row: dict, run, label: str, data: DatasetView, evidence, top: int, texts: dict | None = None,
+) -> RunView:
     retrieved, scores = row["retrieved"] or [], row["scores"] or []
     relevant = list(row["relevant"] or [])
     items = _items(relevant, data)
@@ -235,9 +262,10 @@ def _run_view(view: QuestionView, row: dict, run, label: str, data: DatasetView,
         hits = []
         for rank, (sid, score) in enumerate(zip(retrieved[:top], scores[:top]), start=1):
             section = data.by_id.get(sid)
+            text = section.text if section else (texts or {}).get(sid, "")
             hits.append(Hit(
                 rank, sid, section.heading if section else "",
-                snippet(section.text, view.question) if section else "", score, sid in wanted,
+                snippet(text, view.question) if text else "", score, sid in wanted,
             ))
         missed = [
             (sid, retrieved.index(sid) + 1 if sid in retrieved else None)
@@ -253,7 +281,7 @@ def _run_view(view: QuestionView, row: dict, run, label: str, data: DatasetView,
     for rank, (cid, score) in enumerate(zip(retrieved[:top], scores[:top]), start=1):
         chunk = evidence.chunk(cid)
         section = data.by_id.get(chunk.section_id if chunk else cid.rpartition("@")[0])
-        text = chunk.text if chunk else (section.text if section else "")
+        text = chunk.text if chunk else (section.text if section else (texts or {}).get(cid, ""))
         covers = holds.get(cid, [])
         hits.append(Hit(
             rank, cid, section.heading if section else "", snippet(text, view.question) if text else "",

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from receval.core.errors import RecevalError
+from receval.results.door import open_run
 from receval.results.stored import Run
-from receval.results.format import RESULTS
 
 EVIDENCE = r":[0-9]+-[0-9]+$"  # an evidence item's stored label: page:start-end
 ONE_LABEL = "every question has one relevant label: recall@k equals hit@k, and precision@k is at most 1/k"
@@ -45,12 +45,11 @@ def _stored_units(run: Run) -> np.ndarray | None:
     None when there is none to read (an imported TREC run) or it is not receval's."""
     if {"relevant", "grades"} <= set(run.table.column_names):
         return units_per_question(run.table.column("relevant").combine_chunks(), run.table.column("grades").combine_chunks())
-    path = run.run_dir / RESULTS
-    try:
-        table = pq.read_table(path, columns=["question_id", "relevant", "grades"])
+    try:  # through the one door: complete, contained, bounded
+        table = open_run(run.run_dir, skip=frozenset(), only=frozenset({"relevant", "grades"})).table
         table = table.filter(pc.is_in(table.column("question_id"), pa.array(run.ids.tolist(), pa.string())))
         return units_per_question(table.column("relevant").combine_chunks(), table.column("grades").combine_chunks())
-    except (OSError, ValueError, TypeError, pa.ArrowException):
+    except (OSError, ValueError, TypeError, pa.ArrowException, RecevalError):
         return None
 
 

@@ -15,12 +15,12 @@
   :func:`receval.analysis.costs.cost_facts` (``usd_per_1000``, ``pairs_per_question``,
   ``index_usd``), with ``config_hash`` and ``dataset_fingerprint``.
 
-Read-only: each results file's metadata and column types are checked
-(:mod:`receval.results.integrity`) and its rows reach DuckDB through Arrow; the database
+Read-only: each run is read through :func:`receval.results.door.open_run` (complete,
+bounded, every column's types and ranges checked, ids unique; an incomplete job of a
+sweep is skipped with a warning) and those rows reach DuckDB as Arrow; the database
 is in memory and its access to files and the network is switched off (and locked)
 before any query, so a query can read no other file, write none (nothing lands in a
-run folder) and load no extension. Values are as stored (the report also checks their
-ranges). duckdb is an optional extra (``pip install 'receval[sql]'``), imported when a
+run folder) and load no extension. Values are as stored, in the ranges the report accepts. duckdb is an optional extra (``pip install 'receval[sql]'``), imported when a
 warehouse is opened.
 """
 
@@ -32,20 +32,15 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.fs
-import pyarrow.parquet as pq
 
 from receval.analysis import costs
 from receval.core.errors import RecevalError, RunError
 from receval.core.secrets import cut
 from receval.core.vocabulary import is_measure, is_token_measure
-from receval.results.configs import format_value, load_config, load_overrides, read_info
-from receval.results.discovery import find_runs
-from receval.results.format import LATENCY, RESULTS
+from receval.results.configs import format_value
+from receval.results.discovery import load_runs
+from receval.results.format import LATENCY
 from receval.results.labels import naming
-from receval.results.stored import Run, read_run
 
 QUESTIONS, RUNS = "questions", "runs"
 VIEWS = (QUESTIONS, RUNS)
@@ -118,24 +113,6 @@ def _first_line(error: Exception) -> str:
     return cut(str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__, 300)
 
 
-def _facts_run(run_dir: Path) -> tuple[Run, pa.Schema]:
-    """A run's metadata, facts, saved config and its cost columns (the bulk of its
-    rows is left to DuckDB), checked as every stored run is; and its file's schema."""
-    path = run_dir / RESULTS
-    try:
-        schema = pq.read_schema(path)
-    except (pa.ArrowException, OSError, ValueError):
-        schema = None  # read_run names the problem
-    keep = {"question_id", *_COST_COLUMNS}
-    skip = frozenset(n for n in (schema.names if schema is not None else []) if n not in keep
-                     and not n.startswith("cost_usd."))
-    run = read_run(run_dir, skip)  # metadata and column types checked; a damaged file named
-    run.info = read_info(run_dir)
-    run.config = load_config(run_dir, run.info)
-    run.overrides = load_overrides(run_dir)
-    return run, schema
-
-
 def _param_column(values: list[Any]) -> pa.Array:
     """One parameter's values as an Arrow column: typed when the runs agree on a type,
     else as config text (``120``, ``bm25``, ``null``)."""
@@ -153,13 +130,12 @@ def open_runs(paths: Sequence[str | Path]) -> Warehouse:
     """The warehouse over the runs under ``paths`` (run folders, sweeps, folders of
     sweeps; incomplete jobs are skipped with a warning)."""
     duckdb = duckdb_module()
-    run_dirs = find_runs(list(paths))
-    loaded = [_facts_run(run_dir) for run_dir in run_dirs]
-    runs = [run for run, _ in loaded]
+    runs = load_runs(list(paths), skip=frozenset())  # every column, checked as the report checks it
+    run_dirs = [run.run_dir for run in runs]
     named = naming([r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs])
 
     try:
-        stored = pa.unify_schemas([schema.remove_metadata() for _, schema in loaded])
+        stored = pa.unify_schemas([run.table.schema.remove_metadata() for run in runs])
     except (pa.ArrowException, TypeError) as error:
         raise RunError(f"runs store a column with different types ({cut(str(error), 200)}); report them apart") from None
     stored_names = set(stored.names)
@@ -168,14 +144,11 @@ def open_runs(paths: Sequence[str | Path]) -> Warehouse:
         shown = f"param.{column}" if column in stored_names or column in ("run", "label", _INDEX) else column
         params[shown] = _param_column([p.get(column) for p in named.params])
 
-    files = [str((run.run_dir / RESULTS).resolve()) for run in runs]
-    dataset = ds.FileSystemDataset.from_paths(
-        files,
-        schema=stored.append(pa.field(_INDEX, pa.int32())),
-        format=ds.ParquetFileFormat(),
-        filesystem=pa.fs.LocalFileSystem(),
-        partitions=[pc.field(_INDEX) == pa.scalar(i, pa.int32()) for i in range(len(files))],
-    )
+    dataset = pa.concat_tables(
+        [run.table.replace_schema_metadata(None).append_column(_INDEX, pa.array([i] * run.table.num_rows, pa.int32()))
+         for i, run in enumerate(runs)],
+        promote_options="default",
+    )  # the rows the door read and checked, never the files again
     measures = [n for n in stored.names if is_measure(n) or is_token_measure(n)]
     facts = {
         _INDEX: pa.array(range(len(runs)), pa.int32()),

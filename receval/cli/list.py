@@ -2,8 +2,9 @@
 
 One line per run, in path order: when it was written, the parameters that differ
 between the listed runs, the dataset fingerprint (first 12 hex digits), questions
-(scored / all), MRR, and whether it is complete (``results.parquet`` written).
-Only ``run.json`` and the saved config are read, never the results themselves
+(scored / all), MRR, and whether it is complete (its files agree with the manifest
+written last; an incomplete run shows no numbers, and ``--format json`` says why).
+Each run is read through :func:`receval.results.door.open_run`, its rows left unread
 (:mod:`receval.analysis.listing`).
 """
 

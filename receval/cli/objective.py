@@ -23,7 +23,7 @@ def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
     ``required`` (a sweeper that uses the value) a ConfigError saying what to set."""
     import pyarrow.compute as pc  # here: a grid sweep's jobs never need it (see receval.cli.run.run_one)
 
-    from receval.results.stored import UNUSED_COLUMNS, read_run
+    from receval.results.door import open_run
 
     objective = cfg.get("objective")
     if objective is None:
@@ -32,7 +32,7 @@ def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
         metric = metrics.parse_measure(str(objective.metric)).name
     except ValueError as error:
         raise ConfigError(f"objective.metric={objective.metric}: {error}") from None
-    table = read_run(run_dir, UNUSED_COLUMNS).table
+    table = open_run(run_dir).table
     if metric not in table.column_names:
         raise ConfigError(
             f"objective.metric={objective.metric}: not stored by this run; add its cutoff "

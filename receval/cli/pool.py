@@ -27,7 +27,9 @@ from receval.core.errors import RecevalError, exit_on_error
 from receval.core.io import atomic_write
 from receval.core.ranges import SEED
 from receval.datasets import load_sections
-from receval.results.configs import saved_config
+from receval.core import trust
+from receval.core.errors import RunError
+from receval.results.format import CONFIG_PATH
 from receval.results.discovery import load_runs
 from receval.results.stored import Run
 
@@ -35,10 +37,27 @@ __all__ = ["main", "unit_texts"]
 
 
 def unit_texts(run: Run) -> dict[str, str]:
-    """Unit id -> text, from the dataset the run's saved config names (read locally; a
-    run whose config reaches the network or runs code is refused, as by ``reproduce``)."""
-    cfg = saved_config(run.run_dir)
-    return {section.id: section.text for section in load_sections(cfg.dataset)}
+    """Unit id -> text, from the dataset the run's saved config names, read locally.
+    Pooling sends nothing, so only the dataset node is checked: a run whose retriever,
+    transform or re-ranker is remote (HyDE, an LLM re-ranker) needs no flag, while a
+    dataset that would be fetched or holds an interpolation is refused."""
+    from omegaconf import OmegaConf
+
+    from receval.config import DatasetConfig
+
+    where = run.run_dir / CONFIG_PATH
+    node = run.config.get("dataset") if isinstance(run.config, dict) else None
+    if not isinstance(node, dict):
+        raise RunError(f"{where}: no saved dataset; cannot read the pooled units' texts")
+    if trust.holds_interpolation(node):
+        raise RunError(f"{where}: the saved dataset holds an interpolation (${{...}}); a stored run is data and "
+                       "receval evaluates none: re-run it with this receval (it saves the path it read)")
+    trust.check_reach({"dataset": node}, where, allow_remote=False, allow_code=False)
+    try:
+        cfg = OmegaConf.merge(OmegaConf.structured(DatasetConfig), node)
+    except Exception as error:  # noqa: BLE001 - omegaconf's validation errors: the stored dataset does not fit
+        raise RunError(f"{where}: its saved dataset does not fit this receval ({str(error).splitlines()[0]})") from None
+    return {section.id: section.text for section in load_sections(cfg)}
 
 
 def check_seed(seed: int) -> None:

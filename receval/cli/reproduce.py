@@ -53,7 +53,7 @@ from receval.cli.options import ArgumentParser
 from receval.results.configs import CONFIG_YAML, HYDRA_DIR, saved_config
 from receval.results.discovery import find_runs
 from receval.analysis.reproduction import Reproduction, compare_tables
-from receval.results.stored import read_run
+from receval.results.door import open_run
 from receval.results.format import RESULTS
 from receval.render import reproduce as rendered
 
@@ -89,7 +89,7 @@ def reproduce(
     run_dir = Path(run_dir)
     if not run_dir.exists():
         raise RunError(f"{run_dir}: no such directory")
-    stored = read_run(run_dir)  # refuses a missing, partial or newer-schema run
+    stored = open_run(run_dir, skip=frozenset())  # refuses a missing, incomplete, partial or newer-schema run
     cfg = saved_config(run_dir, allow_remote=allow_remote, allow_code=allow_code)
     try:
         spec = run_spec(cfg)  # validated once; the run below reuses it
@@ -117,7 +117,7 @@ def reproduce(
     OmegaConf.save(cfg, target / HYDRA_DIR / CONFIG_YAML)  # the values used, as data
     try:
         pipeline.run(spec, target)
-        new = read_run(target)
+        new = open_run(target, skip=frozenset())
     except BaseException:
         if temporary:
             shutil.rmtree(target, ignore_errors=True)

@@ -1,7 +1,7 @@
 """Resuming sweeps: a job whose results already hold the same config is not run again.
 
-A job directory is *finished* when ``results.parquet`` and ``run.json`` (written last)
-are both complete and record the identity hash and dataset fingerprint of the job
+A job directory is *finished* when ``results.parquet`` and ``run.json`` agree with the
+manifest written last (:mod:`receval.results.manifest`) and record the identity hash and dataset fingerprint of the job
 about to run. Re-running a
 sweep command with the same ``hydra.sweep.dir`` therefore runs only jobs that are
 missing, incomplete (killed before ``run.json``), or whose config changed; finished
@@ -12,7 +12,6 @@ and :func:`stopped` says which jobs finished when a sweep ends early.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -20,19 +19,19 @@ from typing import ClassVar
 from hydra.experimental.callback import Callback
 
 from receval.core.errors import RunError
-from receval.results.stored import read_run
-from receval.results.format import RESULTS, RUN_JSON
+from receval.results.door import open_run
+from receval.results.format import MANIFEST, RESULTS, RUN_JSON
 
 
 def finished(run_dir: Path, config_hash: str, dataset_fingerprint: str | None = None) -> bool:
     """True when ``run_dir`` holds complete results of the config with this identity
     hash (:mod:`receval.results.identity`) and, when given, of the dataset with this fingerprint."""
     run_dir = Path(run_dir)
-    try:
-        info = json.loads((run_dir / RUN_JSON).read_text(encoding="utf-8"))
-        stored = read_run(run_dir)
-    except (OSError, ValueError, RunError):
+    try:  # the results and run.json as the manifest sealed them (Hydra has just saved this job's config)
+        stored = open_run(run_dir, sealed=(RESULTS, RUN_JSON))
+    except (OSError, RunError):
         return False
+    info = stored.info
     if dataset_fingerprint is not None and not (
         info.get("dataset_fingerprint") == dataset_fingerprint == stored.metadata.get("dataset_fingerprint")
     ):
@@ -72,7 +71,7 @@ def tally(sweep_dir: Path, began_ns: int) -> dict[str, list[str]]:
         if not saved.is_file() or saved.stat().st_mtime_ns < began_ns:
             continue
         run_json = job / RUN_JSON
-        if not run_json.is_file() or not (job / RESULTS).is_file():
+        if not run_json.is_file() or not (job / RESULTS).is_file() or not (job / MANIFEST).is_file():
             jobs["failed"].append(job.name)
         elif run_json.stat().st_mtime_ns < saved.stat().st_mtime_ns:
             jobs["skipped"].append(job.name)

@@ -28,6 +28,7 @@ from receval.core import trust
 from receval.datasets import load_dataset
 from receval.core.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
 from receval.cli.resume import finished
+from receval.results.manifest import seal
 from receval.core.overrides import swept_suffix
 from receval.spec import run_spec
 
@@ -124,6 +125,7 @@ def run_one(cfg) -> float | None:
     dataset = load_dataset(spec.config.dataset)  # its fingerprint is part of what resume compares
     if finished(run_dir, spec.config_hash, dataset.fingerprint):
         print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
+        seal(run_dir)  # Hydra saved this job's config again: the folder is one run with it
     else:
         result = pipeline.run(spec, run_dir, dataset)
         overrides = list(HydraConfig.get().overrides.task)

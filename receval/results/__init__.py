@@ -1,7 +1,10 @@
 """Stored runs: the one home of the results format, written and read back.
 
 Modules: :mod:`.format` (the schema of ``results.parquet`` and ``run.json``),
-:mod:`.write` (writing them), :mod:`.stored` (the :class:`Run` type, reading),
+:mod:`.write` (writing them), :mod:`.manifest` (the manifest written last: a folder is
+one run or incomplete), :mod:`.door` (:func:`open_run`, the one way a command reads a run
+folder: contained, bounded, checked), :mod:`.record` (the frozen :class:`Run` type),
+:mod:`.stored` (``read_run`` / ``load_run``: the door with their columns),
 :mod:`.integrity` (a results file's metadata, column types, values and string sizes
 checked before use), :mod:`.discovery` (run / sweep / folder-of-sweeps paths -> runs),
 :mod:`.configs` (saved configs, differing keys), :mod:`.identity` (what a run's results
@@ -13,6 +16,7 @@ Nothing here computes a statistic or formats a table: that is :mod:`receval.anal
 """
 
 from receval.results.discovery import find_runs, load, load_one, load_runs
+from receval.results.door import open_run
 from receval.results.stored import Run, load_run, read_run
 
-__all__ = ["Run", "find_runs", "load", "load_one", "load_run", "load_runs", "read_run"]
+__all__ = ["Run", "find_runs", "load", "load_one", "load_run", "load_runs", "open_run", "read_run"]

@@ -1,9 +1,7 @@
 """A run's saved config and facts read back, and how configs differ.
 
-- :func:`read_info`: ``run.json`` (the facts written last).
-- :func:`load_config`: ``.hydra/config.yaml`` as plain data (run.json's copy when missing),
-  for display: an interpolation is shown as written, never evaluated.
-- :func:`runnable_config`: the same checked by :mod:`receval.core.trust` (no interpolation
+- :func:`runnable_config`: a run's saved config (read through
+  :func:`receval.results.door.open_run`) checked by :mod:`receval.core.trust` (no interpolation
   left, network and code use refused unless allowed): what ``reproduce`` re-runs and
   ``select --out`` writes, the one path from a stored config to something runnable.
 - :func:`saved_config`: that merged onto receval's schema, to re-run it.
@@ -14,8 +12,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -25,107 +21,13 @@ from omegaconf import OmegaConf
 from receval import config as config_schema
 from receval.core import trust
 from receval.core.errors import ConfigError, RunError
+from receval.results.door import contained, open_run, read_config_yaml
 from receval.results.identity import is_result_key
-from receval.results.format import RESULTS, RUN_JSON
+from receval.results.format import CONFIG_PATH, HYDRA_DIR, RUN_JSON
+from receval.results.record import UNUSED_COLUMNS, flatten
 
-HYDRA_DIR = ".hydra"
 CONFIG_YAML = "config.yaml"
 OVERRIDES_YAML = "overrides.yaml"
-
-
-class ConfigLoader(yaml.SafeLoader):
-    """YAML as OmegaConf reads it: ``1e-3`` is a float (YAML 1.1 says a string) and
-    dates stay strings, so a saved config parses the same without building a
-    DictConfig (half the time, which counts over hundreds of runs)."""
-
-
-ConfigLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-ConfigLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-        |\.[0-9_]+(?:[eE][-+][0-9]+)?
-        |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
-        |[-+]?\.(?:inf|Inf|INF)
-        |\.(?:nan|NaN|NAN))$""",
-        re.X,
-    ),
-    list("-+0123456789."),
-)
-
-
-def read_config_yaml(path: Path) -> dict:
-    """A saved ``config.yaml`` parsed as plain YAML (never through OmegaConf: nothing in
-    it is evaluated), its ``hydra`` node dropped; a RunError naming the file and line."""
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=ConfigLoader)  # noqa: S506 - a SafeLoader
-    except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError) as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
-        raise RunError(
-            f"{path}: not a readable YAML config ({problem}{where}); "
-            "fix it, or delete it to use the config saved in run.json"
-        ) from None
-    if not isinstance(data, dict):
-        raise RunError(f"{path}: not a config mapping; delete it to use the config saved in run.json")
-    data.pop("hydra", None)
-    return data
-
-
-def read_info(run_dir: Path) -> dict:
-    """``run.json`` as a dict ({} when absent); a damaged one is a RunError."""
-    path = Path(run_dir) / RUN_JSON
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as error:
-        data, why = None, str(error)
-    else:
-        why = f"a JSON {type(data).__name__}, not an object"
-    if not isinstance(data, dict):  # written last and atomically: this job did not end cleanly
-        raise RunError(
-            f"{path}: not a run's facts ({why}); re-run the job (the same command resumes "
-            f"it), or delete {RUN_JSON} to read {RESULTS} alone"
-        )
-    return data
-
-
-def load_config(run_dir: Path, info: dict | None = None) -> dict:
-    """The run's saved config as plain data: ``.hydra/config.yaml``, else run.json's."""
-    path = Path(run_dir) / HYDRA_DIR / CONFIG_YAML
-    if path.is_file():  # interpolations: the values run.json saved (receval.core.trust), else as written
-        return trust.fill_interpolations(read_config_yaml(path), (info or {}).get("config"), path, strict=False)
-    config = (info or {}).get("config")
-    return dict(config) if isinstance(config, dict) else {}
-
-
-def load_overrides(run_dir: Path) -> list[str]:
-    path = Path(run_dir) / HYDRA_DIR / OVERRIDES_YAML
-    if not path.is_file():
-        return []
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return []
-    return [str(item) for item in data] if isinstance(data, list) else []
-
-
-def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}, "c": [1, 2]}`` -> ``{"a.b": 1, "c": (1, 2)}`` (lists as tuples)."""
-    if isinstance(data, dict):
-        out: dict[str, Any] = {}
-        for key, value in data.items():
-            out.update(flatten(value, f"{prefix}{key}."))
-        return out
-    if isinstance(data, list):
-        return {prefix[:-1]: tuple(data)}
-    return {prefix[:-1]: data}
 
 
 def format_value(value: Any) -> str:
@@ -240,10 +142,10 @@ def runnable_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bo
     checked for network and code use (:func:`receval.core.trust.check_reach`). Holds no
     interpolation."""
     run_dir = Path(run_dir)
-    info = read_info(run_dir)
+    info = open_run(run_dir, skip=UNUSED_COLUMNS).info  # complete, contained, bounded
     saved = info.get("config") if isinstance(info.get("config"), dict) else None
-    path = run_dir / HYDRA_DIR / CONFIG_YAML
-    if path.is_file():
+    path = contained(run_dir, CONFIG_PATH)
+    if path is not None:
         where = path.resolve()
         data = read_config_yaml(path)
     elif saved is not None:

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from receval.core.errors import RunError, named
 from receval.core.progress import warn
-from receval.results.configs import HYDRA_DIR
 from receval.results.external import import_trec_run
-from receval.results.stored import UNUSED_COLUMNS, Run, load_run
-from receval.results.format import RESULTS, RUN_JSON
+from receval.results.door import open_run
+from receval.results.manifest import IncompleteRun
+from receval.results.stored import UNUSED_COLUMNS, Run
+from receval.results.format import HYDRA_DIR, RESULTS, RUN_JSON
 
 
 def job_dirs(path: Path) -> list[Path]:
@@ -136,7 +137,17 @@ def load_runs(
             f"beside stored ones, give its judgements with {named(names, 'qrels_file', 'qrels=PATH')}"
         )
     folders = [p for p in paths if not Path(p).is_file()]
-    stored = [load_run(p, skip) for p in find_runs(folders)] if folders else []
+    named_dirs = {Path(p).resolve() for p in folders}
+    stored = []
+    for run_dir in find_runs(folders) if folders else []:
+        try:
+            stored.append(open_run(run_dir, skip=skip))
+        except IncompleteRun as error:  # a job of a sweep: skipped, as one without results is
+            if run_dir.resolve() in named_dirs:
+                raise
+            warn(f"{error.problems[0]}; skipped")
+    if folders and not stored:
+        raise RunError("no complete runs in " + ", ".join(str(p) for p in folders) + " (every job was skipped)")
     return stored + [import_trec_run(f, qrels, stored, named(names, "qrels")) for f in files]
 
 
@@ -159,4 +170,4 @@ def load_one(path: str | Path, what: str = "run") -> Run:
             )
     if not path.exists():
         raise RunError(f"{path}: no such directory")
-    return load_run(path)
+    return open_run(path)

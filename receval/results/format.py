@@ -31,9 +31,11 @@ unit of the dataset, with the text the trace gave, for ``pool`` and ``judge``.
 
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
 version, schema version, config hash, dataset fingerprint, number of chunks and
-timings. Writing them is :mod:`receval.results.write` (a temporary name renamed, so a
-reader never sees a half-written file); reading them back (with the schema checks)
-:mod:`receval.results.stored`.
+timings; run.json also the run's ``label`` parts, flat ``params`` and ``measures``.
+``chunks.json`` holds the chunks of each question's top ranks (for ``report --show``) and
+``manifest.json``, written last, the hashes of the rest (:mod:`receval.results.manifest`).
+Writing them is :mod:`receval.results.write` (a temporary name renamed, so a reader never
+sees a half-written file); reading them back, checked, :func:`receval.results.door.open_run`.
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ import pyarrow as pa
 SCHEMA_VERSION = 1
 RESULTS = "results.parquet"
 RUN_JSON = "run.json"
+MANIFEST = "manifest.json"  # written last: hashes of the rest (receval.results.manifest)
+CHUNKS = "chunks.json"  # the retrieved chunks' section, offsets and text, for report --show
+HYDRA_DIR = ".hydra"
+CONFIG_PATH = f"{HYDRA_DIR}/config.yaml"
+OVERRIDES_PATH = f"{HYDRA_DIR}/overrides.yaml"
 META_KEY = b"receval"
 
 _FIXED = [

@@ -72,9 +72,13 @@ def write_results(
     return target
 
 
-def write_run_json(run_dir: Path, info: dict) -> Path:
-    info = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **info}
-    target = Path(run_dir) / RUN_JSON
-    text = json.dumps(info, indent=2, sort_keys=True, default=str) + "\n"
+def write_json(target: Path, data: dict) -> Path:
+    """A JSON file of a run, written atomically."""
+    text = json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
     atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return target
+
+
+def write_run_json(run_dir: Path, info: dict) -> Path:
+    info = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **info}
+    return write_json(Path(run_dir) / RUN_JSON, info)

@@ -1,0 +1,104 @@
+"""The frozen :class:`Run` type: one stored run as :func:`receval.results.door.open_run` returns it.
+
+A run directory holds ``results.parquet`` (one row per question, schema in
+:mod:`receval.results.format`), ``run.json`` (facts, the run's label parts, flat
+parameters and measures), ``.hydra/`` (the saved config and overrides), ``chunks.json``
+(the retrieved chunks, for ``report --show``) and ``manifest.json`` (written last).
+Every command reads it through :func:`receval.results.door.open_run`;
+:func:`read_run` and :func:`load_run` are that door with the columns their callers read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from receval.results.format import LATENCY, measure_columns
+
+#: Columns the report and compare never read: the bulk of a results file.
+UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores", "calls", "documents"})
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}, "c": [1, 2]}`` -> ``{"a.b": 1, "c": (1, 2)}`` (lists as tuples)."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out
+    if isinstance(data, list):
+        return {prefix[:-1]: tuple(data)}
+    return {prefix[:-1]: data}
+
+
+@dataclass(frozen=True)
+class Run:
+    """A stored run (or an imported TREC run): per-question table, metadata, run.json
+    facts, saved config and overrides, and (``report --show``) the retrieved chunks:
+    chunk id -> (section id, start, end, text). Immutable: a filtered view is a new Run."""
+
+    run_dir: Path
+    table: pa.Table
+    metadata: dict
+    info: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    overrides: list[str] = field(default_factory=list)
+    chunks: dict[str, tuple] | None = None
+
+    @cached_property
+    def flat(self) -> dict[str, Any]:
+        """Dotted config keys: the saved config's, over run.json's ``params`` (the config
+        flat as the run wrote it, the schema's defaults filled, so a default left out is
+        no difference). Lists are tuples."""
+        params = self.info.get("params") if isinstance(self.info, dict) else None
+        saved = flatten(self.config) if self.config else {}
+        if not isinstance(params, dict):
+            return saved
+        nodes = {key[:i] for key in saved for i, ch in enumerate(key) if ch == "."}
+        # a default that is a whole node (``rerank: null``) the saved config fills is no key
+        written = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items() if k not in nodes}
+        return {**written, **saved}
+
+    @cached_property
+    def ids(self) -> np.ndarray:
+        return np.asarray(self.table.column("question_id").to_pylist(), dtype=object)
+
+    @cached_property
+    def ids_digest(self) -> bytes:
+        return hashlib.blake2b("\x1f".join(self.ids).encode(), digest_size=16).digest()
+
+    @property
+    def n_chunks(self) -> int | None:
+        value = self.info.get("n_chunks", self.metadata.get("n_chunks"))
+        return int(value) if value is not None else None
+
+    @property
+    def measure_names(self) -> list[str]:
+        """Stored per-question measures (timings such as ``latency_ms.bm25`` are not)."""
+        return measure_columns(self.table.column_names)
+
+    @property
+    def stages(self) -> list[str]:
+        prefix = f"{LATENCY}."
+        return [name[len(prefix):] for name in self.table.column_names if name.startswith(prefix)]
+
+    def values(self, column: str) -> np.ndarray:
+        """A numeric column as float64, null -> NaN."""
+        col = self.table.column(column)
+        if col.null_count:
+            col = pc.fill_null(pc.cast(col, pa.float64()), float("nan"))
+        return np.asarray(col.to_numpy(), dtype=np.float64)
+
+    def strings(self, column: str) -> list[str | None]:
+        return self.table.column(column).to_pylist()
+
+    def filtered(self, table: pa.Table) -> "Run":
+        """The same run over other rows (or with a derived column added)."""
+        return replace(self, table=table)
