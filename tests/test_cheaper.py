@@ -16,6 +16,7 @@ from receval.core.settings import BootstrapConfig
 from receval.results import load_runs
 from receval.results.write import write_results, write_run_json
 from receval.stats.cheaper import MIN_DIFFERENCE, CostOrder, part_of, sweep_noise
+from receval.results.manifest import seal
 
 N = 40
 BM25 = {"kind": "bm25"}
@@ -37,6 +38,7 @@ def write_run(folder, retriever: dict, hits: np.ndarray, latency: np.ndarray, ch
     write_run_json(folder, {"n_chunks": chunks, "stages": {"retrieve": {}}})
     (folder / ".hydra").mkdir()
     (folder / ".hydra" / "config.yaml").write_text(yaml.safe_dump({"retriever": retriever}))
+    seal(folder)  # written last, as the run step does
 
 
 # the sweep: six BM25 settings (k1 x b: the same work), dense, and hybrid (dense + bm25); the
