@@ -140,16 +140,15 @@ def written_facts(cfg, measure_names: list[str]) -> dict:
     ``params`` (its config flat and dotted, the schema's defaults filled, interpolations as
     written) and ``measures`` (each stored measure's label and direction)."""
     from receval.core.vocabulary import lower_is_better, measure_label
-    from receval.results.configs import schema_defaults
-    from receval.results.labels import parts
+    from receval.written import label_facts, schema_defaults
 
-    what, chunks = parts(resolved(cfg))
+    label = label_facts(resolved(cfg), as_written(cfg))
     saved = flatten(as_written(cfg))
     nodes = {key[:i] for key in saved for i, ch in enumerate(key) if ch == "."}
     defaults = {k: v for k, v in schema_defaults().items() if k not in nodes}  # a node the config fills is no key
     params = {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **saved}.items()}
     measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)} for name in measure_names}
-    return {"label": {"what": what, "chunking": chunks}, "params": params, "measures": measures}
+    return {"label": label, "params": params, "measures": measures}
 
 
 def retrieved_chunks(hits_idx: np.ndarray, chunks: list, sections: list, top: int = SHOW_TOP) -> dict:
@@ -320,9 +319,10 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
 def summary_line(cfg, result: RunResult) -> str:
     """The one line each run prints: its name (a stage's), retriever, chunking, chunks,
     hit@1, hit@3, MRR (the names as :mod:`receval.results.labels` gives them)."""
-    from receval.results.labels import parts
+    from receval.written import label_facts
 
-    what, words = parts(resolved(cfg))
+    label = label_facts(resolved(cfg))
+    what, words = label["what"], label["chunking"]
     scores = "  ".join(
         f"{label} {result.means[name]:.3f}"
         for label, name in (("hit@1", "hit@1"), ("hit@3", "hit@3"), ("MRR", "rr"))

@@ -46,7 +46,8 @@ def test_a_run_is_sealed_last_and_opens_frozen(good):
     written = json.loads((good / MANIFEST).read_text())["files"]
     assert sorted(written) == sorted([RESULTS, RUN_JSON, CONFIG_PATH, CHUNKS])
     run = open_run(good)
-    assert run.table.num_rows == 49 and run.info["label"] == {"what": "bm25", "chunking": "120 words, headings"}
+    assert run.table.num_rows == 49 and run.info["label"]["what"] == "bm25"
+    assert run.info["label"]["chunking"] == run.info["label"]["components"]["chunking"] == "120 words, headings"
     assert run.flat["retriever.kind"] == "bm25" and run.info["measures"]["rr"]["label"] == "MRR"
     with pytest.raises(AttributeError):
         run.table = None
