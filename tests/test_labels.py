@@ -342,6 +342,32 @@ def test_a_stage_run_saved_before_names_existed_is_named_by_its_override(stored,
 
 
 @pytest.mark.slow
+def test_runs_selects_by_the_names_the_report_columns_show(stored):
+    """One rule names runs: ``--runs COLUMN=VALUE`` takes the report's parameter columns
+    and the values they show (``retriever=rrf(bm25+dense (http))``, ``k=3``) and picks
+    exactly the runs whose row shows that value."""
+    from receval.analysis.filters import pick
+    from receval.results import load_runs
+
+    root, _ = stored
+    runs = load_runs([root])
+    named = labels.naming_of(runs)
+    assert named.columns == ["name", "retriever", "rerank", "k"]
+    assert named.keys == {"name": "name", "retriever": "retriever", "rerank": "rerank", "k": "retriever.fusion.k"}
+    tried = 0
+    for column in named.columns:
+        for value in {labels.shown(row[column]) for row in named.params if column in row}:
+            picked = {r.run_dir for r in pick(runs, f"{column}={value}")}
+            assert picked == {r.run_dir for r, row in zip(runs, named.params)
+                              if column in row and labels.shown(row[column]) == value}, (column, value)
+            tried += 1
+    assert tried >= 10
+    hybrid = [r.run_dir.name for r in pick(runs, "retriever=rrf(bm25+dense (http)),k=3")]
+    assert [named.labels[[r.run_dir.name for r in runs].index(n)] for n in hybrid] == [
+        "rrf(bm25+dense (http)) rerank=none k=3"]
+
+
+@pytest.mark.slow
 def test_compare_names_a_reranker_added(stored, capsys, tmp_path):
     """bm25 against bm25 + an LLM re-ranker once printed "config: identical"."""
     root, _ = stored
@@ -351,6 +377,7 @@ def test_compare_names_a_reranker_added(stored, capsys, tmp_path):
     llm = config("retriever=bm25", "rerank=llm", "rerank.base_url=http://127.0.0.1:8089/v1",
                  "rerank.model=qwen", "rerank.first_size=30")
     info["config"]["rerank"] = llm["rerank"]
+    info["label"] = label_facts(info["config"])  # as a run with that re-ranker writes it
     (b / RUN_JSON).write_text(json.dumps(info))
     forged(b)
     text = output(capsys, compare_mod.main, [root / "4", b])

@@ -148,14 +148,20 @@ def _value_matches(value: Any, wanted: str) -> bool:
 
 
 def select(runs: list[Run], selector: str) -> list[int]:
-    """Indices of the runs whose config matches every ``key=value`` of ``selector``."""
+    """Indices of the runs whose config matches every ``key=value`` of ``selector``: a key
+    named as the report's parameter columns name it (``retriever``, ``max_words``,
+    ``members.0.k1``: :func:`receval.results.labels.naming`, the one rule naming runs) or
+    as the config has it, a value as the column shows it or as the config holds it."""
     named = naming_of(runs)
-    wanted = [(_resolve_key(k, runs, named), v) for k, v in parse_selector(selector)]
-    return [
-        i
-        for i, run in enumerate(runs)
-        if all(_has(run, key) and _value_matches(_get(run, key), v) for key, v in wanted)
-    ]
+    wanted = [(k, _resolve_key(k, runs, named), v) for k, v in parse_selector(selector)]
+
+    def matches(i: int, name: str, key: str, value: str) -> bool:
+        column = named.params[i].get(name)  # as the report's column shows it: rrf(bm25+dense)
+        if column is not None and value in (shown(column), str(column)):
+            return True
+        return _has(runs[i], key) and _value_matches(_get(runs[i], key), value)
+
+    return [i for i in range(len(runs)) if all(matches(i, *w) for w in wanted)]
 
 
 def _component_slot(run: Run, key: str) -> str | None:
