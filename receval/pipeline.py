@@ -40,6 +40,7 @@ from receval.results.write import write_json, write_results, write_run_json
 
 SHOW_TOP = 10  # ranks per question whose chunks chunks.json keeps, for report --show (its default --top is 5)
 from receval.retrievers.text import Tokenizer
+from receval.shown import show_facts
 from receval.spec import plain, run_spec, thawed
 
 
@@ -149,14 +150,6 @@ def written_facts(cfg, measure_names: list[str]) -> dict:
     params = {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **saved}.items()}
     measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)} for name in measure_names}
     return {"label": label, "params": params, "measures": measures}
-
-
-def retrieved_chunks(hits_idx: np.ndarray, chunks: list, sections: list, top: int = SHOW_TOP) -> dict:
-    """``chunks.json``: each chunk among any question's top ``top`` -> [section id, start,
-    end, text], so ``report --show`` shows what came back without the dataset."""
-    wanted = np.unique(hits_idx[:, :top][hits_idx[:, :top] >= 0]) if hits_idx.size else np.array([], int)
-    return {"chunks": {chunks[i].id: [chunks[i].section_id, int(chunks[i].start), int(chunks[i].end), chunks[i].text]
-                       for i in wanted.tolist()}}
 
 
 def config_hash_of(cfg) -> str:
@@ -299,7 +292,10 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     }
     facts = written_facts(cfg, names + [n for n in token_columns(list(cfg.metrics.ks))])
     try:
-        write_json(Path(run_dir) / CHUNKS, retrieved_chunks(hits.chunk_idx, chunks, dataset.sections))
+        write_json(Path(run_dir) / CHUNKS, show_facts(
+            questions, dataset.sections, dataset.pages, chunks, hits.chunk_idx, section_idx,
+            float(cfg.relevance.coverage), SHOW_TOP,
+        ))
         write_run_json(run_dir, {**info, **facts, "timings": timer.seconds, "config": as_written(cfg), "means": means})
         manifest.seal(run_dir)  # last: the folder is one run from here
     except WriteError:  # results without their run.json would be a half-written run

@@ -210,7 +210,8 @@ def test_n_chunks_that_is_not_a_count_is_one_message(good, tmp_path):
 
 def test_an_interpolation_stays_literal_in_report_and_show(good, tmp_path, monkeypatch):
     """``${oc.env:...}`` in a stored dataset path is text: the door keeps it, and
-    ``report --show`` does not read the variable (it shows ids alone and says why)."""
+    ``report --show`` does not read the variable (it reads what the run wrote, never the
+    dataset: headings and snippets all there)."""
     run_dir = copy(good, tmp_path / "run")
     literal = "${oc.env:RECEVAL_TEST_SECRET_PATH}"
     for name in (CONFIG_PATH, RUN_JSON):
@@ -233,7 +234,8 @@ def test_an_interpolation_stays_literal_in_report_and_show(good, tmp_path, monke
     assert run.config["dataset"]["path"] == literal
     built = report_for([str(run_dir), "--show", str(run.ids[0])])
     (view,) = built.shown
-    assert "interpolation" in view.runs[0].note and not read
+    assert not read and view.runs[0].note == ""
+    assert all(h.heading and h.snippet for h in view.runs[0].top)
     written = json.loads((run_dir / CHUNKS).read_text())["chunks"]  # snippets from the chunks the run wrote
     top = view.runs[0].top[0]
     core = top.snippet.removeprefix("... ").removesuffix(" ...")

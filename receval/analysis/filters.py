@@ -119,7 +119,8 @@ def _resolve_key(name: str, runs: list[Run], named: Naming) -> str:
         return name
     matches = [k for k in keys if k.endswith("." + name) or _choice_of(k) == name]
     if len(matches) > 1:
-        narrowed = [k for k in matches if k in named.keys.values()]
+        shown_keys = set(named.keys.values())  # a component's column stands for its kind
+        narrowed = [k for k in matches if k in shown_keys or _choice_group(k) in shown_keys]
         if len(narrowed) == 1:
             return narrowed[0]
         raise RecevalError(f"selector key {name!r} is ambiguous: " + ", ".join(matches))
@@ -127,6 +128,12 @@ def _resolve_key(name: str, runs: list[Run], named: Naming) -> str:
         shown = ", ".join(named.columns) or "nothing (the configs are equal)"
         raise RecevalError(f"selector key {name!r} is not a config key; the runs differ in: {shown}")
     return matches[0]
+
+
+def _choice_group(key: str) -> str | None:
+    """``retriever.kind`` -> ``retriever``: the component a choice key names."""
+    head, _, last = key.rpartition(".")
+    return head if head and last in ("name", "kind") else None
 
 
 def _choice_of(key: str) -> str | None:

@@ -51,6 +51,7 @@ class Run:
     config: dict = field(default_factory=dict)
     overrides: list[str] = field(default_factory=list)
     chunks: dict[str, tuple] | None = None
+    shown: dict | None = None  # what else --show reads from chunks.json (receval.results.door._chunks)
 
     @cached_property
     def flat(self) -> dict[str, Any]:
