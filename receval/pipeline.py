@@ -38,9 +38,8 @@ from receval.results.format import CHUNKS, RESULTS, stage_column
 from receval.results.record import flatten
 from receval.results.write import write_json, write_results, write_run_json
 
-SHOW_TOP = 10  # ranks per question whose chunks chunks.json keeps, for report --show (its default --top is 5)
 from receval.retrievers.text import Tokenizer
-from receval.shown import show_facts
+from receval.shown import SHOW_TOP, show_facts
 from receval.spec import plain, run_spec, thawed
 
 

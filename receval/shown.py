@@ -18,6 +18,7 @@ from receval.datasets import Question
 from receval.measures.spans import judge_spans
 
 PASSAGE_CHARS = 100  # of an evidence item shown beside its label
+SHOW_TOP = 10  # ranks per question whose chunks and sections chunks.json keeps (report --show's default --top is 5)
 
 
 def show_facts(
@@ -36,6 +37,17 @@ def show_facts(
     shown_sections = {sections[i].id: [sections[i].heading, sections[i].text] for i in sorted(keep)}
     evidence = _evidence(questions, sections, pages, chunks, chunk_idx, coverage, top, index)
     return {"chunks": stored, "sections": shown_sections, "evidence": evidence}
+
+
+def unit_facts(sections: list, units: list[str], ranked: np.ndarray, top: int = SHOW_TOP) -> dict:
+    """``chunks.json`` for a run ranking sections itself (an imported traces run: ``units``
+    are the dataset's sections, then ids it lacks, whose texts the run's ``documents``
+    column holds): each section among any question's top ``top`` -> [heading, text]."""
+    index = {s.id: i for i, s in enumerate(sections)}
+    wanted = np.unique(ranked[:, :top][ranked[:, :top] >= 0]).tolist() if ranked.size else []
+    known = [index[units[i]] for i in wanted if units[i] in index]
+    return {"chunks": {}, "sections": {sections[i].id: [sections[i].heading, sections[i].text] for i in known},
+            "evidence": {}}
 
 
 def _evidence(questions, sections, pages, chunks, chunk_idx, coverage, top, index) -> dict:

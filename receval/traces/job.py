@@ -18,8 +18,10 @@ from receval.measures.overlap import overlap_columns
 from receval.measures.spans import judge_spans, token_columns
 from receval.metrics import measures_for
 from receval.results.identity import identity_hash
-from receval.results.write import write_results, write_run_json
+from receval.results.format import CHUNKS
+from receval.results.write import write_json, write_results, write_run_json
 from receval.retrievers.trajectory import Call, union
+from receval.shown import unit_facts
 from receval.traces.config import traces_problems
 from receval.traces.spans import Span, read_spans
 
@@ -167,6 +169,7 @@ def import_traces(cfg, run_dir: Path) -> Summary:
     summary.means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names
     }
+    write_json(Path(run_dir) / CHUNKS, unit_facts(dataset.sections, units, final_idx))  # what report --show reads
     write_run_json(run_dir, {**info, "timings": {"import_s": time.perf_counter() - began}, "config": config,
                              "means": summary.means})
     return summary
