@@ -113,13 +113,13 @@ def label_facts(config: dict, saved: dict | None = None) -> dict:
     """run.json's ``label`` for a run of ``config`` (plain data, resolved): ``what`` and
     ``chunking`` (the line a run prints), ``components`` (group -> its text) and ``nodes``
     (group -> its node as ``saved`` holds it, interpolations as written so no resolved
-    value such as ``${oc.env:TOKEN}``'s reaches disk, members filled)."""
+    value such as ``${oc.env:TOKEN}``'s reaches disk, it and its members filled)."""
     config = config if isinstance(config, dict) else {}
     saved = saved if isinstance(saved, dict) else config
     present = [g for g in GROUPS if isinstance(config.get(g), dict | str)]
     texts = {g: component_text(g, config[g]) for g in present}
     what, chunks = parts(config, None, texts)
-    nodes = {g: filled_members(g, saved[g]) for g in present if isinstance(saved.get(g), dict | str)}
+    nodes = {g: filled_members(g, filled(g, saved[g])) for g in present if isinstance(saved.get(g), dict | str)}
     return {"what": what, "chunking": chunks, "components": texts, "nodes": nodes}
 
 

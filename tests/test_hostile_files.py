@@ -155,13 +155,16 @@ def test_report_and_list_print_a_stored_labels_escapes(six_runs, tmp_path, capsy
 
     from receval.cli import list as list_command
     from receval.cli import report as report_command
+    from receval.results.manifest import seal
 
     sweep = tmp_path / "s"
     for job in ("0", "3"):
         shutil.copytree(six_runs / job, sweep / job)
     saved = json.loads((sweep / "0" / "run.json").read_text())
     saved["config"]["retriever"]["kind"] = HOSTILE  # a run label is made of stored config values
+    saved["label"]["components"]["retriever"] = HOSTILE  # and of the component's text the run wrote
     (sweep / "0" / "run.json").write_text(json.dumps(saved))
+    seal(sweep / "0")  # complete again: the label is what is tested
     for main in (report_command.main, list_command.main):
         assert exit_code(main, [sweep]) == 0
         out = capsys.readouterr().out
