@@ -63,7 +63,8 @@ def _evidence(questions, sections, pages, chunks, chunk_idx, coverage, top, inde
             single.append(Question(question.id, "", "", "", evidence=(item,)))
             row_of.append(i)
     ranked = chunk_idx[row_of] if len(row_of) else np.zeros((0, 1), np.int64)
-    gains = judge_spans(single, sections, pages, chunk_section, chunk_start, chunk_end, ranked, [], coverage).judged.gains > 0
+    judged = judge_spans(single, sections, pages, chunk_section, chunk_start, chunk_end, ranked, [], coverage).judged
+    gains = judged.gains > 0
     out: dict[str, dict] = {}
     for q, (question, i) in enumerate(zip(single, row_of)):
         item = question.evidence[0]
@@ -72,7 +73,8 @@ def _evidence(questions, sections, pages, chunks, chunk_idx, coverage, top, inde
         text = pages.get(item.page, "")
         if item.page in pages:
             passage = " ".join(text[item.start:item.end].split())
-            facts["passages"][item.label] = passage if len(passage) <= PASSAGE_CHARS else passage[: PASSAGE_CHARS - 1] + "…"
+            cut = passage if len(passage) <= PASSAGE_CHARS else passage[: PASSAGE_CHARS - 1] + "…"
+            facts["passages"][item.label] = cut
         size = _letters(text[item.start:item.end])
         for c in chunk_idx[i, :top].tolist():
             if c < 0:

@@ -154,7 +154,8 @@ def saved_config(run_dir: Path, *, allow_remote: bool = False, allow_code: bool 
     try:
         return config_schema.structured_run(data)
     except ConfigError as error:  # a group's own schema refused a key or kind
-        raise RunError([f"{run_dir}: its saved config is not valid in this receval: {p}" for p in error.problems]) from None
+        raise RunError([f"{run_dir}: its saved config is not valid in this receval: {p}"
+                        for p in error.problems]) from None
     except OmegaConfBaseException as error:
         message = str(error).splitlines()[0]
         raise RunError(f"{run_dir}: its saved config does not fit this receval ({message})") from None

@@ -39,7 +39,8 @@ from receval.core.secrets import ENV_NAME, host_of, looks_like_key, network_url,
 from receval.core.errors import RunError
 
 __all__ = [
-    "Reach", "check_reach", "config_problems", "fill_interpolations", "header_message", "is_env_name", "is_interpolation", "key_message", "label", "looks_like_key", "reaches", "shown", "url_message",
+    "Reach", "check_reach", "config_problems", "fill_interpolations", "header_message", "is_env_name",
+    "is_interpolation", "key_message", "label", "looks_like_key", "reaches", "shown", "url_message",
 ]
 
 REMOTE_KEYS = {"url", "base_url", "endpoint", "host", "api_base"}
