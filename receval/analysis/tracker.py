@@ -4,9 +4,9 @@ mlflow``): pure data, no tracker imported here; :mod:`receval.render.mlflow` log
 - One :class:`TrackedSweep` per sweep folder (a run folder given alone is a sweep of
   one), one :class:`TrackedRun` per job, in sweep order.
 - ``params``: the job's saved config flattened (``retriever.k1``, ``chunking.max_words``),
-  each value through :func:`param_value` (a URL or a key-like value as
-  :func:`receval.core.secrets.shown` shows it; a setting named like a credential
-  hidden). The sweep's params are those every job shares.
+  each value through :func:`param_value` (a URL as
+  :func:`receval.core.secrets.shown` shows it; a secret, as the run spec's
+  :func:`receval.core.secrets.looks_like_key` decides, hidden). The sweep's params are those every job shares.
 - ``metrics``: every measure's mean with its interval bounds (``hit_at_3``,
   ``hit_at_3_lo``, ``hit_at_3_hi``: the report's numbers, from the same
   :func:`receval.analysis.summary.summaries`), the paired difference against the
@@ -43,7 +43,7 @@ from receval.analysis.settings import bootstrap_settings
 from receval.analysis.summary import DEFAULT_METRICS, RunSummary, measure_names, summaries
 from receval.core.errors import RecevalError
 from receval.core.secrets import (
-    CREDENTIAL_PARAM,
+    credential_name,
     cut,
     looks_like_key,
     network_url,
@@ -104,18 +104,18 @@ def tracker_name(name: str) -> str:
 
 
 def shown_setting(key: str, value: str) -> str | None:
-    """The one secret rule for what a tracker keeps (params and artifacts): what to show
-    instead of the string ``value`` saved under the dotted ``key``, or None to show it as
-    it is. A setting whose name says credential (``api_key``, ``token``; not
-    ``api_key_env``, which names a variable) is hidden; a URL or a key-like value is
-    shown as :func:`receval.core.secrets.shown` shows config values (host and path
-    only; a key not at all). Numbers and booleans are never secrets (``max_tokens``)."""
+    """What a tracker keeps (params and artifacts) instead of the string ``value`` saved
+    under the dotted ``key``, or None to keep it as it is. Whether it is a secret is
+    decided by :func:`receval.core.secrets.looks_like_key` with the setting's last name,
+    the rule the run spec refuses a config by, so what a run could not have saved
+    is never sent: ``"<hidden>"`` when the name says credential (``api_key``, ``token``;
+    not ``api_key_env``, ``passages`` or ``author``), else as
+    :func:`receval.core.secrets.shown` shows it. A URL is shown by its host and path
+    only. Numbers and booleans are never secrets (``max_tokens``)."""
     leaf = key.rsplit(".", 1)[-1]
-    if CREDENTIAL_PARAM.search(leaf) and not leaf.endswith("_env") and value != "":
-        return "<hidden>"
-    if network_url(value) or looks_like_key(value.strip()):
-        return shown(value)
-    return None
+    if looks_like_key(value, leaf):
+        return "<hidden>" if credential_name(leaf) else shown(value)
+    return shown(value) if network_url(value) else None
 
 
 def param_value(key: str, value: Any) -> str:
