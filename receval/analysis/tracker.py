@@ -49,7 +49,9 @@ from receval.core.secrets import (
     network_url,
     shown,
 )
+from receval.results import manifest
 from receval.results.configs import flatten, format_value
+from receval.results.door import contained
 from receval.results.format import RESULTS, RUN_JSON
 from receval.results.labels import naming_of
 from receval.results.stored import Run
@@ -151,35 +153,25 @@ def config_params(config: dict) -> dict[str, str]:
     return {tracker_name(key): param_value(key, value) for key, value in flatten(config).items() if key}
 
 
-def inside_run(run_dir: Path, name: str) -> Path | None:
-    """The run's file ``name`` (None when absent); a symlink leading out of the run folder
-    is refused: a stored run is data, and its files are never read from elsewhere."""
-    path = Path(run_dir) / name
-    if not path.is_symlink():
-        return path if path.exists() else None
-    target = path.resolve()
-    if Path(run_dir).resolve() not in target.parents:
-        raise RecevalError(
-            f"{path}: a symlink to {target}, outside the run folder; export never uploads a file from "
-            "outside a run: replace the link with the run's own file, or leave this run out"
-        )
-    return path if target.is_file() else None
-
-
 def results_identity(run: Run) -> str:
-    """The sha256 of the run's results file: the same stored run, the same identity."""
-    digest = hashlib.sha256()
-    with open(inside_run(run.run_dir, RESULTS) or Path(run.run_dir) / RESULTS, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The sha256 of the run's results file: the same stored run, the same identity. The
+    door checked it against the manifest (:attr:`Run.digests`); a run read otherwise
+    (labels applied afresh) is hashed by the manifest's one digest, its file found as
+    the door finds files (a symlink leaving the run refused)."""
+    if RESULTS in run.digests:
+        return run.digests[RESULTS]
+    path = contained(Path(run.run_dir), RESULTS)
+    if path is None:
+        raise RecevalError(f"{run.run_dir}: no {RESULTS} here; export reads run folders receval wrote")
+    return manifest.digest(path)
 
 
 def run_artifacts(run: Run, identity: str) -> list[Artifact]:
     """``results.parquet`` (copied, checked against ``identity``) and ``run.json`` as read,
-    through :func:`safe_document`; a file linked from outside the run is refused."""
-    found = [Artifact(RESULTS, source=inside_run(run.run_dir, RESULTS), sha256=identity)]
-    if inside_run(run.run_dir, RUN_JSON) is not None and run.info:
+    through :func:`safe_document`; a file linked from outside the run is refused
+    (:func:`receval.results.door.contained`, the door's check)."""
+    found = [Artifact(RESULTS, source=contained(Path(run.run_dir), RESULTS), sha256=identity)]
+    if contained(Path(run.run_dir), RUN_JSON) is not None and run.info:
         text = json.dumps(safe_document(run.info), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         found.append(Artifact(RUN_JSON, data=text.encode()))
     return found
