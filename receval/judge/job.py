@@ -167,7 +167,7 @@ def summary_lines(summary: dict) -> list[str]:
         counts = failures.Counts(step=summary["judge"], item="pair", **summary["counts"])
         failed = " (a rerun asks again)" if counts.failed else ""
         live = usage.get("live_cost_usd")
-        asked_live = f" (${live:.4f} when asked live)" if counts.replayed and live is not None else ""
+        asked_live = f" (${live:.4f} when asked live)" if counts.replayed and live and live > usage["cost_usd"] else ""
         lines.append(
             f"  {counts.line()}{failed}; tokens in {int(usage['input_tokens'])}, out {int(usage['output_tokens'])}"
             f"{' (estimated)' if usage['tokens_estimated'] else ''}; ${usage['cost_usd']:.4f} this run{asked_live}"
