@@ -185,7 +185,7 @@ def test_a_missing_traces_file_is_a_config_error_naming_the_key(tmp_path):
 def test_the_command_writes_a_run_the_report_reads(bm25_run, tmp_path):
     path = write_lines(tmp_path / "spans.jsonl", exported_spans(bm25_run))
     done = run_cli(f"traces.path={path}", f"hydra.run.dir={tmp_path / 'run'}",
-                   cwd=tmp_path, module="receval.traces")
+                   cwd=tmp_path, command="traces")
     assert done.returncode == 0, done.stderr
     assert "49 retriever spans -> 49 questions, 49 calls" in done.stdout
     assert not (tmp_path / "run" / ".hydra").exists()
