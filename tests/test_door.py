@@ -53,6 +53,22 @@ def test_a_run_is_sealed_last_and_opens_frozen(good):
         run.table = None
 
 
+def test_export_s_identity_is_the_digest_the_door_checked_never_a_second_hash(good, monkeypatch):
+    import hashlib
+
+    from receval.analysis import tracker
+    from receval.results import manifest
+
+    written = json.loads((good / MANIFEST).read_text())["files"]
+    run = open_run(good)
+    assert run.digests == {name: entry["sha256"] for name, entry in written.items()}
+    assert run.digests[RESULTS] == hashlib.sha256((good / RESULTS).read_bytes()).hexdigest()
+    monkeypatch.setattr(manifest, "digest", lambda path: pytest.fail(f"{path} hashed again"))
+    assert tracker.results_identity(run) == run.digests[RESULTS]
+    (artifact, *_) = tracker.run_artifacts(run, tracker.results_identity(run))
+    assert artifact.sha256 == run.digests[RESULTS] and artifact.source == good / RESULTS
+
+
 # ----------------------------------------------------------------- incomplete
 
 

@@ -78,7 +78,9 @@ def test_the_judge_refuses_when_more_than_half_the_pairs_fail(tmp_path):
         pool.write_text(pool.read_text().replace('"bad"', '"good"', 1))  # 2 of 3 now graded: it stands
         summary = run_judge(cfg)
         assert summary["labelled"] == 2
-        assert "1 request sent, 2 of 3 pairs usable, 1 failed" in summary_lines(summary)[1]  # "good" d1 cached
+        # d1's answer, and d2's (now d1's very prompt), replayed from the cache; d3 asked again
+        assert "1 request sent (2 answers replayed from the cache), 2 of 3 pairs usable, 1 failed" \
+            in summary_lines(summary)[1]
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()

@@ -64,6 +64,13 @@ def test_the_judged_note_appears_only_when_the_unlabelled_could_change_the_order
     assert judged_cautions([ahead, run], ["a", "b"], "ndcg@10") == []
     behind = with_column(ahead, "ndcg@10", (run.values("ndcg@10") + 0.04).tolist())  # 0.04 ahead: it could
     assert len(judged_cautions([behind, run], ["a", "b"], "ndcg@10")) == 1
+    # the same scores, judged 0.01 better on average but by noise the questions do not bear out
+    # (per-question jitter of 0.1): two standard errors of the paired difference exceed 0.01
+    jitter = np.where(np.arange(run.table.num_rows) % 2 == 0, 0.11, -0.09)
+    noisy = with_column(run, "judged@10", (judged + jitter).tolist())
+    assert judged_cautions([noisy, run], ["a", "b"], "ndcg@10") == []
+    steady = with_column(run, "judged@10", (judged + 0.01).tolist())  # the same 0.01 on every question: real
+    assert len(judged_cautions([steady, run], ["a", "b"], "ndcg@10")) == 1
 
 
 # --------------------------------------------------------------------------- pool, re-score

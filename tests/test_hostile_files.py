@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+from forge import forged
 
 from conftest import exit_code, one_error_line
 from receval.cli import pool as pool_cli
@@ -155,16 +156,17 @@ def test_report_and_list_print_a_stored_labels_escapes(six_runs, tmp_path, capsy
 
     from receval.cli import list as list_command
     from receval.cli import report as report_command
-    from receval.results.manifest import seal
 
     sweep = tmp_path / "s"
     for job in ("0", "3"):
         shutil.copytree(six_runs / job, sweep / job)
     saved = json.loads((sweep / "0" / "run.json").read_text())
     saved["config"]["retriever"]["kind"] = HOSTILE  # a run label is made of stored config values
-    saved["label"]["components"]["retriever"] = HOSTILE  # and of the component's text the run wrote
+    saved["params"]["retriever.kind"] = HOSTILE
+    saved["label"]["what"] = HOSTILE
+    saved["label"]["components"]["retriever"] = HOSTILE  # names come from the component's text the run wrote
     (sweep / "0" / "run.json").write_text(json.dumps(saved))
-    seal(sweep / "0")  # complete again: the label is what is tested
+    forged(sweep / "0")  # a forger seals what they wrote; the names are still printed escaped
     for main in (report_command.main, list_command.main):
         assert exit_code(main, [sweep]) == 0
         out = capsys.readouterr().out

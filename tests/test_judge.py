@@ -14,7 +14,7 @@ from chatserver import ChatServer, chat_reply
 from receval import config as config_schema
 from receval.core.errors import ConfigError, RecevalError
 from receval.judge.agreement import agreement, confusion, kappa
-from receval.judge.job import agreement_path, run_judge
+from receval.judge.job import agreement_path, run_judge, summary_lines
 from receval.judge.llm import vote
 from receval.stats.concordance import kendall_tau_b, tau_interval
 
@@ -198,6 +198,15 @@ def test_llm_judge_labels_measures_kappa_and_a_rerun_makes_zero_calls(grading_se
     assert len(grading_server.requests) == answers
     assert again["usage"]["requests"] == 0 and again["usage"]["cached_answers"] == answers
     assert again["usage"]["cost_usd"] == 0.0
+    # the summary says what the cached-call layer replayed and what those answers cost when live
+    assert again["usage"]["replayed"] == answers
+    assert again["usage"]["live_cost_usd"] == pytest.approx(usage["cost_usd"]) == pytest.approx(0.00378)
+    assert summary_lines(again)[1] == (
+        f"  0 requests sent ({answers} answers replayed from the cache), 9 of 9 pairs usable; tokens in 0, out 0; "
+        "$0.0000 this run ($0.0038 when asked live)"
+    )
+    assert summary_lines(first)[1] == f"  {answers} requests sent, 9 of 9 pairs usable; tokens in {50 * answers}, " \
+                                      f"out {5 * answers}; $0.0038 this run"
     assert read_jsonl(tmp_path / "b.jsonl") == labels
     # another temperature is another key: asked again
     run_judge(judge_cfg(*overrides, "judge.temperature=0.5", "judge.samples=1", f"out={tmp_path / 'c.jsonl'}"))

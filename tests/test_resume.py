@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+
+from receval.results.manifest import MANIFEST
 from conftest import run_cli
 
 from receval.pipeline import config_hash_of, run
@@ -69,12 +71,14 @@ def test_sigkill_midway_then_rerun_finishes_only_missing_jobs(tmp_path):
     proc = subprocess.Popen([sys.executable, *args], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
-    while len(list(sweep.glob(f"*/{RUN_JSON}"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
+    while len(list(sweep.glob(f"*/{MANIFEST}"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     before = snapshot(sweep)
-    done_before = {k.split("/")[0] for k in before if k.endswith(RUN_JSON)}
+    # a job is finished once its manifest is written (last); one killed between its run.json
+    # and its manifest is not, and runs again
+    done_before = {p.parent.name for p in sweep.glob(f"*/{MANIFEST}")}
     if len(done_before) == 6:
         pytest.skip("the sweep finished before it could be killed; machine too fast for this data")
     assert len(done_before) >= 2
@@ -86,7 +90,7 @@ def test_sigkill_midway_then_rerun_finishes_only_missing_jobs(tmp_path):
     for name, value in before.items():
         if name.split("/")[0] in done_before:
             assert after[name] == value  # finished files untouched: same bytes, same mtime
-    assert len(list(sweep.glob(f"*/{RUN_JSON}"))) == 6
+    assert len(list(sweep.glob(f"*/{RUN_JSON}"))) == 6 == len(list(sweep.glob(f"*/{MANIFEST}")))
     assert not list(sweep.glob("*/.*.tmp"))  # no half-written temporary files survive
 
 

@@ -25,7 +25,7 @@ RUN_KEYS = "name, dataset, chunking, tokenizer, retriever, rerank, transform, bo
 
 @pytest.fixture
 def command(monkeypatch, tmp_path):
-    """``receval ARGS`` (or ``module``) run in this process; returns (exit code, stderr
+    """``receval [command] ARGS`` run in this process; returns (exit code, stderr
     lines, output folder). The folder is ``hydra.run.dir`` (``hydra.sweep.dir`` with ``-m``)."""
     from hydra.core.global_hydra import GlobalHydra
 
@@ -39,14 +39,14 @@ def command(monkeypatch, tmp_path):
     for module in (launcher, hydra_app, hydra_utils):
         monkeypatch.setattr(module, "configure_log", lambda *args, **kwargs: None)
 
-    def run(*args: str, module: str = "receval", capsys=None):
-        if module == "receval":
+    def run(*args: str, command: str = "run", capsys=None):
+        if command == "run":
             from receval.cli.run import main
         else:
             from receval.synth.__main__ import main
         folder = tmp_path / "out"
         where = "hydra.sweep.dir" if "-m" in args else "hydra.run.dir"
-        monkeypatch.setattr(sys, "argv", [module, f"{where}={folder}", *args])
+        monkeypatch.setattr(sys, "argv", [f"receval {command}", f"{where}={folder}", *args])
         GlobalHydra.instance().clear()
         try:
             main()

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from conftest import run_cli
 
-from receval.core.errors import ConfigError
+from receval.core.errors import ConfigError, RunError
 from receval.cli.preflight import SWEEP_MARKER, claim_sweep_dir
 
 A = {"config_name": "config", "overrides": ["retriever=bm25", "chunking.max_words=40,120"], "params": None}
@@ -75,6 +75,39 @@ def test_a_folder_swept_before_folders_were_claimed_is_compared_by_its_multirun_
     assert not (folder / SWEEP_MARKER).exists()
     claim_sweep_dir(folder, A)  # its own sweep resumes, and claims it from now on
     assert json.loads((folder / SWEEP_MARKER).read_text()) == A
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+    f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(9)
+) + "hydra: *j\n"  # 9**10 nodes once expanded, in under 1 KB
+
+
+def test_an_alias_bomb_in_an_earlier_sweep_s_multirun_yaml_is_refused_as_the_door_refuses_it(tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "multirun.yaml").write_text(BOMB)
+    assert len(BOMB) < 1024
+    with pytest.raises(RunError, match=r"multirun.yaml: more than 100,000 YAML nodes once its aliases are expanded"
+                                       r".*choose another folder with hydra.sweep.dir=\.\.\., or remove multirun.yaml"):
+        claim_sweep_dir(folder, A)
+    assert not (folder / SWEEP_MARKER).exists()  # nothing claimed
+    (folder / "multirun.yaml").unlink()
+    (folder / "multirun.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    (tmp_path / "elsewhere.yaml").write_text(yaml.safe_dump({"hydra": {}}))
+    with pytest.raises(RunError, match="a symlink to .*elsewhere.yaml, outside the run folder"):
+        claim_sweep_dir(folder, A)
+
+
+@pytest.mark.slow
+def test_a_sweep_into_a_folder_holding_an_alias_bomb_stops_with_one_message(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "multirun.yaml").write_text(BOMB)
+    done = run_cli("retriever=bm25,tfidf", f"hydra.sweep.dir={tmp_path / 's'}", "cache_dir=null", "-m", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("receval: error: ") and "multirun.yaml: more than 100,000 YAML nodes" in line
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == ["multirun.yaml"]  # no job ran
 
 
 def job_kinds(sweep: Path) -> list[tuple[str, str, str]]:

@@ -111,9 +111,7 @@ def test_spans_of_a_bm25_run_import_with_its_per_question_rr_and_pool_works(bm25
     # --show: a known section by what the run wrote (heading, text), the unknown one by the trace's text
     from receval.analysis.show import snippet
     from receval.cli.report import report_for
-    from receval.results.manifest import seal
 
-    seal(tmp_path / "run")  # as the traces command does when the import ends
     (seen,) = report_for([str(tmp_path / "run"), "--show", first["question_id"], "--top", "2"]).shown[0].runs
     known, elsewhere = seen.top
     assert known.section_id == first["retrieved"][0] and known.heading and seen.note == ""
@@ -196,7 +194,7 @@ def test_a_missing_traces_file_is_a_config_error_naming_the_key(tmp_path):
 def test_the_command_writes_a_run_the_report_reads(bm25_run, tmp_path):
     path = write_lines(tmp_path / "spans.jsonl", exported_spans(bm25_run))
     done = run_cli(f"traces.path={path}", f"hydra.run.dir={tmp_path / 'run'}",
-                   cwd=tmp_path, module="receval.traces")
+                   cwd=tmp_path, command="traces")
     assert done.returncode == 0, done.stderr
     assert "49 retriever spans -> 49 questions, 49 calls" in done.stdout
     assert not (tmp_path / "run" / ".hydra").exists()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import exit_code, lazy_import, one_error_line, sweep_in_process
+from forge import forged
 
 from receval.cli import export
 from receval.render import tracker as render_tracker
@@ -58,6 +59,7 @@ def test_a_key_in_run_json_reaches_no_artifact(sweep, store, tmp_path):
     saved["config"]["retriever"]["endpoint"] = f"https://user:{KEY}@host.example/v1?api_key=x"
     saved["config"]["chunking"]["max_tokens"] = 256  # named like a credential, but a number
     (sweep / "0" / "run.json").write_text(json.dumps(saved))
+    forged(sweep / "0")  # sealed again, as if the run had saved it so
     assert exit_code(export.main, [sweep / "0", "--to", "mlflow", "--tracking-uri", store]) == 0
     files = [p for p in (tmp_path / "mlruns").rglob("*") if p.is_file()]
     assert not any(KEY[3:] in p.read_text(errors="ignore") for p in files)

@@ -10,7 +10,12 @@ comparison shown: for two runs
 a above b on the report's measure, b has a larger share of unlabelled units in its
 top k (``1 - judged@k`` at the largest k the runs store) than a leads it by, so that
 labelling them could reverse the order (without a measure: the shares differ by more
-than :data:`UNJUDGED_GAP`, 0.2). One run, or runs equally well or badly judged, get no
+than :data:`UNJUDGED_GAP`, 0.2). Both are paired over the questions the two runs hold:
+b's extra share must exceed :data:`NOISE_SE` standard errors of its per-question
+difference, and a's lead plus that many standard errors of the lead, so that labelling
+could move b past a by more than the noise in their difference (0.01 more unlabelled
+against a 0.009 lead whose interval spans 0.1 is no comparison labels could change, and a
+note that fires on noise teaches users to skip notes). One run, or runs equally well or badly judged, get no
 note: a low judged@k alone (every BEIR run, a synthetic set labelling one passage per
 question) is no reason to doubt an order it affects alike.
 
@@ -36,6 +41,31 @@ from receval.stats.concordance import Concordance, tau_interval
 from receval.stats.ppi import PpiInterval, ppi_mean
 
 UNJUDGED_GAP = 0.2
+NOISE_SE = 2.0  # standard errors a paired difference of unlabelled shares must exceed
+
+
+def _paired(a: Run, b: Run, column: str) -> tuple[float, float]:
+    """Mean and standard error of a's minus b's ``column`` over the questions both hold
+    (NaN, NaN with fewer than two)."""
+    _, ia, ib = np.intersect1d(a.ids.astype(str), b.ids.astype(str), return_indices=True)
+    diff = a.values(column)[ia] - b.values(column)[ib]
+    diff = diff[np.isfinite(diff)]
+    if diff.size < 2:
+        return float("nan"), float("nan")
+    return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(diff.size))
+
+
+def _could_reverse(a: Run, b: Run, column: str, metric: str | None) -> bool:
+    """b's extra unlabelled share (judged_a - judged_b) is beyond :data:`NOISE_SE`
+    standard errors, and larger than a's lead plus that many standard errors of the
+    lead: labelling the units could move b past a by more than their difference's noise."""
+    extra, extra_se = _paired(a, b, column)
+    if not extra > NOISE_SE * extra_se:
+        return False
+    if metric is None:
+        return True
+    lead, lead_se = _paired(a, b, metric)
+    return bool(extra > lead + NOISE_SE * lead_se)
 
 
 def judged_column(runs: list[Run]) -> str | None:
@@ -64,6 +94,8 @@ def judged_cautions(runs: list[Run], labels: list[str], metric: str | None = Non
     extra = means[:, None] - means[None, :]  # [a, b]: b's unlabelled share minus a's
     gap = scores[:, None] - scores[None, :]
     could = (gap >= 0) & (extra > np.maximum(gap, UNJUDGED_GAP if metric is None else 0.0)) & (extra > 0)
+    for i, j in zip(*np.nonzero(could)):
+        could[i, j] = _could_reverse(runs[i], runs[j], column, metric)
     if not could.any():
         return []
     a, b = np.unravel_index(np.argmax(np.where(could, extra - gap, -np.inf)), could.shape)

@@ -4,9 +4,9 @@ mlflow``): pure data, no tracker imported here; :mod:`receval.render.mlflow` log
 - One :class:`TrackedSweep` per sweep folder (a run folder given alone is a sweep of
   one), one :class:`TrackedRun` per job, in sweep order.
 - ``params``: the job's saved config flattened (``retriever.k1``, ``chunking.max_words``),
-  each value through :func:`param_value` (a URL or a key-like value as
-  :func:`receval.core.secrets.shown` shows it; a setting named like a credential
-  hidden). The sweep's params are those every job shares.
+  each value through :func:`param_value` (a URL as
+  :func:`receval.core.secrets.shown` shows it; a secret, as the run spec's
+  :func:`receval.core.secrets.looks_like_key` decides, hidden). The sweep's params are those every job shares.
 - ``metrics``: every measure's mean with its interval bounds (``hit_at_3``,
   ``hit_at_3_lo``, ``hit_at_3_hi``: the report's numbers, from the same
   :func:`receval.analysis.summary.summaries`), the paired difference against the
@@ -43,13 +43,15 @@ from receval.analysis.settings import bootstrap_settings
 from receval.analysis.summary import DEFAULT_METRICS, RunSummary, measure_names, summaries
 from receval.core.errors import RecevalError
 from receval.core.secrets import (
-    CREDENTIAL_PARAM,
+    credential_name,
     cut,
     looks_like_key,
     network_url,
     shown,
 )
+from receval.results import manifest
 from receval.results.configs import flatten, format_value
+from receval.results.door import contained
 from receval.results.format import RESULTS, RUN_JSON
 from receval.results.labels import naming_of
 from receval.results.stored import Run
@@ -104,18 +106,18 @@ def tracker_name(name: str) -> str:
 
 
 def shown_setting(key: str, value: str) -> str | None:
-    """The one secret rule for what a tracker keeps (params and artifacts): what to show
-    instead of the string ``value`` saved under the dotted ``key``, or None to show it as
-    it is. A setting whose name says credential (``api_key``, ``token``; not
-    ``api_key_env``, which names a variable) is hidden; a URL or a key-like value is
-    shown as :func:`receval.core.secrets.shown` shows config values (host and path
-    only; a key not at all). Numbers and booleans are never secrets (``max_tokens``)."""
+    """What a tracker keeps (params and artifacts) instead of the string ``value`` saved
+    under the dotted ``key``, or None to keep it as it is. Whether it is a secret is
+    decided by :func:`receval.core.secrets.looks_like_key` with the setting's last name,
+    the rule the run spec refuses a config by, so what a run could not have saved
+    is never sent: ``"<hidden>"`` when the name says credential (``api_key``, ``token``;
+    not ``api_key_env``, ``passages`` or ``author``), else as
+    :func:`receval.core.secrets.shown` shows it. A URL is shown by its host and path
+    only. Numbers and booleans are never secrets (``max_tokens``)."""
     leaf = key.rsplit(".", 1)[-1]
-    if CREDENTIAL_PARAM.search(leaf) and not leaf.endswith("_env") and value != "":
-        return "<hidden>"
-    if network_url(value) or looks_like_key(value.strip()):
-        return shown(value)
-    return None
+    if looks_like_key(value, leaf):
+        return "<hidden>" if credential_name(leaf) else shown(value)
+    return shown(value) if network_url(value) else None
 
 
 def param_value(key: str, value: Any) -> str:
@@ -151,35 +153,25 @@ def config_params(config: dict) -> dict[str, str]:
     return {tracker_name(key): param_value(key, value) for key, value in flatten(config).items() if key}
 
 
-def inside_run(run_dir: Path, name: str) -> Path | None:
-    """The run's file ``name`` (None when absent); a symlink leading out of the run folder
-    is refused: a stored run is data, and its files are never read from elsewhere."""
-    path = Path(run_dir) / name
-    if not path.is_symlink():
-        return path if path.exists() else None
-    target = path.resolve()
-    if Path(run_dir).resolve() not in target.parents:
-        raise RecevalError(
-            f"{path}: a symlink to {target}, outside the run folder; export never uploads a file from "
-            "outside a run: replace the link with the run's own file, or leave this run out"
-        )
-    return path if target.is_file() else None
-
-
 def results_identity(run: Run) -> str:
-    """The sha256 of the run's results file: the same stored run, the same identity."""
-    digest = hashlib.sha256()
-    with open(inside_run(run.run_dir, RESULTS) or Path(run.run_dir) / RESULTS, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The sha256 of the run's results file: the same stored run, the same identity. The
+    door checked it against the manifest (:attr:`Run.digests`); a run read otherwise
+    (labels applied afresh) is hashed by the manifest's one digest, its file found as
+    the door finds files (a symlink leaving the run refused)."""
+    if RESULTS in run.digests:
+        return run.digests[RESULTS]
+    path = contained(Path(run.run_dir), RESULTS)
+    if path is None:
+        raise RecevalError(f"{run.run_dir}: no {RESULTS} here; export reads run folders receval wrote")
+    return manifest.digest(path)
 
 
 def run_artifacts(run: Run, identity: str) -> list[Artifact]:
     """``results.parquet`` (copied, checked against ``identity``) and ``run.json`` as read,
-    through :func:`safe_document`; a file linked from outside the run is refused."""
-    found = [Artifact(RESULTS, source=inside_run(run.run_dir, RESULTS), sha256=identity)]
-    if inside_run(run.run_dir, RUN_JSON) is not None and run.info:
+    through :func:`safe_document`; a file linked from outside the run is refused
+    (:func:`receval.results.door.contained`, the door's check)."""
+    found = [Artifact(RESULTS, source=contained(Path(run.run_dir), RESULTS), sha256=identity)]
+    if contained(Path(run.run_dir), RUN_JSON) is not None and run.info:
         text = json.dumps(safe_document(run.info), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         found.append(Artifact(RUN_JSON, data=text.encode()))
     return found

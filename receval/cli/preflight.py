@@ -88,6 +88,8 @@ def check_secrets(config, jobs_checked: bool = False) -> None:
 
 
 SWEEP_MARKER = ".receval-sweep.json"
+MULTIRUN = "multirun.yaml"  # what Hydra saves of a sweep
+MAX_MARKER_BYTES = 1 << 20
 RECEVAL_SWEEPER = SWEEPER["_target_"]
 
 
@@ -107,21 +109,33 @@ def sweep_identity(config) -> dict:
 
 
 def _earlier_sweep(sweep_dir: Path) -> dict | None:
-    """The identity of a sweep made here before folders were claimed (its ``multirun.yaml``)."""
-    import yaml
+    """The identity of a sweep made here before folders were claimed (its ``multirun.yaml``,
+    None when there is none or it names no sweep). It is read as the door reads a stored
+    config (:func:`receval.results.door.read_yaml`: contained, bounded, nothing evaluated),
+    so an alias bomb or a link out of the folder is one message (a RunError), at once."""
+    path = sweep_dir / MULTIRUN
+    if not path.is_symlink() and not path.exists():
+        return None
     from omegaconf import OmegaConf
 
+    from receval.results.door import contained, read_yaml  # pyarrow: only when there is one to read
+
+    fix = f"choose another folder with hydra.sweep.dir=..., or remove {MULTIRUN} from this one (nothing was run)"
+    saved = read_yaml(contained(sweep_dir, MULTIRUN), fix)
     try:
-        saved = yaml.safe_load((sweep_dir / "multirun.yaml").read_text(encoding="utf-8"))
         return sweep_identity(OmegaConf.create({"hydra": saved["hydra"]}))
-    except Exception:  # noqa: BLE001 - none, or not readable: nothing to compare with
+    except Exception:  # noqa: BLE001 - not a sweep's config: nothing to compare with
         return None
 
 
 def _claimed_by(marker: Path) -> dict | None:
+    """The identity a sweep folder's marker holds (None when it is not readable); a marker
+    is a few hundred bytes, so a larger file is not one."""
     try:
-        held = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if marker.stat().st_size > MAX_MARKER_BYTES:
+            return None
+        held = json.loads(marker.read_bytes())
+    except (OSError, ValueError, RecursionError):
         return None
     return held if isinstance(held, dict) else None
 

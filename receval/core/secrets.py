@@ -26,7 +26,6 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEY_PREFIXES = (
     "sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "ASIA", "hf_", "glpat-", "AIza",
 )
-CREDENTIAL_PARAM = re.compile(r"key|token|secret|pass|pwd|auth|sig|credential|session|bearer", re.I)
 _C0_OR_SPACE = "".join(map(chr, range(0x21)))
 SHOWN = 80  # characters of a config value in a message
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
@@ -35,11 +34,16 @@ _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
 AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|digest)\s+\S{6,}", re.I)  # an Authorization value
 OPAQUE = re.compile(r"[A-Za-z0-9]{20,}")  # a key's random run: 20+ letters and digits, no separator
 HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")  # a hash (a commit, a content hash), not a key
-# a setting named as a credential holds one (``token``, ``body.api_key``, ``x-api-key``,
-# ``client_secret``); ``api_key_env`` (a variable's NAME) and ``max_tokens`` are not such names
+# a setting (or a URL's query parameter) named as a credential holds one (``token``,
+# ``body.api_key``, ``x-api-key``, ``client_secret``, ``?sig=``, ``X-Amz-Signature``): the
+# name's last word is one, or the whole name is a short one (``key``, ``sig``, ``auth``:
+# ``id_key`` and ``score_key`` name fields). ``api_key_env`` (a variable's NAME),
+# ``max_tokens``, ``passages``, ``author`` and ``design`` are not such names.
 CREDENTIAL_NAME = re.compile(
     r"(?:^|[_.-])(?:api[_-]?key|apikey|token|access[_-]?token|auth[_-]?token|refresh[_-]?token|secret|"
-    r"client[_-]?secret|password|passwd|pwd|authorization|bearer|credentials?|private[_-]?key)$",
+    r"client[_-]?secret|password|passwd|pwd|authorization|bearer|credentials?|private[_-]?key|signature|"
+    r"session[_-]?(?:id|key|token))$"
+    r"|^(?:key|sig|auth|pass|session)$",
     re.I,
 )
 
@@ -54,7 +58,7 @@ def looks_like_key(value, name: str | None = None) -> bool:
     (``claude-3-5-sonnet-20241022``), paths and prompts are none of these."""
     if not isinstance(value, str) or not value.strip():
         return False
-    if name is not None and CREDENTIAL_NAME.search(str(name)):
+    if name is not None and credential_name(name):
         return True
     text = value.strip()
     if text.startswith(KEY_PREFIXES) or AUTH_SCHEME.fullmatch(text):
@@ -63,6 +67,12 @@ def looks_like_key(value, name: str | None = None) -> bool:
         any(c.isdigit() for c in run) and any(c.isalpha() for c in run) and not HEX.fullmatch(run)
         for run in OPAQUE.findall(text)
     )
+
+
+def credential_name(name) -> bool:
+    """Whether a setting's (or query parameter's) ``name`` says it holds a credential
+    (:data:`CREDENTIAL_NAME`); the name half of :func:`looks_like_key`, which decides."""
+    return bool(CREDENTIAL_NAME.search(str(name)))
 
 
 def split_url(value) -> urllib.parse.SplitResult | None:
@@ -95,8 +105,9 @@ def host_of(parts: urllib.parse.SplitResult) -> str:
 
 def url_secret(value) -> str | None:
     """What secret a URL carries in itself (None for none): credentials before the
-    host, or a key-like parameter (``api_key=``, ``token=``, ``sig=``...) in its query
-    or fragment. Such a URL is refused wherever it would be saved or sent."""
+    host, or a key-like parameter (``api_key=``, ``token=``, ``sig=``..., or a key-like
+    value: :func:`looks_like_key`, the one rule) in its query or fragment.
+    Such a URL is refused wherever it would be saved or sent."""
     parts = network_url(value)
     if parts is None:
         return None
@@ -104,7 +115,7 @@ def url_secret(value) -> str | None:
         return "credentials (user:KEY@host)"
     for text in (parts.query, parts.fragment):
         for name, found in urllib.parse.parse_qsl(text, keep_blank_values=True):
-            if CREDENTIAL_PARAM.search(name) or looks_like_key(found):
+            if looks_like_key(found, name):
                 return "a key in its query string (?api_key=...)"
     return None
 

@@ -86,6 +86,7 @@ def pair_counts(judge, verdicts: list[tuple[int | None, dict]]) -> failures.Coun
     return failures.Counts(
         step=f"receval.judge {judge.name}", sent=int(judge.usage["requests_sent"]), asked=len(verdicts),
         usable=usable, failed=len(verdicts) - usable, last_reason=getattr(judge, "last_reason", None), item="pair",
+        replayed=int(judge.usage.get("replayed", 0)),
     )
 
 
@@ -139,7 +140,7 @@ def run_judge(cfg) -> dict:
     }
     if counts is not None:
         summary["counts"] = {"sent": counts.sent, "asked": counts.asked, "usable": counts.usable,
-                             "failed": counts.failed, "last_reason": counts.last_reason}
+                             "failed": counts.failed, "last_reason": counts.last_reason, "replayed": counts.replayed}
     summary["config"].pop("api_key_env", None)
     if calibration[0]:
         summary["calibration"] = agreement(*calibration).to_dict()
@@ -165,10 +166,11 @@ def summary_lines(summary: dict) -> list[str]:
     if "counts" in summary:
         counts = failures.Counts(step=summary["judge"], item="pair", **summary["counts"])
         failed = " (a rerun asks again)" if counts.failed else ""
+        live = usage.get("live_cost_usd")
+        asked_live = f" (${live:.4f} when asked live)" if counts.replayed and live and live > usage["cost_usd"] else ""
         lines.append(
-            f"  {counts.line()}{failed}; {int(usage['cached_answers'])} answers from the cache; tokens in "
-            f"{int(usage['input_tokens'])}, out {int(usage['output_tokens'])}"
-            f"{' (estimated)' if usage['tokens_estimated'] else ''}; ${usage['cost_usd']:.4f}"
+            f"  {counts.line()}{failed}; tokens in {int(usage['input_tokens'])}, out {int(usage['output_tokens'])}"
+            f"{' (estimated)' if usage['tokens_estimated'] else ''}; ${usage['cost_usd']:.4f} this run{asked_live}"
         )
     for key, what in (("calibration", "the calibration sample's known labels"), ("reference", "the reference labels")):
         if key in summary:

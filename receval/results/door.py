@@ -358,7 +358,8 @@ def open_run(
     info, config, overrides = _saved(present)  # small files first: a YAML bomb fails before any Parquet work
     table, metadata = read_results(present[RESULTS], skip, None if only is None else only | {"question_id"})
     retrieved, shown = _chunks(present[CHUNKS]) if chunks and CHUNKS in present else (None, None)
-    return Run(run_dir, table, metadata, info, config, overrides, retrieved, shown)
+    digests = {name: entry["sha256"] for name, entry in files.items() if name in present}
+    return Run(run_dir, table, metadata, info, config, overrides, retrieved, digests, shown)
 
 
 def _saved(present: dict[str, Path]) -> tuple[dict, dict, list[str]]:

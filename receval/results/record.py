@@ -42,7 +42,7 @@ def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 class Run:
     """A stored run (or an imported TREC run): per-question table, metadata, run.json
     facts, saved config and overrides, and (``report --show``) the retrieved chunks:
-    chunk id -> (section id, start, end, text). Immutable: a filtered view is a new Run."""
+    chunk id -> (section id, start, end, text); the sealed files' checked digests. Immutable: a filtered view is a new Run."""
 
     run_dir: Path
     table: pa.Table
@@ -51,6 +51,10 @@ class Run:
     config: dict = field(default_factory=dict)
     overrides: list[str] = field(default_factory=list)
     chunks: dict[str, tuple] | None = None
+    #: sha256 of each sealed file as the door checked it against the manifest (file name
+    #: -> hex digest; empty for a run not read through the door): ``results.parquet``'s is
+    #: the run's identity (``export``), never hashed a second time.
+    digests: dict[str, str] = field(default_factory=dict)
     shown: dict | None = None  # what else --show reads from chunks.json (receval.results.door._chunks)
 
     @cached_property

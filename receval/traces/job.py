@@ -17,7 +17,9 @@ from receval.evaluate import question_rows, trajectory_columns
 from receval.measures.overlap import overlap_columns
 from receval.measures.spans import judge_spans, token_columns
 from receval.metrics import measures_for
+from receval.pipeline import written_facts
 from receval.results.identity import identity_hash
+from receval.results import manifest
 from receval.results.format import CHUNKS
 from receval.results.write import write_json, write_results, write_run_json
 from receval.retrievers.trajectory import Call, union
@@ -93,6 +95,7 @@ def match(spans: list[Span], questions: list[Question]) -> tuple[dict[str, list[
 def import_traces(cfg, run_dir: Path) -> Summary:
     """Score the traces of ``cfg.traces.path`` against ``cfg.dataset`` into ``run_dir``."""
     began = time.perf_counter()
+    manifest.unseal(run_dir)  # until sealed again, the folder reads as incomplete
     dataset = load_dataset(cfg.dataset)
     spans, others = read_spans(cfg.traces.path)
     matched, unmatched, repeated = match(spans, dataset.questions)
@@ -169,9 +172,11 @@ def import_traces(cfg, run_dir: Path) -> Summary:
     summary.means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names
     }
+    written = written_facts(OmegaConf.create(config), names + token_columns(ks))  # label, params, measures
     write_json(Path(run_dir) / CHUNKS, unit_facts(dataset.sections, units, final_idx))  # what report --show reads
-    write_run_json(run_dir, {**info, "timings": {"import_s": time.perf_counter() - began}, "config": config,
-                             "means": summary.means})
+    write_run_json(run_dir, {**info, **written, "timings": {"import_s": time.perf_counter() - began},
+                             "config": config, "means": summary.means})
+    manifest.seal(run_dir)  # last: the folder is one run from here
     return summary
 
 
