@@ -38,8 +38,8 @@ from receval.results.format import CHUNKS, RESULTS, stage_column
 from receval.results.record import flatten
 from receval.results.write import write_json, write_results, write_run_json
 
-SHOW_TOP = 10  # ranks per question whose chunks chunks.json keeps, for report --show (its default --top is 5)
 from receval.retrievers.text import Tokenizer
+from receval.shown import SHOW_TOP, show_facts
 from receval.spec import plain, run_spec, thawed
 
 
@@ -140,24 +140,15 @@ def written_facts(cfg, measure_names: list[str]) -> dict:
     ``params`` (its config flat and dotted, the schema's defaults filled, interpolations as
     written) and ``measures`` (each stored measure's label and direction)."""
     from receval.core.vocabulary import lower_is_better, measure_label
-    from receval.results.configs import schema_defaults
-    from receval.results.labels import parts
+    from receval.written import label_facts, schema_defaults
 
-    what, chunks = parts(resolved(cfg))
+    label = label_facts(resolved(cfg), as_written(cfg))
     saved = flatten(as_written(cfg))
     nodes = {key[:i] for key in saved for i, ch in enumerate(key) if ch == "."}
     defaults = {k: v for k, v in schema_defaults().items() if k not in nodes}  # a node the config fills is no key
     params = {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **saved}.items()}
     measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)} for name in measure_names}
-    return {"label": {"what": what, "chunking": chunks}, "params": params, "measures": measures}
-
-
-def retrieved_chunks(hits_idx: np.ndarray, chunks: list, sections: list, top: int = SHOW_TOP) -> dict:
-    """``chunks.json``: each chunk among any question's top ``top`` -> [section id, start,
-    end, text], so ``report --show`` shows what came back without the dataset."""
-    wanted = np.unique(hits_idx[:, :top][hits_idx[:, :top] >= 0]) if hits_idx.size else np.array([], int)
-    return {"chunks": {chunks[i].id: [chunks[i].section_id, int(chunks[i].start), int(chunks[i].end), chunks[i].text]
-                       for i in wanted.tolist()}}
+    return {"label": label, "params": params, "measures": measures}
 
 
 def config_hash_of(cfg) -> str:
@@ -300,7 +291,10 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     }
     facts = written_facts(cfg, names + [n for n in token_columns(list(cfg.metrics.ks))])
     try:
-        write_json(Path(run_dir) / CHUNKS, retrieved_chunks(hits.chunk_idx, chunks, dataset.sections))
+        write_json(Path(run_dir) / CHUNKS, show_facts(
+            questions, dataset.sections, dataset.pages, chunks, hits.chunk_idx, section_idx,
+            float(cfg.relevance.coverage), SHOW_TOP,
+        ))
         write_run_json(run_dir, {**info, **facts, "timings": timer.seconds, "config": as_written(cfg), "means": means})
         manifest.seal(run_dir)  # last: the folder is one run from here
     except WriteError:  # results without their run.json would be a half-written run
@@ -320,9 +314,10 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
 def summary_line(cfg, result: RunResult) -> str:
     """The one line each run prints: its name (a stage's), retriever, chunking, chunks,
     hit@1, hit@3, MRR (the names as :mod:`receval.results.labels` gives them)."""
-    from receval.results.labels import parts
+    from receval.written import label_facts
 
-    what, words = parts(resolved(cfg))
+    label = label_facts(resolved(cfg))
+    what, words = label["what"], label["chunking"]
     scores = "  ".join(
         f"{label} {result.means[name]:.3f}"
         for label, name in (("hit@1", "hit@1"), ("hit@3", "hit@3"), ("MRR", "rr"))

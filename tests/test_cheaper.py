@@ -17,6 +17,7 @@ from receval.results import load_runs
 from receval.results.write import write_results, write_run_json
 from receval.stats.cheaper import MIN_DIFFERENCE, CostOrder, part_of, sweep_noise
 from receval.results.manifest import seal
+from receval.written import label_facts
 
 N = 40
 BM25 = {"kind": "bm25"}
@@ -35,7 +36,8 @@ def write_run(folder, retriever: dict, hits: np.ndarray, latency: np.ndarray, ch
         "latency_ms": latency.tolist(),
     }
     write_results(folder, columns, ["rr", "hit@3"], {"n_chunks": chunks})
-    write_run_json(folder, {"n_chunks": chunks, "stages": {"retrieve": {}}})
+    label = label_facts({"retriever": retriever})  # as the run writes it: members filled
+    write_run_json(folder, {"n_chunks": chunks, "stages": {"retrieve": {}}, "label": label})
     (folder / ".hydra").mkdir()
     (folder / ".hydra" / "config.yaml").write_text(yaml.safe_dump({"retriever": retriever}))
     seal(folder)  # written last, as the run step does
@@ -63,7 +65,7 @@ def sweep(root, seed: int):
 def test_a_hybrid_runs_the_stages_of_its_members_as_they_run_alone(tmp_path):
     """The members of conf/retriever/hybrid.yaml as saved (only what the file gives) and the
     same retrievers alone with every default written out are the same stages."""
-    from receval.results.labels import filled
+    from receval.written import filled
 
     answered = np.ones(4)
     write_run(tmp_path / "h", {"kind": "fused", "members": [{"kind": "bm25", "k1": 1.2, "b": 0.75},

@@ -46,7 +46,8 @@ def test_a_run_is_sealed_last_and_opens_frozen(good):
     written = json.loads((good / MANIFEST).read_text())["files"]
     assert sorted(written) == sorted([RESULTS, RUN_JSON, CONFIG_PATH, CHUNKS])
     run = open_run(good)
-    assert run.table.num_rows == 49 and run.info["label"] == {"what": "bm25", "chunking": "120 words, headings"}
+    assert run.table.num_rows == 49 and run.info["label"]["what"] == "bm25"
+    assert run.info["label"]["chunking"] == run.info["label"]["components"]["chunking"] == "120 words, headings"
     assert run.flat["retriever.kind"] == "bm25" and run.info["measures"]["rr"]["label"] == "MRR"
     with pytest.raises(AttributeError):
         run.table = None
@@ -225,7 +226,8 @@ def test_n_chunks_that_is_not_a_count_is_one_message(good, tmp_path):
 
 def test_an_interpolation_stays_literal_in_report_and_show(good, tmp_path, monkeypatch):
     """``${oc.env:...}`` in a stored dataset path is text: the door keeps it, and
-    ``report --show`` does not read the variable (it shows ids alone and says why)."""
+    ``report --show`` does not read the variable (it reads what the run wrote, never the
+    dataset: headings and snippets all there)."""
     run_dir = copy(good, tmp_path / "run")
     literal = "${oc.env:RECEVAL_TEST_SECRET_PATH}"
     for name in (CONFIG_PATH, RUN_JSON):
@@ -248,7 +250,8 @@ def test_an_interpolation_stays_literal_in_report_and_show(good, tmp_path, monke
     assert run.config["dataset"]["path"] == literal
     built = report_for([str(run_dir), "--show", str(run.ids[0])])
     (view,) = built.shown
-    assert "interpolation" in view.runs[0].note and not read
+    assert not read and view.runs[0].note == ""
+    assert all(h.heading and h.snippet for h in view.runs[0].top)
     written = json.loads((run_dir / CHUNKS).read_text())["chunks"]  # snippets from the chunks the run wrote
     top = view.runs[0].top[0]
     core = top.snippet.removeprefix("... ").removesuffix(" ...")

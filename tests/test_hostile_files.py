@@ -164,6 +164,7 @@ def test_report_and_list_print_a_stored_labels_escapes(six_runs, tmp_path, capsy
     saved["config"]["retriever"]["kind"] = HOSTILE  # a run label is made of stored config values
     saved["params"]["retriever.kind"] = HOSTILE
     saved["label"]["what"] = HOSTILE
+    saved["label"]["components"]["retriever"] = HOSTILE  # names come from the component's text the run wrote
     (sweep / "0" / "run.json").write_text(json.dumps(saved))
     forged(sweep / "0")  # a forger seals what they wrote; the names are still printed escaped
     for main in (report_command.main, list_command.main):

@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 
 from receval.pipeline import config_hash_of, run
-from receval.results.configs import differing_params
+from receval.results.labels import naming
 from receval.results.format import RESULTS, RUN_JSON
 
 
@@ -91,11 +91,11 @@ def test_identity_ignores_non_result_settings(make_config):
 
 
 def test_non_result_settings_are_no_differing_parameter():
-    flats = [
-        {"retriever.name": "bm25", "cache_dir": "a", "search_batch": 1, "bootstrap.seed": 0,
-         "objective.metric": "rr"},
-        {"retriever.name": "tfidf", "cache_dir": "b", "search_batch": 8, "bootstrap.seed": 1,
-         "objective.metric": "hit@3"},
+    configs = [
+        {"retriever": {"kind": "bm25"}, "cache_dir": "a", "search_batch": 1, "bootstrap": {"seed": 0},
+         "objective": {"metric": "rr"}},
+        {"retriever": {"kind": "tfidf"}, "cache_dir": "b", "search_batch": 8, "bootstrap": {"seed": 1},
+         "objective": {"metric": "hit@3"}},
     ]
-    assert differing_params(flats) == ["retriever.name"]
+    assert naming(configs).keys == {"retriever": "retriever"}
 

@@ -28,6 +28,7 @@ from receval.pipeline import resolved, run, summary_line
 from receval.results import labels
 from receval.analysis.differences import differences_of
 from receval.results.format import RUN_JSON
+from receval.written import label_facts
 from receval.core.overrides import swept_suffix
 
 URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -42,6 +43,17 @@ def config(*overrides: str) -> dict:
         with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
             _COMPOSED[overrides] = resolved(compose("config", overrides=list(overrides)))
     return copy.deepcopy(_COMPOSED[overrides])
+
+
+def naming(configs: list[dict], overrides=None) -> labels.Naming:
+    """:func:`labels.naming` of runs of ``configs``, with what each run writes (run.json's label)."""
+    return labels.naming(configs, overrides, written=[label_facts(c) for c in configs])
+
+
+def differences(a: dict, b: dict):
+    """``compare``'s differences of runs of ``a`` and ``b``, read as the runs wrote them."""
+    (a, texts_a), (b, texts_b) = (labels.as_written(c, label_facts(c)) for c in (a, b))
+    return differences_of(a, b, texts=(texts_a, texts_b))
 
 
 def with_(saved: dict, key: str, value) -> dict:
@@ -87,10 +99,10 @@ def test_null_settings_and_urls_of_other_kinds_are_no_label():
               "+retriever.members.1.base_url=http://127.0.0.1:8089/v1", "retriever.members.1.model=tiny"]
     bm25, remote_hybrid, local_hybrid = config("retriever=bm25"), config("retriever=hybrid", *remote), config(
         "retriever=hybrid")
-    assert labels.naming([bm25, remote_hybrid]).labels == ["bm25", "rrf(bm25+dense (http))"]
+    assert naming([bm25, remote_hybrid]).labels == ["bm25", "rrf(bm25+dense (http))"]
     # among hybrids alone, the settings that differ; a member's default (backend local)
     # counts as set, the URL shows as its host
-    named = labels.naming([local_hybrid, remote_hybrid])
+    named = naming([local_hybrid, remote_hybrid])
     assert named.labels == [
         "model=all-MiniLM-L6-v2 backend=local base_url=none k=60",
         "model=tiny backend=http base_url=127.0.0.1 k=3",
@@ -101,11 +113,11 @@ def test_null_settings_and_urls_of_other_kinds_are_no_label():
 
 def test_a_setting_of_another_kind_is_no_difference():
     runs = [with_(config("retriever=bm25"), "retriever.k1", k1) for k1 in (0.9, 1.5)] + [config("retriever=tfidf")]
-    named = labels.naming(runs)
+    named = naming(runs)
     assert named.labels == ["bm25 k1=0.9", "bm25 k1=1.5", "tfidf"]
     assert named.params[2] == {"retriever": "tfidf"}  # no k1 column value: tfidf has none
     grid = [with_(config(f"retriever={r}"), "chunking.max_words", w) for r in ("bm25", "tfidf") for w in (20, 120)]
-    assert labels.naming(grid).labels == ["bm25 max_words=20", "bm25 max_words=120",
+    assert naming(grid).labels == ["bm25 max_words=20", "bm25 max_words=120",
                                           "tfidf max_words=20", "tfidf max_words=120"]
 
 
@@ -114,36 +126,37 @@ def test_a_component_added_or_removed_is_a_difference():
     plain = config("retriever=bm25")
     llm = config("retriever=bm25", "rerank=llm", "rerank.base_url=http://127.0.0.1:8089/v1",
                  "rerank.model=qwen2.5:7b", "rerank.first_size=30")
-    assert labels.naming([plain, llm]).labels == ["rerank=none", "rerank=llm:qwen2.5:7b@30"]
+    assert naming([plain, llm]).labels == ["rerank=none", "rerank=llm:qwen2.5:7b@30"]
     # hybrid and hybrid + re-rank: once both "fused"
-    assert labels.naming([config("retriever=hybrid"), config("retriever=hybrid", "rerank=dense")]).labels == [
+    assert naming([config("retriever=hybrid"), config("retriever=hybrid", "rerank=dense")]).labels == [
         "rerank=none", "rerank=dense@30"]
 
 
 @pytest.mark.slow
 def test_experiment_stages_are_named_by_the_stage():
     stages = ("keyword", "vector", "hybrid", "hybrid_rerank")
-    named = labels.naming([config(f"+stage={s}") for s in stages])
+    named = naming([config(f"+stage={s}") for s in stages])
     assert named.labels == list(stages)
     assert named.columns == ["name", "retriever", "rerank"]  # the table still says what each is
     assert named.params[3] == {"name": "hybrid_rerank", "retriever": "rrf(bm25+dense)", "rerank": "dense@30"}
     # what the name does not tell apart is added
-    by_size = labels.naming([with_(config(f"+stage={s}"), "chunking.max_words", w)
+    by_size = naming([with_(config(f"+stage={s}"), "chunking.max_words", w)
                              for s in ("keyword", "hybrid") for w in (20, 40)])
     assert by_size.labels == ["keyword max_words=20", "keyword max_words=40",
                               "hybrid max_words=20", "hybrid max_words=40"]
     # a run saved before the name was: its +stage= override names it
     old = config("+stage=hybrid")
     old.pop("name")
-    assert labels.naming([old, config("retriever=bm25")], [["+stage=hybrid", "+experiment=stages"], []]).labels[0] == "hybrid"
+    assert naming([old, config("retriever=bm25")], [["+stage=hybrid", "+experiment=stages"], []]).labels[0] == "hybrid"
 
 
 def test_one_run_alone_is_described_not_numbered():
-    assert labels.naming([config("retriever=bm25")]).labels == ["bm25, 120 words, headings"]
-    assert labels.naming([config("+stage=hybrid_rerank")]).labels == ["hybrid_rerank"]
-    assert labels.describe(config("+stage=hybrid_rerank")) == (
+    assert naming([config("retriever=bm25")]).labels == ["bm25, 120 words, headings"]
+    assert naming([config("+stage=hybrid_rerank")]).labels == ["hybrid_rerank"]
+    hybrid_rerank = config("+stage=hybrid_rerank")
+    assert labels.describe(hybrid_rerank, None, label_facts(hybrid_rerank)["components"]) == (
         "hybrid_rerank: rrf(bm25+dense) > dense@30, 120 words, headings")
-    twins = labels.naming([config("retriever=tfidf"), config("retriever=tfidf")]).labels
+    twins = naming([config("retriever=tfidf"), config("retriever=tfidf")]).labels
     assert twins == ["tfidf, 120 words, headings #0", "tfidf, 120 words, headings #1"]
 
 
@@ -158,19 +171,19 @@ def test_differences_list_every_change_a_component_added_included():
     plain = config("retriever=bm25")
     llm = config("retriever=bm25", "rerank=llm", "rerank.base_url=http://u:pw@127.0.0.1:8089/v1",
                  "rerank.model=qwen", "rerank.first_size=30", "search_batch=4")
-    found = differences_of(plain, llm)
+    found = differences(plain, llm)
     assert [d.key for d in found] == ["rerank", "search_batch"]  # in config order
     assert [d.affects_results for d in found] == [True, False]
     text = found[0].text
     assert text.startswith("rerank: none -> llm:qwen@30 (first_size 30, base_url 127.0.0.1, model qwen, ")
     assert "pw" not in text and not URL.search(text)
-    assert differences_of(llm, plain)[0].text.endswith("-> none")
+    assert differences(llm, plain)[0].text.endswith("-> none")
     # a member's default written out or left out is no difference; a changed one is
     hybrid = config("retriever=hybrid")
     remote = config("retriever=hybrid", "+retriever.members.1.backend=http", "+retriever.members.1.base_url=http://h:1/v1")
-    assert [d.text for d in differences_of(hybrid, remote)] == [
+    assert [d.text for d in differences(hybrid, remote)] == [
         "retriever.members.1.backend: local -> http", "retriever.members.1.base_url: none -> h"]
-    assert differences_of(hybrid, config("retriever=hybrid")) == []
+    assert differences(hybrid, config("retriever=hybrid")) == []
 
 
 # ------------------------------------------------------------------ everywhere, end to end
@@ -329,6 +342,32 @@ def test_a_stage_run_saved_before_names_existed_is_named_by_its_override(stored,
 
 
 @pytest.mark.slow
+def test_runs_selects_by_the_names_the_report_columns_show(stored):
+    """One rule names runs: ``--runs COLUMN=VALUE`` takes the report's parameter columns
+    and the values they show (``retriever=rrf(bm25+dense (http))``, ``k=3``) and picks
+    exactly the runs whose row shows that value."""
+    from receval.analysis.filters import pick
+    from receval.results import load_runs
+
+    root, _ = stored
+    runs = load_runs([root])
+    named = labels.naming_of(runs)
+    assert named.columns == ["name", "retriever", "rerank", "k"]
+    assert named.keys == {"name": "name", "retriever": "retriever", "rerank": "rerank", "k": "retriever.fusion.k"}
+    tried = 0
+    for column in named.columns:
+        for value in {labels.shown(row[column]) for row in named.params if column in row}:
+            picked = {r.run_dir for r in pick(runs, f"{column}={value}")}
+            assert picked == {r.run_dir for r, row in zip(runs, named.params)
+                              if column in row and labels.shown(row[column]) == value}, (column, value)
+            tried += 1
+    assert tried >= 10
+    hybrid = [r.run_dir.name for r in pick(runs, "retriever=rrf(bm25+dense (http)),k=3")]
+    assert [named.labels[[r.run_dir.name for r in runs].index(n)] for n in hybrid] == [
+        "rrf(bm25+dense (http)) rerank=none k=3"]
+
+
+@pytest.mark.slow
 def test_compare_names_a_reranker_added(stored, capsys, tmp_path):
     """bm25 against bm25 + an LLM re-ranker once printed "config: identical"."""
     root, _ = stored
@@ -338,6 +377,7 @@ def test_compare_names_a_reranker_added(stored, capsys, tmp_path):
     llm = config("retriever=bm25", "rerank=llm", "rerank.base_url=http://127.0.0.1:8089/v1",
                  "rerank.model=qwen", "rerank.first_size=30")
     info["config"]["rerank"] = llm["rerank"]
+    info["label"] = label_facts(info["config"])  # as a run with that re-ranker writes it
     (b / RUN_JSON).write_text(json.dumps(info))
     forged(b)
     text = output(capsys, compare_mod.main, [root / "4", b])

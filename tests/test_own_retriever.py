@@ -470,7 +470,7 @@ def test_a_malformed_reply_exits_2_and_writes_nothing(service, tmp_path):
 
 
 def test_a_header_value_on_the_command_line_is_refused_before_anything_is_written():
-    from receval.core.trust import argv_problems
+    from receval.argv import argv_problems
 
     assert argv_problems(["retriever.headers={Authorization: ES_AUTH}", "retriever.headers.X-Key=MY_KEY"]) == []
     for arg in ["retriever.headers={Authorization: 'ApiKey c2VjcmV0'}", "retriever.headers.Authorization=sk-live-1234"]:

@@ -16,7 +16,7 @@ from conftest import exit_code as command_exit_code
 
 from receval.analysis.report import Report
 from receval.analysis import filters
-from receval.results import configs, find_runs, load_runs
+from receval.results import configs, find_runs, labels, load_runs
 from receval.core.errors import RecevalError
 from receval.cli.report import main, report_for
 from receval.render import report as rendered
@@ -350,21 +350,17 @@ def test_runs_over_different_questions(sweep, tmp_path, capsys):
 
 
 def test_differing_params_are_ordered_as_the_command_line_named_them():
-    flats = [
-        {"chunking.max_words": 20, "chunking.headings": True, "retriever.name": "bm25", "depth": 10},
-        {"chunking.max_words": 40, "chunking.headings": False, "retriever.name": "tfidf", "depth": 10},
+    """The report's parameter columns (:func:`receval.results.labels.naming`, the one rule
+    naming runs): in the order the command line named them, then components, then in config order."""
+    configs_ = [
+        {"chunking": {"kind": "words", "max_words": 20, "headings": True}, "retriever": {"kind": "bm25"}, "depth": 10},
+        {"chunking": {"kind": "words", "max_words": 40, "headings": False}, "retriever": {"kind": "tfidf"}, "depth": 10},
     ]
     overrides = [["retriever=bm25", "chunking.headings=true"], ["retriever=tfidf", "chunking.headings=false"]]
-    assert configs.differing_params(flats, overrides) == [
-        "retriever.name", "chunking.headings", "chunking.max_words",
-    ]
-    assert configs.differing_params(flats) == [
-        "chunking.max_words", "chunking.headings", "retriever.name",
-    ]
-    assert configs.short_names(["retriever.name", "chunking.max_words", "a.seed", "b.seed"]) == {
-        "retriever.name": "retriever", "chunking.max_words": "max_words",
-        "a.seed": "a.seed", "b.seed": "b.seed",
-    }
+    named = labels.naming(configs_, overrides)
+    assert named.columns == ["retriever", "headings", "max_words"]
+    assert named.keys == {"retriever": "retriever", "headings": "chunking.headings", "max_words": "chunking.max_words"}
+    assert labels.naming(configs_).columns == ["retriever", "max_words", "headings"]  # components first
 
 
 @pytest.mark.slow

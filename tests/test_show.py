@@ -5,6 +5,7 @@ item was found at (issue 22: they once said "first relevant at -" and "not retri
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pyarrow.parquet as pq
@@ -122,13 +123,40 @@ def test_the_html_panels_say_the_same(runs, tmp_path):
     assert "not retrieved" not in panel
 
 
-def test_a_changed_dataset_leaves_the_marks_out_and_says_so(tmp_path, tmp_path_factory):
+def test_show_reads_what_the_run_wrote_not_its_dataset(tmp_path, tmp_path_factory):
+    """--show reads headings, snippets and evidence marks from the run folder (chunks.json,
+    receval.shown): its dataset changed or gone, the view is the same, marks included."""
     data = tmp_path / "essays"
     shutil.copytree(ESSAYS, data)
     run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={data}", "chunking.max_words=20")
+    before = [v.to_dict() for v in report_for([str(run_dir), "--show", "fresnel,honey-left", "--top", "10"]).shown]
     page = data / "pages" / "lighthouses.md"
     page.write_text("Moved on. " + page.read_text())
-    (seen,) = report_for([str(run_dir), "--show", "fresnel", "--top", "3"]).shown[0].runs
-    assert seen.first_relevant_rank == 10  # still what results.parquet says
-    assert "the dataset changed since this run" in seen.note
-    assert not any(h.relevant for h in seen.top) and seen.missed == []
+    changed = [v.to_dict() for v in report_for([str(run_dir), "--show", "fresnel,honey-left", "--top", "10"]).shown]
+    shutil.rmtree(data)
+    gone = [v.to_dict() for v in report_for([str(run_dir), "--show", "fresnel,honey-left", "--top", "10"]).shown]
+    assert before == changed == gone
+    (fresnel,) = gone[0]["runs"]
+    assert fresnel["first_relevant_rank"] == 10 and fresnel["note"] == ""
+    assert [h["rank"] for h in fresnel["top"] if h["relevant"]] == [1, 8, 10]
+    assert all(h["heading"] and h["snippet"] for h in fresnel["top"])
+    assert fresnel["top"][0]["heading"] == "lighthouses"
+    assert gone[0]["passages"]["lighthouses:210-375"].startswith("so a navigator who counted the flashes")
+
+
+def test_a_run_written_before_show_facts_shows_ids_and_snippets_and_says_so(tmp_path, tmp_path_factory):
+    """chunks.json with its chunks alone (as runs wrote it before headings and marks were
+    stored): snippets from the stored chunks, no headings or marks, a note saying why."""
+    from forge import forged
+
+    run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", "chunking.max_words=20")
+    old = tmp_path / "old"
+    shutil.copytree(run_dir, old)
+    chunks = json.loads((old / "chunks.json").read_text())
+    (old / "chunks.json").write_text(json.dumps({"chunks": chunks["chunks"]}))
+    forged(old)
+    (seen,) = report_for([str(old), "--show", "fresnel", "--top", "3"]).shown[0].runs
+    assert seen.first_relevant_rank == 10  # what results.parquet says
+    assert "written before --show's headings and evidence marks were stored" in seen.note
+    assert not seen.by_evidence and not any(h.heading for h in seen.top)
+    assert all(h.snippet for h in seen.top)  # the top 3 chunks are stored

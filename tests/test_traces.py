@@ -108,6 +108,15 @@ def test_spans_of_a_bm25_run_import_with_its_per_question_rr_and_pool_works(bm25
     assert first["documents"] == [{"id": "wiki/elsewhere", "text": mirrored}]
     info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert info["traces"]["unmatched"] == [{"line": len(spans) - 1, "query": "what is the meaning of life"}]
+    # --show: a known section by what the run wrote (heading, text), the unknown one by the trace's text
+    from receval.analysis.show import snippet
+    from receval.cli.report import report_for
+
+    (seen,) = report_for([str(tmp_path / "run"), "--show", first["question_id"], "--top", "2"]).shown[0].runs
+    known, elsewhere = seen.top
+    assert known.section_id == first["retrieved"][0] and known.heading and seen.note == ""
+    assert known.snippet == snippet(library_text(known.section_id), first["question"])
+    assert elsewhere.section_id == "wiki/elsewhere" and elsewhere.snippet == snippet(mirrored, first["question"])
     assert pool_main([str(tmp_path / "run"), "--depth", "10", "--out", str(tmp_path / "pool.jsonl")]) == 0
     pool = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
     holes = {(p["question_id"], p["id"]): p for p in pool if p["role"] == "hole"}

@@ -110,12 +110,14 @@ def test_rm3_run_is_named_and_keeps_old_identities(make_config, tmp_path):
     from receval.pipeline import resolved, run
     from receval.results.identity import identity_hash
     from receval.results.labels import naming
+    from receval.written import label_facts
 
     plain, expanded = make_config(), make_config("transform=rm3")
     saved_before = {k: v for k, v in resolved(plain).items() if k != "transform"}  # a run from before the group
     assert resolved(plain)["transform"] is None
     assert identity_hash(resolved(plain)) == identity_hash(saved_before) != identity_hash(resolved(expanded))
-    labels = naming([resolved(plain), resolved(expanded)]).labels
+    configs = [resolved(plain), resolved(expanded)]
+    labels = naming(configs, written=[label_facts(c) for c in configs]).labels  # with what each run writes
     assert labels == ["transform=none", "transform=rm3(10,10,0.5)"]
     result = run(expanded, tmp_path)
     assert result.means["rr"] > 0

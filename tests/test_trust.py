@@ -22,6 +22,7 @@ from forge import forged
 
 from receval.cli import compare, export, report
 from receval.cli import reproduce
+from receval.argv import argv_problems
 from receval.core import trust
 from receval.core.errors import RecevalError
 from receval.core.outputs import check_output
@@ -219,11 +220,11 @@ def test_a_pasted_key_is_refused_before_anything_is_written(tmp_path, command, o
 
 
 def test_variable_names_and_plain_urls_pass():
-    assert trust.argv_problems([
+    assert argv_problems([
         "retriever.api_key_env=OPENAI_API_KEY", "synth.api_key_env=null", "retriever.base_url=http://h:8/v1",
         "retriever=bm25,tfidf", "-m", "hydra.run.dir=/tmp/x",
     ]) == []
-    assert len(trust.argv_problems([f"retriever.api_key_env=OPENAI_API_KEY,{KEY}"])) == 1  # a sweep value
+    assert len(argv_problems([f"retriever.api_key_env=OPENAI_API_KEY,{KEY}"])) == 1  # a sweep value
 
 
 # ----------------------------------------------------------------- 4. outputs never destroy inputs

@@ -29,6 +29,7 @@ from receval.core import trust
 from receval.core.errors import RecevalError
 from receval.results import load_runs
 from receval.results.configs import runnable_config
+from receval.written import own_default
 
 SECRET = "s3cr3t-Zq8v3LkR0-value"
 ENV = "RECEVAL_TRUST_TEST_SECRET"
@@ -104,7 +105,8 @@ def files_holding(root: Path, text: str) -> list[Path]:
 def select_out(run_dir: Path, out: Path, *flags: str) -> None:
     """``select RUN --out OUT`` in-process, raising its RecevalError."""
     (best,) = load_runs([run_dir])
-    config = best_yaml.best_config(best, allow_remote="--allow-remote" in flags, allow_code="--allow-code" in flags)
+    config = best_yaml.best_config(best, allow_remote="--allow-remote" in flags, allow_code="--allow-code" in flags,
+                                   fallback=own_default)  # as cli/select passes it
     best_yaml.write_best(best, out, "the only run", config)
 
 
@@ -185,12 +187,12 @@ def test_a_value_saved_at_the_same_position_fills_an_interpolation_and_nothing_e
 
 def test_runnable_configs_hold_no_interpolation_and_cache_dir_is_receval_s_own(run, tmp_path, monkeypatch):
     monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "mine"))
-    from receval.results import configs
+    from receval import written
 
-    monkeypatch.setattr(configs, "_OWN", None)  # receval's own default, read now
+    monkeypatch.setattr(written, "_OWN", None)  # receval's own default, read now
     saved = json.loads((run / "run.json").read_text())["config"]
     assert saved["cache_dir"] == "${oc.env:RECEVAL_CACHE_DIR,.cache/receval}"  # run.json: as written
-    data = runnable_config(run)
+    data = runnable_config(run, fallback=own_default)
     assert not trust.holds_interpolation(data) and data["cache_dir"] == str(tmp_path / "mine")
     out = tmp_path / "best.yaml"
     select_out(run, out)

@@ -41,7 +41,7 @@ from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
 from receval.core.vocabulary import COST as COLUMN
 from receval.core.vocabulary import measure_label
-from receval.results.labels import filled, run_labels
+from receval.results.labels import nodes_of, run_labels
 from receval.results.stored import Run
 from receval.stats import noninferiority
 from receval.stats.bootstrap import Interval
@@ -184,7 +184,6 @@ def stage_tree(run: Run) -> Tree:
     tree: Tree = Tree()
 
     def walk(group: str, node) -> None:
-        node = filled(group, node)  # a member as its schema fills it: {kind: dense} is dense's defaults
         if isinstance(node, str):
             tree[(group, node)] += 1
         elif isinstance(node, dict) and node.get("kind"):
@@ -198,8 +197,9 @@ def stage_tree(run: Run) -> Tree:
                     for item in value:
                         walk(group, item)
 
+    config = nodes_of(run)  # members as the run wrote them, filled: {kind: dense} is dense's defaults
     for group in STAGED:
-        walk(group, (run.config or {}).get(group))
+        walk(group, config.get(group))
     tree[("chunks", run.n_chunks)] += 1
     return tree
 

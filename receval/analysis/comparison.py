@@ -78,5 +78,7 @@ def compare(
     boot = bootstrap_settings(both, n_resamples, seed, level, method, overridden_by=named(names, "bootstrap", BOOTSTRAP_ARGS))
     (pair,) = paired(both[0], [both[1]], metric, boot, intersect, option=named(names, "intersect"))
     label_a, label_b = labels.run_labels([run_a, run_b])
-    found = differences_of(run_a.config, run_b.config, configs.schema_defaults())
+    (config_a, texts_a), (config_b, texts_b) = (labels.as_written(r.config, (r.info or {}).get("label"))
+                                                for r in (run_a, run_b))
+    found = differences_of(config_a, config_b, texts=(texts_a, texts_b))
     return Comparison(pair=pair, labels=(label_a, label_b), differences=found, boot=boot, where=where)

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from receval.results.identity import is_result_key
-from receval.results.labels import are_members, component, filled, settings, shown, signature
+from receval.results.labels import are_members, component, settings, shown, signature
 
 _ABSENT = object()  # a key one config of the two lacks
 
@@ -27,14 +27,18 @@ class Difference:
     affects_results: bool
 
 
-def differences_of(a: dict, b: dict, defaults: dict[str, Any] | None = None) -> list[Difference]:
+def differences_of(
+    a: dict, b: dict, defaults: dict[str, Any] | None = None, texts: tuple[dict, dict] | None = None,
+) -> list[Difference]:
     """Every difference between two saved configs, in config order: a setting changed,
     a component of another kind (``retriever: bm25 (...) -> rrf(bm25+dense) (...)``), a
     component added or removed (``rerank: none -> llm (model m, first_size 30)``).
     ``defaults`` (flattened schema defaults) stand in for a key one config lacks (a run
-    saved before that setting existed)."""
+    saved before that setting existed); ``texts``: each run's components' texts as it
+    wrote them, members filled in its nodes (:func:`receval.results.labels.as_written`)."""
     out: list[Difference] = []
     defaults = defaults or {}
+    text_a, text_b = texts or ({}, {})
 
     def walk(x: Any, y: Any, key: str) -> None:
         if x is _ABSENT and key in defaults:
@@ -45,22 +49,27 @@ def differences_of(a: dict, b: dict, defaults: dict[str, Any] | None = None) -> 
             return
         if _is_node(x) or _is_node(y):
             if signature(_value(x)) != signature(_value(y)):
-                out.append(_difference(key, x, y, f"{key}: {_node_text(key, x)} -> {_node_text(key, y)}"))
+                out.append(_difference(
+                    key, x, y, f"{key}: {_node_text(key, x, text_a.get(key))} -> {_node_text(key, y, text_b.get(key))}"))
                 return
         if isinstance(x, dict) and isinstance(y, dict):
             for k in list(x) + [k for k in y if k not in x]:
                 walk(x.get(k, _ABSENT), y.get(k, _ABSENT), f"{key}.{k}" if key else str(k))
             return
         if isinstance(y, list) and are_members(key, x) and are_members(key, y) and len(x) == len(y):
-            group = key.split(".", 1)[0]  # members: each as its kind's schema fills it
-            for i, (u, v) in enumerate(zip(x, y)):
-                walk(filled(group, u), filled(group, v), f"{key}.{i}")
+            for i, (u, v) in enumerate(zip(x, y)):  # members: as the runs wrote them, filled
+                walk(_node(u), _node(v), f"{key}.{i}")
             return
         if _value(x) != _value(y) or (x is _ABSENT) != (y is _ABSENT):
             out.append(_difference(key, x, y, f"{key}: {_leaf_text(x, y)} -> {_leaf_text(y, x)}"))
 
     walk(a or {}, b or {}, "")
     return out
+
+
+def _node(x: Any) -> Any:
+    """A member named by its kind alone (``dense``) as a node (``{kind: dense}``)."""
+    return {"kind": x} if isinstance(x, str) else x
 
 
 def _value(x: Any) -> Any:
@@ -103,14 +112,15 @@ def _node_group(key: str) -> str:
     return "retriever" if bits[0] == "retriever" else bits[0]
 
 
-def _node_text(key: str, node: Any) -> str:
-    """A component node with its settings: ``llm (model m, first_size 30)``; ``none``."""
+def _node_text(key: str, node: Any, text: str | None = None) -> str:
+    """A component node with its settings: ``llm (model m, first_size 30)``; ``none``
+    (``text``: the component's text as the run wrote it)."""
     node = _value(node)
     if node is None:
         return "none"
     if not isinstance(node, dict):
         return shown(node)
-    name = component(_node_group(key), node)
+    name = component(_node_group(key), node, text)
     inner = {k: v for k, v in settings(node).items() if is_result_key(f"{key}.{k}")}  # not where it ran (rerank.ray.*)
     own = ", ".join(f"{k} {shown(v)}" for k, v in inner.items() if v is not None)
     return f"{name} ({own})" if own else name

@@ -16,9 +16,9 @@ import yaml
 
 from receval.core import vocabulary
 from receval.core.errors import RecevalError
-from receval.results.configs import differing_params, format_value, short_name, short_names
+from receval.results.configs import format_value
 from receval.results.discovery import load_one
-from receval.results.labels import shown
+from receval.results.labels import Naming, naming_of, shown
 from receval.results.stored import Run
 
 
@@ -104,25 +104,42 @@ def parse_selector(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def _resolve_key(name: str, runs: list[Run], differ: list[str]) -> str:
+def _resolve_key(name: str, runs: list[Run], named: Naming) -> str:
+    """The dotted key a selector's ``name`` means: a column of the report
+    (:func:`receval.results.labels.naming`, the one rule naming runs: ``retriever``,
+    ``max_words``, ``members.0.k1``), else a config key or its last part."""
     keys: list[str] = []
     for run in runs:
         keys.extend(k for k in run.flat if k not in keys)
+    name = named.keys.get(name, name)
     for choice in (f"{name}.name", f"{name}.kind"):  # retriever=tfidf: the group's choice
         if choice in keys:  # (before ``rerank`` itself: null where a run has no re-ranker)
             return choice
     if name in keys:
         return name
-    matches = [k for k in keys if short_name(k) == name or k.endswith("." + name)]
+    matches = [k for k in keys if k.endswith("." + name) or _choice_of(k) == name]
     if len(matches) > 1:
-        narrowed = [k for k in matches if k in differ]
+        shown_keys = set(named.keys.values())  # a component's column stands for its kind
+        narrowed = [k for k in matches if k in shown_keys or _choice_group(k) in shown_keys]
         if len(narrowed) == 1:
             return narrowed[0]
         raise RecevalError(f"selector key {name!r} is ambiguous: " + ", ".join(matches))
     if not matches:
-        shown = ", ".join(short_names(differ).values()) or "nothing (the configs are equal)"
+        shown = ", ".join(named.columns) or "nothing (the configs are equal)"
         raise RecevalError(f"selector key {name!r} is not a config key; the runs differ in: {shown}")
     return matches[0]
+
+
+def _choice_group(key: str) -> str | None:
+    """``retriever.kind`` -> ``retriever``: the component a choice key names."""
+    head, _, last = key.rpartition(".")
+    return head if head and last in ("name", "kind") else None
+
+
+def _choice_of(key: str) -> str | None:
+    """``retriever.members.0.kind`` -> ``members.0``: a group's choice by its group."""
+    head, _, last = key.rpartition(".")
+    return head.rsplit(".", 1)[-1] if head and last in ("name", "kind") else None
 
 
 def _value_matches(value: Any, wanted: str) -> bool:
@@ -138,14 +155,20 @@ def _value_matches(value: Any, wanted: str) -> bool:
 
 
 def select(runs: list[Run], selector: str) -> list[int]:
-    """Indices of the runs whose config matches every ``key=value`` of ``selector``."""
-    differ = differing_params([r.flat for r in runs], [r.overrides for r in runs])
-    wanted = [(_resolve_key(k, runs, differ), v) for k, v in parse_selector(selector)]
-    return [
-        i
-        for i, run in enumerate(runs)
-        if all(_has(run, key) and _value_matches(_get(run, key), v) for key, v in wanted)
-    ]
+    """Indices of the runs whose config matches every ``key=value`` of ``selector``: a key
+    named as the report's parameter columns name it (``retriever``, ``max_words``,
+    ``members.0.k1``: :func:`receval.results.labels.naming`, the one rule naming runs) or
+    as the config has it, a value as the column shows it or as the config holds it."""
+    named = naming_of(runs)
+    wanted = [(k, _resolve_key(k, runs, named), v) for k, v in parse_selector(selector)]
+
+    def matches(i: int, name: str, key: str, value: str) -> bool:
+        column = named.params[i].get(name)  # as the report's column shows it: rrf(bm25+dense)
+        if column is not None and value in (shown(column), str(column)):
+            return True
+        return _has(runs[i], key) and _value_matches(_get(runs[i], key), value)
+
+    return [i for i in range(len(runs)) if all(matches(i, *w) for w in wanted)]
 
 
 def _component_slot(run: Run, key: str) -> str | None:
@@ -162,10 +185,10 @@ def _get(run: Run, key: str) -> Any:
     return run.flat[key] if key in run.flat else None
 
 
-def describe(run: Run, keys: list[str]) -> str:
-    """A run in a message: its folder and its values of ``keys`` (those it has)."""
-    names = short_names(keys)
-    params = ", ".join(f"{names[k]}={shown(run.flat[k])}" for k in keys if k in run.flat)
+def describe(run: Run, row: dict[str, Any]) -> str:
+    """A run in a message: its folder and what tells it apart (its row of the report's
+    parameter columns, :attr:`receval.results.labels.Naming.params`)."""
+    params = ", ".join(f"{column}={shown(value)}" for column, value in row.items())
     return f"{run.run_dir}" + (f" ({params})" if params else "")
 
 
@@ -175,8 +198,8 @@ def pick(runs: list[Run], selector: str, option: str = "runs") -> list[Run]:
     is an error listing them. (``--where`` selects questions, ``--runs`` runs.)"""
     indices = select(runs, selector)
     if not indices:
-        differ = differing_params([r.flat for r in runs], [r.overrides for r in runs])
-        shown = "; ".join(describe(r, differ) for r in runs[:12])
+        rows = naming_of(runs).params
+        shown = "; ".join(describe(r, row) for r, row in zip(runs[:12], rows))
         more = f" ... (+{len(runs) - 12})" if len(runs) > 12 else ""
         raise RecevalError(
             f"{option} {selector}: matches none of the {len(runs)} runs; they are: {shown}{more}"
@@ -203,16 +226,16 @@ def select_one(runs: list[Run], selector: str, option: str = "baseline") -> tupl
                 return i, run
         return None, load_one(path, what=option)
     matched = select(runs, selector)
-    differ = differing_params([r.flat for r in runs], [r.overrides for r in runs])
+    rows = naming_of(runs).params
     if not matched:
         raise RecevalError(
             f"{option} {selector}: matches none of the {len(runs)} runs; they are: "
-            + "; ".join(describe(r, differ) for r in runs)
+            + "; ".join(describe(r, row) for r, row in zip(runs, rows))
         )
     if len(matched) > 1:
         raise RecevalError(
             f"{option} {selector}: matches {len(matched)} runs, narrow it with a second "
             "key (e.g. ...,max_words=120): "
-            + "; ".join(describe(runs[i], differ) for i in matched)
+            + "; ".join(describe(runs[i], rows[i]) for i in matched)
         )
     return matched[0], runs[matched[0]]

@@ -42,7 +42,8 @@ def listing(paths: list[str | Path]) -> list[dict]:
         configs.append(config)
         overrides.append(saved_overrides)
         problems.append(problem)
-    named = naming(configs, overrides, [d.name for d in dirs])
+    named = naming(configs, overrides, [d.name for d in dirs],
+                   [(info or {}).get("label") if isinstance(info, dict) else None for info in infos])
     records = []
     for run_dir, info, label, params, problem in zip(dirs, infos, named.labels, named.params, problems):
         complete = not problem

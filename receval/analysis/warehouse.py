@@ -40,7 +40,7 @@ from receval.core.vocabulary import is_measure, is_token_measure
 from receval.results.configs import format_value
 from receval.results.discovery import load_runs
 from receval.results.format import LATENCY
-from receval.results.labels import naming
+from receval.results.labels import naming_of
 
 QUESTIONS, RUNS = "questions", "runs"
 VIEWS = (QUESTIONS, RUNS)
@@ -132,7 +132,7 @@ def open_runs(paths: Sequence[str | Path]) -> Warehouse:
     duckdb = duckdb_module()
     runs = load_runs(list(paths), skip=frozenset())  # every column, checked as the report checks it
     run_dirs = [run.run_dir for run in runs]
-    named = naming([r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs])
+    named = naming_of(runs)
 
     try:
         stored = pa.unify_schemas([run.table.schema.remove_metadata() for run in runs])

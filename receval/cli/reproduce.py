@@ -50,7 +50,8 @@ from receval import pipeline
 from receval.core import outputs
 from receval.core.errors import RecevalError, RunError, exit_on_error
 from receval.cli.options import ArgumentParser
-from receval.results.configs import CONFIG_YAML, HYDRA_DIR, saved_config
+from receval.results.configs import CONFIG_YAML, HYDRA_DIR
+from receval.written import saved_config
 from receval.results.discovery import find_runs
 from receval.analysis.reproduction import Reproduction, compare_tables
 from receval.results.door import open_run

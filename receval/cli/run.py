@@ -24,7 +24,7 @@ from receval import config as config_schema
 from receval import pipeline
 from receval.cli import objective, preflight, resume
 from receval.clients.http import quiet_http_logs
-from receval.core import trust
+from receval.argv import check_argv
 from receval.datasets import load_dataset
 from receval.core.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
 from receval.cli.resume import finished
@@ -63,7 +63,7 @@ def hydra_command(config_name: str, task: Callable[[object], object]) -> Callabl
 
     def main() -> None:
         with exit_on_error():  # before Hydra saves the overrides anywhere
-            trust.check_argv(sys.argv[1:])
+            check_argv(sys.argv[1:])
         missing = objective.missing_extra(sys.argv[1:])
         if missing:
             sys.stderr.write(f"receval: error: {missing}\n")

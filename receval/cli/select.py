@@ -40,6 +40,14 @@ from receval.results.discovery import load_runs
 from receval.results.stored import Run
 
 
+def own_default():
+    """The run side's fallback for a setting that does not change results saved as an
+    interpolation (:func:`receval.written.own_default`), imported only for ``--out``."""
+    from receval.written import own_default as fallback
+
+    return fallback
+
+
 def select(
     paths: list[str], metric: str = "rr", split: str | None = "dev", prefer: str = "p50_ms",
     margin: float | None = None, report_on: str | None = None, where: list[tuple[str, str]] | None = None,
@@ -92,7 +100,8 @@ def select_suite(args) -> int:
     if args.out:  # the chosen configuration as run on the first collection
         _, _, grid = group(runs)
         best = grid[0][selection.chosen]
-        config = best_yaml.best_config(best, allow_remote=args.allow_remote, allow_code=args.allow_code)
+        config = best_yaml.best_config(best, allow_remote=args.allow_remote, allow_code=args.allow_code,
+                                       fallback=own_default())
         why = f"{selection.why}; dataset: its run on {selection.suite.collections[0].name}"
         written = best_yaml.write_best(best, args.out, why, config)
     if args.format == "table":
@@ -175,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         config = None
         if args.out:  # the trust check reproduce makes, before anything is written
-            config = best_yaml.best_config(best, allow_remote=args.allow_remote, allow_code=args.allow_code)
+            config = best_yaml.best_config(best, allow_remote=args.allow_remote, allow_code=args.allow_code,
+                                       fallback=own_default())
         if args.plot:
             choice_plot.plot(selection, args.plot)
         written = best_yaml.write_best(best, args.out, selection.why, config) if args.out else None

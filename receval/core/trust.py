@@ -20,7 +20,7 @@ changes here:
   sends: the value of every ``*_env`` and every ``headers`` value in the same mapping;
 - code: a key ``target`` or ``_target_`` (or ending in ``_target``).
 
-On the command line (:func:`check_argv`) and in a composed config
+On the command line (:func:`receval.argv.check_argv`) and in a composed config
 (:func:`config_problems`, checked by :mod:`receval.cli.preflight`), both before Hydra writes
 anything: a value given where a variable NAME belongs (``*.api_key_env=sk-...``, a
 header value) and a URL carrying a secret (``https://user:KEY@host``, ``?api_key=...``)
@@ -36,12 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from receval.core.secrets import ENV_NAME, host_of, looks_like_key, network_url, shown, url_secret
-from receval.core.errors import ConfigError, RunError
-from receval.core.overrides import key_values
+from receval.core.errors import RunError
 
 __all__ = [
-    "Reach", "argv_problems", "check_argv", "check_reach", "config_problems", "fill_interpolations",
-    "is_env_name", "is_interpolation", "label", "looks_like_key", "reaches", "shown",
+    "Reach", "check_reach", "config_problems", "fill_interpolations", "header_message", "is_env_name",
+    "is_interpolation", "key_message", "label", "looks_like_key", "reaches", "shown", "url_message",
 ]
 
 REMOTE_KEYS = {"url", "base_url", "endpoint", "host", "api_base"}
@@ -110,21 +109,21 @@ def _last_key(path: tuple) -> str:
 # ----------------------------------------------------------------- secrets written into a config
 
 
-def _key_message(where: str) -> str:
+def key_message(where: str) -> str:
     return (
         f"{where} must be the NAME of an environment variable holding the key (e.g. OPENAI_API_KEY), "
         "not the key itself: export the key as that variable and give its name (nothing was written)"
     )
 
 
-def _header_message(where: str) -> str:
+def header_message(where: str) -> str:
     return (
         f"{where}: a header's value is the NAME of an environment variable holding it (e.g. "
         "{Authorization: ES_AUTH}), never the value itself (nothing was written)"
     )
 
 
-def _url_message(where: str, secret: str) -> str:
+def url_message(where: str, secret: str) -> str:
     return (
         f"{where}: a URL with {secret} is refused so the key is never saved: give the URL "
         "without it and the key in an environment variable named by the matching api_key_env "
@@ -156,63 +155,17 @@ def config_problems(data) -> list[str]:
         key = _last_key(path)
         if key == "headers" and isinstance(value, dict):
             if any(isinstance(v, str) and not is_interpolation(v) and not is_env_name(v) for v in value.values()):
-                problems.append(_header_message(label(path)))
+                problems.append(header_message(label(path)))
         if not isinstance(value, str) or is_interpolation(value):
             continue
         secret = url_secret(value)
         if secret:
-            problems.append(_url_message(label(path), secret))
+            problems.append(url_message(label(path), secret))
         elif key.endswith("key_env") and value and not is_env_name(value):
-            problems.append(_key_message(label(path)))
+            problems.append(key_message(label(path)))
         elif not key.endswith("_env") and not _in_headers(path) and looks_like_key(value, key):
             problems.append(_secret_message(label(path)))
     return problems
-
-
-def _nested(key: str, value) -> dict:
-    """An override's value placed at its dotted key (``a.b=v`` -> ``{a: {b: v}}``)."""
-    for part in reversed(key.split(".")):
-        value = {part: value}
-    return value
-
-
-def argv_problems(argv: list[str]) -> list[str]:
-    """Override problems that must stop a command before anything is written (each
-    override read by Hydra's parser, :func:`receval.core.overrides.key_values`)."""
-    problems = []
-    for arg in argv:
-        if arg.startswith("-") or "=" not in arg:
-            continue
-        key, values = key_values(arg)
-        texts = [v for v in values if isinstance(v, str)]
-        if key.endswith("key_env"):
-            named = [str(v) for v in values if v not in ("", None, "null", "None")]
-            if not all(map(is_env_name, named)):
-                problems.append(_key_message(key))
-        elif (headers := _header_values(key, values)) is not None:
-            if not all(map(is_env_name, headers)):
-                problems.append(_header_message(key))
-        elif secret := next(filter(None, map(url_secret, [arg.partition("=")[2], *texts])), None):
-            problems.append(_url_message(key, secret))
-        elif key.split(".")[-1].lower().endswith("_env"):
-            continue
-        else:  # a key-like value anywhere in what it sets (a mapping's too)
-            found = [p for v in values for p in config_problems(_nested(key, v))]
-            problems += list(dict.fromkeys(found))
-    return problems
-
-
-def _header_values(key: str, values: list) -> list[str] | None:
-    """The values a ``*.headers`` mapping (or ``*.headers.NAME``) override sets; None for other keys."""
-    if key.endswith(".headers") or key == "headers":
-        return [str(v) for value in values for v in (value.values() if isinstance(value, dict) else [value])]
-    return [str(v) for v in values] if ".headers." in key or key.startswith("headers.") else None
-
-
-def check_argv(argv: list[str]) -> None:
-    problems = argv_problems(argv)
-    if problems:
-        raise ConfigError(problems)
 
 
 # ----------------------------------------------------------------- stored configs

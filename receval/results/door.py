@@ -275,9 +275,13 @@ def _check_info(path: Path, info: dict) -> None:
             raise RunError(f"{path}: {key} is {cut(repr(info[key]))}, not a mapping; {integrity.EDITED}")
 
 
-def _chunks(path: Path) -> dict[str, tuple]:
-    """chunk id -> (section id, start, end, text) from ``chunks.json``, checked."""
-    data = read_json(path, MAX_CHUNKS_BYTES).get("chunks")
+def _chunks(path: Path) -> tuple[dict[str, tuple], dict]:
+    """From ``chunks.json``, checked: chunk id -> (section id, start, end, text), and what
+    else ``--show`` reads (:mod:`receval.shown`: ``sections``, section id -> (heading,
+    text); ``evidence``, per question: ``found``, ``holds``, ``passages``; empty for a run
+    written before they were stored)."""
+    whole = read_json(path, MAX_CHUNKS_BYTES)
+    data = whole.get("chunks")
     if not isinstance(data, dict):
         raise RunError(f"{path}: no chunks mapping; {integrity.EDITED}")
     out = {}
@@ -287,7 +291,35 @@ def _chunks(path: Path) -> dict[str, tuple]:
                 and isinstance(item[3], str)):
             raise RunError(f"{path}: chunk {cut(repr(cid))} is not [section, start, end, text]; {integrity.EDITED}")
         out[cid] = tuple(item)
-    return out
+    shown: dict = {}
+    if "sections" in whole:
+        sections = whole["sections"]
+        if not (isinstance(sections, dict) and all(
+                isinstance(v, list) and len(v) == 2 and all(isinstance(t, str) for t in v) for v in sections.values())):
+            raise RunError(f"{path}: sections is not a mapping of [heading, text]; {integrity.EDITED}")
+        shown["sections"] = {sid: tuple(v) for sid, v in sections.items()}
+    if "evidence" in whole:
+        evidence = whole["evidence"]
+        if not (isinstance(evidence, dict) and all(_evidence_facts(v) for v in evidence.values())):
+            raise RunError(f"{path}: evidence is not a mapping of found, holds and passages; {integrity.EDITED}")
+        shown["evidence"] = evidence
+    return out, shown
+
+
+def _evidence_facts(facts) -> bool:
+    """One question's evidence facts have the shape :mod:`receval.shown` writes."""
+    if not isinstance(facts, dict) or set(facts) != {"found", "holds", "passages"}:
+        return False
+    found, holds, passages = facts["found"], facts["holds"], facts["passages"]
+    return (isinstance(found, dict) and all(v is None or (isinstance(v, int) and not isinstance(v, bool) and v > 0)
+                                            for v in found.values())
+            and isinstance(passages, dict) and all(isinstance(v, str) for v in passages.values())
+            and isinstance(holds, dict) and all(
+                isinstance(items, list) and all(
+                    isinstance(h, list) and len(h) == 2 and isinstance(h[0], str)
+                    and isinstance(h[1], int | float) and not isinstance(h[1], bool) and 0 <= h[1] <= 1
+                    for h in items)
+                for items in holds.values()))
 
 
 # ------------------------------------------------------------------ the door
@@ -325,9 +357,9 @@ def open_run(
     manifest.check(run_dir, files, present)
     info, config, overrides = _saved(present)  # small files first: a YAML bomb fails before any Parquet work
     table, metadata = read_results(present[RESULTS], skip, None if only is None else only | {"question_id"})
-    retrieved = _chunks(present[CHUNKS]) if chunks and CHUNKS in present else None
+    retrieved, shown = _chunks(present[CHUNKS]) if chunks and CHUNKS in present else (None, None)
     digests = {name: entry["sha256"] for name, entry in files.items() if name in present}
-    return Run(run_dir, table, metadata, info, config, overrides, retrieved, digests)
+    return Run(run_dir, table, metadata, info, config, overrides, retrieved, digests, shown)
 
 
 def _saved(present: dict[str, Path]) -> tuple[dict, dict, list[str]]:

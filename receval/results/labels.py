@@ -22,9 +22,6 @@ with the same values (:mod:`receval.analysis.differences`).
 
 from __future__ import annotations
 
-import copy
-import json
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -83,34 +80,17 @@ def run_name(config: dict, overrides: list[str] | None = None) -> str | None:
     return None
 
 
-_SEEN: dict[tuple[str, str, str], Any] = {}  # (what, group, node as JSON) -> result: sweeps repeat nodes
-
-
-def _once(what: str, group: str, node: Any, make) -> Any:
-    key = (what, group, json.dumps(node, sort_keys=True, default=str))
-    if key not in _SEEN:
-        _SEEN[key] = make()
-    return copy.deepcopy(_SEEN[key])
-
-
-def component(group: str, node: Any) -> str:
-    """A component as it reads: its schema's ``describe`` (``rrf(bm25+dense)``,
-    ``dense@30``) or its kind; ``none`` when the run has none. A node this receval
-    cannot read (an older or unknown kind) is called by its kind."""
+def component(group: str, node: Any, text: str | None = None) -> str:
+    """A component as it reads: ``text``, what the run wrote for it (run.json's
+    ``label.components``: its schema's ``describe``, ``rrf(bm25+dense)``, ``dense@30``),
+    else its kind; ``none`` when the run has none."""
     if node is None:
         return "none"
     if isinstance(node, str):
         return node
-    return _once("label", group, node, lambda: without_urls(_described(group, node)))
-
-
-def _described(group: str, node: Any) -> str:
-    try:
-        from receval import components
-
-        return components.label(group, node)
-    except Exception:  # noqa: BLE001 - a stored run is data: any unreadable node is named by its kind
-        return str(node.get("kind", node.get("name", "?"))) if isinstance(node, dict) else "?"
+    if isinstance(text, str) and text:
+        return without_urls(text)
+    return without_urls(str(node.get("kind", node.get("name", "?"))) if isinstance(node, dict) else "?")
 
 
 def signature(node: Any) -> tuple:
@@ -157,7 +137,7 @@ def settings(config: dict) -> dict[str, Any]:
             return
         if node and are_members(key, node):
             for i, item in enumerate(node):
-                walk(filled(key.split(".", 1)[0], item), f"{key}.{i}")
+                walk({"kind": item} if isinstance(item, str) else item, f"{key}.{i}")
             return
         if is_result_key(key) and key not in (NAME, "hydra") and not key.startswith("hydra."):
             out[key] = tuple(node) if isinstance(node, list) else node
@@ -166,57 +146,40 @@ def settings(config: dict) -> dict[str, Any]:
     return out
 
 
-def filled(group: str, node: Any) -> Any:
-    """A member as its kind's schema fills it (``{kind: dense}`` gets ``backend: local``),
-    so a default left out and the same value written out are no difference; as saved
-    when its kind is unknown."""
-    if isinstance(node, str):
-        node = {"kind": node}
-    if not isinstance(node, dict) or "kind" not in node:
-        return node
-    defaults = _once("defaults", group, str(node["kind"]), lambda: _defaults(group, str(node["kind"])))
-    return _merged(defaults, node) if defaults is not None else node
+def as_written(config: dict, written: Any) -> tuple[dict, dict[str, str]]:
+    """A run's config with its component nodes as the run wrote them (run.json's
+    ``label.nodes``: members filled by their kinds' schemas, so a default left out and
+    the same value written out are no difference), and its components' texts."""
+    written = written if isinstance(written, dict) else {}
+    nodes = written.get("nodes") if isinstance(written.get("nodes"), dict) else {}
+    texts = written.get("components") if isinstance(written.get("components"), dict) else {}
+    config = config if isinstance(config, dict) else {}
+    if nodes:
+        config = {**config, **{g: nodes[g] for g in GROUPS if g in config and g in nodes}}
+    return config, {g: t for g, t in texts.items() if isinstance(t, str)}
 
 
-def _defaults(group: str, kind: str) -> dict | None:
-    """The schema of ``kind`` in ``group`` as plain data (None for a kind not known here)."""
-    try:
-        from omegaconf import OmegaConf
-
-        from receval import components
-
-        schema = components.entry(group, kind, group).schema
-        return OmegaConf.to_container(OmegaConf.structured(schema), resolve=False, enum_to_str=True)
-    except Exception:  # noqa: BLE001 - an older or unknown kind
-        return None
-
-
-def _merged(base: dict, node: dict) -> dict:
-    out = dict(base)
-    for key, value in node.items():
-        out[key] = _merged(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
-    return out
-
-
-def parts(config: dict, overrides: list[str] | None = None) -> tuple[str, str]:
+def parts(config: dict, overrides: list[str] | None = None, texts: dict[str, str] | None = None) -> tuple[str, str]:
     """One run on its own, in two parts (the line a run prints aligns them): what it
-    is, ``[name: ]retriever[ > rerank]``, and its chunking, ``120 words, headings``."""
+    is, ``[name: ]retriever[ > rerank]``, and its chunking, ``120 words, headings``
+    (``texts``: each component's text as the run wrote it, :func:`component`)."""
+    texts = texts or {}
     name = run_name(config or {}, overrides)
     what = ""
     if config and config.get("retriever"):
-        what = component("retriever", config["retriever"])
+        what = component("retriever", config["retriever"], texts.get("retriever"))
         if config.get("transform"):
-            what = f"{component('transform', config['transform'])} > {what}"
+            what = f"{component('transform', config['transform'], texts.get('transform'))} > {what}"
         if config.get("rerank"):
-            what += f" > {component('rerank', config['rerank'])}"
+            what += f" > {component('rerank', config['rerank'], texts.get('rerank'))}"
     what = f"{name}: {what}" if name and what else (name or what)
-    chunks = component("chunking", config["chunking"]) if config and config.get("chunking") else ""
+    chunks = component("chunking", config["chunking"], texts.get("chunking")) if config and config.get("chunking") else ""
     return what, chunks
 
 
-def describe(config: dict, overrides: list[str] | None = None) -> str:
+def describe(config: dict, overrides: list[str] | None = None, texts: dict[str, str] | None = None) -> str:
     """One run on its own: ``hybrid_rerank: rrf(bm25+dense) > dense@30, 120 words, headings``."""
-    return ", ".join(part for part in parts(config, overrides) if part) or "?"
+    return ", ".join(part for part in parts(config, overrides, texts) if part) or "?"
 
 
 # ------------------------------------------------------------------ several runs
@@ -232,6 +195,7 @@ class Naming:
     labels: list[str]
     columns: list[str]
     params: list[dict[str, Any]]
+    keys: dict[str, str]  # column -> the dotted config key it shows (``max_words`` -> ``chunking.max_words``)
 
 
 def _component_of(key: str) -> str | None:
@@ -240,13 +204,18 @@ def _component_of(key: str) -> str | None:
 
 
 def naming(
-    configs: list[dict], overrides: list[list[str]] | None = None, fallbacks: list[str] | None = None
+    configs: list[dict], overrides: list[list[str]] | None = None, fallbacks: list[str] | None = None,
+    written: list[dict | None] | None = None,
 ) -> Naming:
     """Labels and parameter columns for runs shown together (see the module docstring).
     ``configs``: each run's saved config (plain data); ``overrides``: each run's
     command-line overrides (they order the columns and name pre-``name`` stage runs);
-    ``fallbacks``: what to call a run with no saved config (its folder)."""
+    ``fallbacks``: what to call a run with no saved config (its folder); ``written``:
+    each run's run.json ``label`` (its components' texts and filled nodes, :func:`as_written`)."""
     n = len(configs)
+    pairs = [as_written(c, w) for c, w in zip(configs, written or [None] * n)]
+    configs = [c for c, _ in pairs]
+    texts = [t for _, t in pairs]
     overrides = list(overrides or [[] for _ in configs])
     names = [run_name(c or {}, o) for c, o in zip(configs, overrides)]
     values: list[dict[str, Any]] = []  # per run: component (its signature) or setting -> value
@@ -265,7 +234,7 @@ def naming(
         node = configs[i].get(group)
         if group == "chunking":  # its settings say the rest
             return str(node.get("kind", "?")) if isinstance(node, dict) else str(node)
-        return component(group, node)
+        return component(group, node, texts[i].get(group))
 
     def differs(key: str, among: list[int]) -> bool:
         group = _component_of(key) if key not in GROUPS else None
@@ -299,7 +268,7 @@ def naming(
             else:
                 pieces.append(f"{short[key]}={shown(values[i][key])}")
         if not pieces:
-            pieces = [describe(configs[i], overrides[i]) if configs[i] else
+            pieces = [describe(configs[i], overrides[i], texts[i]) if configs[i] else
                       f"{fallbacks[i] if fallbacks else '?'} (no saved config)"]
         labels.append(without_urls(" ".join(pieces)))
         row = {"name": names[i]} if named and names[i] else {}
@@ -310,12 +279,19 @@ def naming(
     columns = (["name"] if named else []) + [short[k] for k in differing]
     counts = Counter(labels)
     labels = [f"{label} #{i}" if counts[label] > 1 else label for i, label in enumerate(labels)]
-    return Naming(labels=labels, columns=columns, params=params)
+    return Naming(labels=labels, columns=columns, params=params,
+                  keys={**({"name": NAME} if named else {}), **{short[k]: k for k in differing}})
 
 
 def naming_of(runs: list) -> Naming:
     """:func:`naming` of stored runs (:class:`receval.results.stored.Run`)."""
-    return naming([r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs])
+    return naming([r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs],
+                  [(r.info or {}).get("label") for r in runs])
+
+
+def nodes_of(run) -> dict:
+    """A stored run's config with its component nodes as it wrote them (:func:`as_written`)."""
+    return as_written(run.config, (run.info or {}).get("label"))[0]
 
 
 def run_labels(runs: list) -> list[str]:

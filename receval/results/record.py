@@ -55,6 +55,7 @@ class Run:
     #: -> hex digest; empty for a run not read through the door): ``results.parquet``'s is
     #: the run's identity (``export``), never hashed a second time.
     digests: dict[str, str] = field(default_factory=dict)
+    shown: dict | None = None  # what else --show reads from chunks.json (receval.results.door._chunks)
 
     @cached_property
     def flat(self) -> dict[str, Any]:

@@ -20,8 +20,10 @@ from receval.metrics import measures_for
 from receval.pipeline import written_facts
 from receval.results.identity import identity_hash
 from receval.results import manifest
-from receval.results.write import write_results, write_run_json
+from receval.results.format import CHUNKS
+from receval.results.write import write_json, write_results, write_run_json
 from receval.retrievers.trajectory import Call, union
+from receval.shown import unit_facts
 from receval.traces.config import traces_problems
 from receval.traces.spans import Span, read_spans
 
@@ -171,6 +173,7 @@ def import_traces(cfg, run_dir: Path) -> Summary:
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names
     }
     written = written_facts(OmegaConf.create(config), names + token_columns(ks))  # label, params, measures
+    write_json(Path(run_dir) / CHUNKS, unit_facts(dataset.sections, units, final_idx))  # what report --show reads
     write_run_json(run_dir, {**info, **written, "timings": {"import_s": time.perf_counter() - began},
                              "config": config, "means": summary.means})
     manifest.seal(run_dir)  # last: the folder is one run from here
