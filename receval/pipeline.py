@@ -39,7 +39,7 @@ from receval.results.record import flatten
 from receval.results.write import write_json, write_results, write_run_json
 
 from receval.retrievers.text import Tokenizer
-from receval.shown import SHOW_TOP, show_facts
+from receval.shown import SHOW_TOP, bounded_show_facts
 from receval.spec import plain, run_spec, thawed
 
 
@@ -291,7 +291,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     }
     facts = written_facts(cfg, names + [n for n in token_columns(list(cfg.metrics.ks))])
     try:
-        write_json(Path(run_dir) / CHUNKS, show_facts(
+        write_json(Path(run_dir) / CHUNKS, bounded_show_facts(
             questions, dataset.sections, dataset.pages, chunks, hits.chunk_idx, section_idx,
             float(cfg.relevance.coverage), SHOW_TOP,
         ))

@@ -12,6 +12,8 @@ a run never reloads its dataset nor cuts its chunks again (:mod:`receval.analysi
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from receval.datasets import Question
@@ -37,6 +39,23 @@ def show_facts(
     shown_sections = {sections[i].id: [sections[i].heading, sections[i].text] for i in sorted(keep)}
     evidence = _evidence(questions, sections, pages, chunks, chunk_idx, coverage, top, index)
     return {"chunks": stored, "sections": shown_sections, "evidence": evidence}
+
+
+def bounded_show_facts(
+    questions: list, sections: list, pages: dict, chunks: list, chunk_idx: np.ndarray, section_idx: np.ndarray,
+    coverage: float, top: int = SHOW_TOP,
+) -> dict:
+    """:func:`show_facts` at the largest of ``top``, 5, 3, 1 ranks whose ``chunks.json``
+    stays within the door's :data:`~receval.results.door.MAX_CHUNKS_BYTES` (a larger file
+    would make the whole run unreadable); ``top`` says how many ranks it kept (0: none fit,
+    so ``--show`` shows ids alone). Sized as :func:`receval.results.write.write_json` writes it."""
+    from receval.results.door import MAX_CHUNKS_BYTES
+
+    for kept in sorted({top, *(t for t in (5, 3, 1) if t < top)}, reverse=True):
+        facts = {**show_facts(questions, sections, pages, chunks, chunk_idx, section_idx, coverage, kept), "top": kept}
+        if len(json.dumps(facts, indent=2, sort_keys=True, default=str).encode()) + 1 <= MAX_CHUNKS_BYTES:
+            return facts
+    return {"chunks": {}, "sections": {}, "evidence": {}, "top": 0}
 
 
 def unit_facts(sections: list, units: list[str], ranked: np.ndarray, top: int = SHOW_TOP) -> dict:

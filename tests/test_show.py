@@ -160,3 +160,30 @@ def test_a_run_written_before_show_facts_shows_ids_and_snippets_and_says_so(tmp_
     assert "written before --show's headings and evidence marks were stored" in seen.note
     assert not seen.by_evidence and not any(h.heading for h in seen.top)
     assert all(h.snippet for h in seen.top)  # the top 3 chunks are stored
+
+
+def test_chunks_json_keeps_fewer_ranks_rather_than_pass_the_doors_limit(monkeypatch):
+    """A run whose chunks.json would pass the door's bound keeps fewer ranks (then none), so
+    the run stays readable: the door refuses a larger file outright."""
+    import numpy as np
+
+    import receval.results.door as door
+    from receval.scoring.questions import Question
+    from receval.shown import bounded_show_facts
+
+    class Piece:  # a section and its one chunk: 1,000 characters each
+        def __init__(self, i):
+            self.id, self.section_id, self.start, self.end = f"s{i}", f"s{i}", 0, 1000
+            self.heading, self.text = f"h{i}", "x" * 1000
+
+    pieces = [Piece(i) for i in range(20)]
+    questions = [Question(id=f"q{i}", text="why?", kind="direct", split="dev", relevant={}) for i in range(2)]
+    ranked = np.array([list(range(10)), list(range(10, 20))])
+    full = bounded_show_facts(questions, pieces, {}, pieces, ranked, ranked, 0.5, 10)
+    assert full["top"] == 10 and len(full["chunks"]) == 20
+    monkeypatch.setattr(door, "MAX_CHUNKS_BYTES", 25_000)  # room for about 5 ranks of 2 questions
+    fewer = bounded_show_facts(questions, pieces, {}, pieces, ranked, ranked, 0.5, 10)
+    assert fewer["top"] == 5 and sorted(fewer["chunks"]) == sorted(f"s{i}" for i in [*range(5), *range(10, 15)])
+    monkeypatch.setattr(door, "MAX_CHUNKS_BYTES", 100)
+    assert bounded_show_facts(questions, pieces, {}, pieces, ranked, ranked, 0.5, 10) == {
+        "chunks": {}, "sections": {}, "evidence": {}, "top": 0}
