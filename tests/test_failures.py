@@ -112,3 +112,33 @@ def test_a_local_judge_grading_nothing_is_an_error_too(tmp_path):
                                            r"is nothing to write: judge=oneshot grades .* --calibrate N"):
         run_judge(judge_cfg(f"pool={pool}", "judge=oneshot", f"out={out}"))
     assert not out.exists()
+
+
+def test_ask_until_failure_sends_nothing_after_the_first_failed_item():
+    """The stricter form's asking loop: in order, one at a time, the items after the first
+    that fails for good are not sent; another error stops the rest and is raised."""
+    from receval.clients.failures import ask_until_failure
+
+    class Failed(Exception):
+        def __init__(self, reason):
+            self.reason = reason
+
+    sent = []
+
+    def ask(item):
+        sent.append(item)
+        if item == 2:
+            raise Failed("no JSON")
+        return item * 10
+
+    assert ask_until_failure([0, 1, 2, 3, 4], ask, Failed) == ([0, 10], ["no JSON"])
+    assert sent == [0, 1, 2]
+    sent.clear()
+
+    def broken(item):
+        sent.append(item)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ask_until_failure([0, 1, 2], broken, Failed)
+    assert sent == [0]

@@ -22,6 +22,9 @@ their first failed item stops the run (exit 2), in the same words and counts.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from receval.core.errors import RecevalError
@@ -87,3 +90,38 @@ def stop(counts: Counts, fix: str) -> None:
         return
     why = verdict(counts) or f"a run with a question left unanswered would not compare: {counts.line()}"
     raise StepFailed(f"{counts.step}: {why}; {fix}")
+
+
+def ask_until_failure(
+    items: Sequence, ask: Callable, failed: type[Exception], concurrency: int = 1
+) -> tuple[list, list[str]]:
+    """``ask(item)`` for each item, ``concurrency`` at a time, for :func:`stop`'s steps: the
+    first item that fails for good (``failed``, whose ``reason`` is kept) stops the rest,
+    which are not sent; any other exception (a wrong key or URL, Ctrl-C) stops them too and
+    is raised. Returns (the answers, in item order, the reasons of the items that failed)."""
+    halt = threading.Event()
+
+    def one(item):
+        if halt.is_set():
+            return None  # not asked: the run stops
+        try:
+            return ask(item)
+        except failed as error:
+            halt.set()
+            return _Failed(error.reason)
+        except BaseException:
+            halt.set()
+            raise
+
+    if concurrency == 1 or len(items) < 2:
+        results = [one(item) for item in items]
+    else:
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            results = list(pool.map(one, items))
+    reasons = [r.reason for r in results if isinstance(r, _Failed)]
+    return [r for r in results if r is not None and not isinstance(r, _Failed)], reasons
+
+
+@dataclass(frozen=True)
+class _Failed:
+    reason: str

@@ -18,9 +18,7 @@ stores the live counts and latency and is marked.
 
 from __future__ import annotations
 
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -110,24 +108,7 @@ class LlmReranker(RemoteScorer):
     def rescore(self, questions: list[str], idx: np.ndarray) -> Rescored:
         rows, cols, pairs = pairs_of(questions, idx, self.texts)
         began = time.perf_counter()
-        halt = threading.Event()
-
-        def one(pair: tuple[str, str]) -> Answer | str | None:
-            if halt.is_set():
-                return None  # not asked: the run stops
-            try:
-                return self.grade(pair)
-            except ItemFailed as failed:
-                halt.set()
-                return failed.reason
-            except BaseException:  # a wrong key or URL, Ctrl-C: stop, and send nothing more
-                halt.set()
-                raise
-
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            results = list(pool.map(one, pairs))
-        answers = [r for r in results if isinstance(r, Answer)]
-        reasons = [r for r in results if isinstance(r, str)]
+        answers, reasons = failures.ask_until_failure(pairs, self.grade, ItemFailed, self.concurrency)
         failures.stop(  # the one failure rule's stricter form: a pair left ungraded would not compare
             failures.Counts(
                 step=f"{self.client.url}: rerank=llm, rerank.model={self.model!r}", sent=self.client.requests,

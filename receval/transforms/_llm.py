@@ -21,7 +21,6 @@ from __future__ import annotations
 import string
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
@@ -114,27 +113,7 @@ class Asker:
         left without an answer stops the run under the one failure rule's stricter form
         (:func:`receval.clients.failures.stop`): the prompts not yet asked are not sent."""
         began = time.perf_counter()
-        halt = threading.Event()
-
-        def one(messages: list[dict]) -> Answer | str | None:
-            if halt.is_set():
-                return None  # not asked: the run stops
-            try:
-                return self.one(messages)
-            except ReplyError as error:
-                halt.set()
-                return error.reason
-            except BaseException:  # a wrong key or URL, Ctrl-C: stop, and send nothing more
-                halt.set()
-                raise
-
-        if self.concurrency == 1 or len(prompts) < 2:
-            results = [one(p) for p in prompts]
-        else:
-            with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-                results = list(pool.map(one, prompts))
-        answers = [r for r in results if isinstance(r, Answer)]
-        reasons = [r for r in results if isinstance(r, str)]
+        answers, reasons = failures.ask_until_failure(prompts, self.one, ReplyError, self.concurrency)
         failures.stop(
             failures.Counts(
                 step=f"{self.client.url}: transform={self.kind}, transform.model={self.model!r}",
