@@ -57,7 +57,7 @@ read in 1 MiB blocks. Files are read one line at a time (``json.loads`` per
 line), so a corpus of millions of passages needs memory for its sections only.
 
 Every problem is reported with its file and line, gathered per file (at most
-:data:`MAX_PROBLEMS`), so a broken file is mended in one pass.
+:data:`receval.scoring.qrels.MAX_PROBLEMS`), so a broken file is mended in one pass.
 """
 
 from __future__ import annotations
@@ -67,24 +67,15 @@ from pathlib import Path
 
 from receval.datasets.types import Dataset, Question, Section, fingerprint
 from receval.datasets.beir_splits import judged_ids, one_split_each, split_names
-from receval.scoring.qrels import read_judgements
+from receval.scoring.qrels import raise_problems, read_judgements
 from receval.core.errors import DatasetError
 
 KIND = "judged"
-MAX_PROBLEMS = 50
 SHOW_IDS = 5  # unknown ids named in a message; the rest are counted
 LAYOUT = (
     "a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv "
     "(header 'query-id<TAB>corpus-id<TAB>score')"
 )
-
-
-def _raise(problems: list[str]) -> None:
-    if problems:
-        shown = problems[:MAX_PROBLEMS]
-        if len(problems) > MAX_PROBLEMS:
-            shown.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
-        raise DatasetError(shown)
 
 
 def _string_id(value) -> str | None:
@@ -157,7 +148,7 @@ def read_corpus(path: Path, title: bool) -> list[Section]:
         sections.append(Section(doc_id, doc_id, (), text))
     if not sections and not problems:
         problems.append(f"{path}: holds no documents; write one JSON object per line")
-    _raise(problems)
+    raise_problems(problems)
     return sections
 
 
@@ -181,7 +172,7 @@ def read_queries(path: Path) -> dict[str, str]:
             continue
         queries[qid] = text
         lines[qid] = number
-    _raise(problems)
+    raise_problems(problems)
     return queries
 
 
@@ -284,7 +275,7 @@ def load(cfg) -> Dataset:
             problems.append(
                 _unknown(split_files[name], "query id", unknown_queries, f"every query-id must be an _id in {queries_file}")
             )
-    _raise(problems)
+    raise_problems(problems)
 
     split_of = {qid: name for name, judged in qrels.items() for qid in judged}
     questions: list[Question] = []

@@ -13,7 +13,8 @@ from receval.scoring.questions import grade_problem
 MAX_PROBLEMS = 50
 
 
-def _raise(problems: list[str]) -> None:
+def raise_problems(problems: list[str]) -> None:
+    """A DatasetError naming up to :data:`MAX_PROBLEMS` problems at once (none: nothing)."""
     if problems:
         shown = problems[:MAX_PROBLEMS]
         if len(problems) > MAX_PROBLEMS:
@@ -64,7 +65,7 @@ def read_judgements(path: Path) -> dict[str, dict[str, tuple[int, int]]]:
                     )
                 continue
             judged[doc_id] = (score, number)
-    _raise(problems)
+    raise_problems(problems)
     return qrels
 
 
