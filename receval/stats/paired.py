@@ -248,7 +248,9 @@ def shift_nulls(diffs, n_resamples: int = 2000, seed: int = 0) -> list[ShiftNull
     questions in every column; they share their sign vectors)."""
     arr = _as_columns(diffs)
     n, m = arr.shape
-    means = arr.mean(axis=0)
+    # each column's own np.mean, so a pair's mean equals the mean of its stored differences
+    # exactly (a mean over a 2-D axis sums in another order)
+    means = np.array([np.mean(np.ascontiguousarray(arr[:, j])) for j in range(m)])
     ties = _scale(arr)
     kind = null_kind(n, n_resamples)
     if kind == "normal":
@@ -281,10 +283,13 @@ def _snap(value: float, target: float, tie: float) -> float:
     return target if abs(value - target) <= tie else value
 
 
-def tested_at(null: ShiftNull, level: float, changed: int) -> PairedTest:
+def tested_at(null: ShiftNull, level: float, changed: int, bounds: tuple[float, ...] = (0.0,)) -> PairedTest:
     """The :class:`PairedTest` of one column at ``level``: its interval (ends snapped at
-    0, each open when the test rejects it) and its p-value at 0."""
-    lo, hi = (_snap(end, 0.0, null.tie) for end in null.interval(level))
+    the verdict's ``bounds``: 0, and a margin when one is stated; each end open when the
+    test rejects it) and its p-value at 0."""
+    lo, hi = null.interval(level)
+    for bound in bounds:
+        lo, hi = _snap(lo, bound, null.tie), _snap(hi, bound, null.tie)
     return PairedTest(
         null.n, null.mean, lo, hi, null.p_at(0.0), level, null.null, null.n_flips, changed,
         lo_open=math.isfinite(lo) and null.rejects(lo, level), hi_open=math.isfinite(hi) and null.rejects(hi, level),
