@@ -80,17 +80,26 @@ def adjusted_levels(method: str, p_values, alpha: float) -> list[float]:
     interval at ``1 - level`` excludes the null value exactly when the correction rejects
     it (the interval and the adjusted p never disagree):
 
-    - ``holm``: a rejected comparison at its own step's ``alpha / (m - i)``; a kept one at
-      the step where the procedure stopped (:func:`receval.stats.holm.holm`);
+    - ``holm``: sort the p-values ascending (ties in input order); the ``i``-th smallest
+      (``i = 0, 1, ...``) is tested at ``alpha / (m - i)`` while every smaller one was
+      rejected; at the first that is not, stop: it and every larger one are reported at
+      the stop's level (its p-value is at least the stop's, so its interval at that level
+      still reaches the null value) (:func:`receval.stats.holm.holm` reads these);
     - ``bh``: every comparison at ``max(R, 1) * alpha / m``, ``R`` the number rejected: the
       false coverage-statement rate intervals of Benjamini & Yekutieli ("False discovery
       rate-adjusted multiple confidence intervals for selected parameters", JASA 100,
       2005), which exclude 0 exactly for the comparisons BH rejects."""
-    from receval.stats.holm import holm as holm_steps
-
     p = _p_array(p_values)
     if method == "holm":
-        return [step.alpha for step in holm_steps(list(p), alpha)]
+        m = p.size
+        adjusted = holm_adjusted(p)
+        levels = [0.0] * m
+        stopped: float | None = None
+        for i, j in enumerate(np.argsort(p, kind="stable")):
+            if stopped is None and not adjusted[j] <= alpha * (1.0 + SLACK):
+                stopped = alpha / (m - i)
+            levels[j] = alpha / (m - i) if stopped is None else stopped
+        return levels
     if method == "bh":
         rejected = sum(bh(p).rejected(alpha))
         return [max(rejected, 1) * alpha / p.size] * p.size
