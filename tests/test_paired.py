@@ -5,12 +5,14 @@ and A/B) at the question counts users bring."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 from scipy import stats
 
+from conftest import ROOT
 from receval.stats import paired
-from receval.stats.bootstrap import confidence_intervals
 from receval.stats.paired import LARGE, fewest_changed, null_kind, paired_test, paired_tests, shift_nulls
 from receval.stats.verdict import Direction, direction
 
@@ -149,29 +151,16 @@ def test_seeded_and_independent_of_the_chunk_size(monkeypatch):
 # ----------------------------------------------------------------- level and power, simulated
 
 
-def simulated_pairs(rng, n: int, pairs: int, gain: float = 0.0):
-    """Pairs of runs over ``n`` questions: each question's chance that a run ranks a
-    relevant section first is drawn once (the question's difficulty, shared by both runs);
-    each run's first relevant rank is then geometric with that chance, independently per
-    run (B's chance raised by ``gain`` of what is left to gain). Returns the per-question
-    differences of rr (depth 10) and of hit@1, each ``(n, pairs)``."""
-    chance = rng.beta(1.2, 1.0, size=(n, pairs))
-    rank_a = rng.geometric(chance)
-    rank_b = rng.geometric(np.clip(chance + gain * (1 - chance), 0, 1))
-
-    def rr(rank):
-        return np.where(rank <= 10, 1.0 / rank, 0.0)
-
-    return {"rr": rr(rank_b) - rr(rank_a), "hit@1": (rank_b == 1) * 1.0 - (rank_a == 1) * 1.0}
+def _simulation():
+    """benchmarks/verdict_level.py: the simulation model and both rates (one home)."""
+    spec = importlib.util.spec_from_file_location("verdict_level", ROOT / "benchmarks" / "verdict_level.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def shown_rate(d: np.ndarray) -> float:
-    return float(np.mean([direction(**t.ends) is not Direction.not_shown for t in paired_tests(d, 0.95, 2000, 0)]))
-
-
-def percentile_rate(d: np.ndarray) -> float:
-    """The paired percentile bootstrap receval used before (2,000 resamples)."""
-    return float(np.mean([i.lo > 0 or i.hi < 0 for i in confidence_intervals(d, n_resamples=2000, seed=0)]))
+SIM = _simulation()
+simulated_pairs, shown_rate, percentile_rate = SIM.simulated_pairs, SIM.shown_rate, SIM.percentile_rate
 
 
 def test_level_at_ten_questions_over_a_thousand_a_a_pairs():
@@ -185,7 +174,7 @@ def test_level_at_ten_questions_over_a_thousand_a_a_pairs():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [8, 15, 20, 25])
+@pytest.mark.parametrize("n", [8, 15, 20, 25])  # the benchmark's sizes (its seeds differ)
 def test_level_at_the_question_counts_users_bring(n):
     for measure, d in simulated_pairs(np.random.default_rng(n), n, 1000).items():
         assert shown_rate(d) <= 0.065, (measure, n)
@@ -201,3 +190,11 @@ def test_power_at_fifty_questions_within_five_points_of_the_bootstrap(gain):
         new, old = shown_rate(d), percentile_rate(d)
         assert new >= old - 0.05, (measure, new, old)
         assert new > 0.2, (measure, new)  # a gain the test has some power for
+
+
+def test_the_benchmark_runs_in_its_small_mode(capsys, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["verdict_level.py", "--pairs", "20"])
+    SIM.main()
+    out = capsys.readouterr().out
+    assert "A/A: share of 20 no-difference pairs" in out and "A/B at 50 questions" in out
+    assert len(out.splitlines()) == 2 + len(SIM.SIZES) + 3 + len(SIM.GAINS)

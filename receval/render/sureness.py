@@ -47,7 +47,7 @@ def pairs_table(report: Report) -> tables.Table | None:
         rows.append(row)
     return tables.Table(
         columns=columns, rows=rows, align=["l"] + ["r"] * (len(columns) - 1),
-        title=f"How large: {label}, each pair's effect and what its questions can detect",
+        title=f"How large: {label} per pair (effect size, smallest detectable difference)",
         note=f"g_z: Hedges' g_z (mean difference over its standard deviation, small-sample corrected); "
         f"MDE: smallest difference detectable at alpha {sure.alpha:.2g}, power {sure.power:.0%}"
         + (f"; n for {detect:g}: questions needed to detect {detect:g}" if detect is not None else ""),
