@@ -15,7 +15,7 @@ from conftest import exit_code, one_error_line, run_cli, run_of, sweep_of
 
 from receval.analysis import choice, costs
 from receval.stats import noninferiority
-from receval.stats.bootstrap import bootstrap_means
+from receval.stats.paired import shift_nulls
 from receval.analysis.costs import latencies
 from receval.stats.cheaper import CostOrder, cost_order
 from receval.core.errors import RecevalError
@@ -82,29 +82,30 @@ def test_verdicts_read_as_their_intervals_and_holm_levels():
     assert [v.margin_needed for v in bare] == [v.margin_needed for v in verdicts]
 
 
-def _holm_qualifies(resampled: np.ndarray, margin: float, alpha: float) -> list[bool]:
-    """Holm over the one-sided bootstrap p-values, written out as the definition says."""
-    b = resampled.shape[0]
-    p_values = [min(1.0, 2.0 * np.count_nonzero(col <= noninferiority.EPS - margin) / b) for col in resampled.T]
+def _holm_qualifies(diffs: np.ndarray, margin: float, alpha: float, boot: BootstrapConfig) -> list[bool]:
+    """Holm over each run's p-value of "worse by margin or more", written out as the
+    definition says: the paired procedure's mid-p at -margin, on the run's side of it."""
+    nulls = shift_nulls(diffs, boot.n_resamples, boot.seed)
+    p_values = [null.p_at(-margin) if null.mean > -margin else 1.0 for null in nulls]
     return [s.rejected for s in holm(p_values, alpha)]
 
 
-def test_smallest_margin_is_exact():
-    """Just above margin_needed a run qualifies; at it, and on a fine grid below, it does
-    not; found against the definition on a scan."""
+@pytest.mark.parametrize("n", [10, 24, 60])
+def test_smallest_margin_is_exact(n):
+    """Just above margin_needed a run qualifies; on a fine grid below, it does not;
+    found against the definition on a scan (exact and sampled nulls)."""
     rng = np.random.default_rng(5)
-    diffs = np.column_stack([rng.integers(-1, 1, 24), rng.integers(-1, 2, 24), rng.normal(-0.1, 0.3, 24)]).astype(float)
+    diffs = np.column_stack([rng.integers(-1, 1, n), rng.integers(-1, 2, n), rng.normal(-0.1, 0.3, n)]).astype(float)
     boot = BootstrapConfig(n_resamples=500)
-    resampled = bootstrap_means(diffs, n_resamples=500, seed=0)
     verdicts = noninferiority.verdicts(diffs, None, boot)
     for j, v in enumerate(verdicts):
         needed = v.margin_needed
         assert needed >= 0
-        above = needed + 2 * noninferiority.EPS
-        assert _holm_qualifies(resampled, above, 0.05)[j]
+        above = needed + 1e-9
+        assert _holm_qualifies(diffs, above, 0.05, boot)[j]
         assert noninferiority.verdicts(diffs, above, boot)[j].qualifies
-        for margin in np.linspace(0, needed, 200) if needed > 0 else []:
-            assert not _holm_qualifies(resampled, margin, 0.05)[j], (j, margin)
+        for margin in np.linspace(0, needed, 200)[:-1] if needed > 0 else []:
+            assert not _holm_qualifies(diffs, margin, 0.05, boot)[j], (j, margin)
         # the interval shown is the one it qualifies with: its lower end is at or above -needed
         assert v.diff.lo >= -needed - 1e-12
 
@@ -402,8 +403,8 @@ def test_grid_choice_is_pinned(grid, capsys):
     lean, tfidf = got["runs"][2], got["runs"][5]
     assert lean["diff"] == pytest.approx(-0.0084, abs=5e-4) and tfidf["diff"] == pytest.approx(-0.0885, abs=5e-4)
     # bm25 at 120 words qualifies first (Holm 1 - .05/2), then tfidf at 120 (1 - .05)
-    assert lean["margin_needed"] == pytest.approx(0.1389, abs=5e-4) and lean["level"] == pytest.approx(0.975)
-    assert tfidf["margin_needed"] == pytest.approx(0.2083, abs=5e-4) and tfidf["level"] == pytest.approx(0.95)
+    assert lean["margin_needed"] == pytest.approx(0.1354, abs=5e-4) and lean["level"] == pytest.approx(0.975)
+    assert tfidf["margin_needed"] == pytest.approx(0.2197, abs=5e-4) and tfidf["level"] == pytest.approx(0.95)
     assert "Holm (1979)" in got["correction"] and "2 runs cheaper" in got["correction"]
 
 

@@ -45,6 +45,7 @@ from receval.results.labels import nodes_of, run_labels
 from receval.results.stored import Run
 from receval.stats import noninferiority
 from receval.stats.bootstrap import Interval
+from receval.stats.paired import PairedTest
 from receval.stats.cheaper import PREFERENCES, CostOrder, Tree, cost_order
 from receval.stats.pairing import grouped_intervals, rows_key
 from receval.stats.power import POWER
@@ -67,6 +68,7 @@ class Candidate:
     diff_mean: float | None  # mean(run - leader); None for the leader
     cheaper: bool  # than the leader, by the cost used
     diff: Interval | None = None  # Holm-corrected interval; cheaper runs only
+    test: PairedTest | None = None  # the paired procedure behind it (p, open ends, changed questions)
     level: float | None = None  # its confidence level
     margin_needed: float | None = None  # qualifies at every margin above it; cheaper runs only
     qualifies: bool | None = None  # at the given margin; None without one
@@ -131,6 +133,8 @@ class Selection:
                     "mean": c.mean.mean, "ci": [c.mean.lo, c.mean.hi],
                     "diff": c.diff_mean,
                     "diff_ci": None if c.diff is None else [c.diff.lo, c.diff.hi],
+                    "diff_ci_open": None if c.test is None else [c.test.lo_open, c.test.hi_open],
+                    "changed": None if c.test is None else c.test.changed,
                     "level": c.level, "status": status(c, self.leader), "cheaper": c.cheaper,
                     "qualifies": c.qualifies, "margin_needed": c.margin_needed,
                     "questions_needed": c.questions_needed, "contender": c.contender,
@@ -300,7 +304,8 @@ def choose(
         )
         if i in verdicts:
             v = verdicts[i]
-            candidate.diff, candidate.level, candidate.margin_needed = v.diff, v.level, v.margin_needed
+            candidate.diff, candidate.test, candidate.level = v.diff, v.test, v.level
+            candidate.margin_needed = v.margin_needed
             candidate.qualifies, candidate.questions_needed = v.qualifies, v.questions_needed
             candidate.contender = bool(v.qualifies)
         candidates.append(candidate)

@@ -63,7 +63,7 @@ def compare(
     names: Mapping[str, str] | None = None,
 ) -> Comparison:
     """Pair run B against run A by question id: mean(B - A) over the questions both
-    score, its paired bootstrap interval, questions fixed and broken, and every
+    score, its interval, p-value and verdict (receval.stats.paired), questions fixed and broken, and every
     difference of the saved configs. Errors name parameters as ``names`` maps them."""
     run_a = load_one(a, what="A")
     run_b = load_one(b, what="B")

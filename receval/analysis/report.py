@@ -42,7 +42,7 @@ class Report:
     chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.analysis.chain)
     cautions: list[str] = field(default_factory=list)  # what makes the table misleading (latencies under unlike load)
     all_pairs: list[Pair] = field(default_factory=list)  # --all-pairs: every run against every earlier one
-    sure: Sureness | None = None  # --test/--correct/--detect/--ranks/--calibrate (receval.analysis.significance)
+    sure: Sureness | None = None  # --correct/--effects/--detect/--ranks/--calibrate (receval.analysis.significance)
     relabelled: list[str] = field(default_factory=list)  # --labels: what was added, contradictions
     label_agreement: Any = None  # --agreement: receval.analysis.holes.LabelAgreement
     ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
@@ -51,6 +51,15 @@ class Report:
         """Every pair the report shows (baseline, chain, all pairs): the family a
         correction covers."""
         return [*self.pairs, *self.chain, *self.all_pairs]
+
+    def pairs_correction(self) -> str | None:
+        """The correction the shown pairs carry, in words, or None."""
+        pairs = self.shown_pairs()
+        if not pairs or pairs[0].correction is None:
+            return None
+        count = len({(p.a, p.b) for p in pairs})
+        what = {"holm": "Holm's family-wise", "bh": "Benjamini-Hochberg's false discovery rate"}[pairs[0].correction]
+        return f"corrected: {what} over {count} pair{'s' * (count != 1)}, each interval at its corrected level"
 
     def _pair_dict(self, pair: Pair) -> dict:
         out = pair.against_baseline()

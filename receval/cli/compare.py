@@ -8,12 +8,13 @@
 The runs may come from any sweeps. Questions are paired by id; runs over different
 question sets are refused (naming how many ids differ) unless ``--intersect``.
 Reported: mean of A, mean of B, ``diff`` = mean(B - A) over the questions both
-score (unanswerable ones left out), its paired bootstrap interval (the questions
-are resampled once, so how hard a question is cancels out), the ids of questions
+score (unanswerable ones left out), its interval, p-value and verdict (better, worse,
+not shown) from the one paired procedure (:mod:`receval.stats.paired`: a question's two
+scores are compared with each other, so how hard a question is cancels out), the ids of questions
 ``fixed`` (a relevant section first in B, not in A) and ``broken`` (the reverse),
 and how many questions went up, down or stayed the same on the metric.
 
-The pairing (:func:`receval.stats.pairing.paired`) is also what ``receval report --baseline`` uses.
+The pairing (:func:`receval.analysis.pairs.paired`) is also what ``receval report --baseline`` uses.
 Exit status 0, or 2 with one line for a user error.
 """
 

@@ -19,7 +19,8 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--per-question``: each question's rank of its first relevant section per run
   (``-`` when not retrieved); questions every run misses are marked ``x``.
 - ``--baseline SELECTOR`` (a run dir, or ``key=value[,key=value]`` matching one run):
-  every other run's paired difference, its interval, questions fixed and broken.
+  every other run's paired difference with its interval, p-value and verdict (better,
+  worse, not shown: :mod:`receval.stats.paired`), questions fixed and broken.
 - ``--by overlap``: the derived column ``overlap`` buckets each question's ROUGE-1
   precision against its relevant sections (low / medium / high,
   ``--overlap-thresholds 0.3,0.6``), to see whether scores come from copied words.
@@ -30,12 +31,14 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--gate BASELINE_RUN [--margin M]``: exit 1 when the paired interval of RUN -
   BASELINE lies entirely below -M; one line either way.
 - ``--metrics rr@3,rouge1_p``: MRR@k and numeric columns are averaged like measures.
-- ``--test randomization|t|bootstrap``: a p-value per paired difference shown (resamples
-  and seed from the bootstrap settings); ``--correct holm|bh|maxt`` over every pair shown
-  (``--baseline``, ``--chain``, ``--all-pairs``); each pair's Hedges' g_z with its interval
-  and the smallest difference the questions can detect; ``--detect D``: questions needed
-  to detect D. ``--ranks``: each run's rank with a bootstrap interval; ``--calibrate``:
-  each test's A/A type I rate on null pairs built from the runs' own differences.
+- Every pair shown (``--baseline``, ``--chain``, ``--all-pairs``) carries its p-value and
+  verdict from one paired procedure, its interval the differences that procedure keeps
+  (resamples and seed from the bootstrap settings). ``--correct holm|bh``: the pairs shown
+  as one family, p-values adjusted and intervals at the corrected levels; ``--effects``:
+  each pair's Hedges' g_z with its interval and the smallest difference the questions can
+  detect; ``--detect D``: questions needed to detect D. ``--ranks``: each run's rank with
+  a bootstrap interval; ``--calibrate``: the procedure's A/A type I rate on null pairs
+  built from the runs' own differences.
 - ``--labels labels.jsonl`` (repeatable): re-score every run from its stored ranking with
   these labels added (``receval judge`` writes them); the runs on disk are not
   changed, a label contradicting a stored one is listed and not applied, so is one for a
@@ -75,7 +78,7 @@ from receval.analysis.holes import judged_cautions, label_agreement, ppi_interva
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
-from receval.analysis.significance import sureness
+from receval.analysis.significance import correct_family, sureness
 from receval.analysis.suite import Suite
 from receval.analysis.summary import check_floors, latency_cautions, measure_names, question_counts, summaries
 from receval.cli import options
@@ -118,6 +121,11 @@ def compute(args) -> Report | Gate:
     """Everything ``receval report`` shows for parsed ``args``, composed from the
     functions of :mod:`receval.analysis`: load -> runs and questions kept -> measures ->
     summaries -> pairs, chain, ``--by``, per question, ``--show``; or the ``--gate``."""
+    if args.test is not None:
+        raise RecevalError(
+            f"--test {args.test}: every pair shown now has its p-value and verdict from one paired procedure "
+            "(the sign-flip randomization test and the interval it keeps); drop --test (--effects adds g_z)"
+        )
     metrics = parse_metrics(args.metrics)
     where = options.question_filters(args)
     floors = parse_floors(args.fail_under)
@@ -194,12 +202,15 @@ def compute(args) -> Report | Gate:
         report.all_pairs = every_pair(runs, metric, boot, args.intersect, option="--intersect")
     if args.detect is not None and not 0 < args.detect < float("inf"):
         raise RecevalError(f"--detect {args.detect}: give the difference to detect, a number > 0 (e.g. 0.02)")
-    test = args.test or ("randomization" if args.correct or args.detect is not None else None)
-    if test is not None and not report.shown_pairs():
-        raise RecevalError(f"--{'test' if args.test else 'correct/--detect'}: no pair is shown; add --baseline RUN, --chain or --all-pairs")
-    if test is not None or args.ranks or args.calibrate:
+    wanted = [flag for flag, on in (("--correct", args.correct), ("--effects", args.effects),
+                                     ("--detect", args.detect is not None)) if on]
+    if wanted and not report.shown_pairs():
+        raise RecevalError(f"{wanted[0]}: no pair is shown; add --baseline RUN, --chain or --all-pairs")
+    report.pairs, report.chain, report.all_pairs = correct_family(
+        [report.pairs, report.chain, report.all_pairs], args.correct, boot)
+    if args.correct or args.effects or args.detect is not None or args.ranks or args.calibrate:
         report.sure = sureness(
-            runs, report.shown_pairs(), metric, boot, test, args.correct,
+            runs, report.shown_pairs(), metric, boot, args.effects, args.correct,
             args.detect, args.ranks, args.calibrate, args.intersect,
         )
     if show is not None:

@@ -118,7 +118,7 @@ def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog="receval select",
         description="Choose the cheapest configuration shown not worse than the best one "
-        "(within --margin; paired bootstrap, Holm-corrected) and write its config.",
+        "(within --margin; the paired sign-flip test, Holm-corrected) and write its config.",
     )
     parser.add_argument("paths", nargs="+", metavar="RUNS", help="sweep or run directories")
     parser.add_argument("--split", default=None,

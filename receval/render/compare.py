@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from receval.render import tables
+from receval.render import tables, verdicts
 from receval.stats.pairing import cutoff
 from receval.render.report import fixed_note
 from receval.core.vocabulary import measure_label
@@ -26,7 +26,7 @@ def header_lines(comparison) -> list[str]:
         f"{p.n_questions} questions scored in both"
         + (f" (where {', '.join(f'{c}={v}' for c, v in comparison.where)})" if comparison.where else "")
         + (f"; {p.only_a} only in A and {p.only_b} only in B left out" if p.only_a or p.only_b else "")
-        + f"; {tables.describe_boot(comparison.boot)}",
+        + f"; {verdicts.describe(comparison.boot.level, comparison.boot.n_resamples, comparison.boot.seed)}",
     ]
     return lines
 
@@ -35,12 +35,15 @@ def tables_of(comparison) -> list[tables.Table]:
     p = comparison.pair
     level = f"{comparison.boot.level:.0%} CI"
     label = measure_label(p.metric)
+    notes = [verdicts.open_note([p.test]), verdicts.few_changed([label], [p.test])]
     main = tables.Table(
-        columns=["metric", "A", "B", "B - A", level, "up", "down", "same"],
+        columns=["metric", "A", "B", "B - A", level, "p", "verdict", "up", "down", "same"],
         rows=[[
             label, tables.fmt(p.mean_a), tables.fmt(p.mean_b), tables.fmt_signed(p.diff.mean),
-            tables.fmt_ci(p.diff.lo, p.diff.hi, signed=True), str(p.up), str(p.down), str(p.same),
+            verdicts.interval(p.test), verdicts.p_value(p.p), str(p.verdict), str(p.up), str(p.down), str(p.same),
         ]],
+        align=["l", "r", "r", "r", "r", "r", "l", "r", "r", "r"],
+        note="; ".join(n for n in notes if n) or None,
     )
     ids = tables.Table(
         columns=["", "n", "question ids"],
@@ -58,10 +61,10 @@ def tables_of(comparison) -> list[tables.Table]:
 def to_csv(comparison) -> str:
     p = comparison.pair
     return tables.to_csv(
-        ["a", "b", "metric", "n_questions", "mean_a", "mean_b", "diff", "ci_lo", "ci_hi",
+        ["a", "b", "metric", "n_questions", "mean_a", "mean_b", "diff", "ci_lo", "ci_hi", "p", "verdict",
          "up", "down", "same", "fixed", "broken"],
         [[p.a, p.b, p.metric, p.n_questions, p.mean_a, p.mean_b, p.diff.mean, p.diff.lo,
-          p.diff.hi, p.up, p.down, p.same, " ".join(p.fixed), " ".join(p.broken)]],
+          p.diff.hi, p.test.p, str(p.verdict), p.up, p.down, p.same, " ".join(p.fixed), " ".join(p.broken)]],
     )
 
 

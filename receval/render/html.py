@@ -146,8 +146,8 @@ def render(report) -> str:
             [labels[p.b] for p in report.pairs], [p.diff for p in report.pairs],
             f"{label} difference vs baseline ({level})", zero=True,
         ))
-    for table in (rendered.chain_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
-                  sureness.calibration_table(report)):
+    for table in (rendered.chain_table(report), rendered.all_pairs_table(report), sureness.pairs_table(report),
+                  sureness.ranks_table(report), sureness.calibration_table(report)):
         if table is not None:
             body.append(table_html(table))
     if report.shown:

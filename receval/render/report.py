@@ -12,7 +12,7 @@ from typing import Any
 from receval.analysis.holes import ppi_lines
 from receval.analysis.report import Report
 from receval.core.vocabulary import lower_is_better, measure_label
-from receval.render import sureness, tables
+from receval.render import sureness, tables, verdicts
 from receval.render.plots import plot_report
 from receval.results.labels import shown
 from receval.stats.pairing import cutoff
@@ -35,7 +35,12 @@ def header_lines(report: Report) -> list[str]:
         first += "; where " + ", ".join(f"{c}={v}" for c, v in report.where)
     if not q["same_questions"]:
         first += "; NOTE the runs are not over the same questions (see n)"
-    lines = [first, tables.describe_boot(report.boot), *(f"note: {note}" for note in q.get("notes", []))]
+    lines = [first, tables.describe_boot(report.boot)]
+    if report.shown_pairs():
+        boot = report.boot
+        lines.append(verdicts.describe(boot.level, boot.n_resamples, boot.seed)
+                     + (f"; {report.pairs_correction()}" if report.pairs_correction() else ""))
+    lines += [f"note: {note}" for note in q.get("notes", [])]
     if report.baseline is not None:
         base = report.runs[report.baseline]
         lines.append(f"baseline: #{report.baseline} {base.label} ({base.run_dir})")
@@ -99,24 +104,41 @@ def ambiguous_params(report: Report) -> bool:
     return not report.params or len(set(keys)) < len(keys)
 
 
+def _level(report: Report) -> str:
+    correction = report.shown_pairs()[0].correction if report.shown_pairs() else None
+    return f"{report.boot.level:.0%} CI" + (f" ({correction})" if correction else "")
+
+
+def _pair_cells(pair) -> list[str]:
+    """diff, interval, p (adjusted when corrected), verdict: the same four cells everywhere."""
+    return [tables.fmt_signed(pair.diff.mean), verdicts.interval(pair.test), verdicts.p_value(pair.p), str(pair.verdict)]
+
+
+def _pair_notes(report: Report, pairs, labels: list[str]) -> list[str]:
+    notes = [verdicts.open_note([p.test for p in pairs]), verdicts.few_changed(labels, [p.test for p in pairs])]
+    return [note for note in notes if note]
+
+
 def pairs_table(report: Report) -> tables.Table | None:
     if report.baseline is None or not report.pairs:
         return None
     base = report.runs[report.baseline]
     label = measure_label(report.metric)
-    level = f"{report.boot.level:.0%} CI"
     index = {run.run_dir: i for i, run in enumerate(report.runs)}
     k = cutoff(report.metric)
-    columns = ["#", *report.params, label, f"diff {label}", level, "up", "down", "same", f"fixed@{k}", f"broken@{k}"]
+    p_name = f"p {report.pairs[0].correction}" if report.pairs[0].correction else "p"
+    columns = ["#", *report.params, label, f"diff {label}", _level(report), p_name, "verdict", "up", "down", "same",
+               f"fixed@{k}", f"broken@{k}"]
     rows = []
     for pair in report.pairs:
         i = index[pair.b]
         rows.append([
-            str(i), *_params_cells(report, report.runs[i]), tables.fmt(pair.mean_b),
-            tables.fmt_signed(pair.diff.mean), tables.fmt_ci(pair.diff.lo, pair.diff.hi, signed=True),
+            str(i), *_params_cells(report, report.runs[i]), tables.fmt(pair.mean_b), *_pair_cells(pair),
             str(pair.up), str(pair.down), str(pair.same), _ids_cell(pair.fixed), _ids_cell(pair.broken),
         ])
-    align = ["r"] + ["l"] * len(report.params) + ["r"] * 6 + ["l", "l"]
+    align = ["r"] + ["l"] * len(report.params) + ["r"] * 5 + ["l"] + ["r"] * 3 + ["l", "l"]
+    notes = [f"fixed@{k}: {fixed_note(report.metric, 'the baseline', 'the run')}; broken@{k}: the reverse",
+             *_pair_notes(report, report.pairs, [f"#{index[p.b]}" for p in report.pairs])]
     return tables.Table(
         columns=columns,
         rows=rows,
@@ -124,8 +146,25 @@ def pairs_table(report: Report) -> tables.Table | None:
         title=f"Paired differences vs baseline #{report.baseline} {base.label} "
         f"({label} {base.metrics[report.metric].mean:.3f})" if report.metric in base.metrics else
         f"Paired differences vs baseline #{report.baseline} {base.label}",
-        note=f"fixed@{k}: {fixed_note(report.metric, 'the baseline', 'the run')}; broken@{k}: the reverse",
+        note="; ".join(notes),
         wrap={len(columns) - 2, len(columns) - 1},
+    )
+
+
+def all_pairs_table(report: Report) -> tables.Table | None:
+    """``--all-pairs``: every run against every earlier one, with its verdict."""
+    if not report.all_pairs:
+        return None
+    label = measure_label(report.metric)
+    index = {run.run_dir: i for i, run in enumerate(report.runs)}
+    p_name = f"p {report.all_pairs[0].correction}" if report.all_pairs[0].correction else "p"
+    names = [f"#{index[p.b]} vs #{index[p.a]}" for p in report.all_pairs]
+    rows = [[name, *_pair_cells(pair), str(pair.up), str(pair.down)] for name, pair in zip(names, report.all_pairs)]
+    return tables.Table(
+        columns=["pair", f"diff {label}", _level(report), p_name, "verdict", "up", "down"], rows=rows,
+        align=["l", "r", "r", "r", "l", "r", "r"],
+        title=f"Every pair ({label}, paired: the later run minus the earlier)",
+        note="; ".join(_pair_notes(report, report.all_pairs, names)) or None,
     )
 
 
@@ -200,7 +239,7 @@ def stage_table(report: Report) -> tables.Table | None:
 def tables_of(report: Report) -> list[tables.Table]:
     """Every table the report shows, in order (those with nothing to show left out)."""
     found = [main_table(report), with_costs(stage_table(report), report.runs), pairs_table(report),
-             chain_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
+             chain_table(report), all_pairs_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
              sureness.calibration_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
              question_table(report)]
     return [t for t in found if t is not None]
@@ -228,11 +267,12 @@ def to_csv(report: Report) -> str:
     pairs = {p.b: p for p in report.pairs}
     if report.baseline is not None:
         m = report.metric
-        columns += [f"diff_{m}", f"diff_{m}_lo", f"diff_{m}_hi", "up", "down", "same", "fixed", "broken"]
+        columns += [f"diff_{m}", f"diff_{m}_lo", f"diff_{m}_hi", "p", "p_adjusted", "verdict",
+                    "up", "down", "same", "fixed", "broken"]
     sure = report.sure
     tested = sure is not None and bool(sure.pairs) and report.baseline is not None
     if tested:
-        columns += ["p", "p_adjusted", "hedges_gz", "hedges_gz_lo", "hedges_gz_hi", "mde"]
+        columns += ["hedges_gz", "hedges_gz_lo", "hedges_gz_hi", "mde"]
     if sure is not None and sure.ranks is not None:
         columns += ["rank", "rank_lo", "rank_hi"]
     if report.by is not None:
@@ -250,15 +290,14 @@ def to_csv(report: Report) -> str:
         if report.baseline is not None:
             p = pairs.get(run.run_dir)
             if p is None:
-                row += [None] * 8
+                row += [None] * 11
             else:
-                row += [p.diff.mean, p.diff.lo, p.diff.hi, p.up, p.down, p.same,
-                        " ".join(p.fixed), " ".join(p.broken)]
+                row += [p.diff.mean, p.diff.lo, p.diff.hi, p.test.p, p.p_adjusted, str(p.verdict), p.up, p.down,
+                        p.same, " ".join(p.fixed), " ".join(p.broken)]
         if tested:
             t = sure.for_pair(pairs[run.run_dir]) if run.run_dir in pairs else None
-            row += [None] * 6 if t is None else [
-                t.stats.test.p, t.stats.p_adjusted, t.stats.effect.hedges_gz, t.stats.effect.lo,
-                t.stats.effect.hi, t.stats.detectable.difference,
+            row += [None] * 4 if t is None else [
+                t.size.effect.hedges_gz, t.size.effect.lo, t.size.effect.hi, t.size.detectable.difference,
             ]
         if sure is not None and sure.ranks is not None:
             r = sure.ranks[i]
@@ -291,24 +330,23 @@ def chain_table(report: Report) -> tables.Table | None:
         return None
     label = measure_label(report.metric)
     k = cutoff(report.metric)
-    level = f"{report.boot.level:.0%} CI"
     index = {run.run_dir: i for i, run in enumerate(report.runs)}
-    rows = []
-    for step in steps:
-        a, b = index[step.a], index[step.b]
-        rows.append([
-            f"#{a} -> #{b}", tables.fmt(step.mean_a), tables.fmt(step.mean_b),
-            tables.fmt_signed(step.diff.mean), tables.fmt_ci(step.diff.lo, step.diff.hi, signed=True),
-            str(step.up), str(step.down), _ids_cell(step.fixed), _ids_cell(step.broken),
-        ])
+    p_name = f"p {steps[0].correction}" if steps[0].correction else "p"
+    names = [f"#{index[step.a]} -> #{index[step.b]}" for step in steps]
+    rows = [
+        [name, tables.fmt(step.mean_a), tables.fmt(step.mean_b), *_pair_cells(step),
+         str(step.up), str(step.down), _ids_cell(step.fixed), _ids_cell(step.broken)]
+        for name, step in zip(names, steps)
+    ]
     return tables.Table(
-        columns=["step", f"{label} before", f"{label} after", "diff", level, "up", "down",
+        columns=["step", f"{label} before", f"{label} after", "diff", _level(report), p_name, "verdict", "up", "down",
                  f"fixed@{k}", f"broken@{k}"],
         rows=rows,
-        align=["l", "r", "r", "r", "r", "r", "r", "l", "l"],
-        wrap={7, 8},
+        align=["l", "r", "r", "r", "r", "r", "l", "r", "r", "l", "l"],
+        wrap={9, 10},
         title=f"Stage by stage: each run against the one before it ({label}, paired)",
-        note=f"fixed@{k}: {fixed_note(report.metric)}; broken@{k}: the reverse",
+        note="; ".join([f"fixed@{k}: {fixed_note(report.metric)}; broken@{k}: the reverse",
+                        *_pair_notes(report, steps, names)]),
     )
 
 

@@ -180,7 +180,6 @@ _LATEX = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
-    "†": r"\dag{}",  # the corrected-significance mark (receval.render.sureness)
 }
 
 
