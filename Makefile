@@ -65,7 +65,7 @@ docs: $(VENV)/.docs
 # every tutorial block run twice in fresh folders; what it prints replaces what the page shows
 # (tokens that differ between the two runs, latencies, become …)
 docs-examples: $(VENV)/.test
-	RECEVAL_DOCS_UPDATE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k tutorial
+	RECEVAL_DOCS_UPDATE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k shows_what
 
 clean:
 	rm -rf $(VENV) build *.egg-info docs/site

@@ -1,7 +1,12 @@
-"""The docs' shown commands, run: a ```` ```console ```` block in a tutorial holds
-``$ command`` lines, each followed by what it prints. :func:`run_page` runs a page's
-blocks in order in one fresh folder (a tutorial's steps build on each other) and
-:func:`differences` says where the printed text departs from the shown text.
+"""The docs' shown commands, run: a ```` ```console ```` block in a tutorial or a how-to
+page holds ``$ command`` lines, each followed by what it prints. :func:`run_page` runs a
+page's blocks in order in one fresh folder (a page's steps build on each other) and
+:func:`differences` says where the printed text departs from the shown text. A step
+that shows no output, or only ``…`` (its output is long or varies), is checked by its
+exit status instead: it must exit 0 (a step that means to fail shows what it prints, or
+ends ``; echo "exit status $?"`` and shows that line). The folder has ``tests/fixtures``
+of this checkout, so a page may name ``tests/fixtures/essays`` as a reader in the
+checkout would.
 
 Compared token by token (spacing is free: a table's columns may widen):
 
@@ -32,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = ROOT / "docs" / "pages" / "tutorials"
+HOWTO = ROOT / "docs" / "pages" / "how-to"
 ANY = "…"
 SHARED_DEFAULT = ROOT.parent / "shared"  # what conf/collection/*.yaml read: ${RECEVAL_SHARED}/datasets/<name>
 FENCE = re.compile(r"(?P<pre><!-- docs-test: (?P<note>[^>]*?) -->\n)?```console\n(?P<body>.*?)^```$", re.S | re.M)
@@ -48,6 +54,11 @@ MASKS = [
 class Step:
     command: str
     shown: list[str]
+
+    @property
+    def by_status(self) -> bool:
+        """The step shows no output of its own (nothing, or only ``…``): its exit status is checked."""
+        return all(not line.strip() or line.strip() == ANY for line in self.shown)
 
 
 @dataclass
@@ -93,6 +104,10 @@ def environment(workdir: Path) -> dict:
     shim = bin_dir / "receval"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m receval "$@"\n')
     shim.chmod(0o755)
+    fixtures = workdir / "tests" / "fixtures"
+    if not fixtures.exists():
+        fixtures.parent.mkdir(exist_ok=True)
+        fixtures.symlink_to(ROOT / "tests" / "fixtures", target_is_directory=True)
     shared = os.environ.get("RECEVAL_SHARED") or str(SHARED_DEFAULT)
     return {
         **os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "120",
@@ -101,8 +116,16 @@ def environment(workdir: Path) -> dict:
     }
 
 
-def run_step(step: Step, workdir: Path, env: dict) -> list[str]:
-    """What ``step.command`` prints (stdout then stderr), in ``workdir``, as lines."""
+@dataclass
+class Printed:
+    """What a step printed (stdout then stderr, as lines) and its exit status."""
+
+    lines: list[str]
+    status: int
+
+
+def run_step(step: Step, workdir: Path, env: dict) -> Printed:
+    """What ``step.command`` prints (stdout then stderr), in ``workdir``, and its exit status."""
     done = subprocess.run(
         ["bash", "-c", step.command], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
     )
@@ -110,7 +133,7 @@ def run_step(step: Step, workdir: Path, env: dict) -> list[str]:
     lines = [line.rstrip() for line in text.splitlines()]
     while lines and not lines[-1]:
         lines.pop()
-    return lines
+    return Printed(lines, done.returncode)
 
 
 def _mask(line: str) -> str:
@@ -201,7 +224,7 @@ def files(text: str) -> list[tuple[int, str, str]]:
     return [(m.start(), m.group("name"), m.group("body")) for m in FILE.finditer(text)]
 
 
-def _run_all(text: str, found: list[Block], workdir: Path) -> list[list[list[str]] | None]:
+def _run_all(text: str, found: list[Block], workdir: Path) -> list[list[Printed] | None]:
     """Every runnable block's steps' printed lines, run in order in ``workdir``."""
     workdir.mkdir(parents=True, exist_ok=True)
     env = environment(workdir)
@@ -227,8 +250,11 @@ def run_page(path: Path, workdir: Path, update: bool | str = False) -> tuple[lis
     if not update:
         failures = []
         for block, outputs in zip(found, printed):
-            for step, lines in zip(block.steps, outputs or []):
-                problems = differences(step.shown, lines)
+            for step, done in zip(block.steps, outputs or []):
+                problems = differences(step.shown, done.lines)
+                if step.by_status and done.status != 0:
+                    problems = [f"exit status {done.status} (a step showing no output of its own must exit 0)",
+                                "printed:", *done.lines]
                 if problems:
                     failures.append("\n".join([f"{path.name}: $ {step.command}", *problems]))
         return failures, skips
@@ -237,10 +263,10 @@ def run_page(path: Path, workdir: Path, update: bool | str = False) -> tuple[lis
         if outputs is None:
             continue
         body = []
-        for step, lines, lines_again in zip(block.steps, outputs, outputs_again):
-            keep = update != "all" and not differences(step.shown, lines)
+        for step, done, done_again in zip(block.steps, outputs, outputs_again):
+            keep = update != "all" and not differences(step.shown, done.lines)
             old = [] if update == "all" else step.shown  # "all": a fresh account, no … kept from before
-            body += [f"$ {step.command}", *(step.shown if keep else updated(old, lines, lines_again))]
+            body += [f"$ {step.command}", *(step.shown if keep else updated(old, done.lines, done_again.lines))]
         text = text[: block.start] + "\n".join(body).rstrip("\n") + "\n" + text[block.end:]
     path.write_text(text, encoding="utf-8")
     return [], skips

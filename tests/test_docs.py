@@ -1,14 +1,16 @@
-"""The docs site: what a tutorial shows a command printing is what it prints today.
+"""The docs site: what a tutorial or a how-to page shows a command printing is what it
+prints today.
 
-Every ``console`` block of docs/pages/tutorials/*.md is run (:mod:`docblocks`), and a
-test of this test alters one shown number and sees it fail. The generated reference
+Every ``console`` block of docs/pages/tutorials/*.md, docs/pages/how-to/*.md and the
+README is run (:mod:`docblocks`); a block that cannot run here is one skipped test saying
+why; a test of this test alters one shown number and sees it fail. The generated reference
 pages equal a fresh generation; ``mkdocs build --strict`` passes; the built site opens in
 headless Chromium with no console error and its search finds "select".
 
 Refresh the shown outputs after a change to what commands print:
 
     make docs-examples
-    (= RECEVAL_DOCS_UPDATE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k tutorial;
+    (= RECEVAL_DOCS_UPDATE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k shows_what;
      RECEVAL_DOCS_UPDATE=all rewrites every shown output, not only those that no longer match)
 """
 
@@ -26,13 +28,17 @@ import threading
 from pathlib import Path
 
 import pytest
-from docblocks import ANY, TUTORIALS, Block, Step, blocks, differences, run_page, why_skipped
+from docblocks import ANY, HOWTO, TUTORIALS, Block, Step, blocks, differences, run_page, why_skipped
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 UPDATE = {"": False, "all": "all"}.get(os.environ.get("RECEVAL_DOCS_UPDATE", ""), True)
 PAGES = sorted(TUTORIALS.glob("*.md"))
 TESTED = [*PAGES, ROOT / "README.md"]  # the README's tour is run too
+HOWTOS = sorted(HOWTO.glob("*.md"))
+#: every block no page may run here: (page, its number on the page, why)
+UNRUN = [(page, i + 1, why_skipped(block)) for page in [*TESTED, *HOWTOS]
+         for i, block in enumerate(blocks(page.read_text(encoding="utf-8"))) if why_skipped(block)]
 
 
 # ----------------------------------------------------------------- the comparison
@@ -115,14 +121,40 @@ def test_a_block_that_prints_other_text_fails_and_update_rewrites_it(tmp_path):
 # ----------------------------------------------------------------- the tutorials
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("page", TESTED, ids=[p.stem for p in TESTED])
-def test_tutorial_shows_what_its_commands_print(page, tmp_path):
+def _page_runs(page: Path, tmp_path: Path) -> None:
     failures, skips = run_page(page, tmp_path, update=UPDATE)
-    assert not failures, "\n\n".join(failures) + "\n\nrefresh with: RECEVAL_DOCS_UPDATE=1 pytest tests/test_docs.py -k tutorial"
+    assert not failures, "\n\n".join(failures) + "\n\nrefresh with: RECEVAL_DOCS_UPDATE=1 pytest tests/test_docs.py -k shows_what"
     ran = sum(1 for b in blocks(page.read_text()) if not why_skipped(b))
     if skips and not ran:
         pytest.skip("; ".join(skips))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", TESTED, ids=[p.stem for p in TESTED])
+def test_tutorial_shows_what_its_commands_print(page, tmp_path):
+    _page_runs(page, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", HOWTOS, ids=[p.stem for p in HOWTOS])
+def test_how_to_page_shows_what_its_commands_print(page, tmp_path):
+    """Each how-to page's blocks, in order in one folder: shown outputs compared, the
+    rest checked by exit status (:mod:`docblocks`)."""
+    _page_runs(page, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page, number, why", UNRUN, ids=[f"{p.stem}-{n}" for p, n, _ in UNRUN])
+def test_a_block_that_cannot_run_here_says_why(page, number, why):
+    """One skip per block a page marks ``docs-test: skip``/``needs``, its reason in the summary."""
+    assert why and not why.endswith("needs what the test machine lacks"), f"{page.name} block {number} gives no reason"
+    pytest.skip(f"{page.relative_to(ROOT)} block {number}: {why}")
+
+
+def test_every_how_to_page_has_a_block_that_runs_or_says_why():
+    """No how-to page is left with commands nobody runs: each has a console block."""
+    bare = [page.name for page in HOWTOS if not blocks(page.read_text(encoding="utf-8"))]
+    assert not bare, f"how-to pages with no console block: {bare}"
 
 
 # ----------------------------------------------------------------- the site

@@ -11,12 +11,17 @@ import csv
 import io
 import itertools
 import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
 from conftest import exit_code
+from docblocks import blocks, environment
 from receval import analysis
 from receval.cli import report
 from receval.results.manifest import seal
@@ -225,3 +230,61 @@ def test_show_writes_each_format_with_the_verdict(runs, tmp_path, capsys, fmt):
     else:
         assert line in text
         assert ("```text\nq00" in text) is (fmt == "markdown") and ("\\begin{tabular}" in text) is (fmt == "latex")
+
+
+# ----------------------------------------------------------------- the CI recipe, end to end
+
+RECIPE = Path(__file__).resolve().parents[1] / "docs" / "pages" / "how-to" / "ci-gate.md"
+
+
+def _recipe() -> tuple[dict, list[str]]:
+    """The recipe's workflow (its YAML block, parsed) and its shell block's commands."""
+    text = RECIPE.read_text(encoding="utf-8")
+    workflow = yaml.safe_load(re.search(r"^```yaml\n(.*?)^```$", text, re.S | re.M).group(1))
+    steps = [step.command for block in blocks(text) for step in block.steps]
+    return workflow, steps
+
+
+@pytest.mark.slow
+def test_the_ci_recipe_gates_a_shown_regression_and_passes_an_identical_run(tmp_path):
+    """In a scratch folder, the runs made by the recipe's commands, then the workflow's
+    gate step run as written (bash, ``$GITHUB_OUTPUT`` a file): TF-IDF without headings
+    against TF-IDF with them fails at the recipe's margin (exit 1), ``report.md`` is
+    written and opens with the verdict; the same configuration run again passes (exit 0)."""
+    workflow, commands = _recipe()
+    steps = {step.get("id") or step.get("name"): step for step in workflow["jobs"]["gate"]["steps"]}
+    run_new = steps["Run the configuration of this pull request"]["run"]
+    gate_step = steps["gate"]["run"]
+    assert "--margin 0.1 " in gate_step and "--out report.md" in gate_step
+    baseline, new = commands[:2]  # the shell block: the recipe's run command plus each side's overrides
+    assert new.startswith(run_new + " ") and baseline.startswith(run_new.replace("ci/new", "ci/baseline") + " ")
+    env = environment(tmp_path)
+
+    def bash(script: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    def gate() -> tuple[str, str]:
+        output = tmp_path / "github_output"
+        output.write_text("")
+        done = bash(f'export GITHUB_OUTPUT="{output}"\n{gate_step}')
+        assert done.returncode == 0, done.stderr  # set +e: the step itself ends well, its status is recorded
+        return output.read_text(), done.stderr
+
+    for command in (baseline, new):
+        assert bash(command).returncode == 0
+    status, log = gate()
+    assert status == "status=1\n", log
+    report_md = (tmp_path / "report.md").read_text()
+    first = report_md.splitlines()[0]
+    assert first.startswith("**gate FAIL (exit 1): MRR 0.506 vs baseline 0.685, diff -0.178") and "margin 0.1:" in first
+    assert first.strip("*") in log  # the CI log says the same
+    assert "| 1 | false | 0.506 | -0.178 |" in report_md  # the paired table of the two runs follows
+
+    shutil.rmtree(tmp_path / "ci" / "new")
+    (tmp_path / "report.md").unlink()
+    assert bash(baseline.replace("ci/baseline", "ci/new")).returncode == 0  # the baseline's configuration again
+    status, log = gate()
+    assert status == "status=0\n", log
+    assert (tmp_path / "report.md").read_text().startswith(
+        "**gate pass (exit 0): MRR 0.685 vs baseline 0.685, diff +0.000 [+0.000, +0.000]")
