@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -40,7 +41,10 @@ TUTORIALS = ROOT / "docs" / "pages" / "tutorials"
 HOWTO = ROOT / "docs" / "pages" / "how-to"
 ANY = "…"
 SHARED_DEFAULT = ROOT.parent / "shared"  # what conf/collection/*.yaml read: ${RECEVAL_SHARED}/datasets/<name>
-FENCE = re.compile(r"(?P<pre><!-- docs-test: (?P<note>[^>]*?) -->\n)?```console\n(?P<body>.*?)^```$", re.S | re.M)
+FENCE = re.compile(  # a console block, indented as a whole inside a list item or not, its note above it
+    r"^(?P<indent>[ \t]*)(?:<!-- docs-test: (?P<note>[^>]*?) -->\n(?P=indent))?```console\n(?P<body>.*?)^(?P=indent)```$",
+    re.S | re.M,
+)
 FILE = re.compile(r'^```\w+ title="(?P<name>[\w./-]+)"\n(?P<body>.*?)^```$', re.S | re.M)
 NUMBER = re.compile(r"^[\[(]?([+-]?\d+(?:,\d{3})*(?:\.(\d+))?)(%|[\])},;:]*)$")
 MASKS = [
@@ -67,15 +71,32 @@ class Block:
     end: int
     note: str
     steps: list[Step] = field(default_factory=list)
+    indent: str = ""  # of every line, inside a list item
+
+
+def _continues(command: str) -> bool:
+    """Whether a command's next line belongs to it: it ends in ``\\`` or leaves a quote open."""
+    if command.endswith("\\"):
+        return True
+    try:
+        shlex.split(command, comments=True)
+    except ValueError:  # no closing quotation
+        return True
+    return False
 
 
 def blocks(text: str) -> list[Block]:
-    """The ``console`` blocks of a page, each split into ``$ command`` steps."""
+    """The ``console`` blocks of a page, each split into ``$ command`` steps (a command
+    may run over several lines: a line ending in ``\\``, or a quote left open)."""
     found = []
     for match in FENCE.finditer(text):
-        block = Block(match.start("body"), match.end("body"), (match.group("note") or "").strip())
+        indent = match.group("indent")
+        block = Block(match.start("body"), match.end("body"), (match.group("note") or "").strip(), indent=indent)
         for line in match.group("body").splitlines():
-            if line.startswith("$ "):
+            line = line[len(indent):] if line.startswith(indent) else line
+            if block.steps and not block.steps[-1].shown and _continues(block.steps[-1].command):
+                block.steps[-1].command += "\n" + line
+            elif line.startswith("$ "):
                 block.steps.append(Step(line[2:], []))
             elif block.steps:
                 block.steps[-1].shown.append(line)
@@ -98,12 +119,14 @@ def why_skipped(block: Block) -> str | None:
 
 
 def environment(workdir: Path) -> dict:
-    """``receval`` on PATH as this Python's ``-m receval``; a private cache; fixed widths."""
+    """``receval`` on PATH as this Python's ``-m receval`` and ``python`` as this Python;
+    a private cache; fixed widths; ``tests/fixtures`` of this checkout in the folder."""
     bin_dir = workdir / ".bin"
     bin_dir.mkdir(exist_ok=True)
-    shim = bin_dir / "receval"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m receval "$@"\n')
-    shim.chmod(0o755)
+    for name, line in (("receval", f'"{sys.executable}" -m receval'), ("python", f'"{sys.executable}"')):
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec {line} "$@"\n')
+        shim.chmod(0o755)
     fixtures = workdir / "tests" / "fixtures"
     if not fixtures.exists():
         fixtures.parent.mkdir(exist_ok=True)
@@ -267,6 +290,7 @@ def run_page(path: Path, workdir: Path, update: bool | str = False) -> tuple[lis
             keep = update != "all" and not differences(step.shown, done.lines)
             old = [] if update == "all" else step.shown  # "all": a fresh account, no … kept from before
             body += [f"$ {step.command}", *(step.shown if keep else updated(old, done.lines, done_again.lines))]
-        text = text[: block.start] + "\n".join(body).rstrip("\n") + "\n" + text[block.end:]
+        lines = "\n".join(body).rstrip("\n").splitlines()
+        text = text[: block.start] + "".join(f"{block.indent}{line}\n" for line in lines) + text[block.end:]
     path.write_text(text, encoding="utf-8")
     return [], skips
