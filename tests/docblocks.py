@@ -270,16 +270,16 @@ def run_page(path: Path, workdir: Path, update: bool | str = False) -> tuple[lis
     found = blocks(text)
     skips = [f"{path.name}: $ {b.steps[0].command if b.steps else ''}: {why_skipped(b)}" for b in found if why_skipped(b)]
     printed = _run_all(text, found, workdir / "run")
-    if not update:
-        failures = []
-        for block, outputs in zip(found, printed):
-            for step, done in zip(block.steps, outputs or []):
-                problems = differences(step.shown, done.lines)
-                if step.by_status and done.status != 0:
-                    problems = [f"exit status {done.status} (a step showing no output of its own must exit 0)",
-                                "printed:", *done.lines]
-                if problems:
-                    failures.append("\n".join([f"{path.name}: $ {step.command}", *problems]))
+    failures = []
+    for block, outputs in zip(found, printed):
+        for step, done in zip(block.steps, outputs or []):
+            problems = [] if update else differences(step.shown, done.lines)
+            if step.by_status and done.status != 0:  # no rewrite of the shown output hides it
+                problems = [f"exit status {done.status} (a step showing no output of its own must exit 0)",
+                            "printed:", *done.lines]
+            if problems:
+                failures.append("\n".join([f"{path.name}: $ {step.command}", *problems]))
+    if not update or failures:
         return failures, skips
     again = _run_all(text, found, workdir / "again")
     for block, outputs, outputs_again in reversed(list(zip(found, printed, again))):
