@@ -92,6 +92,7 @@ from receval.core.errors import RecevalError, exit_on_error
 from receval.core.progress import warn
 from receval.render import html, tables
 from receval.render import report as rendered
+from receval.render import show as shown_views
 from receval.results.discovery import load_runs
 from receval.results.identity import mixed_datasets
 from receval.results.labels import naming_of
@@ -249,7 +250,7 @@ def write_report(report: Report, args) -> None:
     if args.format == "html":
         text = html.render(report)
     elif report.shown is not None:
-        text = rendered.render_shown(report, args.format, args.show)
+        text = shown_views.render(report.shown, args.show, args.format, report.gate)
     elif args.format == "table" and args.out is None:
         tables.print_rich(rendered.header_lines(report), rendered.tables_of(report))
         return

@@ -6,15 +6,14 @@ here computes a statistic."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from receval.analysis.holes import ppi_lines
 from receval.analysis.report import Report
-from receval.core.terminal import printable
 from receval.core.vocabulary import lower_is_better, measure_label
-from receval.render import show, sureness, tables
+from receval.render import sureness, tables
+from receval.render.gated import verdict_markdown, with_gate
 from receval.render.plots import plot_report
 from receval.results.labels import shown
 from receval.stats.pairing import cutoff
@@ -225,7 +224,7 @@ def to_csv(report: Report) -> str:
              *(("" if i in q.absent else r) for i, r in enumerate(q.ranks)), q.question]
             for q in report.per_question
         ]
-        return tables.to_csv(*_with_gate(report, columns, rows))
+        return tables.to_csv(*with_gate(report.gate, columns, rows))
     columns = ["run", "label", "run_dir", *report.params, "n_chunks", "n_questions", "n_unanswerable"]
     for name in report.metrics:
         columns += [name, f"{name}_lo", f"{name}_hi"]
@@ -272,22 +271,7 @@ def to_csv(report: Report) -> str:
             for cell in report.by.cells[i]:
                 row += [None] * 3 if cell is None else [cell.mean, cell.lo, cell.hi]
         rows.append(row)
-    return tables.to_csv(*_with_gate(report, columns, rows))
-
-
-GATE_COLUMNS = ["gate_run", "gate_baseline", "gate_outcome", "gate_exit_code", "gate_metric", "gate_margin",
-                "gate_diff", "gate_diff_lo", "gate_diff_hi", "gate_why"]
-
-
-def _with_gate(report: Report, columns: list[str], rows: list[list]) -> tuple[list[str], list[list]]:
-    """The CSV's columns and rows with the gate's verdict on every row (the report's
-    verdict, naming the run gated), when ``--gate`` was asked for."""
-    gate = report.gate
-    if gate is None:
-        return columns, rows
-    cells = [gate.run, gate.baseline, gate.outcome.value, gate.exit_code, gate.metric, gate.margin,
-             gate.diff.mean, gate.diff.lo, gate.diff.hi, gate.why]
-    return columns + GATE_COLUMNS, [[*row, *cells] for row in rows]
+    return tables.to_csv(*with_gate(report.gate, columns, rows))
 
 
 def plot(report: Report, path: str | Path) -> None:
@@ -384,28 +368,7 @@ def render(report: Report, fmt: str) -> str:
     """The report in ``fmt`` (table, markdown, csv, json or latex); in Markdown the
     gate's verdict is a bold paragraph of its own."""
     if fmt == "markdown" and report.gate is not None:
-        return f"**{printable(report.gate.line)}**\n\n" + tables.to_markdown(
-            header_lines(report, verdict=False), tables_of(report))
+        return verdict_markdown(report.gate) + tables.to_markdown(header_lines(report, verdict=False), tables_of(report))
     return tables.formatted(
         fmt, lambda: header_lines(report), lambda: tables_of(report), report.to_dict, lambda: to_csv(report)
     )
-
-
-def render_shown(report: Report, fmt: str, which: str) -> str:
-    """``--show`` in ``fmt``: plain text, Markdown (the text fenced), CSV and LaTeX (one
-    row per result), JSON (the views; with ``--gate``, ``{"gate", "shown"}``); the
-    gate's verdict first when there is one."""
-    verdict = [report.gate.line] if report.gate is not None else []
-    if fmt == "json":
-        views = [view.to_dict() for view in report.shown]
-        data = {"gate": report.gate.to_dict(), "shown": views} if report.gate is not None else views
-        return json.dumps(data, indent=2) + "\n"
-    if fmt in ("csv", "latex"):
-        table = show.hits_table(report.shown)
-        if fmt == "latex":
-            return tables.to_latex(verdict, [table])
-        return tables.to_csv(*_with_gate(report, table.columns, table.rows))
-    text = show.to_text(report.shown, which)
-    if fmt == "markdown":
-        return "".join(f"**{printable(line)}**\n\n" for line in verdict) + show.fenced(text)
-    return "".join(f"{line}\n" for line in verdict) + text
