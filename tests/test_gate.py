@@ -118,6 +118,32 @@ def test_the_line_says_why_in_the_rule_s_words(runs):
     assert record["ci"] == [unclear.diff.lo, unclear.diff.hi] and record["line"] == unclear.line
 
 
+@pytest.mark.parametrize("name, margin, floor, code", [
+    ("same", 0.0, "rr=0.5", 0),  # passed, above the floor
+    ("same", 0.0, "rr=0.9", 1),  # passed, under the floor: the floor fails the command
+    ("unclear", 0.02, "rr=0.5", 3),  # undecided, above the floor
+    ("unclear", 0.02, "rr=0.9", 1),  # undecided and under the floor: the failure wins
+    ("worse", 0.1, "rr=0.1", 1),
+])
+def test_the_exit_status_of_a_gate_with_a_floor(runs, capsys, name, margin, floor, code):
+    argv = [runs[name], "--gate", runs["base"], "--margin", margin, "--fail-under", floor, "--n-resamples", "200"]
+    assert exit_code(report.main, argv) == code
+    assert ("receval: fail-under: " in capsys.readouterr().err) is (floor == "rr=0.9")
+
+
+def test_the_gate_keeps_to_the_questions_asked_for(runs, capsys):
+    """``--where`` narrows both runs alike: over all 40 questions the worse run's drop
+    (-0.3, reaching about -0.43) passes at margin 0.5; over q05 alone, which it lost, the
+    drop is 1 and fails."""
+    argv = [runs["worse"], "--gate", runs["base"], "--margin", "0.5", "--n-resamples", "200"]
+    assert exit_code(report.main, argv) == 0
+    assert exit_code(report.main, [*argv, "--where", "question_id=q05"]) == 1
+    line = capsys.readouterr().out.split("gate FAIL", 1)[1].splitlines()[0]
+    assert "diff -1.000 [-1.000, -1.000]" in line and "(95% paired CI, 1 question: 0 up, 1 down, 0 same)" in line
+    found = analysis.gate(runs["worse"], runs["base"], margin=0.5, where={"question_id": "q05"})
+    assert found.n_questions == 1 and found.diff.mean == -1.0 and found.outcome is GateOutcome.failed
+
+
 def gate_of(metric: str, lo: float, hi: float, margin: float, up: int = 1, down: int = 1) -> Gate:
     return Gate(run="new", baseline="old", metric=metric, margin=margin, n_questions=20, mean_run=0.5,
                 mean_baseline=0.5, diff=Interval((lo + hi) / 2, lo, hi), level=0.95, up=up, down=down, same=18)

@@ -106,7 +106,8 @@ class Gate:
             f"gate {SHOUTED[self.outcome]} (exit {self.exit_code}): {measure_label(self.metric)} "
             f"{self.mean_run:.3f} vs baseline {self.mean_baseline:.3f}, diff {self.diff.mean:+.3f} "
             f"[{self.diff.lo:+.3f}, {self.diff.hi:+.3f}] ({self.level:.0%} paired CI, {self.n_questions} "
-            f"questions: {self.up} up, {self.down} down, {self.same} same); margin {self.margin:g}: {self.why}"
+            f"question{'s' if self.n_questions != 1 else ''}: {self.up} up, {self.down} down, {self.same} same); "
+            f"margin {self.margin:g}: {self.why}"
         )
 
     def to_dict(self) -> dict:
