@@ -85,6 +85,30 @@ def test_blocks_split_into_steps_and_say_what_they_need(monkeypatch, tmp_path):
     assert why_skipped(found[2]) == "shown, not run: an LLM endpoint"
 
 
+def test_a_command_may_span_lines_and_a_block_may_sit_in_a_list_item():
+    page = (
+        "- a list item:\n\n  <!-- docs-test: skip needs a cluster -->\n  ```console\n  $ receval a=1 \\\n"
+        "      b=2\n  printed\n  ```\n\n```console\n$ receval sql runs \"SELECT x,\n    y FROM runs\"\nx  y\n"
+        "$ echo it's  # an apostrophe in a comment leaves no quote open\n…\n```\n"
+    )
+    listed, sql = blocks(page)
+    assert listed.indent == "  " and why_skipped(listed) == "shown, not run: needs a cluster"
+    assert [(s.command, s.shown) for s in listed.steps] == [("receval a=1 \\\n    b=2", ["printed"])]
+    assert sql.steps[0].command == 'receval sql runs "SELECT x,\n    y FROM runs"' and sql.steps[0].shown == ["x  y"]
+    assert sql.steps[1].command.startswith("echo it's") and sql.steps[1].by_status
+    assert not sql.steps[0].by_status
+
+
+@pytest.mark.slow
+def test_a_step_checked_by_its_exit_status_fails_when_it_fails(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```console\n$ true\n$ echo long output\n…\n$ exit 3\n```\n")
+    failures, _ = run_page(page, tmp_path / "run")
+    assert len(failures) == 1 and failures[0].startswith("page.md: $ exit 3\nexit status 3")
+    page.write_text('```console\n$ (exit 3); echo "exit status $?"\nexit status 3\n```\n')  # shown: compared, not its status
+    assert run_page(page, tmp_path / "again") == ([], [])
+
+
 @pytest.mark.slow
 def test_the_docs_test_fails_when_a_shown_number_is_changed(tmp_path):
     """The test of the test: a tutorial's first block, one number in its shown output
