@@ -14,6 +14,8 @@ from receval.analysis.pairs import Pair
 from receval.analysis.significance import Sureness
 from receval.analysis.summary import RunSummary, failures
 from receval.core.settings import BootstrapConfig
+from receval.stats.gate import Gate
+from receval.stats.verdict import GateOutcome
 
 OVERLAP_THRESHOLDS = (0.3, 0.6)  # low < 0.3 <= medium < 0.6 <= high
 
@@ -38,7 +40,7 @@ class Report:
     floors: dict[str, float] = field(default_factory=dict)  # --fail-under
     by_more: list[ByTable] = field(default_factory=list)  # --by over further --metrics
     shown: list | None = None  # --show: receval.analysis.show.QuestionView per question
-    gate: Any = None  # --gate: receval.stats.gate.Gate
+    gate: Gate | None = None  # --gate: the run gated against its baseline, and the outcome
     chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.analysis.chain)
     cautions: list[str] = field(default_factory=list)  # what makes the table misleading (latencies under unlike load)
     all_pairs: list[Pair] = field(default_factory=list)  # --all-pairs: every run against every earlier one
@@ -80,6 +82,8 @@ class Report:
             "bootstrap": self.boot.kwargs(),
             "baseline": self.runs[self.baseline].run_dir if self.baseline is not None else None,
         }
+        if self.gate is not None:
+            out["gate"] = self.gate.to_dict()
         if self.cautions:
             out["warnings"] = list(self.cautions)
         if self.relabelled:
@@ -118,3 +122,11 @@ class Report:
     def failures(self) -> list[str]:
         """One line per run and measure whose mean is below its floor."""
         return failures(self.runs, self.floors)
+
+    def exit_code(self) -> int:
+        """The command's exit status: 1 when the gate fails or a run is under a floor
+        (``--fail-under``), else 3 when the gate is undecided, else 0."""
+        outcome = self.gate.outcome if self.gate is not None else GateOutcome.passed
+        if outcome is GateOutcome.failed or self.failures():
+            return 1
+        return outcome.exit_code

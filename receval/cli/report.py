@@ -28,8 +28,10 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--fail-under hit@3=0.70[,rr=0.6]``: exit status 1 when a run's mean is below.
 - ``--runs KEY=VALUE[,...]``: keep the runs whose saved config matches, across sweeps.
 - ``--show q18,q19|misses|changed [--top 5]``: what came back for those questions.
-- ``--gate BASELINE_RUN [--margin M]``: exit 1 when the paired interval of RUN -
-  BASELINE lies entirely below -M; one line either way.
+- ``--gate BASELINE_RUN [--margin M]``: the verdict read off the paired interval of
+  RUN - BASELINE (:mod:`receval.stats.gate`): pass (exit 0), fail (exit 1) or undecided
+  (exit 3), one line first, then the report of the two runs, in every format (JSON
+  ``gate``, CSV ``gate_*`` columns); with ``--out`` the line goes to stderr too.
 - ``--metrics rr@3,rouge1_p``: MRR@k and numeric columns are averaged like measures.
 - Every pair shown (``--baseline``, ``--chain``, ``--all-pairs``) carries its p-value and
   verdict from one paired procedure, its interval the differences that procedure keeps
@@ -54,18 +56,19 @@ unanswerable questions (null measures) are left out and counted in the header.
   collections (random effects and fixed effect, tau^2, I^2), mean over collections and
   Borda rank with two-level bootstrap and rank intervals; ``--plot``: the forest plot.
 - ``--format table|markdown|csv|json|latex|html``, ``--out FILE``, ``--plot FILE.png|.svg``.
-  ``csv`` is one row per run (with ``--per-question``: one row per question).
+  ``csv`` is one row per run (with ``--per-question``: one row per question; with
+  ``--show``: one row per result shown, and ``--show`` in Markdown is its text fenced).
 
 Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples``,
 ``--seed``, ``--level`` or ``--method`` are given; they repeat exactly. Exit status:
-0, 1 for ``--fail-under``, 2 for a user error (one line).
+0, 1 for ``--fail-under`` or a failed ``--gate``, 3 for an undecided ``--gate``, 2 for a
+user error (one line).
 
 The flags and how their values read: :mod:`receval.cli.report_flags`.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
 from receval.analysis import filters
@@ -92,12 +95,12 @@ from receval.core.errors import RecevalError, exit_on_error
 from receval.core.progress import warn
 from receval.render import html, tables
 from receval.render import report as rendered
-from receval.render.show import to_text
+from receval.render import show as shown_views
 from receval.results.discovery import load_runs
 from receval.results.identity import mixed_datasets
 from receval.results.labels import naming_of
 from receval.results.stored import UNUSED_COLUMNS, Run
-from receval.stats.gate import Gate, check_margin
+from receval.stats.gate import check_margin
 
 __all__ = ["main", "report_for"]
 
@@ -117,10 +120,13 @@ def load(args) -> list[Run]:
     return runs
 
 
-def compute(args) -> Report | Gate:
+def compute(args) -> Report:
     """Everything ``receval report`` shows for parsed ``args``, composed from the
     functions of :mod:`receval.analysis`: load -> runs and questions kept -> measures ->
-    summaries -> pairs, chain, ``--by``, per question, ``--show``; or the ``--gate``."""
+    summaries -> the ``--gate``, pairs, chain, ``--by``, per question, ``--show``. With
+    ``--gate`` the report is of the baseline and the run gated, the baseline first and
+    the pairs against it (unless ``--baseline`` names another), and ``report.gate`` holds
+    the verdict."""
     if args.test is not None:
         raise RecevalError(
             f"--test {args.test}: every pair shown now has its p-value and verdict from one paired procedure "
@@ -145,11 +151,12 @@ def compute(args) -> Report | Gate:
         stored = relabel(stored, args.versus, option="--versus", unknown_units=unknown).runs
     human = relabel(original, args.human, option="--human", unknown_units=unknown) if args.human else None
     gated = None
-    if args.gate is not None:
-        runs, gated = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
+    if args.gate is not None:  # the baseline first, then the run gated: the report of the two
+        rest, gated_run = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
+        runs, gated = [gated_run, *rest], (str(gated_run.run_dir), str(rest[0].run_dir))
     if mixed := mixed_datasets(runs):
         warn(mixed)
-    base = None
+    base = 0 if gated is not None and args.baseline is None else None
     if args.baseline is not None:
         base, base_run = filters.select_one(runs, args.baseline, option="--baseline")
         if base is None:  # a run directory outside RUNS: shown first
@@ -162,8 +169,6 @@ def compute(args) -> Report | Gate:
         human.runs = with_derived(filters.filter_questions(human.runs, where, option="--where"), [args.metric], "--metric")
     by_names = [args.by_metric] if args.by_metric is not None else list(metrics or [])
     runs = with_derived(runs, [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
-    if gated is not None:
-        gated = with_derived(filters.filter_questions([gated], where, option="--where"), [args.metric], "--metrics")[0]
     names, metric = measure_names(runs, metrics, args.metric, metrics_option="--metrics", metric_option="--metric")
     floors = check_floors(floor_values(floors), runs, option="--fail-under")
     names += [name for name in floors if name not in names]
@@ -171,8 +176,6 @@ def compute(args) -> Report | Gate:
         check_by(runs, args.by, FLAGS)
         by_names = [filters.canonical_measure(m, runs, option="--by-metric") for m in by_names or ["hit@3"]]
     boot = bootstrap_settings(runs, args.n_resamples, args.seed, args.level, args.method, FLAGS["bootstrap"])
-    if gated is not None:
-        return gate_runs(runs[0], gated, metric, boot, margin, args.intersect, option="--intersect")
     naming = naming_of(runs)
     summary = summaries(runs, names, metric, boot, naming)
     report = Report(
@@ -189,6 +192,10 @@ def compute(args) -> Report | Gate:
             with_derived(stored, [metric], "--metric"), runs, metric, boot,
             what="stored + " + ", ".join(args.versus) if args.versus else "stored labels",
         )
+    if gated is not None:
+        by_dir = {str(run.run_dir): run for run in runs}
+        report.gate = gate_runs(by_dir[gated[1]], by_dir[gated[0]], metric, boot, margin, args.intersect,
+                                option="--intersect")
     if base is not None and len(runs) > 1:
         others = [run for i, run in enumerate(runs) if i != base]
         report.pairs = paired(runs[base], others, metric, boot, args.intersect, option="--intersect")
@@ -218,7 +225,7 @@ def compute(args) -> Report | Gate:
     return report
 
 
-def report_for(argv: list[str]) -> Report | Gate | Suite:
+def report_for(argv: list[str]) -> Report | Suite:
     """What ``receval report ARGV`` computes, before it is rendered (for tests
     and for a notebook that wants the whole report)."""
     args = build_parser().parse_args(argv)
@@ -235,29 +242,34 @@ def main(argv: list[str] | None = None) -> int:
             write_suite(args, compute_suite(args, load(args)))
             return 0
         report = compute(args)
-        if isinstance(report, Gate):  # one line either way, exit 1 on a regression
-            print(report.line)
-            return report.exit_code
         if args.plot:
             rendered.plot(report, args.plot)
-        if args.format == "html":
-            options.write_output(html.render(report), args.out)
-        elif report.shown is not None:
-            text = (json.dumps([v.to_dict() for v in report.shown], indent=2) + "\n"
-                    if args.format == "json" else to_text(report.shown, args.show))
-            options.write_output(text, args.out)
-        elif args.format == "table" and args.out is None:
-            tables.print_rich(rendered.header_lines(report), rendered.tables_of(report))
-        else:
-            options.write_output(rendered.render(report, args.format), args.out)
+        write_report(report, args)
         if args.plot:
             print(f"receval: wrote {args.plot}", file=sys.stderr)
-        failures = report.failures()
-        for line in failures:
+        for line in report.failures():
             print(f"receval: fail-under: {line}", file=sys.stderr)
         sys.stderr.flush()
-        return 1 if failures else 0
+        return report.exit_code()
 
+
+def write_report(report: Report, args) -> None:
+    """The report in ``--format`` to ``--out`` (or stdout; ``table`` on a terminal through
+    rich). With ``--gate`` the output holds the verdict, and the verdict line goes to
+    stderr too when the output is not text on stdout (a file, JSON, CSV), so a CI log
+    shows it."""
+    if args.format == "html":
+        text = html.render(report)
+    elif report.shown is not None:
+        text = shown_views.render(report.shown, args.show, args.format, report.gate)
+    elif args.format == "table" and args.out is None:
+        tables.print_rich(rendered.header_lines(report), rendered.tables_of(report))
+        return
+    else:
+        text = rendered.render(report, args.format)
+    options.write_output(text, args.out)
+    if report.gate is not None and (args.out is not None or args.format in ("json", "csv")):
+        print(f"receval: {report.gate.line}", file=sys.stderr)
 
 if __name__ == "__main__":
     raise SystemExit(main())

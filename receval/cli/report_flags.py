@@ -104,10 +104,13 @@ def build_parser() -> options.ArgumentParser:
     parser.add_argument("--top", type=int, default=5, help="sections shown per run by --show (default 5)")
     parser.add_argument(
         "--gate", metavar="BASELINE_RUN",
-        help="exit 1 when the paired interval of RUN - BASELINE_RUN (a run dir or KEY=VALUE) "
-        "lies entirely below -MARGIN; one line either way",
+        help="gate RUN against BASELINE_RUN (a run dir or KEY=VALUE) on --metric, read off the paired "
+        "interval of RUN - BASELINE_RUN: pass (exit 0) when it lies above -MARGIN or no question changed, "
+        "fail (exit 1) when it lies below 0 and reaches -MARGIN, undecided (exit 3) otherwise; the report "
+        "of the two runs follows the verdict line, in every --format",
     )
-    parser.add_argument("--margin", type=float, default=0.0, help="--gate's tolerated drop (default 0)")
+    parser.add_argument("--margin", type=float, default=0.0,
+                        help="--gate's tolerated drop, in --metric's units (default 0)")
     parser.add_argument("--all-pairs", action="store_true", help="pair every run with every earlier one")
     parser.add_argument("--test", help=argparse.SUPPRESS)  # gone: every pair has its p-value (compute says so)
     parser.add_argument(

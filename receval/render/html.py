@@ -2,8 +2,8 @@
 
 Inline CSS and inline SVG only: the page makes no network request (no fonts,
 scripts or images from elsewhere). It holds the header, the main table, an
-intervals plot, the ``--by`` tables, the paired differences with a forest plot,
-and a per-question view where each question expands (``<details>``) to show each
+intervals plot, the ``--by`` tables, the paired differences with a forest plot
+(with ``--gate``, its verdict above everything), and a per-question view where each question expands (``<details>``) to show each
 run's top sections.
 """
 
@@ -27,6 +27,8 @@ th{background:#f3f3f3;text-align:left}td.r{text-align:right;font-variant-numeric
 td.b{font-weight:bold}tr.x td{background:#fff0f0}
 .note,.head{color:#555}.rel{color:#0a6b2b;font-weight:bold}.snip{color:#666;font-size:.9em}
 details{margin:.2em 0}summary{cursor:pointer}svg text{font:12px system-ui,sans-serif}
+.gate{padding:.5em .8em;border-left:4px solid #888}.gate.pass{border-color:#0a6b2b}
+.gate.fail{border-color:#b00020;background:#fff0f0}.gate.undecided{border-color:#b8860b;background:#fffbe6}
 """
 
 
@@ -130,7 +132,9 @@ def render(report) -> str:
     label = measure_label(metric)
     level = f"{report.boot.level:.0%} CI"
     body = ["<h1>receval report</h1>"]
-    body += [f'<p class="head">{escape(line)}</p>' for line in rendered.header_lines(report)]
+    if report.gate is not None:  # the verdict first, as a CI reader looks for it
+        body.append(f'<p class="gate {report.gate.outcome.value}"><b>{escape(report.gate.line)}</b></p>')
+    body += [f'<p class="head">{escape(line)}</p>' for line in rendered.header_lines(report, verdict=False)]
     body.append(table_html(rendered.main_table(report)))
     body.append(intervals_svg(
         [run.label for run in report.runs], [run.metrics[metric] for run in report.runs],

@@ -13,6 +13,7 @@ from receval.analysis.holes import ppi_lines
 from receval.analysis.report import Report
 from receval.core.vocabulary import lower_is_better, measure_label
 from receval.render import sureness, tables, verdicts
+from receval.render.gated import verdict_markdown, with_gate
 from receval.render.plots import plot_report
 from receval.results.labels import shown
 from receval.stats.pairing import cutoff
@@ -20,7 +21,9 @@ from receval.stats.pairing import cutoff
 MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
 
 
-def header_lines(report: Report) -> list[str]:
+def header_lines(report: Report, verdict: bool = True) -> list[str]:
+    """The lines above the tables: the gate's verdict first when there is one (``verdict``
+    false leaves it out, for a page that shows it apart), then what was scored and how."""
     q = report.questions
     kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
     splits = ", ".join(f"{k} {n}" for k, n in q["splits"].items())
@@ -35,7 +38,8 @@ def header_lines(report: Report) -> list[str]:
         first += "; where " + ", ".join(f"{c}={v}" for c, v in report.where)
     if not q["same_questions"]:
         first += "; NOTE the runs are not over the same questions (see n)"
-    lines = [first, tables.describe_boot(report.boot)]
+    lines = [report.gate.line] if verdict and report.gate is not None else []
+    lines += [first, tables.describe_boot(report.boot)]
     if report.shown_pairs():
         boot = report.boot
         lines.append(verdicts.describe(boot.level, boot.n_resamples, boot.seed)
@@ -259,7 +263,7 @@ def to_csv(report: Report) -> str:
              *(("" if i in q.absent else r) for i, r in enumerate(q.ranks)), q.question]
             for q in report.per_question
         ]
-        return tables.to_csv(columns, rows)
+        return tables.to_csv(*with_gate(report.gate, columns, rows))
     columns = ["run", "label", "run_dir", *report.params, "n_chunks", "n_questions", "n_unanswerable"]
     for name in report.metrics:
         columns += [name, f"{name}_lo", f"{name}_hi"]
@@ -306,7 +310,7 @@ def to_csv(report: Report) -> str:
             for cell in report.by.cells[i]:
                 row += [None] * 3 if cell is None else [cell.mean, cell.lo, cell.hi]
         rows.append(row)
-    return tables.to_csv(columns, rows)
+    return tables.to_csv(*with_gate(report.gate, columns, rows))
 
 
 def plot(report: Report, path: str | Path) -> None:
@@ -399,7 +403,10 @@ def _usd(value: float) -> str:
 
 
 def render(report: Report, fmt: str) -> str:
-    """The report in ``fmt`` (table, markdown, csv, json or latex)."""
+    """The report in ``fmt`` (table, markdown, csv, json or latex); in Markdown the
+    gate's verdict is a bold paragraph of its own."""
+    if fmt == "markdown" and report.gate is not None:
+        return verdict_markdown(report.gate) + tables.to_markdown(header_lines(report, verdict=False), tables_of(report))
     return tables.formatted(
         fmt, lambda: header_lines(report), lambda: tables_of(report), report.to_dict, lambda: to_csv(report)
     )

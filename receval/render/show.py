@@ -1,14 +1,21 @@
 """``report --show`` as plain text: one block per question, each run's first relevant
 rank (as stored), its top results (relevant ones marked ``*``; for evidence, the share
-of each item a chunk holds) and the relevant units it missed. Every line is printed
+of each item a chunk holds) and the relevant units it missed; as one row per result
+for CSV and LaTeX (:func:`hits_table`), the text fenced for Markdown (:func:`fenced`),
+every format through :func:`render`. Every line is printed
 through :func:`receval.core.terminal.printable`: a snippet's line break or a stored
 id's escape sequence is shown, never obeyed."""
 
 from __future__ import annotations
 
+import json
+import re
+
 from receval.analysis.show import QuestionView, RunView
 from receval.core.terminal import printable
-from receval.render.tables import shown
+from receval.render.gated import verdict_markdown, with_gate
+from receval.render.tables import Table, shown, to_csv, to_latex
+from receval.stats.gate import Gate
 
 
 def holds(covers: list[tuple[str, float]]) -> str:
@@ -51,3 +58,44 @@ def to_text(views: list[QuestionView], which: str) -> str:
                 lines.append(f"    {missed_text(run, unit_id, rank)}")
         lines.append("")
     return "\n".join(map(printable, lines))  # each line one stored-text line, escapes shown
+
+
+def hits_table(views: list[QuestionView]) -> Table:
+    """One row per result shown (question, run, rank): what ``--show`` writes as CSV or LaTeX."""
+    rows = []
+    for view in views:
+        for run in view.runs:
+            first = str(run.first_relevant_rank or "-")
+            for hit in run.top:
+                score = f"{hit.score:.3f}" if hit.score is not None else "-"
+                rows.append([view.question_id, run.label, first, str(hit.rank), "*" if hit.relevant else "",
+                             score, hit.section_id, hit.heading, holds(hit.covers), hit.snippet])
+    columns = ["question_id", "run", "first relevant", "rank", "relevant", "score", "id", "heading", "holds", "snippet"]
+    return Table(columns=columns, rows=rows, align=["l", "l", "r", "r", "l", "r", "l", "l", "l", "l"], wrap={7, 9},
+                 title="What came back per question (--show)")
+
+
+def fenced(text: str) -> str:
+    """``text`` as a Markdown code block whose fence no line of it can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text.rstrip(chr(10))}\n{fence}\n"
+
+
+def render(views: list[QuestionView], which: str, fmt: str, gate: Gate | None = None) -> str:
+    """``--show`` in ``fmt``: plain text, Markdown (the text fenced), CSV and LaTeX (one
+    row per result), JSON (the views; with a gate, ``{"gate", "shown"}``); the gate's
+    verdict first when there is one."""
+    verdict = [gate.line] if gate is not None else []
+    if fmt == "json":
+        data = [view.to_dict() for view in views]
+        return json.dumps({"gate": gate.to_dict(), "shown": data} if gate is not None else data, indent=2) + "\n"
+    if fmt == "latex":
+        return to_latex(verdict, [hits_table(views)])
+    if fmt == "csv":
+        table = hits_table(views)
+        return to_csv(*with_gate(gate, table.columns, table.rows))
+    text = to_text(views, which)
+    if fmt == "markdown":
+        return verdict_markdown(gate) + fenced(text)
+    return "".join(f"{line}\n" for line in verdict) + text

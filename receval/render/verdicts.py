@@ -5,7 +5,7 @@ these cells, so report (baseline, chain, all pairs), compare and select show the
 
 from __future__ import annotations
 
-from receval.core.numeric import fmt_signed
+from receval.core.numeric import fmt_ci
 from receval.stats.paired import LARGE, EXACT_FLIPS, PairedTest, fewest_changed
 
 
@@ -13,9 +13,8 @@ def interval(test: PairedTest, bounds: tuple[float, ...] = (0.0,), digits: int =
     """``[lo, hi]`` signed; an end that sits on one of ``bounds`` (0, or a margin) while
     the test rejects that value is shown open, ``(0.000, +0.250]``: the verdict's bound is
     excluded, as the p-value says. Elsewhere openness is below what 3 digits show."""
-    opening = "(" if test.lo_open and any(abs(test.lo - b) <= test.tie for b in bounds) else "["
-    closing = ")" if test.hi_open and any(abs(test.hi - b) <= test.tie for b in bounds) else "]"
-    return f"{opening}{fmt_signed(test.lo, digits)}, {fmt_signed(test.hi, digits)}{closing}"
+    lo_open, hi_open = test.shown_open(bounds)
+    return fmt_ci(test.lo, test.hi, digits, signed=True, lo_open=lo_open, hi_open=hi_open)
 
 
 def p_value(value: float | None) -> str:

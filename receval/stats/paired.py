@@ -125,6 +125,14 @@ class PairedTest:
         """The interval as :mod:`receval.stats.verdict`'s functions take it."""
         return {"lo": self.lo, "hi": self.hi, "lo_open": self.lo_open, "hi_open": self.hi_open, "tie": self.tie}
 
+    def shown_open(self, bounds: tuple[float, ...] = (0.0,)) -> tuple[bool, bool]:
+        """Which ends to show open: those open and on one of the verdict's ``bounds`` (0, a
+        margin); elsewhere openness is below what three digits show."""
+        def on(end: float) -> bool:
+            return any(abs(end - b) <= self.tie for b in bounds)
+
+        return self.lo_open and on(self.lo), self.hi_open and on(self.hi)
+
     @property
     def decidable(self) -> bool:
         """Whether this many changed questions could show a difference at ``level`` at all."""
