@@ -11,6 +11,7 @@ commands print, as plain data, without a subprocess. Re-exported by
     assert not analysis.floor(runs, {"hit@3": 0.70})             # [] when every run is above
     assert analysis.gate("runs/new", "runs/old", margin=0.02).passed
     sure = analysis.how_sure(runs, "ap", all_pairs=True, test="t", correction="holm", ranks=True)
+    assert not analysis.undecided(runs, "rr")                    # [] when the questions can decide
     over = analysis.suite_report(analysis.load("runs/suite"), "rr", baseline="retriever=bm25")  # --suite
 
 Arguments are typed: measures by name (``"hit@3"``, ``"MRR"``), ``where`` a mapping of
@@ -31,6 +32,8 @@ from pathlib import Path
 
 from receval.analysis import filters
 from receval.analysis.comparison import Comparison, compare
+from receval.analysis.decidable import Undecided
+from receval.analysis.decidable import undecided as notes_undecided
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate
 from receval.analysis.chain import chain_pairs
@@ -38,7 +41,7 @@ from receval.analysis.pairs import every_pair, paired
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import PairTest, Sureness, sureness
 from receval.analysis.suite import Suite, suite
-from receval.analysis.summary import check_floors, failures, measure_names, summaries
+from receval.analysis.summary import check_floors, failures, measure_names, question_counts, summaries
 from receval.results.discovery import load
 from receval.results.labels import naming_of
 from receval.core.errors import RecevalError
@@ -47,8 +50,8 @@ from receval.stats.corrections import CORRECTIONS
 from receval.stats.significance import TESTS
 
 __all__ = [
-    "Comparison", "PairTest", "Suite", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "suite_report",
-    "summary",
+    "Comparison", "PairTest", "Suite", "Sureness", "Undecided", "compare", "floor", "gate", "how_sure", "load", "pairs",
+    "suite_report", "summary", "undecided",
 ]
 
 
@@ -160,6 +163,20 @@ def how_sure(
         raise RecevalError("no pair to test: give baseline=, chain=True or all_pairs=True")
     return sureness(kept, shown, metric, boot, test if shown else None, correction, detect, ranks, calibrate,
                     intersect)
+
+
+def undecided(
+    runs: Sequence[Run], metric: str = "rr", metrics: list[str] | None = None, where: Mapping[str, str] | None = None,
+) -> list[Undecided]:
+    """The notes ``report`` shows when its questions cannot decide between the runs
+    (:mod:`receval.analysis.decidable`): ``metric`` when no paired difference reaches its
+    minimum detectable difference, each of ``metrics`` (default the report's columns)
+    when no question separates any two runs at its ceiling or floor; each with its cause,
+    numbers (``.to_dict()``) and the fix suggested. An empty list: the questions decide."""
+    kept = _kept(runs, where, [*(metrics or []), metric])
+    names, metric = measure_names(kept, metrics, metric)
+    level = bootstrap_settings(kept).level
+    return notes_undecided(kept, names, metric, 1.0 - level, kinds=question_counts(kept, metric)["kinds"])
 
 
 def suite_report(

@@ -69,6 +69,7 @@ from receval.analysis import filters
 from receval.analysis import show as shown_questions
 from receval.analysis.breakdown import by_table, check_by, ranks_per_question, with_overlap
 from receval.analysis.chain import chain_pairs
+from receval.analysis.decidable import undecided
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
 from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
@@ -173,6 +174,7 @@ def compute(args) -> Report | Gate:
         cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
     )
+    report.undecided = undecided(runs, names, metric, 1.0 - boot.level, kinds=report.questions["kinds"])
     if human is not None:
         report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)
         report.relabelled += [f"--human: {line}" for line in human.cautions()]
