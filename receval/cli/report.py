@@ -53,6 +53,11 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--format table|markdown|csv|json|latex|html``, ``--out FILE``, ``--plot FILE.png|.svg``.
   ``csv`` is one row per run (with ``--per-question``: one row per question).
 
+When the questions cannot decide between the runs (no paired difference on ``--metric``
+reaches its minimum detectable difference, or a measure shown sits at its ceiling or
+floor in every run), a header line says so and suggests the fix; ``undecided`` in the
+JSON (:mod:`receval.analysis.decidable`).
+
 Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples``,
 ``--seed``, ``--level`` or ``--method`` are given; they repeat exactly. Exit status:
 0, 1 for ``--fail-under``, 2 for a user error (one line).
