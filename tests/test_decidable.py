@@ -172,6 +172,10 @@ def test_a_shift_without_spread_decides_and_identical_runs_do_not():
     same = np.column_stack([np.linspace(0, 1, 10)] * 3)
     found = decidability(same)
     assert not found.decides and found.separating == 0 and found.cause == "size"
+    x = np.random.default_rng(3).random(40)
+    shuffled = decidability(np.column_stack([x, x[::-1], np.roll(x, 7)]))  # equal means, summed in other orders
+    assert shuffled.separating == 40 and shuffled.largest == 0.0 and shuffled.questions_needed is None
+    assert not shuffled.decides and shuffled.detectable is None
 
 
 def test_stricter_and_deeper_measures_follow_the_cutoff():

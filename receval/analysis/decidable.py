@@ -29,7 +29,7 @@ from receval.analysis.significance import score_matrix
 from receval.core.errors import RunError
 from receval.core.vocabulary import in_unit_interval, measure_label, parse_measure
 from receval.results.stored import Run
-from receval.stats.decidable import Decidability, decidability
+from receval.stats.decidable import Decidability, decidability, separating
 from receval.stats.detectable import POWER
 
 #: Families whose cutoff can be made stricter (ceiling) or deeper (floor).
@@ -180,6 +180,8 @@ def undecided(
         try:
             scores = score_matrix(runs, name, intersect=True)
         except RunError:  # fewer than 2 shared questions, or ids that repeat: nothing to decide on
+            continue
+        if name != metric and separating(scores):  # another column: only when no question separates runs
             continue
         found = decidability(scores, alpha, power, (0.0, 1.0) if in_unit_interval(name) else None)
         if found.decides or (name != metric and (found.separating or found.cause == "size")):

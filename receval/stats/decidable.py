@@ -58,7 +58,7 @@ class Decidability:
     largest: float  # mean(high - low) >= 0: the largest paired difference
     detectable: Detectable | None  # the MDE of high - low; None when it is 0 (no spread)
     decided_by: tuple[int, int] | None  # (a, b): a pair whose mean(b - a) reaches its MDE
-    questions_needed: int | None  # to detect ``largest`` between high and low at this spread
+    questions_needed: int | None  # to detect ``largest`` between high and low at this spread (undecided only)
 
     @property
     def decides(self) -> bool:
@@ -74,6 +74,12 @@ class Decidability:
         if 2 * self.at_bottom >= self.n_questions and self.at_bottom:
             return "floor"
         return "size"
+
+
+def separating(scores: np.ndarray) -> int:
+    """Questions on which some two runs (columns) score differently."""
+    s = np.asarray(scores)
+    return int((s != s[:, :1]).any(axis=1).sum())
 
 
 def _most_separated(scores: np.ndarray, effect: float) -> tuple[int, int, float]:
@@ -110,23 +116,24 @@ def decidability(
     if bounds is not None:
         top = int((np.abs(s - bounds[1]) <= SAME).all(axis=1).sum())
         bottom = int((np.abs(s - bounds[0]) <= SAME).all(axis=1).sum())
-    separating = int((s != s[:, :1]).any(axis=1).sum())
+    apart = separating(s)
     means = s.mean(axis=0)
     low, high = int(np.argmin(means)), int(np.argmax(means))
     wide = s[:, high] - s[:, low]
-    largest = float(wide.mean()) if high != low else 0.0
-    mde = minimum_detectable_difference(wide, alpha, power) if high != low else None
+    largest = float(wide.mean())
+    largest = largest if largest > SAME else 0.0  # equal means summed in another order are equal
+    mde = minimum_detectable_difference(wide, alpha, power) if largest else None
     decided_by = None
-    if separating:
+    if apart:
         a, b, _ = _most_separated(s, detectable_effect(n, alpha, power))
         d = s[:, b] - s[:, a]
         shift = abs(float(d.mean()))
         if shift > 0 and shift >= minimum_detectable_difference(d, alpha, power).difference:
             decided_by = (a, b)
-    needed = questions_for(largest, wide, alpha, power) if largest > 0 else None
+    needed = questions_for(largest, wide, alpha, power) if largest and decided_by is None else None
     return Decidability(
         n_questions=n, n_runs=r, alpha=alpha, power=power, at_top=top, at_bottom=bottom,
-        separating=separating, low=low, high=high, largest=largest,
+        separating=apart, low=low, high=high, largest=largest,
         detectable=mde if mde is not None and mde.difference > 0 else None,
         decided_by=decided_by, questions_needed=needed,
     )
