@@ -11,6 +11,7 @@ commands print, as plain data, without a subprocess. Re-exported by
     assert not analysis.floor(runs, {"hit@3": 0.70})             # [] when every run is above
     assert analysis.gate("runs/new", "runs/old", margin=0.02).passed
     shown, sure = analysis.how_sure(runs, "ap", all_pairs=True, correction="holm", ranks=True)
+    assert not analysis.undecided(runs, "rr")                    # [] when the questions can decide
     over = analysis.suite_report(analysis.load("runs/suite"), "rr", baseline="retriever=bm25")  # --suite
 
 Arguments are typed: measures by name (``"hit@3"``, ``"MRR"``), ``where`` a mapping of
@@ -31,6 +32,8 @@ from pathlib import Path
 
 from receval.analysis import filters
 from receval.analysis.comparison import Comparison, compare
+from receval.analysis.decidable import Undecided
+from receval.analysis.decidable import undecided as notes_undecided
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate
 from receval.analysis.chain import chain_pairs
@@ -38,7 +41,7 @@ from receval.analysis.pairs import every_pair, paired
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import PairTest, Sureness, correct_family, sureness
 from receval.analysis.suite import Suite, suite
-from receval.analysis.summary import check_floors, failures, measure_names, summaries
+from receval.analysis.summary import check_floors, failures, measure_names, question_counts, summaries
 from receval.results.discovery import load
 from receval.results.labels import naming_of
 from receval.core.errors import RecevalError
@@ -46,8 +49,8 @@ from receval.results.stored import Run
 from receval.stats.corrections import CORRECTIONS
 
 __all__ = [
-    "Comparison", "PairTest", "Suite", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "suite_report",
-    "summary",
+    "Comparison", "PairTest", "Suite", "Sureness", "Undecided", "compare", "floor", "gate", "how_sure", "load", "pairs",
+    "suite_report", "summary", "undecided",
 ]
 
 
@@ -161,6 +164,21 @@ def how_sure(
     sure = sureness(kept, shown, metric, boot, bool(shown), correction, detect, ranks, calibrate, intersect)
     sizes = {(t.a, t.b): t.as_dict() for t in sure.pairs}
     return [{**pair.against_baseline(), **sizes.get((pair.a, pair.b), {})} for pair in shown], sure
+
+
+def undecided(
+    runs: Sequence[Run], metric: str = "rr", metrics: list[str] | None = None, where: Mapping[str, str] | None = None,
+) -> list[Undecided]:
+    """The notes ``report`` shows when its questions cannot decide between the runs
+    (:mod:`receval.analysis.decidable`): ``metric`` when no paired difference reaches its
+    minimum detectable difference, each of ``metrics`` (default the report's columns)
+    when no question separates any two runs at its ceiling or floor; each with its cause,
+    numbers (``.to_dict()``) and the fix suggested. An empty list: the questions decide."""
+    kept = _kept(runs, where, [*(metrics or []), metric])
+    names, metric = measure_names(kept, metrics, metric)
+    boot = bootstrap_settings(kept)
+    return notes_undecided(kept, names, metric, 1.0 - boot.level, kinds=question_counts(kept, metric)["kinds"],
+                           n_resamples=boot.n_resamples, seed=boot.seed)
 
 
 def suite_report(

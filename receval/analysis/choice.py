@@ -35,7 +35,9 @@ import numpy as np
 
 from receval.analysis import filters
 from receval.analysis.costs import costs_of, latencies, n_stages
+from receval.analysis.decidable import undecided
 from receval.analysis.pairs import align
+from receval.analysis.summary import question_counts
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
@@ -94,6 +96,7 @@ class Selection:
     n_questions: int  # paired questions the comparisons are over
     notes: list[str] = field(default_factory=list)
     held_out: dict | None = None  # --report-on: the chosen config on the held-out split
+    undecided: list = field(default_factory=list)  # receval.analysis.decidable.Undecided: the split cannot decide
 
     @property
     def tested(self) -> list[Candidate]:
@@ -143,6 +146,7 @@ class Selection:
                 for c in self.candidates
             ],
             "held_out": self.held_out,
+            "undecided": [u.to_dict() for u in self.undecided],
         }
 
 
@@ -313,10 +317,13 @@ def choose(
     chosen = order.cheapest(contenders, mean_values, stages)
     if order.noise_rule() and len(runs) > 1:
         notes.append(order.noise_rule())
+    unsure = undecided(runs, [metric], metric, 1.0 - boot.level, kinds=question_counts(runs, metric)["kinds"],
+                       n_resamples=boot.n_resamples, seed=boot.seed)
+    notes += [u.text for u in unsure]
     result = Selection(
         metric=metric, split=split, prefer=prefer, cost_by=cost_by, margin=margin, boot=boot,
         candidates=candidates, leader=leader, chosen=chosen, why="", n_questions=diffs.shape[0],
-        notes=notes,
+        notes=notes, undecided=unsure,
     )
     result.why = _why(result, order, named(names, "margin"))
     return result

@@ -48,6 +48,7 @@ class Report:
     relabelled: list[str] = field(default_factory=list)  # --labels: what was added, contradictions
     label_agreement: Any = None  # --agreement: receval.analysis.holes.LabelAgreement
     ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
+    undecided: list = field(default_factory=list)  # receval.analysis.decidable.Undecided per measure the set cannot decide on
 
     def shown_pairs(self) -> list[Pair]:
         """Every pair the report shows (baseline, chain, all pairs): the family a
@@ -86,6 +87,8 @@ class Report:
             out["gate"] = self.gate.to_dict()
         if self.cautions:
             out["warnings"] = list(self.cautions)
+        if self.undecided:
+            out["undecided"] = [u.to_dict() for u in self.undecided]
         if self.relabelled:
             out["labels"] = list(self.relabelled)
         if self.ppi:

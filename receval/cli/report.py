@@ -59,6 +59,11 @@ unanswerable questions (null measures) are left out and counted in the header.
   ``csv`` is one row per run (with ``--per-question``: one row per question; with
   ``--show``: one row per result shown, and ``--show`` in Markdown is its text fenced).
 
+When the questions cannot decide between the runs (no paired difference on ``--metric``
+reaches its minimum detectable difference, or a measure shown sits at its ceiling or
+floor in every run), a header line says so and suggests the fix; ``undecided`` in the
+JSON (:mod:`receval.analysis.decidable`).
+
 Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples``,
 ``--seed``, ``--level`` or ``--method`` are given; they repeat exactly. Exit status:
 0, 1 for ``--fail-under`` or a failed ``--gate``, 3 for an undecided ``--gate``, 2 for a
@@ -75,6 +80,7 @@ from receval.analysis import filters
 from receval.analysis import show as shown_questions
 from receval.analysis.breakdown import by_table, check_by, ranks_per_question, with_overlap
 from receval.analysis.chain import chain_pairs
+from receval.analysis.decidable import undecided
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
 from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
@@ -184,6 +190,8 @@ def compute(args) -> Report:
         cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
     )
+    report.undecided = undecided(runs, names, metric, 1.0 - boot.level, kinds=report.questions["kinds"],
+                                  n_resamples=boot.n_resamples, seed=boot.seed)
     if human is not None:
         report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)
         report.relabelled += [f"--human: {line}" for line in human.cautions()]

@@ -16,7 +16,8 @@ that sends requests or names code needs ``--allow-remote`` / ``--allow-code``; n
 interpolation is evaluated or written). Without ``--margin`` the leader is chosen and each
 cheaper run's smallest qualifying margin printed. ``--report-on test`` then scores
 that one config on the held-out questions and says how far the selection split
-overstated it. ``--suite``: runs of the same configurations on several collections; the
+overstated it. A note says when the split's questions cannot decide between the runs on
+``--metric`` (:mod:`receval.analysis.decidable`). ``--suite``: runs of the same configurations on several collections; the
 choice is made on the difference pooled over the collections (random effects; Holm over
 the cheaper configurations; :mod:`receval.analysis.suite_choice`). The computation is :mod:`receval.analysis.choice`; the table
 :mod:`receval.render.select`; the plot :mod:`receval.render.choice_plot`; best.yaml

@@ -51,6 +51,7 @@ def header_lines(report: Report, verdict: bool = True) -> list[str]:
     for i, run in enumerate(report.runs):
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
+    lines += [u.text for u in report.undecided]  # receval.analysis.decidable: a set that cannot decide
     lines += [f"labels: {line}" for line in report.relabelled]
     if report.label_agreement is not None:
         lines += report.label_agreement.lines([run.label for run in report.runs])
