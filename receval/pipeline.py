@@ -278,6 +278,9 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         "truncated": stages.truncated(retriever),  # chunks a dense model cut at its token limit
         # what explains the latencies: CPU, cores, threads, load
         "machine": machine.facts(at_start, stages.encoder_threads(retriever)),
+        # the folder its relative paths (dataset.path, cache_dir, ...) were read from: select's best.yaml
+        # makes them absolute against it (receval.results.configs.anchor_paths)
+        "workdir": os.getcwd(),
     }
     names = [m.name for m in measures]
     give_back_memory()

@@ -10,8 +10,9 @@ The leader is the best mean on ``--split``; a run cheaper than it by ``--prefer`
 is a contender only when shown not worse: the lower end of its Holm-corrected
 interval of ``run - leader`` lies above ``-margin``. The cheapest contender is
 chosen (ties in cost: the higher mean, then fewer stages, then the smaller index)
-and its complete config written to ``--out`` (re-run it with ``receval
--cp "$(pwd)" -cn best``), after the trust check ``reproduce`` makes (a config
+and its complete config written to ``--out`` (re-run it with the command it prints,
+``receval -cp /abs/folder -cn best``, from any folder: its relative paths are made
+absolute), after the trust check ``reproduce`` makes (a config
 that sends requests or names code needs ``--allow-remote`` / ``--allow-code``; no
 interpolation is evaluated or written). Without ``--margin`` the leader is chosen and each
 cheaper run's smallest qualifying margin printed. ``--report-on test`` then scores
@@ -111,7 +112,7 @@ def select_suite(args) -> int:
         write_output(rendered_suite.render_selection(selection, args.format), None)
     if written:
         print(f"receval: wrote {written} (the dataset of {selection.suite.collections[0].name}: set dataset=... "
-              "for another)", file=sys.stderr)
+              f"for another); re-run it with: {best_yaml.rerun_command(written)}", file=sys.stderr)
     return 0
 
 
@@ -195,10 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             write_output(rendered.render(selection, args.format), None)
         if written:
-            print(
-                f"receval: wrote {written}; re-run it from its folder with: "
-                f'receval -cp "$(pwd)" -cn {written.stem}', file=sys.stderr,
-            )
+            print(f"receval: wrote {written}; re-run it with: {best_yaml.rerun_command(written)}", file=sys.stderr)
         if args.plot:
             print(f"receval: wrote {args.plot}", file=sys.stderr)
     return 0

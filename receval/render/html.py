@@ -15,7 +15,7 @@ from receval.analysis.show import MAX_ALL
 from receval.core.vocabulary import measure_label
 from receval.render import report as rendered
 from receval.render import sureness
-from receval.render.show import holds, missed_text
+from receval.render.show import calls_lines, holds, missed_text, spent_text
 from receval.render.tables import shown
 
 CSS = """
@@ -122,6 +122,11 @@ def questions_html(views, total: int) -> str:
             out.append("</ol>")
             for unit_id, rank in run.missed:
                 out.append(f"<p class='note'>{escape(missed_text(run, unit_id, rank))}</p>")
+            if run.spent:
+                out.append(f"<p class='note'>spent: {escape(spent_text(run.spent))}</p>")
+            calls = calls_lines(run)
+            if calls:
+                out.append("<pre class='note'>" + escape("\n".join(calls)) + "</pre>")
         out.append("</details>")
     return "\n".join(out)
 
