@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from receval.analysis.breakdown import ByTable, QuestionRow
+from receval.analysis.latency import LatencyOrder
 from receval.analysis.pairs import Pair
 from receval.analysis.significance import Sureness
 from receval.analysis.summary import RunSummary, failures
@@ -46,6 +47,7 @@ class Report:
     relabelled: list[str] = field(default_factory=list)  # --labels: what was added, contradictions
     label_agreement: Any = None  # --agreement: receval.analysis.holes.LabelAgreement
     ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
+    latency: LatencyOrder | None = None  # which timed run is faster than which (receval.analysis.latency)
 
     def shown_pairs(self) -> list[Pair]:
         """Every pair the report shows (baseline, chain, all pairs): the family a
@@ -71,6 +73,8 @@ class Report:
             "bootstrap": self.boot.kwargs(),
             "baseline": self.runs[self.baseline].run_dir if self.baseline is not None else None,
         }
+        if self.latency is not None:
+            out["latency"] = self.latency.to_dict()
         if self.cautions:
             out["warnings"] = list(self.cautions)
         if self.relabelled:

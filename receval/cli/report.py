@@ -72,6 +72,7 @@ from receval.analysis.chain import chain_pairs
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
 from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
+from receval.analysis.latency import latency_order
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
@@ -172,6 +173,7 @@ def compute(args) -> Report | Gate:
         boot=boot, where=where, baseline=base, floors=floors,
         cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
+        latency=latency_order(runs, naming.labels, metric, boot),
     )
     if human is not None:
         report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)

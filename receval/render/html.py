@@ -132,6 +132,9 @@ def render(report) -> str:
     body = ["<h1>receval report</h1>"]
     body += [f'<p class="head">{escape(line)}</p>' for line in rendered.header_lines(report)]
     body.append(table_html(rendered.main_table(report)))
+    for table in (rendered.latency_table(report), rendered.stage_table(report), rendered.cost_table(report)):
+        if table is not None:
+            body.append(table_html(table))
     body.append(intervals_svg(
         [run.label for run in report.runs], [run.metrics[metric] for run in report.runs],
         f"{label} per run ({level})",

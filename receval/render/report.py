@@ -1,6 +1,6 @@
 """The report rendered: a computed :class:`receval.analysis.report.Report` turned into
-header lines and :class:`receval.render.tables.Table` objects (main, latency per stage
-with costs, paired differences, stage by stage, by column, per question), its CSV rows
+header lines and :class:`receval.render.tables.Table` objects (main, latency with its
+intervals and verdicts, latency per stage, cost, paired differences, stage by stage, by column, per question), its CSV rows
 (:func:`to_csv`), every format (:func:`render`) and its plot (:func:`plot`). Nothing
 here computes a statistic."""
 
@@ -16,6 +16,7 @@ from receval.render import sureness, tables
 from receval.render.plots import plot_report
 from receval.results.labels import shown
 from receval.stats.pairing import cutoff
+from receval.stats.quantiles import METHOD, fewest_values
 
 MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
 
@@ -42,6 +43,7 @@ def header_lines(report: Report) -> list[str]:
     for i, run in enumerate(report.runs):
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
+    lines += [f"latency: {conflict}" for conflict in (report.latency.conflicts if report.latency else [])]
     lines += [f"labels: {line}" for line in report.relabelled]
     if report.label_agreement is not None:
         lines += report.label_agreement.lines([run.label for run in report.runs])
@@ -68,7 +70,6 @@ def main_table(report: Report) -> tables.Table:
         columns.append(measure_label(name))
         if name == report.metric:
             columns.append(f"{measure_label(name)} {level}")
-    columns += ["p50 ms", "p95 ms"]
     rows = []
     for i, run in enumerate(report.runs):
         row = [str(i), *_params_cells(report, run)] + ([run.run_dir] if show_dir else [])
@@ -80,7 +81,6 @@ def main_table(report: Report) -> tables.Table:
             row.append(tables.fmt(iv.mean))
             if name == report.metric:
                 row.append(tables.fmt_ci(iv.lo, iv.hi))
-        row += [tables.fmt_ms(run.latency_p50), tables.fmt_ms(run.latency_p95)]
         rows.append(row)
     bold = set()
     if len(report.runs) > 1:
@@ -171,35 +171,113 @@ def question_table(report: Report) -> tables.Table | None:
     )
 
 
+def latency_table(report: Report) -> tables.Table | None:
+    """Each run's latency p50 and p95 with their intervals, how many timings each
+    question's latency is the median of (when any run repeats), the runs it is shown
+    faster than and, with ``--baseline``, its verdict against the baseline: all by one
+    rule (:mod:`receval.analysis.latency`)."""
+    if not any(run.latency for run in report.runs):
+        return None
+    level = f"{report.boot.level:.0%} CI"
+    order = report.latency
+    base = report.baseline if order is not None else None
+    repeats = any(run.repeats > 1 for run in report.runs)
+    columns = ["#", *report.params, "p50 ms", f"p50 {level}", "p95 ms", f"p95 {level}"]
+    columns += (["timed"] if repeats else []) + (["faster than"] if order else [])
+    columns += [f"vs #{base}"] if base is not None else []
+    rows, missing = [], False
+    for i, run in enumerate(report.runs):
+        row = [str(i), *_params_cells(report, run)]
+        for name in ("p50", "p95"):
+            found = run.latency.get(name)
+            row += [tables.fmt_ms(found.value), tables.fmt_ms_ci((found.lo, found.hi))] if found else ["-", "-"]
+            missing |= found is not None and (found.lo is None or found.hi is None)
+        row += [f"x{run.repeats}"] if repeats else []
+        if order:
+            row.append(" ".join(f"#{j}" for j in order.faster_than(i)) or "-")
+        if base is not None:
+            row.append("baseline" if i == base else order.verdict(i, base) or "-")
+        rows.append(row)
+    notes = [f"over the questions scored; {level}: {METHOD}"]
+    if missing:
+        notes.append(f"-: too few questions for that end at this level (a p95's needs {fewest_values(0.95, report.boot.level)})")
+    if repeats:
+        notes.append("timed xN: each question's latency is the median of N interleaved timings (timing.repeats)")
+    if order:
+        notes.append(f"faster by select's latency rule: {order.rule}")
+    align = ["r"] + ["l"] * len(report.params) + ["r"] * (len(columns) - 1 - len(report.params))
+    return tables.Table(columns=columns, rows=rows, align=align, title="Latency per question (ms)",
+                        note="; ".join(notes))
+
+
 def stage_table(report: Report) -> tables.Table | None:
-    """Latency per stage, shown when a run has stages beyond one retriever and the
-    top-k selection, or calls a paid API."""
+    """Latency per stage, one row per run and stage (p50 and p95, each with its
+    interval), and its API calls per 1,000 questions when any stage calls one: shown
+    when a run has stages beyond one retriever and the top-k selection, or calls an API."""
     multi = any(len([s for s in run.stages if s != "select"]) > 1 for run in report.runs)
     paid = any(f["api_calls_per_1000"] for run in report.runs for f in run.stages.values())
     if not (multi or paid):
         return None
-    stages = list(dict.fromkeys(s for run in report.runs for s in run.stages))
-    columns = ["#", *report.params]
-    for stage in stages:
-        columns += [f"{stage} p50", f"{stage} p95"]
-    if paid:
-        columns.append("API calls / 1k questions")
+    level = f"{report.boot.level:.0%} CI"
+    columns = ["#", *report.params, "stage", "p50 ms", f"p50 {level}", "p95 ms", f"p95 {level}"]
+    columns += ["API calls / 1k questions"] if paid else []
     rows = []
     for i, run in enumerate(report.runs):
+        for stage, fact in run.stages.items():
+            row = [str(i), *_params_cells(report, run), stage]
+            for name in ("p50", "p95"):
+                row += [tables.fmt_ms(fact.get(name)), tables.fmt_ms_ci(fact.get(f"{name}_ci"))]
+            row += [f"{fact['api_calls_per_1000']:.0f}"] if paid else []
+            rows.append(row)
+    n_left = len(report.params) + 1
+    align = ["r"] + ["l"] * n_left + ["r"] * (len(columns) - 1 - n_left)
+    return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)",
+                        note=f"over the questions scored; {level}: order statistics, as for the whole question")
+
+
+def cost_table(report: Report) -> tables.Table | None:
+    """Per run: pairs a re-ranker scored per question, US dollars per 1,000 questions with
+    its bootstrap interval over questions, and the one-off index cost, where any run has
+    them (:func:`receval.analysis.costs.cost_facts`)."""
+    facts = [run.costs or {} for run in report.runs]
+    priced = any(f.get("priced") for f in facts)  # $ columns only when some run was priced
+    shown = [
+        (name, key) for name, key in (("pairs / q", "pairs_per_question"), ("$ / 1k q", "usd_per_1000"),
+                                      ("index $", "index_usd"))
+        if any(f.get(key) is not None for f in facts) and (key != "usd_per_1000" or priced)
+    ]
+    if not shown:
+        return None
+    level = f"{report.boot.level:.0%} CI"
+    columns = ["#", *report.params]
+    for name, key in shown:
+        columns += [name] + ([f"$ {level}"] if key == "usd_per_1000" else [])
+    rows = []
+    for i, (run, fact) in enumerate(zip(report.runs, facts)):
         row = [str(i), *_params_cells(report, run)]
-        for stage in stages:
-            fact = run.stages.get(stage)
-            row += [tables.fmt_ms(fact["p50"]), tables.fmt_ms(fact["p95"])] if fact else ["-", "-"]
-        if paid:
-            row.append(f"{sum(f['api_calls_per_1000'] for f in run.stages.values()):.0f}")
+        for _, key in shown:
+            value = fact.get(key)
+            if key == "pairs_per_question":
+                row.append("-" if value is None else f"{value:.1f}")
+                continue
+            row.append("-" if value is None else _usd(value) + ("*" if key == "usd_per_1000" and fact.get("tokens_estimated") else ""))
+            if key == "usd_per_1000":
+                ci = fact.get("usd_per_1000_ci")
+                row.append(f"[{_usd(ci[0])}, {_usd(ci[1])}]" if ci else "-")
         rows.append(row)
+    notes = ["over the questions scored"]
+    if any(key != "pairs_per_question" for _, key in shown):
+        notes.append(f"$ from the prices in each run's cost.<stage> config; {level}: bootstrap over questions; "
+                     "index $: embedding the corpus once")
+    if any(f.get("tokens_estimated") for f in facts):
+        notes.append("*: some tokens estimated (the API reported no usage)")
     align = ["r"] + ["l"] * len(report.params) + ["r"] * (len(columns) - 1 - len(report.params))
-    return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
+    return tables.Table(columns=columns, rows=rows, align=align, title="Cost per question", note="; ".join(notes))
 
 
 def tables_of(report: Report) -> list[tables.Table]:
     """Every table the report shows, in order (those with nothing to show left out)."""
-    found = [main_table(report), with_costs(stage_table(report), report.runs), pairs_table(report),
+    found = [main_table(report), latency_table(report), stage_table(report), cost_table(report), pairs_table(report),
              chain_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
              sureness.calibration_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
              question_table(report)]
@@ -224,7 +302,12 @@ def to_csv(report: Report) -> str:
     columns = ["run", "label", "run_dir", *report.params, "n_chunks", "n_questions", "n_unanswerable"]
     for name in report.metrics:
         columns += [name, f"{name}_lo", f"{name}_hi"]
-    columns += ["latency_p50_ms", "latency_p95_ms"]
+    columns += [f"latency_{q}_ms{end}" for q in ("p50", "p95") for end in ("", "_lo", "_hi")]
+    priced = any(run.costs.get("usd_per_1000") is not None for run in report.runs)
+    columns += ["usd_per_1000", "usd_per_1000_lo", "usd_per_1000_hi"] if priced else []
+    order = report.latency
+    columns += ["latency_faster_than"] if order else []
+    columns += ["latency_vs_baseline"] if order and report.baseline is not None else []
     pairs = {p.b: p for p in report.pairs}
     if report.baseline is not None:
         m = report.metric
@@ -246,7 +329,15 @@ def to_csv(report: Report) -> str:
         for name in report.metrics:
             iv = run.metrics[name]
             row += [iv.mean, iv.lo, iv.hi]
-        row += [run.latency_p50, run.latency_p95]
+        for q in ("p50", "p95"):
+            found = run.latency.get(q)
+            row += [found.value, found.lo, found.hi] if found else [None] * 3
+        if priced:
+            row += [run.costs.get("usd_per_1000"), *(run.costs.get("usd_per_1000_ci") or [None, None])]
+        if order:
+            row.append(" ".join(str(j) for j in order.faster_than(i)))
+        if order and report.baseline is not None:
+            row.append("baseline" if i == report.baseline else order.verdict(i, report.baseline))
         if report.baseline is not None:
             p = pairs.get(run.run_dir)
             if p is None:
@@ -317,41 +408,6 @@ def fixed_note(metric: str, earlier: str = "the run before", later: str = "the s
     if metric.strip().lower() in ("rr", "mrr"):
         return f"a relevant section first in {later}, not in {earlier}"
     return f"{metric} 0 in {earlier}, above 0 in {later}"
-
-
-def with_costs(table: tables.Table | None, runs: list) -> tables.Table | None:
-    """The latency-per-stage table with pairs / question, $ / 1k questions and index $
-    columns added, where any run has them (``runs``: the report's run summaries)."""
-    if table is None:
-        return None
-    facts = [getattr(run, "costs", None) or {} for run in runs]
-    added = [
-        ("pairs / q", "pairs_per_question", lambda v: f"{v:.1f}"),
-        ("$ / 1k q", "usd_per_1000", _usd),
-        ("index $", "index_usd", _usd),
-    ]
-    priced = any(f.get("priced") for f in facts)  # $ columns only when some run was priced
-    added = [
-        column for column in added
-        if any(f.get(column[1]) is not None for f in facts) and (column[1] != "usd_per_1000" or priced)
-    ]
-    if not added:
-        return table
-    estimated = any(f.get("tokens_estimated") for f in facts)
-    for row, fact in zip(table.rows, facts):
-        for _, key, show in added:
-            value = fact.get(key)
-            row.append("-" if value is None else show(value) + ("*" if key == "usd_per_1000" and fact.get("tokens_estimated") else ""))
-    table.columns += [name for name, _, _ in added]
-    if table.align:
-        table.align += ["r"] * len(added)
-    notes = [table.note] if table.note else []
-    if any(key != "pairs_per_question" for _, key, _ in added):
-        notes.append("$ from the prices in each run's cost.<stage> config; index $: embedding the corpus once")
-    if estimated:
-        notes.append("*: some tokens estimated (the API reported no usage)")
-    table.note = "; ".join(notes)
-    return table
 
 
 def _usd(value: float) -> str:
