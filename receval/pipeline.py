@@ -83,15 +83,21 @@ def stage_facts(
 
 
 def replay_facts(stage_info: dict[str, dict], replays: dict) -> int:
-    """Per stage with answers replayed from the cache (:class:`receval.clients.calls.Replay`),
-    add ``replayed_answers``, ``replayed_live_ms`` (the live time its latency column
-    reports) and ``replay_wall_ms`` (the replay's own wall time, kept apart) to its facts;
-    the run's replayed answers in all."""
+    """Per stage with answers not asked now (:class:`receval.clients.calls.Replay`), add to
+    its facts: for answers replayed from an earlier run's cache ``replayed_answers``,
+    ``replayed_live_ms`` (the live time its latency column reports) and ``replay_wall_ms``
+    (the replay's own wall time, kept apart); for this run's own answers read again (the
+    warm-up's, an earlier question's) ``reused_answers`` and ``reused_live_ms``. Returns
+    the run's replayed answers in all: what makes a run "replayed" (never its own answers)."""
     for stage, replay in replays.items():
-        stage_info.setdefault(stage, {}).update({
-            "replayed_answers": int(replay.answers), "replayed_live_ms": 1000.0 * replay.live_s,
-            "replay_wall_ms": 1000.0 * replay.own_s,
-        })
+        facts = stage_info.setdefault(stage, {})
+        if replay.answers:
+            facts.update({
+                "replayed_answers": int(replay.answers), "replayed_live_ms": 1000.0 * replay.live_s,
+                "replay_wall_ms": 1000.0 * replay.own_s,
+            })
+        if replay.reused:
+            facts.update({"reused_answers": int(replay.reused), "reused_live_ms": 1000.0 * replay.reused_live_s})
     return int(sum(replay.answers for replay in replays.values()))
 
 

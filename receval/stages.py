@@ -67,8 +67,8 @@ class Reranked(Stage):
         scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
         seconds = {**block.seconds, "rerank": time.perf_counter() - began}
         estimated = block.tokens_estimated | ({"rerank"} if rescored.tokens_estimated else set())
-        replayed = merged(block.replayed, {"rerank": rescored.replay} if rescored.replay.answers else {})
-        if rescored.replay.answers:
+        replayed = merged(block.replayed, {"rerank": rescored.replay} if rescored.replay else {})
+        if rescored.replay:  # answers not asked now (replayed or this run's own): their live time
             seconds["rerank"] += rescored.replay.shift
         return StageOutput(idx, scores, seconds, counts, tokens_estimated=estimated, replayed=replayed,
                            calls=block.calls)  # a trajectory's calls are the first stage's
