@@ -101,6 +101,7 @@ class Asker:
         self.again: set[str] = set()  # keys to ask again, not read (warm-up's, after forget())
         self.asked = self.from_cache = self.reused = 0
         self.replay = Replay()  # the run's replayed and reused answers (since the last forget())
+        self.counting = True  # False in timing repeats: what they read is not counted again
         self.tokens_estimated = False
         self._lock = threading.Lock()
 
@@ -126,7 +127,7 @@ class Asker:
         )
         replay = batch_replay(answers, time.perf_counter() - began, self.concurrency)
         with self._lock:
-            self.replay = self.replay + replay
+            self.replay = self.replay + replay if self.counting else self.replay
         return answers, replay
 
     def one(self, messages: list[dict]) -> Answer:
@@ -137,8 +138,8 @@ class Asker:
             remembered = self.memory.get(key)
         if remembered is not None and not again:  # asked before by this run (live) or read from an earlier run's
             with self._lock:
-                self.from_cache += remembered.replayed
-                self.reused += not remembered.replayed
+                self.from_cache += remembered.replayed * self.counting
+                self.reused += (not remembered.replayed) * self.counting
             return replace(remembered, replayed=remembered.replayed, reused=not remembered.replayed, replay_ms=0.0)
         answer = self.client.answer(messages, self.schema, self.validate, self.temperature, self.seed, fresh=again)
         with self._lock:
@@ -203,3 +204,7 @@ class Rewritten(Transformed):
 
     def forget(self) -> None:
         self.asker.forget()
+
+    def repeat(self) -> None:
+        """A timing repeat reads this run's own answers (never asks again) and counts none of them."""
+        self.asker.counting = False
