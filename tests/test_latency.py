@@ -186,3 +186,43 @@ def test_unanswerable_questions_are_left_out_of_every_mean_latency_and_cost(tmp_
     assert data["latency_ms"]["p50_ci"] == [summary.latency["p50"].lo, summary.latency["p50"].hi]
     table = rendered.cost_table(report)
     assert table.columns[-3:] == ["pairs / q", "$ / 1k q", "$ 95% CI"] and table.rows[0][-3] == "10.0"
+
+
+# ----------------------------------------------------------------- a real sweep, twice
+
+PIPELINES = [["retriever=bm25"], ["retriever=bm25", "retriever.k1=0.9"], ["retriever=fused"],
+             ["retriever=bm25", "transform=rm3"]]
+
+
+@pytest.mark.slow  # eight runs composed through Hydra and timed
+def test_two_identical_sweeps_give_the_same_latency_verdicts_and_no_container_is_faster(tmp_path):
+    """A fast stand-in for ``+experiment=stages`` (no model): bm25, bm25 at another k1
+    (the same stages), their fusion with tfidf (holds bm25, as hybrid holds keyword) and
+    RM3 over bm25 (holds it too), swept twice in-process. The reports' latency verdicts
+    agree, and no pipeline is ever shown faster than one whose stages are part of its own."""
+    from hydra import compose, initialize_config_dir
+
+    from receval.analysis.choice import stage_tree
+    from receval.config import config_dir
+    from receval.pipeline import run
+    from receval.stats.cheaper import part_of
+
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        for sweep in ("a", "b"):
+            for job, overrides in enumerate(PIPELINES):
+                run(compose("config", overrides=overrides), tmp_path / sweep / str(job))
+    found = []
+    for sweep in ("a", "b"):
+        report = report_for([str(tmp_path / sweep)])
+        labels = [run.label for run in report.runs]
+        verdicts = {(labels[p.a], labels[p.b]): p.verdict for p in report.latency.pairs}
+        found.append(verdicts)
+        trees = [stage_tree(run) for run in load_runs([tmp_path / sweep])]
+        for i, j in ((i, j) for i in range(len(trees)) for j in range(len(trees)) if i != j):
+            if part_of(trees[i], trees[j]):  # j holds i's stages: i is faster, j never is
+                assert report.latency.verdict(i, j) == "faster" and report.latency.verdict(j, i) == "slower"
+                assert j in report.latency.faster_than(i) and i not in report.latency.faster_than(j)
+    assert found[0] == found[1], found
+    bm25, other_k1, fused, rm3 = labels
+    assert found[0][(bm25, other_k1)] == "within noise"  # k1 changes no work: the same stages tie
+    assert found[0][(bm25, fused)] == found[0][(bm25, rm3)] == "faster"  # part of each
