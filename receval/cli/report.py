@@ -7,10 +7,14 @@
     receval report RUNS... --split test --fail-under hit@3=0.70 --format markdown
 
 One row per run, in sweep order: the config values that differ between the runs,
-the number of chunks, hit@1, hit@3, recall@3, MRR with its bootstrap interval,
-nDCG@5 and per-question latency p50/p95. Every figure is derived from the stored
-per-question columns (MRR = mean of ``rr`` over the answerable questions);
-unanswerable questions (null measures) are left out and counted in the header.
+the number of chunks, hit@1, hit@3, recall@3, MRR with its bootstrap interval and
+nDCG@5; then each run's latency p50 and p95 with their order-statistic intervals and
+the runs it is shown faster than, by ``select``'s one rule (stages first: a pipeline is
+never faster than one it contains; the clock only beyond 10% and the sweep's noise),
+latency per stage and cost per question with their intervals. Every figure is derived
+from the stored per-question columns (MRR = mean of ``rr`` over the answerable
+questions); unanswerable questions (null measures) are left out of every mean, latency
+and cost, and counted in the header.
 
 - ``--metrics hit@1,rr,...`` picks the columns; ``--metric`` the one with the
   interval column, the baseline differences and the plot (default ``rr``).
