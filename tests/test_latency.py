@@ -226,3 +226,10 @@ def test_two_identical_sweeps_give_the_same_latency_verdicts_and_no_container_is
     bm25, other_k1, fused, rm3 = labels
     assert found[0][(bm25, other_k1)] == "within noise"  # k1 changes no work: the same stages tie
     assert found[0][(bm25, fused)] == found[0][(bm25, rm3)] == "faster"  # part of each
+
+
+def test_by_kind_leaves_the_unanswerable_question_out_of_n_calls_too(tmp_path):
+    n_calls = [2] * (N - 1) + [100]
+    run = write_run(tmp_path / "r", BM25, np.ones(N), n_calls=n_calls)
+    by = report_for([str(run), "--by", "split", "--by-metric", "n_calls"]).by
+    assert by.counts == [N - 1] and by.cells[0][0].mean == 2.0

@@ -73,6 +73,7 @@ from receval.analysis import filters
 from receval.analysis import show as shown_questions
 from receval.analysis.breakdown import by_table, check_by, ranks_per_question, with_overlap
 from receval.analysis.chain import chain_pairs
+from receval.analysis.costs import answered
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
 from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
@@ -193,7 +194,8 @@ def compute(args) -> Report | Gate:
     if args.chain and len(runs) > 1:
         report.chain = chain_pairs(runs, metric, boot, args.intersect, option="--intersect")
     if args.by is not None:
-        report.by, *report.by_more = [by_table(runs, args.by, m, boot, FLAGS) for m in by_names]
+        scored = [answered(run, metric) for run in runs]  # the header's questions: unanswerable ones left out
+        report.by, *report.by_more = [by_table(scored, args.by, m, boot, FLAGS) for m in by_names]
     if args.per_question:
         report.per_question = ranks_per_question(runs)
     if args.all_pairs and len(runs) > 1:
