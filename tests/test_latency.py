@@ -19,6 +19,7 @@ from receval.analysis.latency import latency_order
 from receval.cli.report import report_for
 from receval.core.settings import BootstrapConfig
 from receval.render import report as rendered
+from receval.render.costs import cost_table, latency_table
 from receval.results import load_runs
 from receval.results.manifest import seal
 from receval.results.write import write_results, write_run_json
@@ -126,7 +127,7 @@ def test_a_pipeline_is_never_shown_faster_than_one_it_contains(tmp_path):
     assert "is below #2 tfidf's" in conflicts[1] and "runs every stage of #2 and more" in conflicts[1]
     text = rendered.render(report, "table")
     assert all(f"latency: {conflict}" in text.splitlines() for conflict in conflicts)
-    table = rendered.latency_table(report)
+    table = latency_table(report)
     assert table.columns[-2:] == ["faster than", "vs #0"]
     assert [row[-2:] for row in table.rows] == [["#1 #2", "baseline"], ["-", "slower"], ["#1", "slower"]]
     assert "faster by select's latency rule: p50_ms: a run whose stages are part of another's" in table.note
@@ -143,7 +144,8 @@ def test_an_identical_sweep_gives_the_same_latency_verdicts(tmp_path):
         rng = np.random.default_rng(seed)
         centres = {"0": (BM25, 0.4), "1": ({**BM25, "k1": 0.9}, 0.4), "2": (FUSED, 0.45), "3": (TFIDF, 4.0)}
         for name, (retriever, centre) in centres.items():
-            write_run(tmp_path / f"s{seed}" / name, retriever, centre * rng.lognormal(0, 0.15) * rng.lognormal(0, 0.2, N))
+            latency = centre * rng.lognormal(0, 0.15) * rng.lognormal(0, 0.2, N)  # the run's drift, each question's
+            write_run(tmp_path / f"s{seed}" / name, retriever, latency)
         order = latency_order(load_runs([tmp_path / f"s{seed}"]), list("abcd"), "rr", BootstrapConfig(n_resamples=500))
         found.add(tuple((p.a, p.b, p.verdict) for p in order.pairs))
     (verdicts,) = found
@@ -184,7 +186,7 @@ def test_unanswerable_questions_are_left_out_of_every_mean_latency_and_cost(tmp_
     data = json.loads(rendered.render(report, "json"))["runs"][0]
     assert data["latency_ms"]["n"] == N - 1 and data["latency_ms"]["repeats"] == 1
     assert data["latency_ms"]["p50_ci"] == [summary.latency["p50"].lo, summary.latency["p50"].hi]
-    table = rendered.cost_table(report)
+    table = cost_table(report)
     assert table.columns[-3:] == ["pairs / q", "$ / 1k q", "$ 95% CI"] and table.rows[0][-3] == "10.0"
 
 

@@ -130,7 +130,8 @@ def test_csv_markdown_and_latex_carry_the_same_rows(sweep, capsys):
     assert rows[3]["retriever"] == "tfidf" and rows[3]["max_words"] == "20"
     assert float(rows[3]["latency_p50_ms_lo"]) == report.runs[3].latency["p50"].lo
     markdown = rendered.render(report, "markdown").splitlines()
-    tables = [[line for line in part.splitlines() if line.startswith("|")] for part in "\n".join(markdown).split("\n\n")]
+    parts = "\n".join(markdown).split("\n\n")
+    tables = [[line for line in part.splitlines() if line.startswith("|")] for part in parts]
     tables = [table for table in tables if table]
     assert [len(table) for table in tables] == [2 + 6, 2 + 6]  # the main table, then latency with its intervals
     assert all(len({line.count("|") for line in table}) == 1 for table in tables)

@@ -144,7 +144,8 @@ def stage_latency(run: Run, level: float = 0.95) -> dict[str, dict]:
         if requests in run.table.column_names and run.table.num_rows:
             per_1000 = 1000.0 * float(np.mean(np.nan_to_num(run.values(requests))))
         else:
-            per_1000 = 1000.0 * live_calls(facts.get(stage)) / n_questions  # a replayed answer counts the request it took live
+            # a replayed answer counts the request it took live
+            per_1000 = 1000.0 * live_calls(facts.get(stage)) / n_questions
         out[stage] = {
             "p50": None if p50 is None else p50.value, "p95": None if p95 is None else p95.value,
             "p50_ci": None if p50 is None else [p50.lo, p50.hi], "p95_ci": None if p95 is None else [p95.lo, p95.hi],

@@ -72,8 +72,9 @@ def p50_ms(run: Run) -> float | None:
 
 
 def money(run: Run) -> float | None:
-    """The one place money per 1,000 questions is computed: US dollars per 1,000 questions from the per-question cost columns
-    (:func:`question_money`); 0 for a run whose stages made no API call; None when a paid run recorded no cost."""
+    """The one place money per 1,000 questions is computed: US dollars per 1,000 questions
+    from the per-question cost columns (:func:`question_money`); 0 for a run whose stages
+    made no API call; None when a paid run recorded no cost."""
     values = question_money(run)
     if values is not None:
         return float(np.mean(values) * 1000) if values.size else None

@@ -154,7 +154,8 @@ class LlmJudge:
         self.usage["requests_sent"] = float(self.client.requests)  # retries and fallbacks included
         self.usage["cost_usd"] = self.money(self.usage["requests"], self.usage["input_tokens"], self.usage["output_tokens"])
         self.usage["live_cost_usd"] = self.money(
-            self.usage["requests"] + self.usage["cached_answers"] + self.usage["reused_answers"], self.usage["live_input_tokens"],
+            self.usage["requests"] + self.usage["cached_answers"] + self.usage["reused_answers"],
+            self.usage["live_input_tokens"],
             self.usage["live_output_tokens"],
         )
         provenance = {"model": self.model, "temperature": self.temperature, "seed": self.seed,

@@ -14,7 +14,7 @@ from html import escape
 from receval.analysis.show import MAX_ALL
 from receval.core.vocabulary import measure_label
 from receval.render import report as rendered
-from receval.render import sureness
+from receval.render import costs, sureness
 from receval.render.show import holds, missed_text
 from receval.render.tables import shown
 
@@ -132,7 +132,7 @@ def render(report) -> str:
     body = ["<h1>receval report</h1>"]
     body += [f'<p class="head">{escape(line)}</p>' for line in rendered.header_lines(report)]
     body.append(table_html(rendered.main_table(report)))
-    for table in (rendered.latency_table(report), rendered.stage_table(report), rendered.cost_table(report)):
+    for table in (costs.latency_table(report), costs.stage_table(report), costs.cost_table(report)):
         if table is not None:
             body.append(table_html(table))
     body.append(intervals_svg(
