@@ -6,7 +6,8 @@ selectors), :mod:`.derived` (``rr@k``, numeric columns as measures), :mod:`.sett
 (the bootstrap settings), :mod:`.summary` (per-run means and intervals, floors),
 :mod:`.pairs` (two runs paired by question), :mod:`.chain` (stage by stage),
 :mod:`.breakdown` (``--by``, per-question ranks, latency per stage), :mod:`.show`
-(what came back per question), :mod:`.costs` (what a run costs), :mod:`.units` (what
+(what came back per question), :mod:`.costs` (what a run costs), :mod:`.latency` (which
+run is faster, by select's one rule), :mod:`.units` (what
 the labels say about the measures), :mod:`.report` (the report as data),
 :mod:`.gate`, :mod:`.comparison` and :mod:`.differences` (``compare``), :mod:`.choice`
 (what ``select`` computes), :mod:`.listing` (every run under a folder),

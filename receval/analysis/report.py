@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from receval.analysis.breakdown import ByTable, QuestionRow
+from receval.analysis.latency import LatencyOrder
 from receval.analysis.pairs import Pair
 from receval.analysis.significance import Sureness
 from receval.analysis.summary import RunSummary, failures
@@ -49,6 +50,7 @@ class Report:
     label_agreement: Any = None  # --agreement: receval.analysis.holes.LabelAgreement
     ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
     undecided: list = field(default_factory=list)  # receval.analysis.decidable.Undecided per measure the set cannot decide on
+    latency: LatencyOrder | None = None  # which timed run is faster than which (receval.analysis.latency)
 
     def shown_pairs(self) -> list[Pair]:
         """Every pair the report shows (baseline, chain, all pairs): the family a
@@ -85,6 +87,8 @@ class Report:
         }
         if self.gate is not None:
             out["gate"] = self.gate.to_dict()
+        if self.latency is not None:
+            out["latency"] = self.latency.to_dict()
         if self.cautions:
             out["warnings"] = list(self.cautions)
         if self.undecided:

@@ -7,10 +7,14 @@
     receval report RUNS... --split test --fail-under hit@3=0.70 --format markdown
 
 One row per run, in sweep order: the config values that differ between the runs,
-the number of chunks, hit@1, hit@3, recall@3, MRR with its bootstrap interval,
-nDCG@5 and per-question latency p50/p95. Every figure is derived from the stored
-per-question columns (MRR = mean of ``rr`` over the answerable questions);
-unanswerable questions (null measures) are left out and counted in the header.
+the number of chunks, hit@1, hit@3, recall@3, MRR with its bootstrap interval and
+nDCG@5; then each run's latency p50 and p95 with their order-statistic intervals and
+the runs it is shown faster than, by ``select``'s one rule (stages first: a pipeline is
+never faster than one it contains; the clock only beyond 10% and the sweep's noise),
+latency per stage and cost per question with their intervals. Every figure is derived
+from the stored per-question columns (MRR = mean of ``rr`` over the answerable
+questions); unanswerable questions (null measures) are left out of every mean, latency
+and cost, and counted in the header.
 
 - ``--metrics hit@1,rr,...`` picks the columns; ``--metric`` the one with the
   interval column, the baseline differences and the plot (default ``rr``).
@@ -81,9 +85,11 @@ from receval.analysis import show as shown_questions
 from receval.analysis.breakdown import by_table, check_by, ranks_per_question, with_overlap
 from receval.analysis.chain import chain_pairs
 from receval.analysis.decidable import undecided
+from receval.analysis.costs import answered
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
 from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
+from receval.analysis.latency import latency_order
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
@@ -189,6 +195,7 @@ def compute(args) -> Report:
         boot=boot, where=where, baseline=base, floors=floors,
         cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
+        latency=latency_order(runs, naming.labels, metric, boot),
     )
     report.undecided = undecided(runs, names, metric, 1.0 - boot.level, kinds=report.questions["kinds"],
                                   n_resamples=boot.n_resamples, seed=boot.seed)
@@ -210,7 +217,8 @@ def compute(args) -> Report:
     if args.chain and len(runs) > 1:
         report.chain = chain_pairs(runs, metric, boot, args.intersect, option="--intersect")
     if args.by is not None:
-        report.by, *report.by_more = [by_table(runs, args.by, m, boot, FLAGS) for m in by_names]
+        scored = [answered(run, metric) for run in runs]  # the header's questions: unanswerable ones left out
+        report.by, *report.by_more = [by_table(scored, args.by, m, boot, FLAGS) for m in by_names]
     if args.per_question:
         report.per_question = ranks_per_question(runs)
     if args.all_pairs and len(runs) > 1:

@@ -92,3 +92,9 @@ def fmt_ms(value: float | None) -> str:
     if value >= 1:
         return f"{value:.2f}"
     return f"{value:#.3g}"
+
+
+def fmt_ms_ci(interval) -> str:
+    """A latency interval ``[lo, hi]`` in ms (an end that does not exist: ``-``)."""
+    lo, hi = interval if interval is not None else (None, None)
+    return f"[{fmt_ms(lo)}, {fmt_ms(hi)}]"

@@ -14,7 +14,7 @@ from html import escape
 from receval.analysis.show import MAX_ALL
 from receval.core.vocabulary import measure_label
 from receval.render import report as rendered
-from receval.render import sureness
+from receval.render import costs, sureness
 from receval.render.show import calls_lines, holds, missed_text, spent_text
 from receval.render.tables import shown
 
@@ -141,6 +141,9 @@ def render(report) -> str:
         body.append(f'<p class="gate {report.gate.outcome.value}"><b>{escape(report.gate.line)}</b></p>')
     body += [f'<p class="head">{escape(line)}</p>' for line in rendered.header_lines(report, verdict=False)]
     body.append(table_html(rendered.main_table(report)))
+    for table in (costs.latency_table(report), costs.stage_table(report), costs.cost_table(report)):
+        if table is not None:
+            body.append(table_html(table))
     body.append(intervals_svg(
         [run.label for run in report.runs], [run.metrics[metric] for run in report.runs],
         f"{label} per run ({level})",

@@ -1,6 +1,7 @@
 """The report rendered: a computed :class:`receval.analysis.report.Report` turned into
-header lines and :class:`receval.render.tables.Table` objects (main, latency per stage
-with costs, paired differences, stage by stage, by column, per question), its CSV rows
+header lines and :class:`receval.render.tables.Table` objects (main, latency with its
+intervals and verdicts, latency per stage and cost (:mod:`receval.render.costs`),
+paired differences, stage by stage, by column, per question), its CSV rows
 (:func:`to_csv`), every format (:func:`render`) and its plot (:func:`plot`). Nothing
 here computes a statistic."""
 
@@ -13,9 +14,10 @@ from receval.analysis.holes import ppi_lines
 from receval.analysis.report import Report
 from receval.core.vocabulary import lower_is_better, measure_label
 from receval.render import sureness, tables, verdicts
+from receval.render.costs import cost_table, latency_table, stage_table
+from receval.render.costs import params_cells as _params_cells
 from receval.render.gated import verdict_markdown, with_gate
 from receval.render.plots import plot_report
-from receval.results.labels import shown
 from receval.stats.pairing import cutoff
 
 MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
@@ -52,6 +54,7 @@ def header_lines(report: Report, verdict: bool = True) -> list[str]:
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
     lines += [u.text for u in report.undecided]  # receval.analysis.decidable: a set that cannot decide
+    lines += [f"latency: {conflict}" for conflict in (report.latency.conflicts if report.latency else [])]
     lines += [f"labels: {line}" for line in report.relabelled]
     if report.label_agreement is not None:
         lines += report.label_agreement.lines([run.label for run in report.runs])
@@ -59,11 +62,6 @@ def header_lines(report: Report, verdict: bool = True) -> list[str]:
     if (detectable := sureness.header_line(report)) is not None:
         lines.append(detectable)
     return lines
-
-
-def _params_cells(report: Report, run) -> list[str]:
-    """The run's value of each parameter column; ``-`` where it does not apply."""
-    return [shown(run.params[p]) if p in run.params else "-" for p in report.params]
 
 
 def main_table(report: Report) -> tables.Table:
@@ -78,7 +76,6 @@ def main_table(report: Report) -> tables.Table:
         columns.append(measure_label(name))
         if name == report.metric:
             columns.append(f"{measure_label(name)} {level}")
-    columns += ["p50 ms", "p95 ms"]
     rows = []
     for i, run in enumerate(report.runs):
         row = [str(i), *_params_cells(report, run)] + ([run.run_dir] if show_dir else [])
@@ -90,7 +87,6 @@ def main_table(report: Report) -> tables.Table:
             row.append(tables.fmt(iv.mean))
             if name == report.metric:
                 row.append(tables.fmt_ci(iv.lo, iv.hi))
-        row += [tables.fmt_ms(run.latency_p50), tables.fmt_ms(run.latency_p95)]
         rows.append(row)
     bold = set()
     if len(report.runs) > 1:
@@ -215,35 +211,9 @@ def question_table(report: Report) -> tables.Table | None:
     )
 
 
-def stage_table(report: Report) -> tables.Table | None:
-    """Latency per stage, shown when a run has stages beyond one retriever and the
-    top-k selection, or calls a paid API."""
-    multi = any(len([s for s in run.stages if s != "select"]) > 1 for run in report.runs)
-    paid = any(f["api_calls_per_1000"] for run in report.runs for f in run.stages.values())
-    if not (multi or paid):
-        return None
-    stages = list(dict.fromkeys(s for run in report.runs for s in run.stages))
-    columns = ["#", *report.params]
-    for stage in stages:
-        columns += [f"{stage} p50", f"{stage} p95"]
-    if paid:
-        columns.append("API calls / 1k questions")
-    rows = []
-    for i, run in enumerate(report.runs):
-        row = [str(i), *_params_cells(report, run)]
-        for stage in stages:
-            fact = run.stages.get(stage)
-            row += [tables.fmt_ms(fact["p50"]), tables.fmt_ms(fact["p95"])] if fact else ["-", "-"]
-        if paid:
-            row.append(f"{sum(f['api_calls_per_1000'] for f in run.stages.values()):.0f}")
-        rows.append(row)
-    align = ["r"] + ["l"] * len(report.params) + ["r"] * (len(columns) - 1 - len(report.params))
-    return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
-
-
 def tables_of(report: Report) -> list[tables.Table]:
     """Every table the report shows, in order (those with nothing to show left out)."""
-    found = [main_table(report), with_costs(stage_table(report), report.runs), pairs_table(report),
+    found = [main_table(report), latency_table(report), stage_table(report), cost_table(report), pairs_table(report),
              chain_table(report), all_pairs_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
              sureness.calibration_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
              question_table(report)]
@@ -268,7 +238,12 @@ def to_csv(report: Report) -> str:
     columns = ["run", "label", "run_dir", *report.params, "n_chunks", "n_questions", "n_unanswerable"]
     for name in report.metrics:
         columns += [name, f"{name}_lo", f"{name}_hi"]
-    columns += ["latency_p50_ms", "latency_p95_ms"]
+    columns += [f"latency_{q}_ms{end}" for q in ("p50", "p95") for end in ("", "_lo", "_hi")]
+    priced = any(run.costs.get("usd_per_1000") is not None for run in report.runs)
+    columns += ["usd_per_1000", "usd_per_1000_lo", "usd_per_1000_hi"] if priced else []
+    order = report.latency
+    columns += ["latency_faster_than"] if order else []
+    columns += ["latency_vs_baseline"] if order and report.baseline is not None else []
     pairs = {p.b: p for p in report.pairs}
     if report.baseline is not None:
         m = report.metric
@@ -291,7 +266,15 @@ def to_csv(report: Report) -> str:
         for name in report.metrics:
             iv = run.metrics[name]
             row += [iv.mean, iv.lo, iv.hi]
-        row += [run.latency_p50, run.latency_p95]
+        for q in ("p50", "p95"):
+            found = run.latency.get(q)
+            row += [found.value, found.lo, found.hi] if found else [None] * 3
+        if priced:
+            row += [run.costs.get("usd_per_1000"), *(run.costs.get("usd_per_1000_ci") or [None, None])]
+        if order:
+            row.append(" ".join(str(j) for j in order.faster_than(i)))
+        if order and report.baseline is not None:
+            row.append("baseline" if i == report.baseline else order.verdict(i, report.baseline))
         if report.baseline is not None:
             p = pairs.get(run.run_dir)
             if p is None:
@@ -360,47 +343,6 @@ def fixed_note(metric: str, earlier: str = "the run before", later: str = "the s
     if metric.strip().lower() in ("rr", "mrr"):
         return f"a relevant section first in {later}, not in {earlier}"
     return f"{metric} 0 in {earlier}, above 0 in {later}"
-
-
-def with_costs(table: tables.Table | None, runs: list) -> tables.Table | None:
-    """The latency-per-stage table with pairs / question, $ / 1k questions and index $
-    columns added, where any run has them (``runs``: the report's run summaries)."""
-    if table is None:
-        return None
-    facts = [getattr(run, "costs", None) or {} for run in runs]
-    added = [
-        ("pairs / q", "pairs_per_question", lambda v: f"{v:.1f}"),
-        ("$ / 1k q", "usd_per_1000", _usd),
-        ("index $", "index_usd", _usd),
-    ]
-    priced = any(f.get("priced") for f in facts)  # $ columns only when some run was priced
-    added = [
-        column for column in added
-        if any(f.get(column[1]) is not None for f in facts) and (column[1] != "usd_per_1000" or priced)
-    ]
-    if not added:
-        return table
-    estimated = any(f.get("tokens_estimated") for f in facts)
-    for row, fact in zip(table.rows, facts):
-        for _, key, show in added:
-            value = fact.get(key)
-            row.append("-" if value is None else show(value) + ("*" if key == "usd_per_1000" and fact.get("tokens_estimated") else ""))
-    table.columns += [name for name, _, _ in added]
-    if table.align:
-        table.align += ["r"] * len(added)
-    notes = [table.note] if table.note else []
-    if any(key != "pairs_per_question" for _, key, _ in added):
-        notes.append("$ from the prices in each run's cost.<stage> config; index $: embedding the corpus once")
-    if estimated:
-        notes.append("*: some tokens estimated (the API reported no usage)")
-    table.note = "; ".join(notes)
-    return table
-
-
-def _usd(value: float) -> str:
-    if value == 0:
-        return "0"
-    return f"{value:.4f}" if value < 1 else f"{value:.2f}"
 
 
 def render(report: Report, fmt: str) -> str:

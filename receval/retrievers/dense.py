@@ -242,6 +242,15 @@ class Dense(Stage):
         """Drop the batch last scored, so the next ``score`` of it encodes it again (after a warm-up)."""
         self._last = None
 
+    def repeat(self) -> None:
+        """A timing repeat encodes its questions again, as the timed search did."""
+        self._last = None
+
+    @property
+    def asks_per_question(self) -> bool:
+        """An embeddings API embeds each question by a request (no answer cache keeps it)."""
+        return isinstance(self.encoder, HttpEncoder)
+
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) float32 cosines of each question with each fitted chunk."""
         n_chunks = self.chunk_vectors.shape[0]
