@@ -33,6 +33,14 @@ is >= 1; ungraded labels have grade 1. Formulas, with rel_i = 1 if gain_i >= 1:
   judged non-relevant sections (qrels score 0, :attr:`Judged.nonrelevant`); without
   them every retrieved relevant section scores 1 and bpref is recall at the depth.
 
+At a token budget B (``hit@300tok``, ``recall@1000tok``; families
+:data:`~receval.core.vocabulary.BUDGET_FAMILIES`): each measure above at a cutoff of its
+own per question, k_B = the units whose first chunk the budget holds
+(:mod:`receval.scoring.budget`): ``rr@Btok`` is rr when the first relevant rank is <= k_B,
+else 0; ``precision@Btok`` divides by k_B (0 when the budget holds no unit, as when its
+first chunk alone passes B); ``ndcg@Btok`` cuts the ideal ranking at k_B as ``ndcg@k`` cuts
+it at k (:meth:`Measure.at`).
+
 trec_eval has no graded AP, R-precision or bpref (only its relevance threshold ``-l``,
 here fixed at grade 1); the graded measure is ``ndcg@k``.
 
@@ -48,7 +56,7 @@ import numpy as np
 
 from receval.core import vocabulary
 from receval.core.vocabulary import (  # noqa: F401  (re-exported: the names of the measures)
-    CUTOFF_FAMILIES, DEPTH_FAMILIES, FAMILIES, TOKEN_FAMILIES, MeasureName, is_measure, is_token_measure,
+    BUDGET_FAMILIES, CHUNK_FAMILIES, CUTOFF_FAMILIES, DEPTH_FAMILIES, FAMILIES, TOKEN_FAMILIES, MeasureName, is_measure, is_token_measure,
     lower_is_better, measure_label,
 )
 
@@ -87,6 +95,23 @@ def _discounts(n: int) -> np.ndarray:
     return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
 
 
+def _cut(values: np.ndarray, k) -> np.ndarray:
+    """``values`` (Q, W) at the positions before the cutoff, the columns past it dropped:
+    ``k`` an int (every question's first k), None (all), or one cutoff per question (Q,)
+    (a token budget's, :mod:`receval.scoring.budget`), positions at or past a question's own
+    cutoff then 0 (False)."""
+    if k is None or np.ndim(k) == 0:
+        return values[:, :k]
+    k = np.asarray(k, dtype=np.int64)
+    width = min(values.shape[1], int(k.max(initial=0)))
+    return values[:, :width] * (np.arange(width)[None, :] < k[:, None])
+
+
+def _per_question(k, n_rows: int) -> np.ndarray:
+    """The cutoff as a float (Q,) array (an int repeated)."""
+    return np.broadcast_to(np.asarray(k, dtype=np.float64), (n_rows,))
+
+
 def _first_relevant_rank(judged: Judged) -> np.ndarray:
     """1-based rank of the first relevant section; 0 where none was retrieved."""
     rel = judged.relevant
@@ -94,22 +119,27 @@ def _first_relevant_rank(judged: Judged) -> np.ndarray:
     return np.where(found, rel.argmax(axis=1) + 1, 0)
 
 
-def _reciprocal_rank(judged: Judged) -> np.ndarray:
+def _reciprocal_rank(judged: Judged, k=None) -> np.ndarray:
+    """``rr``; with a cutoff (a budget's, per question), 0 when the first relevant rank is past it."""
     rank = _first_relevant_rank(judged)
-    return np.where(rank > 0, 1.0 / np.maximum(rank, 1), 0.0)
+    within = rank > 0 if k is None else (rank > 0) & (rank <= _per_question(k, rank.size))
+    return np.where(within, 1.0 / np.maximum(rank, 1), 0.0)
 
 
-def _hit(judged: Judged, k: int) -> np.ndarray:
-    return judged.relevant[:, :k].any(axis=1).astype(np.float64)
+def _hit(judged: Judged, k) -> np.ndarray:
+    return _cut(judged.relevant, k).any(axis=1).astype(np.float64)
 
 
-def _recall(judged: Judged, k: int) -> np.ndarray:
-    found = judged.found[:, :k].sum(axis=1)
+def _recall(judged: Judged, k) -> np.ndarray:
+    found = _cut(judged.found, k).sum(axis=1)
     return found / np.maximum(judged.n_relevant, 1)
 
 
-def _precision(judged: Judged, k: int) -> np.ndarray:
-    return judged.relevant[:, :k].sum(axis=1) / k
+def _precision(judged: Judged, k) -> np.ndarray:
+    """Relevant within the cutoff / the cutoff (0 for a budget that holds no unit)."""
+    relevant = _cut(judged.relevant, k).sum(axis=1).astype(np.float64)
+    k = _per_question(k, relevant.size)
+    return np.divide(relevant, k, out=np.zeros_like(relevant), where=k > 0)
 
 
 def _judged(judged: Judged, k: int) -> np.ndarray:
@@ -117,18 +147,18 @@ def _judged(judged: Judged, k: int) -> np.ndarray:
     return labelled[:, :k].sum(axis=1) / k
 
 
-def _ndcg(judged: Judged, k: int) -> np.ndarray:
-    gains = judged.gains[:, :k]
+def _ndcg(judged: Judged, k) -> np.ndarray:
+    gains = _cut(judged.gains, k)
     dcg = gains @ _discounts(gains.shape[1])
-    ideal = judged.ideal[:, :k]
+    ideal = _cut(judged.ideal, k)
     idcg = ideal @ _discounts(ideal.shape[1])
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
 
-def _average_precision(judged: Judged, k: int | None = None) -> np.ndarray:
-    relevant = judged.relevant[:, :k]
+def _average_precision(judged: Judged, k=None) -> np.ndarray:
+    relevant = _cut(judged.relevant, k)
     precision = np.cumsum(relevant, axis=1) / np.arange(1, relevant.shape[1] + 1)
-    total = (judged.found[:, :k] * precision).sum(axis=1)
+    total = (_cut(judged.found, k) * precision).sum(axis=1)
     return total / np.maximum(judged.n_relevant, 1)
 
 
@@ -153,8 +183,17 @@ class Measure(MeasureName):
     """A measure (:class:`receval.core.vocabulary.MeasureName`) that computes itself."""
 
     def __call__(self, judged: Judged) -> np.ndarray:
+        if self.budget is not None:
+            raise ValueError(f"{self.name} is measured at a token budget: use Measure.at with each question's cutoff")
         function = _FAMILIES[self.family]
         return function(judged) if self.k is None else function(judged, self.k)
+
+    def at(self, judged: Judged, cutoffs: np.ndarray) -> np.ndarray:
+        """The measure at one cutoff per question (Q,): the units a token budget holds
+        (:func:`receval.scoring.budget.units_within`); every rule as at a fixed k."""
+        if self.family not in BUDGET_FAMILIES:
+            raise ValueError(f"{self.family} takes no per-question cutoff")
+        return _FAMILIES[self.family](judged, np.asarray(cutoffs, dtype=np.int64))
 
 
 _FAMILIES = {
@@ -174,7 +213,7 @@ def parse_measure(name: str) -> Measure:
     """``'ndcg@5'`` -> ``Measure('ndcg', 5)``; raises ValueError naming the choices
     (the grammar is :func:`receval.core.vocabulary.parse_measure`)."""
     parsed = vocabulary.parse_measure(name)
-    return Measure(parsed.family, parsed.k)
+    return Measure(parsed.family, parsed.k, parsed.budget)
 
 
 def measures_for(ks: list[int]) -> list[Measure]:
