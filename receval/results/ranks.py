@@ -6,7 +6,7 @@ holds, say, a negative token count or a unit list longer than its ranking would 
 recall above 1 or an index error: :func:`check` refuses it first, one
 :class:`~receval.core.errors.RunError` line naming the file, the column and the question.
 Checked (vectorised, on the Arrow columns read): types; counts >= 0 (``retrieved_at`` >= 1
-and rising within a row); gains finite and >= 0, novelty gains within [0, 1]; each unit
+and rising within a row); gains finite and >= 0; each unit
 list as long as ``retrieved``, the chunk lists as long as each other and the nugget lists
 too; per chunk, new tokens <= its tokens and evidence tokens <= its new tokens, and a
 question's evidence tokens found <= ``evidence_tokens``; importance ``vital`` or ``okay``.
@@ -88,8 +88,6 @@ def check(path: Path, table: pa.Table) -> None:
             values, lengths = scalar(column)[:, None], None
             inside = ~np.isnan(values)
         bad = inside & (~np.isfinite(values) | (values < (1 if name == "retrieved_at" else 0)))
-        if name in ("chunk_novelty", "novelty_ideal"):
-            bad |= values > 1
         if bad.any():
             row = int(np.argmax(bad.any(axis=1)))
             fail(name, row, "a value out of range (a count below 0, or a gain that is not a finite number >= 0)")
