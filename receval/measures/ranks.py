@@ -107,9 +107,10 @@ class _Texts:
 
 
 def nugget_columns(questions: list[Question]) -> dict[str, list]:
-    """Each question's nugget ids and importance (null without nuggets)."""
+    """Each question's nugget ids, texts and importance (null without nuggets)."""
     return {
         "nuggets": [[n.id for n in q.nuggets] if q.nuggets else None for q in questions],
+        "nugget_texts": [[n.text for n in q.nuggets] if q.nuggets else None for q in questions],
         "nugget_importance": [["vital" if n.vital else "okay" for n in q.nuggets] if q.nuggets else None
                               for q in questions],
     }

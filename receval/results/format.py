@@ -36,7 +36,8 @@ units' tokens); ``chunk_llm_tokens`` (list<int32>, with ``metrics.tokenizer`` on
 tokenizer's count of the same text, what the budget then counts);
 ``chunk_novelty`` and ``novelty_ideal`` (list<float64>, alpha-nDCG's gain at each rank and
 the ideal ranking's, :mod:`receval.measures.novelty`); and for questions with nuggets,
-``nuggets`` (list<string>, their ids), ``nugget_importance`` (list<string>, ``vital`` or
+``nuggets`` (list<string>, their ids), ``nugget_texts`` (list<string>, what each says, for
+a judge of support: ``receval pool --nuggets``), ``nugget_importance`` (list<string>, ``vital`` or
 ``okay``) and ``nugget_at`` (list<int32>, the chunk rank from which each is supported, 0:
 never; :mod:`receval.measures.nuggets`). Null for questions without labels (units) or
 nuggets. ``excluded`` (int32, with ``dataset.excluded`` or ``dataset.exclude_self``): the
@@ -127,6 +128,7 @@ RANKS = {
     "chunk_novelty": pa.list_(pa.float64()),
     "novelty_ideal": pa.list_(pa.float64()),
     "nuggets": pa.list_(pa.string()),
+    "nugget_texts": pa.list_(pa.string()),
     "nugget_importance": pa.list_(pa.string()),
     "nugget_at": pa.list_(pa.int32()),
     "excluded": pa.int32(),
@@ -134,7 +136,7 @@ RANKS = {
 #: Per unit of ``retrieved`` (as long as it); per chunk rank (as long as each other); per nugget.
 UNIT_RANKS = ("retrieved_at", "retrieved_gain", "retrieved_found")
 CHUNK_RANKS = ("chunk_tokens", "chunk_new_tokens", "chunk_evidence_tokens", "chunk_llm_tokens", "chunk_novelty")
-NUGGET_LISTS = ("nuggets", "nugget_importance", "nugget_at")
+NUGGET_LISTS = ("nuggets", "nugget_texts", "nugget_importance", "nugget_at")
 IMPORTANCE = ("vital", "okay")  # TREC RAG's nugget labels
 
 

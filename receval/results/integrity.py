@@ -163,7 +163,8 @@ def check_values(path: Path, table: pa.Table) -> None:
     if "question_id" in names and table.column("question_id").null_count:
         raise RunError(f"{path}: column 'question_id' has a missing id; {EDITED}")
     for name, limit in (("question_id", MAX_ID), ("kind", MAX_ID), ("split", MAX_ID), ("relevant", MAX_ID),
-                        ("retrieved", MAX_ID), ("question", MAX_TEXT)):
+                        ("retrieved", MAX_ID), ("question", MAX_TEXT), ("nuggets", MAX_ID),
+                        ("nugget_texts", MAX_TEXT)):
         if name in names:
             _check_length(path, table, name, limit)
     for name in table.column_names:
@@ -183,7 +184,7 @@ def _check_length(path: Path, table: pa.Table, name: str, limit: int) -> None:
     if longest is not None and longest > limit:
         raise RunError(
             f"{path}: column {name!r} holds a string of {longest:,} characters (at most {limit:,} in "
-            f"{'a question' if name == 'question' else 'an id or label'}); {EDITED}"
+            f"{'a question' if name == 'question' else 'a nugget' if name == 'nugget_texts' else 'an id or label'}); {EDITED}"
         )
 
 
