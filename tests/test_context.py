@@ -303,3 +303,63 @@ def test_support_labels_replace_the_word_rule_for_the_nuggets_they_name(with_nug
     assert after.values("vital_nugget_recall@3")[row] == pytest.approx(1 / 2)
     assert relabelled.account.support == 3
     assert any("3 nugget support labels applied" in line for line in relabelled.cautions())
+
+
+@pytest.fixture
+def support_server():
+    """Says "support" when the passage holds every word of the fact, else "not_support"."""
+    from chatserver import ChatServer, chat_reply
+
+    server = ChatServer()
+
+    def respond(body, attempt):
+        user = body["messages"][-1]["content"]
+        fact = user.split("Fact: ", 1)[1].split("\n\nPassage: ", 1)[0]
+        passage = set(words(user.split("Passage: ", 1)[1]))
+        label = "support" if set(words(fact)) <= passage else "not_support"
+        return chat_reply(json.dumps({"support": label}))
+
+    server.respond = respond
+    server.thread.start()
+    yield server
+    server.httpd.shutdown()
+
+
+@pytest.mark.slow
+def test_pool_nuggets_judge_support_and_report_labels_end_to_end(with_nuggets, support_server, tmp_path, capsys):
+    from hydra import compose, initialize_config_dir
+
+    from receval import config as config_schema
+    from receval.cli import pool as pool_command
+    from receval.judge.job import run_judge
+
+    run, _ = with_nuggets
+    assert pool_command.main([str(run.run_dir), "--nuggets", "--depth", "2", "--out", str(tmp_path / "p.jsonl")]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert {line["role"] for line in lines} == {"support"}
+    assert len(lines) == 2 * 3 + 2 * 1  # q01: 2 units x 3 nuggets; q03: 2 units x 1 nugget
+    assert lines[0]["nugget_text"] == NUGGETS["q01"][0]["text"] and lines[0]["text"]
+    config_schema.register_judge()
+    overrides = [f"pool={tmp_path / 'p.jsonl'}", "judge=llm", f"judge.base_url={support_server.url}", "judge.model=m",
+                 f"judge.cache_dir={tmp_path / 'cache'}", f"out={tmp_path / 'support.jsonl'}"]
+    with initialize_config_dir(config_dir=config_schema.config_dir(), version_base="1.3"):
+        summary = run_judge(compose("judge", overrides=overrides))
+    assert summary["support"]["asked"] == len(lines) == summary["support"]["labelled"]
+    labels = [json.loads(line) for line in (tmp_path / "support.jsonl").read_text().splitlines()]
+    assert {line["support"] for line in labels} <= {"support", "not_support"}
+    assert all(line["judge"] == "llm:m" and len(line["prompt_sha256"]) == 64 for line in labels)
+    asked = len(support_server.requests)
+    with initialize_config_dir(config_dir=config_schema.config_dir(), version_base="1.3"):
+        again = run_judge(compose("judge", overrides=[*overrides[:-1], f"out={tmp_path / 'again.jsonl'}"]))
+    assert len(support_server.requests) == asked and again["usage"]["requests"] == 0  # the cache answered
+    (after,) = relabel([run], [str(tmp_path / "support.jsonl")]).runs
+    retrieved = dict(zip(run.ids, run.table.column("retrieved").to_pylist()))
+    first = dict(zip(run.ids, run.table.column("retrieved_at").to_pylist()))
+    by_pair = {(x["question_id"], x["nugget"], x["id"]): x["support"] == "support" for x in labels}
+    for qid, nuggets in dict(zip(after.ids, after.table.column("nuggets").to_pylist())).items():
+        if not nuggets:
+            continue
+        at = after.table.column("nugget_at").to_pylist()[list(after.ids).index(qid)]
+        for nugget, rank in zip(nuggets, at):
+            hits = [first[qid][i] for i, unit in enumerate(retrieved[qid][:2]) if by_pair.get((qid, nugget, unit))]
+            assert rank == (hits[0] if hits else 0), (qid, nugget)
