@@ -258,14 +258,18 @@ def expected_support(run, question_id: str, texts: dict[str, str]) -> list[int]:
     return out
 
 
+def library_sections():
+    from omegaconf import OmegaConf
+
+    from receval.datasets import load_sections
+
+    return load_sections(OmegaConf.create({"format": "folder", "path": None, "questions": None}))
+
+
 @pytest.mark.slow
 def test_nugget_recall_agrees_with_a_hand_built_nuggets_file(with_nuggets):
-    from receval.datasets import LIBRARY
-    from receval.datasets.folder import load_sections
-
     run, _ = with_nuggets
-    cfg = {"path": str(LIBRARY), "format": "folder"}
-    texts = {s.id: s.text for s in load_sections(type("C", (), {**cfg, "get": lambda self, k, d=None: cfg.get(k, d)})())}
+    texts = {s.id: s.text for s in library_sections()}
     at = dict(zip(run.ids, run.table.column("nugget_at").to_pylist()))
     for qid in NUGGETS:
         assert at[qid] == expected_support(run, qid, texts), qid
@@ -363,3 +367,32 @@ def test_pool_nuggets_judge_support_and_report_labels_end_to_end(with_nuggets, s
         for nugget, rank in zip(nuggets, at):
             hits = [first[qid][i] for i, unit in enumerate(retrieved[qid][:2]) if by_pair.get((qid, nugget, unit))]
             assert rank == (hits[0] if hits else 0), (qid, nugget)
+
+
+# --------------------------------------------------------------------------- an LLM's tokens
+
+
+@pytest.mark.slow
+def test_a_budget_counted_by_a_tokenizer_json_never_passes_its_tokens(overlapping, tmp_path_factory):
+    from test_languages import SENTENCES, subword_file
+    from tokenizers import Tokenizer as Subword
+
+    from receval.datasets import LIBRARY
+
+    pages = [p.read_text() for p in sorted((LIBRARY / "pages").glob("*.md"))]
+    path = subword_file(tmp_path_factory.mktemp("tok"), SENTENCES + pages)
+    counted = open_run(run_of(tmp_path_factory, "retriever=bm25", "chunking.max_words=null",
+                              f"metrics.tokenizer={path}"), skip=frozenset())
+    assert counted.info["budget"]["unit"] == "tokenizer" and len(counted.info["budget"]["sha256"]) == 64
+    assert open_run(overlapping).info["budget"] == {"unit": "words"}
+    # whole sections: the chunk at rank r is the unit retrieved at r, counted on its text
+    model = Subword.from_file(str(path))
+    texts = {s.id: s.text for s in library_sections()}
+    tokens = counted.table.column("chunk_llm_tokens").to_pylist()
+    for row, ranked in enumerate(counted.table.column("retrieved").to_pylist()[:5]):
+        assert tokens[row] == [len(model.encode(texts[u], add_special_tokens=False).ids) for u in ranked]
+    assert tokens[0] != counted.table.column("chunk_tokens").to_pylist()[0]  # not words
+    (derived,) = with_derived([counted], ["context_tokens@200tok", "hit@200tok"])
+    assert np.nanmax(derived.values("context_tokens@200tok")) <= 200
+    with pytest.raises(RecevalError, match=r"hit@200tok: the runs count tokens differently"):
+        with_derived([counted, open_run(overlapping)], ["hit@200tok"], option="--metrics")
