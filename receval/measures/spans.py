@@ -12,23 +12,17 @@ when it has any, else its labelled sections (a section is the span of its text).
   (:func:`receval.measures.coverage.found_rank`). The :class:`~receval.metrics.Judged` they
   get has, at each rank, the number of items found there, and as its ideal every
   item found at rank 1 (so ``ndcg@k`` <= 1 however many items one chunk holds).
-- Every answerable question gets the token measures at each k, tokens being the
-  whitespace-separated words of the page (the unit ``chunking.max_words`` counts),
-  except that each CJK character is a token of its own
-  (:func:`~receval.chunking.wordspans.token_spans`: Chinese or Japanese text has no
-  spaces, so a whole paragraph would be one token),
-  E its units' tokens and C_k the tokens of the page inside its top-k chunks
-  (their union, counted once): ``token_recall@k`` = |E & C_k| / |E|,
-  ``token_precision@k`` = |E & C_k| / |C_k| (0 when nothing is retrieved),
-  ``token_iou@k`` = |E & C_k| / |E | C_k|, and ``context_tokens@k``, the tokens of
-  the top-k chunks as a generator would be sent them (overlapping windows count
-  twice; heading prefixes are not counted).
-- Those measures are computed from per-chunk-rank counts over the whole ranking
-  (:class:`~receval.scoring.chunks.ChunkRanking`, stored with the run: each chunk's
-  tokens, the tokens it adds to the union of the chunks above it, the units' tokens it adds
-  to those covered), with ``redundancy@k`` and ``alpha_ndcg@k`` (alpha-nDCG's gains:
-  :mod:`receval.measures.novelty`), by the formulas of :mod:`receval.scoring.chunks`, so a
-  stored run gives any k or token budget later.
+- Every answerable question gets the per-chunk-rank counts the chunk measures read
+  (:class:`~receval.scoring.chunks.ChunkRanking`, stored with the run, so any k or token
+  budget can be derived later), tokens being the whitespace-separated words of the page
+  (the unit ``chunking.max_words`` counts), except that each CJK character is a token of
+  its own (:func:`~receval.chunking.wordspans.token_spans`: Chinese or Japanese text has
+  no spaces, so a whole paragraph would be one token): each ranked chunk's tokens, the
+  tokens of the page it adds to the union of the chunks above it, and the tokens of the
+  question's units it adds to those covered; with alpha-nDCG's gains
+  (:mod:`receval.measures.novelty`). ``token_recall@k``, ``token_precision@k``,
+  ``token_iou@k``, ``context_tokens@k``, ``redundancy@k`` and ``alpha_ndcg@k`` follow by
+  the formulas of :mod:`receval.scoring.chunks`.
 """
 
 from __future__ import annotations

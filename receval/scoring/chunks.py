@@ -5,35 +5,11 @@ Each reads a :class:`ChunkRanking`, per-chunk-rank counts a run computes from th
 (:mod:`receval.measures.spans`, :mod:`receval.measures.novelty`,
 :mod:`receval.measures.nuggets`) and stores with its rows, so the read side derives any
 k or budget from a stored run with the same functions. Tokens are the words
-``chunking.max_words`` counts (one CJK character a word). With C_k the chunks at ranks
-1..k, |c| a chunk's tokens, U_k the tokens of the pages inside C_k counted once (their
-union), and E the tokens of the question's units:
-
-- ``context_tokens``: sum over c in C_k of |c|, the text a generator is sent (overlapping
-  windows count twice); in the budget's unit (``metrics.tokenizer``'s tokens when set).
-- ``token_recall`` = |E & U_k| / |E|; ``token_precision`` = |E & U_k| / |U_k| (0 when
-  nothing is sent); ``token_iou`` = |E & U_k| / |E | U_k|.
-- ``redundancy`` = 1 - |U_k| / sum |c|: the share of the tokens sent that an earlier chunk of
-  the same ranking already supplied (overlapping windows of one section, the same passage
-  reached twice); 0 when nothing is sent. Lower is better. Text is "the same" when it is the
-  same place of the same page: two copies of a passage on two pages are not counted.
-- ``alpha_ndcg`` (Clarke et al., "Novelty and diversity in information retrieval
-  evaluation", SIGIR 2008): over the question's units i (its evidence items, else its
-  labelled sections, grades ignored) with J(r, i) = 1 when the chunk at rank r holds unit
-  i, the gain at rank r is G(r) = sum_i J(r, i) (1 - alpha)^{c_i(r)}, c_i(r) the chunks
-  above r holding i; alpha-DCG@k = sum_{r<=k} G(r) / log2(r + 1), divided by the ideal
-  ranking's (alpha = :data:`ALPHA` = 0.5, the TREC Web track's). A second chunk of a unit
-  already sent earns half, a third a quarter: a ranking that spends its budget on one
-  unit's windows scores below one that reaches the others. What "holds" means and the
-  ideal are :mod:`receval.measures.novelty`'s.
-- ``nugget_recall`` = supported nuggets / nuggets, ``vital_nugget_recall`` the same over
-  the vital ones (TREC RAG 2024's nugget evaluation, Pradeep et al. 2024, "Initial nugget
-  evaluation results for the TREC 2024 RAG track with the AutoNuggetizer framework": its
-  strict recall, a nugget either supported or not): a nugget is supported by C_k when its
-  support rank (:mod:`receval.measures.nuggets`) is <= k. Null for a question without
-  (vital) nuggets.
-
-``k`` is an int (every question's first k chunks) or one cutoff per question (a budget's).
+``chunking.max_words`` counts (one CJK character a word). Each family's formula is the
+docstring of its function (:data:`CHUNK_MEASURES`), with C_k the chunks at ranks 1..k,
+|c| a chunk's tokens, U_k the tokens of the pages inside C_k counted once (their union),
+and E the tokens of the question's units. ``k`` is an int (every question's first k
+chunks) or one cutoff per question (a budget's).
 """
 
 from __future__ import annotations
@@ -94,23 +70,33 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def context_tokens(ranking: ChunkRanking, k) -> np.ndarray:
+    """sum over c in C_k of |c|: the text a generator is sent (overlapping windows count
+    twice, heading prefixes do not count); in the budget's unit (``metrics.tokenizer``'s
+    tokens when set). Lower is better."""
     return _sum(ranking.sent, k)
 
 
 def token_recall(ranking: ChunkRanking, k) -> np.ndarray:
+    """|E & U_k| / |E|: the share of the units' tokens the chunks sent hold."""
     return _ratio(_sum(ranking.evidence, k), ranking.evidence_total)
 
 
 def token_precision(ranking: ChunkRanking, k) -> np.ndarray:
+    """|E & U_k| / |U_k|: the share of the text sent that is the units' (0 when nothing is sent)."""
     return _ratio(_sum(ranking.evidence, k), _sum(ranking.new, k))
 
 
 def token_iou(ranking: ChunkRanking, k) -> np.ndarray:
+    """|E & U_k| / |E | U_k|."""
     shared = _sum(ranking.evidence, k)
     return _ratio(shared, ranking.evidence_total + _sum(ranking.new, k) - shared)
 
 
 def redundancy(ranking: ChunkRanking, k) -> np.ndarray:
+    """1 - |U_k| / sum_{c in C_k} |c|: the share of the tokens sent that an earlier chunk of
+    the same ranking already supplied (overlapping windows of one section, a passage reached
+    twice); 0 when nothing is sent. Lower is better. Text is "the same" when it is the same
+    place of the same page: one passage copied onto two pages is not counted."""
     sent = _sum(ranking.words, k)
     return _ratio(sent - _sum(ranking.new, k), sent)
 
@@ -122,6 +108,13 @@ def _discounted(gains: np.ndarray, k) -> np.ndarray:
 
 
 def alpha_ndcg(ranking: ChunkRanking, k) -> np.ndarray:
+    """alpha-DCG@k / ideal alpha-DCG@k (Clarke et al., "Novelty and diversity in information
+    retrieval evaluation", SIGIR 2008), over the question's units i (its evidence items, else
+    its labelled sections, grades ignored): with J(r, i) = 1 when the chunk at rank r holds
+    unit i, G(r) = sum_i J(r, i) (1 - alpha)^{c_i(r)}, c_i(r) the chunks above r holding i, and
+    alpha-DCG@k = sum_{r<=k} G(r) / log2(r + 1); alpha = 0.5 (:data:`ALPHA`, the TREC Web
+    track's). A second chunk of a unit already sent earns half, a third a quarter. What
+    "holds" means and the ideal ranking: :mod:`receval.measures.novelty`."""
     return _ratio(_discounted(ranking.novelty, k), _discounted(ranking.novelty_ideal, k))
 
 
@@ -136,10 +129,17 @@ def _nuggets(ranking: ChunkRanking, k, vital: bool) -> np.ndarray:
 
 
 def nugget_recall(ranking: ChunkRanking, k) -> np.ndarray:
+    """Nuggets supported by C_k / the question's nuggets (TREC RAG 2024's strict nugget
+    recall: Pradeep et al., "Initial nugget evaluation results for the TREC 2024 RAG track
+    with the AutoNuggetizer framework", 2024): a nugget is supported by C_k when its support
+    rank (:mod:`receval.measures.nuggets`, or a judge's label: :mod:`receval.results.support`)
+    is <= k. Null for a question without nuggets."""
     return _nuggets(ranking, k, vital=False)
 
 
 def vital_nugget_recall(ranking: ChunkRanking, k) -> np.ndarray:
+    """``nugget_recall`` over the question's vital nuggets only (the answer is incomplete
+    without them); null for a question without vital nuggets."""
     return _nuggets(ranking, k, vital=True)
 
 
@@ -155,6 +155,11 @@ NEEDS = {
     "token_recall": "evidence", "token_precision": "evidence", "token_iou": "evidence", "redundancy": "new",
     "alpha_ndcg": "novelty", "nugget_recall": "nugget_at", "vital_nugget_recall": "nugget_at",
 }
+
+
+def formula(family: str) -> str:
+    """The formula of a chunk measure family, as its function's docstring states it."""
+    return " ".join(CHUNK_MEASURES[family].__doc__.split())
 
 
 def measure(name: MeasureName, ranking: ChunkRanking, k) -> np.ndarray:
