@@ -43,18 +43,23 @@ def load_dataset(cfg) -> Dataset:
     """Load the dataset a ``dataset`` config names (``format``: folder | beir | ir_datasets),
     with its questions' excluded units (:mod:`.excluded`) and nuggets (:mod:`.nuggets`)."""
     dataset = _reader(cfg, "load")(cfg)
-    excluded = cfg.get("excluded")
-    nuggets = cfg.get("nuggets")
+    excluded, nuggets = _option(cfg, "excluded"), _option(cfg, "nuggets")
     files = [Path(p).expanduser() for p in (excluded, nuggets) if p]
     if nuggets:
         dataset = with_nuggets(dataset, Path(nuggets).expanduser())
-    if excluded or cfg.get("exclude_self") or any(q.excluded for q in dataset.questions):
+    if excluded or _option(cfg, "exclude_self") or any(q.excluded for q in dataset.questions):
         dataset = with_exclusions(dataset, Path(excluded).expanduser() if excluded else None,
-                                  bool(cfg.get("exclude_self")))
+                                  bool(_option(cfg, "exclude_self")))
     if files:  # the files read enter the dataset's identity (a dataset without them keeps its own)
         combined = "+".join(fingerprint([f], f.parent) for f in files)  # bytes and base name, wherever run
         dataset = replace(dataset, fingerprint=hashlib.sha256(f"{dataset.fingerprint}+{combined}".encode()).hexdigest())
     return dataset
+
+
+def _option(cfg, key: str, default=None):
+    """A key of a ``dataset`` node (a config or any object with its attributes), or ``default``."""
+    getter = getattr(cfg, "get", None)
+    return getter(key, default) if callable(getter) else getattr(cfg, key, default)
 
 
 def load_sections(cfg) -> list[Section]:
