@@ -157,7 +157,9 @@ def written_facts(cfg, measure_names: list[str]) -> dict:
 
 def config_hash_of(cfg) -> str:
     """The identity hash stored with a run of ``cfg`` (resume compares it)."""
-    return identity_hash(resolved(cfg))
+    from receval.measures.tokens import contents
+
+    return identity_hash(resolved(cfg), contents(cfg.metrics.get("tokenizer")))
 
 
 def capped_depth(depth: int, n_chunks: int, ks: list[int]) -> int:

@@ -396,3 +396,22 @@ def test_a_budget_counted_by_a_tokenizer_json_never_passes_its_tokens(overlappin
     assert np.nanmax(derived.values("context_tokens@200tok")) <= 200
     with pytest.raises(RecevalError, match=r"hit@200tok: the runs count tokens differently"):
         with_derived([counted, open_run(overlapping)], ["hit@200tok"], option="--metrics")
+
+
+@pytest.mark.slow
+def test_the_budget_tokenizers_bytes_are_part_of_the_runs_identity(make_config, tmp_path):
+    from test_languages import SENTENCES, subword_file
+
+    from receval.core.errors import ConfigError
+    from receval.pipeline import config_hash_of
+    from receval.spec import run_spec
+
+    path = subword_file(tmp_path, SENTENCES)
+    before = config_hash_of(make_config(f"metrics.tokenizer={path}"))
+    assert before != config_hash_of(make_config())
+    assert run_spec(make_config(f"metrics.tokenizer={path}")).config_hash == before
+    (tmp_path / "other").mkdir()
+    path.write_bytes(subword_file(tmp_path / "other", SENTENCES[:2]).read_bytes())  # the same path, another tokenizer
+    assert config_hash_of(make_config(f"metrics.tokenizer={path}")) != before
+    with pytest.raises(ConfigError, match=r"metrics.tokenizer=.*nope.json: no such file"):
+        run_spec(make_config(f"metrics.tokenizer={tmp_path / 'nope.json'}"))

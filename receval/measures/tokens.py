@@ -6,7 +6,8 @@ The text counted is the chunk's text on its page, heading prefix aside (the same
 word count reads, :func:`receval.measures.nuggets.page_text`), encoded without special
 tokens. Each distinct chunk of the rankings is encoded once. Which tokenizer counted (the
 sha256 of its file) is stored in ``run.json`` (``budget``), and the read side refuses to
-compare budgets counted by different tokenizers (:mod:`receval.analysis.derived`).
+compare budgets counted by different tokenizers (:mod:`receval.analysis.budget`); the
+digest is part of the run's identity hash, so a tokenizer changed in place is another run.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ def budget_unit(path: str | None) -> dict:
         return dict(WORDS)
     _, sha = load_tokenizer_json(path, "metrics.tokenizer")
     return {"unit": "tokenizer", "path": str(path), "sha256": sha}
+
+
+def contents(tokenizer: str | None) -> dict[str, str]:
+    """The budget tokenizer's file digest, as the run's identity holds it
+    (:func:`receval.results.identity.identity_hash`); a missing file is a ConfigError."""
+    return {} if tokenizer is None else {"metrics.tokenizer": budget_unit(tokenizer)["sha256"]}
 
 
 def chunk_token_counts(path: str, texts: list[str], chunk_idx: np.ndarray) -> np.ndarray:

@@ -71,9 +71,14 @@ def _unchanged(dotted: str, value) -> bool:
     return dotted in ADDED_KEYS and value == ADDED_KEYS[dotted] and type(value) is type(ADDED_KEYS[dotted])
 
 
-def identity_hash(config: dict) -> str:
-    """The hash stored as ``config_hash`` with a run and compared by resume."""
-    return config_hash(result_config(config))
+def identity_hash(config: dict, contents: dict[str, str] | None = None) -> str:
+    """The hash stored as ``config_hash`` with a run and compared by resume. ``contents``:
+    the sha256 of files the results depend on by their bytes, not their path (a token
+    budget's ``metrics.tokenizer``), by config key: a file changed in place is another run."""
+    kept = result_config(config)
+    if contents:
+        kept = {**kept, "contents": dict(sorted(contents.items()))}
+    return config_hash(kept)
 
 
 def mixed_datasets(runs: Sequence) -> str | None:
