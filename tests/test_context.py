@@ -415,3 +415,12 @@ def test_the_budget_tokenizers_bytes_are_part_of_the_runs_identity(make_config, 
     assert config_hash_of(make_config(f"metrics.tokenizer={path}")) != before
     with pytest.raises(ConfigError, match=r"metrics.tokenizer=.*nope.json: no such file"):
         run_spec(make_config(f"metrics.tokenizer={tmp_path / 'nope.json'}"))
+
+
+@pytest.mark.slow
+def test_the_sweepers_objective_takes_a_budget_measure(overlapping, make_config):
+    from receval.cli.objective import value
+
+    (derived,) = with_derived([open_run(overlapping)], ["recall@300tok"])
+    cfg = make_config("objective.metric=recall@300tok", "objective.split=null")
+    assert value(cfg, overlapping) == pytest.approx(np.nanmean(derived.values("recall@300tok")))

@@ -107,12 +107,8 @@ class Derivation:
         self.judged = judged_of(column("retrieved_gain"), column("retrieved_found"), np.nan_to_num(n_units),
                                 column("ideal_gains"))
         nugget_at = column("nugget_at")
-        importance = table.column("nugget_importance").to_pylist() if "nugget_importance" in table.column_names else None
-        vital = None
-        if nugget_at is not None and importance is not None:
-            vital = np.zeros(nugget_at.shape, bool)
-            for row, labels in enumerate(importance):
-                vital[row, : len(labels or [])] = [label == "vital" for label in labels or []]
+        vital = ranks.padded_equal(table.column("nugget_importance"), "vital") \
+            if nugget_at is not None and "nugget_importance" in table.column_names else None
         nugget_count = ranks.padded(table.column("nugget_at"))[1] if nugget_at is not None else None
         self.ranking = chunks.ChunkRanking(
             lengths=self.lengths, words=words, new=column("chunk_new_tokens"), evidence=column("chunk_evidence_tokens"),

@@ -42,21 +42,38 @@ def type_problem(name: str, kind: pa.DataType) -> str | None:
     return f"holds {kind}, not {wanted}"
 
 
-def padded(column: pa.ChunkedArray | pa.Array, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
-    """A list column as ((Q, K) values, 0 past each row's end; (Q,) lengths, 0 for null)."""
+def _lists(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray, pa.Array]:
+    """(the list array, (Q,) lengths with null as 0, its items flattened)."""
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_large_list(array.type):
         array = array.cast(pa.list_(array.type.value_type))
-    n = len(array)
     lengths = np.asarray(pc.fill_null(pc.list_value_length(array), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    flat = pc.list_flatten(array)
-    values = np.asarray(pc.fill_null(flat, 0).to_numpy(zero_copy_only=False), dtype=dtype) if len(flat) else \
-        np.zeros(0, dtype)
-    out = np.zeros((n, int(lengths.max(initial=0))), dtype=dtype)
-    rows = np.repeat(np.arange(n), lengths)
+    return array, lengths, pc.list_flatten(array)
+
+
+def _scatter(lengths: np.ndarray, values: np.ndarray, dtype) -> np.ndarray:
+    """Flattened ``values`` back into (Q, K) rows of ``lengths``, 0 past each row's end."""
+    out = np.zeros((lengths.size, int(lengths.max(initial=0))), dtype=dtype)
+    rows = np.repeat(np.arange(lengths.size), lengths)
     starts = np.cumsum(lengths) - lengths
     out[rows, np.arange(lengths.sum()) - np.repeat(starts, lengths)] = values
-    return out, lengths
+    return out
+
+
+def padded(column: pa.ChunkedArray | pa.Array, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as ((Q, K) values, 0 past each row's end; (Q,) lengths, 0 for null)."""
+    _, lengths, flat = _lists(column)
+    values = np.asarray(pc.fill_null(flat, 0).to_numpy(zero_copy_only=False), dtype=dtype) if len(flat) else \
+        np.zeros(0, dtype)
+    return _scatter(lengths, values, dtype), lengths
+
+
+def padded_equal(column: pa.ChunkedArray | pa.Array, value: str) -> np.ndarray:
+    """A list-of-strings column as (Q, K) bool: each item equal to ``value`` (False past a row's end)."""
+    _, lengths, flat = _lists(column)
+    same = np.asarray(pc.fill_null(pc.equal(flat, value), False).to_numpy(zero_copy_only=False), dtype=bool) \
+        if len(flat) else np.zeros(0, bool)
+    return _scatter(lengths, same, bool)
 
 
 def scalar(column: pa.ChunkedArray) -> np.ndarray:

@@ -30,7 +30,7 @@ import pyarrow as pa
 from receval.core.errors import RecevalError
 from receval.core.secrets import cut
 from receval.results.format import RANKS
-from receval.results.ranks import padded
+from receval.results.ranks import padded, padded_equal
 from receval.scoring.chunks import ChunkRanking, nugget_recall, vital_nugget_recall
 
 LABELS = ("support", "partial_support", "not_support")
@@ -124,9 +124,7 @@ def apply_support(table: pa.Table, support: Support) -> pa.Table:
 def _recount(table: pa.Table) -> pa.Table:
     """The nugget measure columns recomputed from ``nugget_at``."""
     nugget_at, count = padded(table.column("nugget_at"), np.int64)
-    vital = np.zeros(nugget_at.shape, bool)
-    for row, labels in enumerate(table.column("nugget_importance").to_pylist()):
-        vital[row, : len(labels or [])] = [label == "vital" for label in labels or []]
+    vital = padded_equal(table.column("nugget_importance"), "vital")
     ranking = ChunkRanking(lengths=np.zeros(len(count), np.int64), words=np.zeros((len(count), 0)),
                            nugget_at=nugget_at, nugget_vital=vital,
                            nugget_valid=np.arange(nugget_at.shape[1])[None, :] < count[:, None])
