@@ -99,6 +99,28 @@ def pair_counts(judge, verdicts: list[tuple[int | None, dict]]) -> failures.Coun
     )
 
 
+def _supports(judge, records: list[dict], pool) -> tuple[list[dict], list[tuple[str | None, dict]]]:
+    """The pool's support lines and each one's label (:mod:`.support`); they need a chat model."""
+    to_support = [r for r in records if r.get("role") == "support"]
+    if to_support and not hasattr(judge, "ask"):
+        raise RecevalError(f"pool={pool}: its support lines (a nugget and a passage) need a chat model: judge=llm")
+    return to_support, judge_support(judge, to_support) if to_support else []
+
+
+def _support_lines(name: str, to_support: list[dict], supports: list[tuple[str | None, dict]]) -> list[dict]:
+    """The labels lines of the support lines judged (a failed one is left out)."""
+    return [{"question_id": r["question_id"], "id": r["id"], "nugget": r["nugget"], "support": label,
+             "judge": name, **provenance} for r, (label, provenance) in zip(to_support, supports) if label is not None]
+
+
+def _support_summary(asked: int, supported: list[dict]) -> dict:
+    """The summary's ``support`` entry (none when the pool held no support line)."""
+    if not asked:
+        return {}
+    return {"support": {"asked": asked, "labelled": len(supported),
+                        "labels": dict(sorted(Counter(x["support"] for x in supported).items()))}}
+
+
 def run_judge(cfg) -> dict:
     """Judge ``cfg.pool`` with ``cfg.judge``; returns the summary written beside the labels."""
     check_config(cfg)
@@ -117,11 +139,8 @@ def run_judge(cfg) -> dict:
         if r.get("role") == "reference":
             references.setdefault(r["question_id"], []).append(r.get("text") or "")
     asked = [r for r in records if r.get("role", "hole") in ("hole", "calibration")]
-    to_support = [r for r in records if r.get("role") == "support"]
-    if to_support and not hasattr(judge, "ask"):
-        raise RecevalError(f"pool={cfg.pool}: its support lines (a nugget and a passage) need a chat model: judge=llm")
+    to_support, supports = _supports(judge, records, cfg.pool)
     verdicts = judge.judge(asked, references) if asked or not to_support else []
-    supports = judge_support(judge, to_support) if to_support else []
     counts = pair_counts(judge, verdicts + supports)
     if counts is None and asked and all(grade is None for grade, _ in verdicts):  # a local judge: the same rule
         raise RecevalError(
@@ -144,19 +163,14 @@ def run_judge(cfg) -> dict:
         else:
             labels.append({"question_id": record["question_id"], "id": record["id"], "grade": int(grade),
                            "judge": judge.name, **provenance})
-    supported = [{"question_id": r["question_id"], "id": r["id"], "nugget": r["nugget"], "support": label,
-                  "judge": judge.name, **provenance} for r, (label, provenance) in zip(to_support, supports)
-                 if label is not None]
+    supported = _support_lines(judge.name, to_support, supports)
     holes = sum(r.get("role", "hole") == "hole" for r in records)
     summary = {
         "pool": str(cfg.pool), "judge": judge.name, "config": OmegaConf.to_container(node, resolve=True),
         "holes": holes, "labelled": len(labels), "unlabelled": holes - len(labels),
         "grades": {str(g): sum(1 for x in labels if x["grade"] == g) for g in sorted({x["grade"] for x in labels})},
-        "usage": dict(judge.usage),
+        "usage": dict(judge.usage), **_support_summary(len(to_support), supported),
     }
-    if to_support:
-        summary["support"] = {"asked": len(to_support), "labelled": len(supported),
-                              "labels": dict(sorted(Counter(x["support"] for x in supported).items()))}
     if counts is not None:
         summary["counts"] = {"sent": counts.sent, "asked": counts.asked, "usable": counts.usable,
                              "failed": counts.failed, "last_reason": counts.last_reason, "replayed": counts.replayed}

@@ -185,11 +185,7 @@ def judge_spans(
     # the words of every page a label or a retrieved chunk is on
     for section_idx in np.unique(chunk_section[at[ok]]) if len(chunk_section) else []:
         needed.add(sections[int(section_idx)].page)
-    # chunks that may alone cover an evidence item: those on its pages (alpha-nDCG's copies)
-    pages_of = {sections[int(i)].page for i in np.unique(chunk_section)} if len(chunk_section) else set()
-    item_pages = {q_e.page for q in questions for q_e in q.evidence} & pages_of if novelty and ev.any() else set()
-    on_pages = (np.flatnonzero(np.isin(np.asarray([s.page for s in sections], dtype=object)[chunk_section],
-                                        list(item_pages))) if item_pages else np.zeros(0, np.int64))
+    on_pages = _on_item_pages(questions, sections, chunk_section) if novelty and ev.any() else np.zeros(0, np.int64)
     # every position a measure needs, located among the words of those pages at once
     at_pages = [starts_a, ends_a, ranked_start.ravel(), ranked_end.ravel(), g_start[on_pages], g_end[on_pages]]
     ends_le, starts_lt, letters = line.locate(needed, np.concatenate(at_pages).astype(np.int64))
@@ -229,6 +225,16 @@ def judge_spans(
     answerable = np.asarray([q.answerable for q in questions], dtype=bool)
     return EvidenceJudgement(by_evidence=by_evidence, judged=judged, columns=chunk_columns(ranking, ks, answerable),
                              ranking=ranking)
+
+
+def _on_item_pages(questions: list[Question], sections: list[Section], chunk_section: np.ndarray) -> np.ndarray:
+    """The chunks on a page an evidence item is on: those that may alone cover it
+    (alpha-nDCG's copies of an item, :func:`receval.measures.novelty.covering_chunks`)."""
+    pages = {e.page for q in questions for e in q.evidence}
+    if not pages or not len(chunk_section):
+        return np.zeros(0, np.int64)
+    on = np.fromiter((s.page in pages for s in sections), bool, len(sections))
+    return np.flatnonzero(on[chunk_section])
 
 
 def _increments(cumulative: np.ndarray) -> np.ndarray:
