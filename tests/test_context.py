@@ -424,3 +424,70 @@ def test_the_sweepers_objective_takes_a_budget_measure(overlapping, make_config)
     (derived,) = with_derived([open_run(overlapping)], ["recall@300tok"])
     cfg = make_config("objective.metric=recall@300tok", "objective.split=null")
     assert value(cfg, overlapping) == pytest.approx(np.nanmean(derived.values("recall@300tok")))
+
+
+# --------------------------------------------------------------------------- reading the files
+
+
+def site_dataset(site, **keys):
+    from omegaconf import OmegaConf
+
+    from receval.datasets import load_dataset
+
+    return load_dataset(OmegaConf.create({"name": "site", "format": "folder", "path": str(site), "questions": None,
+                                          "excluded": None, "exclude_self": False, "nuggets": None, **keys}))
+
+
+def test_exclusions_come_from_a_tsv_and_a_questions_file_and_remove_labels(site, tmp_path):
+    plain = site_dataset(site)
+    lines = [json.loads(line) for line in (site / "questions.jsonl").read_text().splitlines() if line.strip()]
+    lines[0]["excluded"] = ["bikes#returning-a-bike"]
+    (site / "questions.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    tsv = tmp_path / "x.tsv"
+    tsv.write_text("query-id\tcorpus-id\nb2\tbikes#prices-2\nb2\tbikes#returning-a-bike\n")
+    data = site_dataset(site, excluded=str(tsv))
+    by_id = {q.id: q for q in data.questions}
+    assert by_id["b1"].excluded == ("bikes#returning-a-bike",)
+    assert by_id["b2"].excluded == ("bikes#prices-2", "bikes#returning-a-bike")
+    assert by_id["b2"].relevant == {"bikes#prices": 1}  # the excluded unit's label removed
+    assert data.notes["excluded_labels"] == 1 and data.fingerprint != plain.fingerprint
+
+
+@pytest.mark.parametrize("text, message", [
+    ("query\tdoc\nb1\tbikes#prices\n", r"x.tsv:1: the header is .*; an exclusion file starts with query-id<TAB>corpus-id"),
+    ("query-id\tcorpus-id\nb1\n", r"x.tsv:2: not a query-id<TAB>corpus-id pair"),
+    ("query-id\tcorpus-id\nb1\tbikes#nowhere\n", r"x.tsv:2: unit 'bikes#nowhere' is not in the collection"),
+    ("query-id\tcorpus-id\nzz\tbikes#prices\n", r"x.tsv:2: question 'zz' is not among the dataset's questions"),
+    ("query-id\tcorpus-id\nb1\tbikes#prices\n", r"question 'b1': every relevant unit is excluded"),
+])
+def test_a_bad_exclusion_file_is_named_with_its_line(site, tmp_path, text, message):
+    from receval.core.errors import DatasetError
+
+    (tmp_path / "x.tsv").write_text(text)
+    with pytest.raises(DatasetError, match=message):
+        site_dataset(site, excluded=str(tmp_path / "x.tsv"))
+
+
+@pytest.mark.parametrize("lines, message", [
+    ([{"qid": "b1", "nuggets": [{"text": "a fact", "importance": "high"}]}], r"n.jsonl:1: nugget 1 has importance 'high'"),
+    ([{"qid": "b1", "nuggets": [{"importance": "vital"}]}], r"n.jsonl:1: nugget 1 must be an object with a non-empty 'text'"),
+    ([{"qid": "zz", "nuggets": []}], r"n.jsonl:1: question 'zz' is not among the dataset's questions"),
+    ([{"qid": "b1", "nuggets": []}, {"question_id": "b1", "nuggets": []}], r"n.jsonl:2: question 'b1' is given nuggets again"),
+    ([{"nuggets": []}], r"n.jsonl:1: no question id"),
+])
+def test_a_bad_nuggets_file_is_named_with_its_line(site, tmp_path, lines, message):
+    from receval.core.errors import DatasetError
+
+    (tmp_path / "n.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(DatasetError, match=message):
+        site_dataset(site, nuggets=str(tmp_path / "n.jsonl"))
+
+
+def test_nuggets_come_from_a_file_or_a_questions_file(site, tmp_path):
+    (tmp_path / "n.jsonl").write_text(json.dumps({"qid": "b1", "nuggets": [
+        {"text": "a day pass costs 5", "importance": "vital"}, {"id": "extra", "text": "pay by card", "importance": "okay"},
+    ]}) + "\n")
+    by_id = {q.id: q for q in site_dataset(site, nuggets=str(tmp_path / "n.jsonl")).questions}
+    assert [(n.id, n.text, n.vital) for n in by_id["b1"].nuggets] == [("n1", "a day pass costs 5", True),
+                                                                       ("extra", "pay by card", False)]
+    assert not by_id["b2"].nuggets
