@@ -36,6 +36,25 @@ def overlapping(tmp_path_factory):
     return run_of(tmp_path_factory, "retriever=bm25", "chunking.overlap=10", "depth=30")
 
 
+@pytest.fixture(scope="module")
+def evidence_labelled(tmp_path_factory):
+    """Questions labelled by evidence spans (judged at chunk ranks), 20-word windows overlapping by 5."""
+    from conftest import FIXTURES
+
+    return run_of(tmp_path_factory, "dataset=folder", f"dataset.path={FIXTURES / 'essays'}", "chunking.max_words=20",
+                  "chunking.overlap=5", "depth=20")
+
+
+@pytest.mark.slow
+def test_evidence_runs_derive_the_stored_measures_too(evidence_labelled):
+    run = open_run(evidence_labelled)
+    derivation = Derivation(_rank_table(run, "metrics", "hit@3"))
+    for family in ("hit", "recall", "precision", "ndcg", "ap", "token_recall", "token_iou", "redundancy", "alpha_ndcg"):
+        for k in KS:
+            assert np.allclose(derivation.values(MeasureName(family, k)), run.values(f"{family}@{k}"), equal_nan=True)
+    assert 0 < np.nanmax(run.values("alpha_ndcg@10")) <= 1
+
+
 @pytest.mark.slow
 def test_measures_derived_from_the_per_rank_columns_equal_the_stored_ones(overlapping):
     run = open_run(overlapping)
