@@ -7,6 +7,10 @@ checks the committed pages equal a fresh generation):
   and meaning, read from the dataclass schemas (the comment beside or above a field is
   its meaning; ranges from the field metadata, :mod:`receval.schema`);
 - ``reference/ranges.md``: every number's range (``python -m receval.schema``);
+- ``reference/measures.md``: every measure with its formula, from the docstring of each
+  family's function (:mod:`receval.scoring.measures`, :mod:`receval.scoring.chunks`), and
+  the rules they share (token budgets, alpha-nDCG's units, nugget support, excluded
+  units) from their modules' docstrings;
 - ``reference/stored-format.md``: the stored format, from the docstrings of
   :mod:`receval.results`, and the shape of each command's ``--format json`` (run on a
   fresh two-run sweep of the built-in library).
@@ -254,6 +258,59 @@ def ranges_page() -> str:
             "(`python -m receval.schema` prints this table).\n\n" + config.ranges_table())
 
 
+# ----------------------------------------------------------------- the measures
+
+MEASURE_RULES = [
+    ("Ranking measures", "receval.scoring.measures"),
+    ("Token budgets", "receval.scoring.budget"),
+    ("Measures of the text sent", "receval.scoring.chunks"),
+    ("alpha-nDCG's units", "receval.measures.novelty"),
+    ("Nugget support", "receval.measures.nuggets"),
+    ("Support labels from a judge", "receval.results.support"),
+    ("Excluded units", "receval.datasets.excluded"),
+]
+
+
+def measure_entries() -> list[tuple[str, str, str]]:
+    """(names, what it counts and which way is better, formula) of every measure family."""
+    from receval.core import vocabulary
+    from receval.scoring import chunks, measures
+
+    out = []
+    for family in vocabulary.FAMILIES:
+        names = [family] if family in vocabulary.DEPTH_FAMILIES else []
+        if family in vocabulary.CUTOFF_FAMILIES:
+            names.append(f"{family}@k")
+        if family == "rr":
+            names.append("rr@k")  # derived from the stored first relevant rank
+        if family in vocabulary.BUDGET_FAMILIES:
+            names.append(f"{family}@Btok")
+        out.append((", ".join(f"`{n}`" for n in names), "units (sections, documents, evidence items), higher is better",
+                    measures.formula(family)))
+    for family in vocabulary.CHUNK_FAMILIES:
+        better = "lower" if vocabulary.lower_is_better(f"{family}@1") else "higher"
+        out.append((f"`{family}@k`, `{family}@Btok`", f"the first k chunks or a budget's, {better} is better",
+                    chunks.formula(family)))
+    return out
+
+
+def measures_page() -> str:
+    parts = [
+        HEADER, "# Measures\n",
+        "Every measure receval computes per question, with its formula as the code states it (each family's "
+        "function in `receval/scoring/measures.py` and `receval/scoring/chunks.py`). `k` is a cutoff "
+        "(`metrics.ks` stores some; the per-rank columns give any other), `B` a token budget "
+        "(`hit@300tok`: the ranking cut where its chunks' tokens would pass B, derived from a stored run by "
+        "`report`, `compare`, `select`, `sql` and the Python API). The rules they share follow the list.\n",
+    ]
+    for names, what, formula in measure_entries():
+        parts.append(f"### {names}\n\n*{what}*\n\n{rst_to_markdown(formula)}\n")
+    for title, module in MEASURE_RULES:
+        doc = inspect.getdoc(importlib.import_module(module))
+        parts.append(f"## {title}\n\n*`{module}`*\n\n{rst_to_markdown(doc)}\n")
+    return "\n".join(parts)
+
+
 # ----------------------------------------------------------------- the stored format
 
 FORMAT_MODULES = [
@@ -356,6 +413,7 @@ PAGES = {
     "commands.md": commands_page,
     "configuration.md": configuration_page,
     "ranges.md": ranges_page,
+    "measures.md": measures_page,
     "stored-format.md": format_page,
 }
 

@@ -41,6 +41,10 @@ class DatasetConfig:
     questions: Optional[str] = None  # null: <path>/questions.jsonl
     split: Any = None  # beir: null = every qrels/<split>.tsv, a name, or a list of names
     title: bool = True  # beir: prepend each document's title to its text
+    # a TSV (header query-id<TAB>corpus-id) of units dropped from each question's ranking and never scored
+    excluded: Optional[str] = None
+    exclude_self: bool = False  # drop each question's own id from its ranking (BEIR ArguAna)
+    nuggets: Optional[str] = None  # a JSONL of each question's nuggets ({"qid", "nuggets": [{"text", "importance"}]})
 
 
 @dataclass
@@ -71,6 +75,8 @@ class TokenizerConfig:
 class MetricsConfig:
     # trec_eval's largest cutoff is 1000; ten times that is past any use
     ks: list[int] = field(default_factory=lambda: [1, 3, 5, 10], metadata=range_(1, 10_000, hint="each at most depth"))
+    # a local tokenizer.json whose tokens count a token budget (hit@300tok); null: words, as chunking.max_words counts
+    tokenizer: Optional[str] = None
 
 
 @dataclass
@@ -83,6 +89,8 @@ class ObjectiveConfig:
 class RelevanceConfig:
     # share of an evidence span the top chunks must cover (receval.measures.coverage)
     coverage: float = field(default=0.5, metadata=range_(0, 1, low_open=True))
+    # share of a nugget's content words the retrieved text must hold to support it (receval.measures.nuggets)
+    nugget_coverage: float = field(default=0.75, metadata=range_(0, 1, low_open=True))
 
 
 @dataclass

@@ -15,7 +15,40 @@ import numpy as np
 from receval.scoring.questions import Question
 from receval.scoring.rows import judge, question_rows
 
-__all__ = ["collapse_to_sections", "judge", "question_rows", "trajectory_columns"]
+__all__ = [
+    "collapse_to_sections", "collapse_with_ranks", "drop_excluded", "excluded_depth", "judge", "question_rows",
+    "trajectory_columns",
+]
+
+
+def excluded_depth(questions: list[Question], section_index: dict[str, int], chunk_section: np.ndarray) -> int:
+    """The most chunks one question's excluded units hold: how much deeper its ranking is
+    searched, so it keeps ``depth`` ranks once they are dropped."""
+    if not any(q.excluded for q in questions):
+        return 0
+    per_section = np.bincount(chunk_section, minlength=len(section_index))
+    return max(int(per_section[[section_index[u] for u in q.excluded]].sum()) for q in questions if q.excluded)
+
+
+def drop_excluded(
+    chunk_idx: np.ndarray, chunk_scores: np.ndarray, chunk_section: np.ndarray, questions: list[Question],
+    section_index: dict[str, int], depth: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each question's ranking of chunks without the chunks of its excluded units
+    (:mod:`receval.datasets.excluded`), the rest moved up in order, cut to ``depth``;
+    and (Q,) how many chunks were dropped from each."""
+    n_rows = len(questions)
+    size = len(section_index) + 1
+    counts = np.fromiter((len(q.excluded) for q in questions), np.int64, n_rows)
+    units = np.fromiter((section_index[u] for q in questions for u in q.excluded), np.int64, int(counts.sum()))
+    keys = np.sort(np.repeat(np.arange(n_rows, dtype=np.int64), counts) * size + units)
+    section = np.where(chunk_idx >= 0, chunk_section[np.maximum(chunk_idx, 0)] if len(chunk_section) else 0, -1)
+    ranked = np.arange(n_rows, dtype=np.int64)[:, None] * size + section
+    drop = (chunk_idx >= 0) & np.isin(ranked, keys)
+    order = np.argsort(drop, axis=1, kind="stable")
+    idx = np.take_along_axis(np.where(drop, -1, chunk_idx), order, axis=1)[:, :depth]
+    scores = np.take_along_axis(np.where(drop, np.nan, chunk_scores), order, axis=1)[:, :depth]
+    return idx, scores, drop.sum(axis=1).astype(np.int64)
 
 
 def collapse_to_sections(
@@ -26,6 +59,16 @@ def collapse_to_sections(
     Returns section indices (-1 padded, kept sections moved to the front in order)
     and the score of each kept section's best chunk (NaN padded).
     """
+    sections, scores, _ = collapse_with_ranks(chunk_idx, chunk_scores, chunk_section, n_sections)
+    return sections, scores
+
+
+def collapse_with_ranks(
+    chunk_idx: np.ndarray, chunk_scores: np.ndarray, chunk_section: np.ndarray, n_sections: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`collapse_to_sections`, and (Q, K) the 1-based chunk rank each kept section
+    was first retrieved at (0 padded): where a token budget reaches it
+    (:mod:`receval.scoring.budget`)."""
     n_rows, depth = chunk_idx.shape
     section = np.where(chunk_idx >= 0, chunk_section[np.maximum(chunk_idx, 0)], -1)
     keys = np.arange(n_rows)[:, None] * (n_sections + 1) + (section + 1)
@@ -37,7 +80,8 @@ def collapse_to_sections(
     kept = np.take_along_axis(keep, order, axis=1)
     sections = np.where(kept, np.take_along_axis(section, order, axis=1), -1)
     scores = np.where(kept, np.take_along_axis(chunk_scores, order, axis=1), np.nan)
-    return sections.astype(np.int32), scores.astype(np.float64)
+    ranks = np.where(kept, order + 1, 0)
+    return sections.astype(np.int32), scores.astype(np.float64), ranks.astype(np.int64)
 
 
 def trajectory_columns(

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +28,16 @@ from receval.measures import cost
 from receval.core import machine
 from receval.chunking.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
-from receval.evaluate import collapse_to_sections, question_rows, trajectory_columns
+from receval.evaluate import collapse_with_ranks, drop_excluded, excluded_depth, question_rows, trajectory_columns
 from receval.results.identity import identity_hash
 from receval.metrics import measures_for
 from receval.measures.overlap import overlap_columns
 from receval.ranking import tie_ranks
 from receval.measures.spans import judge_spans, token_columns
+from receval.measures.ranks import chunk_columns, completed, nugget_columns, rank_columns
+from receval.measures.tokens import budget_unit
+from receval.datasets.excluded import exclusion_counts
+from receval.datasets.nuggets import nugget_counts
 from receval.core.io import WriteError
 from receval.core import trust
 from receval.results import manifest
@@ -162,7 +166,9 @@ def written_facts(cfg, measure_names: list[str]) -> dict:
 
 def config_hash_of(cfg) -> str:
     """The identity hash stored with a run of ``cfg`` (resume compares it)."""
-    return identity_hash(resolved(cfg))
+    from receval.measures.tokens import contents
+
+    return identity_hash(resolved(cfg), contents(cfg.metrics.get("tokenizer")))
 
 
 def capped_depth(depth: int, n_chunks: int, ks: list[int]) -> int:
@@ -231,38 +237,54 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     calls_after_index = stages.api_calls(retriever)
     questions = dataset.questions
     depth = capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks))
+    section_ids = [s.id for s in dataset.sections]
+    index = {sid: i for i, sid in enumerate(section_ids)}
+    chunk_section = np.fromiter((index[c.section_id] for c in chunks), np.int64, len(chunks))
+    searched = min(depth + excluded_depth(questions, index, chunk_section), max(len(chunks), depth))
     with timer("warmup"):
-        stages.warm_up(retriever, [q.text for q in questions], depth, tie_rank)
+        stages.warm_up(retriever, [q.text for q in questions], searched, tie_rank)
     calls_after_warmup = stages.api_calls(retriever)
     with timer("search"):
         hits = stages.timed_search(
-            retriever, [q.text for q in questions], depth, tie_rank, cfg.search_batch, search_label(cfg), repeats,
+            retriever, [q.text for q in questions], searched, tie_rank, cfg.search_batch, search_label(cfg), repeats,
         )
     calls_after_search = stages.api_calls(retriever)
     stages.release(retriever)  # the index is not needed past here: measures are built beside it otherwise
     give_back_memory()
     measures = measures_for(list(cfg.metrics.ks))
+    ks = list(cfg.metrics.ks)
     with timer("evaluate"):
-        section_ids = [s.id for s in dataset.sections]
-        index = {sid: i for i, sid in enumerate(section_ids)}
-        chunk_section = np.fromiter((index[c.section_id] for c in chunks), np.int64, len(chunks))
-        section_idx, section_scores = collapse_to_sections(
-            hits.chunk_idx, hits.scores, chunk_section, len(section_ids)
+        chunk_idx, chunk_scores, dropped = drop_excluded(
+            hits.chunk_idx, hits.scores, chunk_section, questions, index, depth,
+        )
+        section_idx, section_scores, unit_ranks = collapse_with_ranks(
+            chunk_idx, chunk_scores, chunk_section, len(section_ids)
         )
         chunk_start = np.fromiter((c.start for c in chunks), np.int64, len(chunks))
         chunk_end = np.fromiter((c.end for c in chunks), np.int64, len(chunks))
         spans = judge_spans(
             questions, dataset.sections, dataset.pages, chunk_section, chunk_start, chunk_end,
-            hits.chunk_idx, list(cfg.metrics.ks), float(cfg.relevance.coverage),
+            chunk_idx, ks, float(cfg.relevance.coverage),
         )
+        ranking = completed(
+            spans.ranking, questions, chunks, chunk_idx, cfg.metrics.get("tokenizer"),
+            float(cfg.relevance.get("nugget_coverage", 0.75)), str(cfg.tokenizer.language),
+        )
+        answerable = np.asarray([q.answerable for q in questions], dtype=bool)
+        spans = replace(spans, columns=chunk_columns(ranking, ks, answerable))
         columns = question_rows(
             questions, section_ids, section_idx, section_scores, hits.latency_ms, measures,
-            spans, ([c.id for c in chunks], hits.chunk_idx, hits.scores),
+            spans, ([c.id for c in chunks], chunk_idx, chunk_scores), unit_ranks,
         )
+        columns.update(rank_columns(ranking, answerable))
+        if ranking.nugget_at is not None:
+            columns.update(nugget_columns(questions))
+        if any(q.excluded for q in questions):
+            columns["excluded"] = dropped.tolist()
         columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
         if hits.calls is not None:  # a retriever answered with its search calls
             columns.update(trajectory_columns(
-                questions, section_ids, chunk_section, hits.calls, hits.chunk_idx, hits.scores, hits.latency_ms,
+                questions, section_ids, chunk_section, hits.calls, chunk_idx, chunk_scores, hits.latency_ms,
             ))
         for stage, values in hits.stage_ms.items():
             columns[stage_column(stage)] = values.astype(float).tolist()
@@ -286,6 +308,8 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         },
         "cache": dict(cache.events),
         "dataset_notes": dict(dataset.notes),
+        "budget": budget_unit(cfg.metrics.get("tokenizer")),  # what counts a token budget (hit@300tok)
+        **_question_facts(questions, dropped),
         **stages.facts(retriever),
         "truncated": stages.truncated(retriever),  # chunks a dense model cut at its token limit
         # what explains the latencies: CPU, cores, threads, load
@@ -295,19 +319,18 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         "workdir": os.getcwd(),
     }
     names = [m.name for m in measures]
+    chunk_names = token_columns(ks, nuggets=ranking.nugget_at is not None)
     give_back_memory()
     with timer("write"):
-        write_results(
-            run_dir, columns, names + token_columns(list(cfg.metrics.ks)), info, list(hits.stage_ms), list(extra)
-        )
+        write_results(run_dir, columns, names + chunk_names, info, list(hits.stage_ms), list(extra))
     means = {
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
         for name in names
     }
-    facts = written_facts(cfg, names + [n for n in token_columns(list(cfg.metrics.ks))])
+    facts = written_facts(cfg, names + chunk_names)
     try:
         write_json(Path(run_dir) / CHUNKS, bounded_show_facts(
-            questions, dataset.sections, dataset.pages, chunks, hits.chunk_idx, section_idx,
+            questions, dataset.sections, dataset.pages, chunks, chunk_idx, section_idx,
             float(cfg.relevance.coverage), SHOW_TOP,
         ))
         write_run_json(run_dir, {**info, **facts, "timings": timer.seconds, "config": as_written(cfg), "means": means})
@@ -324,6 +347,16 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
         means=means,
         timings=timer.seconds,
     )
+
+
+def _question_facts(questions: list, dropped: np.ndarray) -> dict:
+    """What run.json records of the questions' excluded units and nuggets, when they have any."""
+    facts = {}
+    if any(q.excluded for q in questions):
+        facts["excluded"] = {**exclusion_counts(questions), "dropped": int(dropped.sum())}
+    if any(q.nuggets for q in questions):
+        facts["nuggets"] = nugget_counts(questions)
+    return facts
 
 
 def summary_line(cfg, result: RunResult) -> str:

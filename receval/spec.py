@@ -108,7 +108,7 @@ def validate(cfg, written: dict, resolved: dict) -> RunSpec:
     from receval import config as config_schema
     from receval import retrievers, stages
     from receval.core import trust
-    from receval.measures import cost
+    from receval.measures import cost, tokens
     from receval.results.identity import identity_hash
     from receval.retrievers.text import Tokenizer
 
@@ -129,7 +129,7 @@ def validate(cfg, written: dict, resolved: dict) -> RunSpec:
         config=frozen,
         written=_frozen(written),
         resolved=_frozen(resolved),
-        config_hash=identity_hash(resolved),
+        config_hash=identity_hash(resolved, tokens.contents(frozen.metrics.get("tokenizer"))),
         stage_names=names,
         prices=_frozen(prices),
     )

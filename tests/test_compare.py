@@ -181,7 +181,7 @@ def test_reordered_questions_are_paired_by_id(runs, tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--metric", "hit@7"], "hit@7 is not stored in"),
+        (["--metric", "judged@7"], "judged@7 is not stored in"),  # hit@7 is derived from the per-rank columns
         (["--metric", "f1"], "unknown measure 'f1'"),
         (["--n-resamples", "0"], "n_resamples=0: use an integer >= 1"),
         (["--where", "kind"], "use COLUMN=VALUE"),

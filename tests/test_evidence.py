@@ -274,7 +274,9 @@ def test_report_shows_token_measures(essay_runs, capsys):
     assert "token_precision@3" in report.metrics
     assert exit_code(report_main, [essay_runs[20], "--metrics", "token_iou@5,context_tokens@3"]) == 0
     assert "context_tokens@3" in capsys.readouterr().out
-    assert exit_code(report_main, [essay_runs[20], "--metrics", "token_recall@7"]) == 2
+    capsys.readouterr()
+    assert exit_code(report_main, [essay_runs[20], "--metrics", "token_recall@7"]) == 0  # derived from each rank's counts
+    assert "token_recall@7" in capsys.readouterr().out
 
 
 def test_synth_records_the_quote_as_evidence_and_runs_score_it(tmp_path, tmp_path_factory):

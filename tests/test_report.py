@@ -278,9 +278,9 @@ def test_fail_under_exits_1_naming_the_run(sweep, capsys):
         (["--fail-under", "hit@3>0.7"], "use METRIC=FLOOR"),
         (["--fail-under", "hit@3=high"], "is not a number"),
         (["--fail-under", "hit@3=70"], "between 0 and 1"),
-        (["--fail-under", "hit@7=0.5"], "hit@7 is not stored"),
+        (["--fail-under", "judged@7=0.5"], "judged@7 is not stored"),  # hit@7 is derived from the per-rank columns
         (["--metrics", "hit@3,bogus"], "unknown measure 'bogus'"),
-        (["--metrics", "hit@30"], "hit@30 is not stored"),
+        (["--metrics", "hit@30"], "hit@30 is beyond"),
         (["--metric", "rr@11"], "rr@11 is beyond"),
         (["--by", "colour"], "no column 'colour'"),
         (["--by", "question_id"], "47 distinct values; pick a column with a few"),  # the scored questions

@@ -548,7 +548,7 @@ def test_money_from_cost_columns():
     [
         (["--margin", "-0.1"], "--margin -0.1: use a value >= 0"),
         (["--report-on", "dev"], "--report-on dev: the same split as --split"),
-        (["--metric", "hit@7"], "hit@7 is not stored"),
+        (["--metric", "judged@7"], "judged@7 is not stored"),  # hit@7 is derived from the per-rank columns
         (["--split", "nosuch"], "no questions with split=nosuch"),
         (["--out", "best.txt"], "--out best.txt: name a .yaml file"),
     ],

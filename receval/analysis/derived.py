@@ -2,10 +2,13 @@
 
 - ``rr@k`` (MRR@k) for any ``k <= depth``: ``rr`` where ``first_relevant_rank <= k``,
   else 0 (null stays null: unanswerable questions are left out as for ``rr``).
+- Any token budget (``hit@300tok``, ``recall@1000tok``, ``context_tokens@500tok``), and
+  the chunk measures and hit, recall, precision, nDCG and AP at a k the run did not store,
+  from its per-rank columns (:mod:`receval.analysis.budget`).
 - Any numeric per-question column that is not a measure (``rouge1_p``, ``rougeL_p``,
   ``latency_ms``) can be averaged like one, with its bootstrap interval.
 
-:func:`with_derived` adds the ``rr@k`` columns a report asks for; :func:`column_for`
+:func:`with_derived` adds the columns a report asks for; :func:`column_for`
 names the column a user's ``--metrics`` entry means (``None``: not a derived one).
 """
 
@@ -16,6 +19,7 @@ import re
 import numpy as np
 import pyarrow as pa
 
+from receval.analysis import budget
 from receval.core.errors import RecevalError
 
 _RR_AT = re.compile(r"^(?:m?rr)@(\d+)$", re.IGNORECASE)
@@ -40,7 +44,12 @@ def _depth(run) -> int | None:
 
 
 def with_derived(runs: list, names: list[str], option: str = "metrics") -> list:
-    """``runs`` with an ``rr@k`` column added for each ``rr@k`` among ``names``."""
+    """``runs`` with a column added for each ``rr@k``, token budget measure and other
+    derivable measure among ``names`` (:mod:`receval.analysis.budget`) they do not hold."""
+    parsed = list({p.name: p for p in map(budget.derivable, names) if p is not None}.values())
+    if parsed:
+        budget.check_units(runs, [p.name for p in parsed], option)
+        runs = [budget.with_budget_columns(run, parsed, option) for run in runs]
     cutoffs = sorted({k for k in map(rr_cutoff, names) if k is not None})
     if not cutoffs:
         return runs

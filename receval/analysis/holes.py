@@ -28,6 +28,7 @@ order of the runs, the winner, or ``select``'s choice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from receval.analysis.choice import choose
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.core.vocabulary import measure_label
+from receval.results import support as nugget_support
 from receval.results.judgments import Conflict, Labels, merge_added, read_any_labels, rescore, stored_labels
 from receval.results.stored import Run
 from receval.stats.concordance import Concordance, tau_interval
@@ -132,6 +134,7 @@ class LabelAccount:
     unknown_questions: list[str] = field(default_factory=list)  # question ids no run has
     unknown_units: list[str] = field(default_factory=list)  # "question unit" pairs whose unit no run retrieved or labels
     unanswerable: list[str] = field(default_factory=list)  # questions the dataset marks unanswerable, labelled relevant
+    support: int = 0  # nugget support labels naming a stored question's nugget (receval.results.support)
 
     def lines(self) -> list[str]:
         """One line per kind of label not applied, naming the ids."""
@@ -210,8 +213,9 @@ class Relabelled:
         files = ", ".join(self.files)
         found = self.account
         already = f"; {found.already} already stored with that grade" if found.already else ""
+        support = f"; {found.support} nugget support labels applied" if found.support else ""
         notes = [f"re-scored with {found.applied} of the {found.given} added labels from {files} (stored runs "
-                 f"unchanged){already}"]
+                 f"unchanged){already}{support}"]
         if self.conflicts:
             shown = "; ".join(c.line() for c in self.conflicts[:5])
             more = f" (and {len(self.conflicts) - 5} more)" if len(self.conflicts) > 5 else ""
@@ -225,14 +229,16 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown
     keeps the labels that can apply. None applying is an error (exit 2), naming why."""
     merged = merge_added([(f, read_any_labels(f, option)) for f in files], option)
     added, found = account(runs, merged, unknown_units)
-    if found.applied == 0:
+    support = nugget_support.merge([nugget_support.read_support(f) for f in files if Path(f).suffix == ".jsonl"])
+    found.support = max(nugget_support.applicable(run.table, support) for run in runs) if support else 0
+    if found.applied == 0 and found.support == 0:
         why = "; ".join(found.lines()) or (
             "every one is already stored with that grade or contradicts a stored one" if found.given else "the files hold no label")
         raise RecevalError(f"{option}: none of the {found.given} labels in {', '.join(files)} applies to these runs: "
                            f"{why}; give labels for these runs' questions (receval pool, receval.judge)")
     out, conflicts = [], {}
     for run in runs:
-        rescored, seen = rescore(run, added, ", ".join(files))
+        rescored, seen = rescore(run, added, ", ".join(files), support)
         out.append(rescored)
         conflicts.update({(c.question_id, c.id): c for c in seen})
     return Relabelled(out, list(files), found.given, list(conflicts.values()),

@@ -15,6 +15,10 @@
   :func:`receval.analysis.costs.cost_facts` (``usd_per_1000``, ``pairs_per_question``,
   ``index_usd``), with ``config_hash`` and ``dataset_fingerprint``.
 
+A measure derived from the stored per-rank columns (a token budget's, ``"recall@300tok"``;
+:mod:`receval.analysis.budget`) is a column of both views when the query names it in
+double quotes, as any ``@`` name is written: ``SELECT label, "hit@300tok" FROM runs``.
+
 Read-only: each run is read through :func:`receval.results.door.open_run` (complete,
 bounded, every column's types and ranges checked, ids unique; an incomplete job of a
 sweep is skipped with a warning) and those rows reach DuckDB as Arrow; the database
@@ -26,6 +30,7 @@ warehouse is opened.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +38,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from receval.analysis import costs
+from receval.analysis import budget, costs
+from receval.analysis.derived import with_derived
 from receval.core.errors import RecevalError, RunError
 from receval.core.secrets import cut
 from receval.core.vocabulary import is_measure, is_token_measure
@@ -126,11 +132,22 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def open_runs(paths: Sequence[str | Path]) -> Warehouse:
+_QUOTED = re.compile(r'"((?:[^"]|"")+)"')
+
+
+def measures_in(query: str) -> list[str]:
+    """The derivable measures a query names in double quotes (``"hit@300tok"``)."""
+    names = (m.replace('""', '"') for m in _QUOTED.findall(query or ""))
+    return [n for n in dict.fromkeys(names) if budget.derivable(n) is not None]
+
+
+def open_runs(paths: Sequence[str | Path], derived: Sequence[str] = ()) -> Warehouse:
     """The warehouse over the runs under ``paths`` (run folders, sweeps, folders of
-    sweeps; incomplete jobs are skipped with a warning)."""
+    sweeps; incomplete jobs are skipped with a warning), with the ``derived`` measures'
+    columns (:func:`measures_in` a query)."""
     duckdb = duckdb_module()
     runs = load_runs(list(paths), skip=frozenset())  # every column, checked as the report checks it
+    runs = with_derived(runs, list(derived), option="query") if derived else runs
     run_dirs = [run.run_dir for run in runs]
     named = naming_of(runs)
 
@@ -203,5 +220,5 @@ def _text(value: Any) -> str | None:
 def sql(paths: Sequence[str | Path], query: str) -> pa.Table:
     """``query`` over the runs under ``paths`` as an Arrow table (the Python API):
     ``sql(["runs/2026-11-29"], 'SELECT retriever, avg("hit@3") FROM questions GROUP BY 1')``."""
-    with open_runs(paths) as warehouse:
+    with open_runs(paths, measures_in(query)) as warehouse:
         return warehouse.arrow(query)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from receval import metrics
-from receval.core.errors import ConfigError
+from receval.core.errors import ConfigError, RecevalError
 
 
 def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
@@ -32,7 +32,15 @@ def value(cfg, run_dir: str | Path, required: bool = False) -> float | None:
         metric = metrics.parse_measure(str(objective.metric)).name
     except ValueError as error:
         raise ConfigError(f"objective.metric={objective.metric}: {error}") from None
-    table = open_run(run_dir).table
+    run = open_run(run_dir)
+    if metric not in run.table.column_names:  # a token budget's (recall@300tok): derived from the stored ranks
+        from receval.analysis.derived import with_derived
+
+        try:
+            run = with_derived([run], [metric], option="objective.metric")[0]
+        except RecevalError:
+            pass
+    table = run.table
     if metric not in table.column_names:
         raise ConfigError(
             f"objective.metric={objective.metric}: not stored by this run; add its cutoff "

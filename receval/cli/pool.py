@@ -12,7 +12,9 @@ dataset the first run's saved config names), ``n_runs`` (runs that retrieved it)
 ``calibration`` with ``known_grade``, for the judge's agreement with known labels; each
 labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick).
 The runs are only read (:mod:`receval.analysis.pool`); ``receval judge`` labels
-the pool.
+the pool. ``--nuggets``: the support pool instead, one line per (question, nugget, unit in
+the top ``--depth``), role ``support``, for ``receval judge judge=llm`` to say whether the
+unit supports the nugget (:mod:`receval.analysis.nugget_pool`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 
+from receval.analysis.nugget_pool import support_pool
 from receval.analysis.pool import pool
 from receval.cli import options
 from receval.core import outputs
@@ -91,15 +94,23 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--calibrate", type=int, default=0, metavar="N",
                             help="add N already-labelled pairs (seeded) to measure the judge's agreement")
         parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample (default 0)")
+        parser.add_argument("--nuggets", action="store_true",
+                            help="pool (question, nugget, unit) for a judge of nugget support instead")
         outputs.add_force(parser)
         args = parser.parse_args(argv)
         check_seed(args.seed)
         out = outputs.check_output(args.out, force=args.force, protected_dirs=args.runs)
         runs = load_runs(args.runs, skip=frozenset())
-        pairs = pool(runs, args.depth, args.calibrate, args.seed)
+        if args.nuggets and args.calibrate:
+            raise RecevalError("--calibrate samples labelled grades; leave it out with --nuggets")
+        pairs = support_pool(runs, args.depth) if args.nuggets else pool(runs, args.depth, args.calibrate, args.seed)
         texts = {**stored_documents(runs), **(unit_texts(runs[0]) if runs else {})}
         lines = "".join(json.dumps(p.to_dict(texts.get(p.id)), ensure_ascii=False) + "\n" for p in pairs)
         atomic_write(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
+        if args.nuggets:
+            print(f"receval: pooled {len(pairs)} (nugget, unit) pairs over {len({p.question_id for p in pairs})} "
+                  f"questions from {len(runs)} runs (depth {args.depth}); wrote {out}", file=sys.stderr)
+            return 0
         holes = sum(p.role == "hole" for p in pairs)
         questions = len({p.question_id for p in pairs if p.role == "hole"})
         calibration = sum(p.role == "calibration" for p in pairs)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import sys
 
 from receval.analysis import choice
+from receval.analysis.derived import with_derived
 from receval.analysis.filters import canonical_measure, filter_questions, pick
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.summary import replay_note
@@ -68,6 +69,7 @@ def select(
     if select_runs is not None:
         runs = pick(runs, select_runs, option="--runs")
     filters = ([("split", split)] if split else []) + list(where or [])
+    runs = with_derived(runs, [metric], option="--metric")  # a budget's (recall@1000tok), rr@k: held-out too
     scored = filter_questions(runs, filters, option="--where")
     metric = canonical_measure(metric, scored, option="--metric")
     boot = bootstrap_settings(scored, n_resamples, seed, level, overridden_by=FLAGS["bootstrap"])

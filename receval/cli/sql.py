@@ -11,7 +11,8 @@ RUNS are run folders, sweeps or folders of sweeps (as ``report`` takes them); th
 last argument is the query. Two views (:mod:`receval.analysis.warehouse`):
 ``questions`` (every stored row, with ``run`` and the runs' parameters) and ``runs``
 (one row per run: label, parameters, means, latency, costs). Column names holding
-``@`` or ``.`` are quoted: ``"hit@3"``, ``"latency_ms.bm25"``.
+``@`` or ``.`` are quoted: ``"hit@3"``, ``"latency_ms.bm25"``. A token budget's measure
+the query names (``"recall@300tok"``) is derived from the stored per-rank columns.
 
 - ``--schema``: every column of both views with its type (no query).
 - ``--format table|markdown|csv|json|latex``, ``--out FILE`` (atomically; never inside
@@ -24,7 +25,7 @@ error, a query DuckDB refuses included (one line).
 
 from __future__ import annotations
 
-from receval.analysis.warehouse import open_runs
+from receval.analysis.warehouse import measures_in, open_runs
 from receval.cli import options
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         runs, query = split_args(args)
         outputs.check_output(args.out, force=args.force, protected_dirs=runs, flag="--out")
-        with open_runs(runs) as warehouse:
+        with open_runs(runs, measures_in(query or "")) as warehouse:
             result = rendered.schema_table(warehouse.schema()) if query is None else warehouse.arrow(query)
         if args.format == "table" and args.out is None:
             tables.print_rich([], [rendered.table_of(result)])

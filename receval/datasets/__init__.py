@@ -10,16 +10,20 @@ and :mod:`.evidence`.
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 from receval.core.errors import DatasetError
 from receval.datasets import beir, folder, irds
+from receval.datasets.excluded import with_exclusions
+from receval.datasets.nuggets import with_nuggets
 from receval.datasets.types import (
-    LIBRARY, MAX_GRADE, UNANSWERABLE, Dataset, Evidence, Question, Section, fingerprint, grade_problem,
+    LIBRARY, MAX_GRADE, UNANSWERABLE, Dataset, Evidence, Nugget, Question, Section, fingerprint, grade_problem,
 )
 
 __all__ = [
-    "LIBRARY", "MAX_GRADE", "UNANSWERABLE", "Dataset", "Evidence", "Question", "Section", "fingerprint",
+    "LIBRARY", "MAX_GRADE", "UNANSWERABLE", "Dataset", "Evidence", "Nugget", "Question", "Section", "fingerprint",
     "grade_problem", "load_dataset", "load_sections", "questions_path",
 ]
 
@@ -36,8 +40,26 @@ def _reader(cfg, what: str):
 
 
 def load_dataset(cfg) -> Dataset:
-    """Load the dataset a ``dataset`` config names (``format``: folder | beir | ir_datasets)."""
-    return _reader(cfg, "load")(cfg)
+    """Load the dataset a ``dataset`` config names (``format``: folder | beir | ir_datasets),
+    with its questions' excluded units (:mod:`.excluded`) and nuggets (:mod:`.nuggets`)."""
+    dataset = _reader(cfg, "load")(cfg)
+    excluded, nuggets = _option(cfg, "excluded"), _option(cfg, "nuggets")
+    files = [Path(p).expanduser() for p in (excluded, nuggets) if p]
+    if nuggets:
+        dataset = with_nuggets(dataset, Path(nuggets).expanduser())
+    if excluded or _option(cfg, "exclude_self") or any(q.excluded for q in dataset.questions):
+        dataset = with_exclusions(dataset, Path(excluded).expanduser() if excluded else None,
+                                  bool(_option(cfg, "exclude_self")))
+    if files:  # the files read enter the dataset's identity (a dataset without them keeps its own)
+        combined = "+".join(fingerprint([f], f.parent) for f in files)  # bytes and base name, wherever run
+        dataset = replace(dataset, fingerprint=hashlib.sha256(f"{dataset.fingerprint}+{combined}".encode()).hexdigest())
+    return dataset
+
+
+def _option(cfg, key: str, default=None):
+    """A key of a ``dataset`` node (a config or any object with its attributes), or ``default``."""
+    getter = getattr(cfg, "get", None)
+    return getter(key, default) if callable(getter) else getattr(cfg, key, default)
 
 
 def load_sections(cfg) -> list[Section]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from receval.datasets.types import MAX_GRADE, UNANSWERABLE, Question, Section, grade_problem
 from receval.core.errors import DatasetError
 from receval.datasets.evidence import PageIndex, locate, pages_from_sections, parse_evidence
+from receval.datasets.nuggets import parse_nuggets
 
 MAX_PROBLEMS = 50
 
@@ -84,9 +85,14 @@ def parse_question(record, where: str) -> tuple[Question | None, list[str]]:
     problems += label_problems
     evidence, evidence_problems = parse_evidence(record, where)
     problems += evidence_problems
+    excluded = record.get("excluded", [])
+    if not isinstance(excluded, list) or not all(isinstance(x, str) and x for x in excluded):
+        problems.append(f"{where}: 'excluded' must list unit ids as strings, got {excluded!r}"[:300])
+    nuggets, nugget_problems = parse_nuggets(record["nuggets"], where) if "nuggets" in record else ((), [])
+    problems += nugget_problems
     if problems:
         return None, problems
-    return Question(qid, text.strip(), kind, split, relevant, evidence), []
+    return Question(qid, text.strip(), kind, split, relevant, evidence, excluded=tuple(excluded), nuggets=nuggets), []
 
 
 def label_problems(question: Question, at: str, known: set[str]) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from receval.core.errors import DatasetError
 from receval.scoring.questions import (  # noqa: F401  (re-exported: the scoring layer's types)
-    MAX_GRADE, UNANSWERABLE, Evidence, Question, grade_problem,
+    MAX_GRADE, UNANSWERABLE, Evidence, Nugget, Question, grade_problem,
 )
 
 LIBRARY = Path(__file__).resolve().parent / "library"

@@ -7,13 +7,16 @@ are judged blind (the judge never sees ``known_grade``) and compared with it; wi
 ``reference=FILE`` the graded holes are also compared with that file's labels (a hole
 the file lacks is skipped, or with ``reference_missing=zero`` compared as grade 0). Both
 agreements (:mod:`.agreement`), the judge's calls, tokens and money are written to the
-agreement file and printed. The output never replaces the pool or the reference, and
-an existing ``out`` only with ``force=true``.
+agreement file and printed. A pool's ``support`` lines (``receval pool --nuggets``) are
+asked whether the unit supports a nugget (``judge=llm``, :mod:`.support`) and written as
+``{"question_id", "id", "nugget", "support", "judge", ...}`` lines. The output never
+replaces the pool or the reference, and an existing ``out`` only with ``force=true``.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -26,9 +29,10 @@ from receval.core.io import atomic_write
 from receval.core.secrets import cut
 from receval.datasets import MAX_GRADE
 from receval.judge.agreement import agreement
+from receval.judge.support import judge_support
 from receval.results.judgments import read_any_labels
 
-ROLES = ("hole", "calibration", "reference")
+ROLES = ("hole", "calibration", "reference", "support")
 
 
 def check_config(cfg) -> None:
@@ -62,6 +66,11 @@ def read_pool(path: str | Path) -> list[dict]:
                     f"{path}:{number}: not a pool line; each is a JSON object with question_id, id, question, "
                     "text and role (hole, calibration or reference), as receval pool writes"
                 )
+            if record.get("role") == "support" and not (isinstance(record.get("nugget"), str)
+                                                         and isinstance(record.get("nugget_text"), str)):
+                raise RecevalError(
+                    f"{path}:{number}: a support line names its nugget and nugget_text, as receval pool --nuggets writes"
+                )
             if record.get("role") == "calibration" or "known_grade" in record:
                 grade = record.get("known_grade")
                 if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
@@ -90,6 +99,28 @@ def pair_counts(judge, verdicts: list[tuple[int | None, dict]]) -> failures.Coun
     )
 
 
+def _supports(judge, records: list[dict], pool) -> tuple[list[dict], list[tuple[str | None, dict]]]:
+    """The pool's support lines and each one's label (:mod:`.support`); they need a chat model."""
+    to_support = [r for r in records if r.get("role") == "support"]
+    if to_support and not hasattr(judge, "ask"):
+        raise RecevalError(f"pool={pool}: its support lines (a nugget and a passage) need a chat model: judge=llm")
+    return to_support, judge_support(judge, to_support) if to_support else []
+
+
+def _support_lines(name: str, to_support: list[dict], supports: list[tuple[str | None, dict]]) -> list[dict]:
+    """The labels lines of the support lines judged (a failed one is left out)."""
+    return [{"question_id": r["question_id"], "id": r["id"], "nugget": r["nugget"], "support": label,
+             "judge": name, **provenance} for r, (label, provenance) in zip(to_support, supports) if label is not None]
+
+
+def _support_summary(asked: int, supported: list[dict]) -> dict:
+    """The summary's ``support`` entry (none when the pool held no support line)."""
+    if not asked:
+        return {}
+    return {"support": {"asked": asked, "labelled": len(supported),
+                        "labels": dict(sorted(Counter(x["support"] for x in supported).items()))}}
+
+
 def run_judge(cfg) -> dict:
     """Judge ``cfg.pool`` with ``cfg.judge``; returns the summary written beside the labels."""
     check_config(cfg)
@@ -108,8 +139,9 @@ def run_judge(cfg) -> dict:
         if r.get("role") == "reference":
             references.setdefault(r["question_id"], []).append(r.get("text") or "")
     asked = [r for r in records if r.get("role", "hole") in ("hole", "calibration")]
-    verdicts = judge.judge(asked, references)
-    counts = pair_counts(judge, verdicts)
+    to_support, supports = _supports(judge, records, cfg.pool)
+    verdicts = judge.judge(asked, references) if asked or not to_support else []
+    counts = pair_counts(judge, verdicts + supports)
     if counts is None and asked and all(grade is None for grade, _ in verdicts):  # a local judge: the same rule
         raise RecevalError(
             f"receval.judge {judge.name}: graded none of the {len(asked)} pairs asked, so there is nothing to "
@@ -131,12 +163,13 @@ def run_judge(cfg) -> dict:
         else:
             labels.append({"question_id": record["question_id"], "id": record["id"], "grade": int(grade),
                            "judge": judge.name, **provenance})
+    supported = _support_lines(judge.name, to_support, supports)
     holes = sum(r.get("role", "hole") == "hole" for r in records)
     summary = {
         "pool": str(cfg.pool), "judge": judge.name, "config": OmegaConf.to_container(node, resolve=True),
         "holes": holes, "labelled": len(labels), "unlabelled": holes - len(labels),
         "grades": {str(g): sum(1 for x in labels if x["grade"] == g) for g in sorted({x["grade"] for x in labels})},
-        "usage": dict(judge.usage),
+        "usage": dict(judge.usage), **_support_summary(len(to_support), supported),
     }
     if counts is not None:
         summary["counts"] = {"sent": counts.sent, "asked": counts.asked, "usable": counts.usable,
@@ -150,7 +183,7 @@ def run_judge(cfg) -> dict:
         pairs = [(known.get(x["question_id"], {}).get(x["id"], 0), x["grade"]) for x in labels
                  if zero or x["id"] in known.get(x["question_id"], {})]
         summary["reference"] = {"path": str(cfg.reference), **agreement([k for k, _ in pairs], [g for _, g in pairs]).to_dict()}
-    text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in labels)
+    text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in labels + supported)
     atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     atomic_write(side, lambda tmp: tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8"))
     summary["out"], summary["agreement_file"] = str(out), str(side)
@@ -162,6 +195,10 @@ def summary_lines(summary: dict) -> list[str]:
 
     lines = [f"receval judge {summary['judge']}: {summary['labelled']} of {summary['holes']} holes labelled "
              f"(grades {summary['grades']}); wrote {summary['out']} and {summary['agreement_file']}"]
+    if "support" in summary:
+        found = summary["support"]
+        lines.append(f"  nugget support: {found['labelled']} of {found['asked']} (nugget, unit) pairs labelled "
+                     f"({found['labels']})")
     usage = summary["usage"]
     if "counts" in summary:
         counts = failures.Counts(step=summary["judge"], item="pair", **summary["counts"])

@@ -117,26 +117,29 @@ class LlmJudge:
             {"role": "user", "content": f"Question: {question}\n\nPassage: {passage}"},
         ]
 
-    def answer(self, messages: list[dict], sample: int) -> Answer | None:
+    def answer(self, messages: list[dict], sample: int, schema: dict = SCHEMA, validate=None) -> Answer | None:
         """One sample's answer (sent with seed ``judge.seed + sample``): from the cache, else
-        asked (and cached); None when it failed."""
+        asked (and cached); None when it failed. ``schema``, ``validate``: the reply's
+        (a grade by default; a nugget's support: :mod:`receval.judge.support`)."""
         try:
-            return self.client.answer(messages, SCHEMA, _validate, self.temperature, self.seed + sample)
+            return self.client.answer(messages, schema, validate or _validate, self.temperature, self.seed + sample)
         except ReplyError as error:
             self.last_reason = error.reason  # named when the judge fails (receval.clients.failures)
             return None
 
-    def judge(self, records: list[dict], references: dict[str, list[str]]) -> list[tuple[int | None, dict]]:
+    def ask(self, prompts: list[list[dict]], schema: dict = SCHEMA, validate=None) -> list[list[dict]]:
+        """Each prompt asked ``judge.samples`` times (sample s with seed ``judge.seed + s``),
+        ``judge.concurrency`` in flight, through the cached-call layer; the replies each got
+        (fewer than ``samples`` when one failed), every answer's usage counted."""
         samples = int(self.node.samples)
-        tasks = [(i, s, self.messages(r.get("question") or "", r.get("text") or "")) for i, r in enumerate(records)
-                 for s in range(samples)]
+        tasks = [(i, s, prompt) for i, prompt in enumerate(prompts) for s in range(samples)]
         with ThreadPoolExecutor(max_workers=int(self.node.concurrency)) as pool:
-            answers = list(pool.map(lambda t: self.answer(t[2], t[1]), tasks))
-        votes: list[list[int]] = [[] for _ in records]
+            answers = list(pool.map(lambda t: self.answer(t[2], t[1], schema, validate), tasks))
+        replies: list[list[dict]] = [[] for _ in prompts]
         for (i, _, _), found in zip(tasks, answers):
             if found is None:
                 continue
-            votes[i].append(int(found.reply["grade"]))
+            replies[i].append(found.reply)
             self.usage["live_input_tokens"] += found.input_tokens
             self.usage["live_output_tokens"] += found.output_tokens
             self.usage["live_ms"] += found.live_ms
@@ -158,17 +161,24 @@ class LlmJudge:
             self.usage["live_input_tokens"],
             self.usage["live_output_tokens"],
         )
-        provenance = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
-                      "samples": samples, "prompt_sha256": self.prompt_sha256}
+        return replies
+
+    def provenance(self) -> dict:
+        return {"model": self.model, "temperature": self.temperature, "seed": self.seed,
+                "samples": int(self.node.samples), "prompt_sha256": self.prompt_sha256}
+
+    def judge(self, records: list[dict], references: dict[str, list[str]]) -> list[tuple[int | None, dict]]:
+        samples = int(self.node.samples)
+        replies = self.ask([self.messages(r.get("question") or "", r.get("text") or "") for r in records])
         out = []
-        for grades in votes:
+        for answers in replies:
+            grades = [int(reply["grade"]) for reply in answers]
             if len(grades) < samples:  # a sample failed: no label; a rerun asks again
                 self.usage["failed_pairs"] += 1
                 out.append((None, {}))
             else:
-                out.append((vote(grades), {**provenance, "votes": grades}))
+                out.append((vote(grades), {**self.provenance(), "votes": grades}))
         return out
-
 
     def money(self, requests: float, input_tokens: float, output_tokens: float) -> float:
         """US dollars at the judge's prices."""

@@ -69,14 +69,11 @@ def found_rank(covered: np.ndarray, length: np.ndarray, coverage: float) -> np.n
 
 def union_by_rank(chunk_start: np.ndarray, chunk_end: np.ndarray) -> np.ndarray:
     """(Q, K) chunks -> (Q, K) size of the union of chunks 1..r: each chunk adds what
-    the chunks ranked above it do not already hold."""
+    the chunks ranked above it do not already hold. One item per question spanning all
+    its chunks, covered by them (:func:`covered_by_rank`): K x K cells a question."""
     chunk_start = np.asarray(chunk_start, np.int64)
     chunk_end = np.maximum(np.asarray(chunk_end, np.int64), chunk_start)
     q, depth = chunk_start.shape
     if q == 0 or depth == 0:
         return np.zeros((q, depth), dtype=np.int64)
-    above = np.arange(depth)[None, :] < np.arange(depth)[:, None]  # (K, K): rank j above rank i
-    starts = np.where(above[None], chunk_start[:, None, :], 0).reshape(q * depth, depth)
-    ends = np.where(above[None], chunk_end[:, None, :], 0).reshape(q * depth, depth)
-    held = covered_by_rank(chunk_start.ravel(), chunk_end.ravel(), starts, ends)[:, -1].reshape(q, depth)
-    return np.cumsum(chunk_end - chunk_start - held, axis=1)
+    return covered_by_rank(chunk_start.min(axis=1), chunk_end.max(axis=1), chunk_start, chunk_end)

@@ -12,32 +12,33 @@ when it has any, else its labelled sections (a section is the span of its text).
   (:func:`receval.measures.coverage.found_rank`). The :class:`~receval.metrics.Judged` they
   get has, at each rank, the number of items found there, and as its ideal every
   item found at rank 1 (so ``ndcg@k`` <= 1 however many items one chunk holds).
-- Every answerable question gets the token measures at each k, tokens being the
-  whitespace-separated words of the page (the unit ``chunking.max_words`` counts),
-  except that each CJK character is a token of its own
-  (:func:`~receval.chunking.wordspans.token_spans`: Chinese or Japanese text has no
-  spaces, so a whole paragraph would be one token),
-  E its units' tokens and C_k the tokens of the page inside its top-k chunks
-  (their union, counted once): ``token_recall@k`` = |E & C_k| / |E|,
-  ``token_precision@k`` = |E & C_k| / |C_k| (0 when nothing is retrieved),
-  ``token_iou@k`` = |E & C_k| / |E | C_k|, and ``context_tokens@k``, the tokens of
-  the top-k chunks as a generator would be sent them (overlapping windows count
-  twice; heading prefixes are not counted).
+- Every answerable question gets the per-chunk-rank counts the chunk measures read
+  (:class:`~receval.scoring.chunks.ChunkRanking`, stored with the run, so any k or token
+  budget can be derived later), tokens being the whitespace-separated words of the page
+  (the unit ``chunking.max_words`` counts), except that each CJK character is a token of
+  its own (:func:`~receval.chunking.wordspans.token_spans`: Chinese or Japanese text has
+  no spaces, so a whole paragraph would be one token): each ranked chunk's tokens, the
+  tokens of the page it adds to the union of the chunks above it, and the tokens of the
+  question's units it adds to those covered; with alpha-nDCG's gains
+  (:mod:`receval.measures.novelty`). ``token_recall@k``, ``token_precision@k``,
+  ``token_iou@k``, ``context_tokens@k``, ``redundancy@k`` and ``alpha_ndcg@k`` follow by
+  the formulas of :mod:`receval.scoring.chunks`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from receval.measures.coverage import covered_by_rank, found_rank, union_by_rank
+from receval.measures.novelty import covering_chunks, evidence_gains, evidence_ideal, section_gains, section_ideal
+from receval.measures.ranks import chunk_columns, token_columns  # noqa: F401  (token_columns re-exported)
 from receval.datasets import Question, Section
-from receval.metrics import TOKEN_FAMILIES, Judged
-from receval.scoring.rows import EvidenceJudgement
+from receval.metrics import Judged
+from receval.scoring.chunks import ChunkRanking
+from receval.scoring.rows import EvidenceJudgement, judge
 from receval.chunking.wordspans import token_spans  # the one word rule (the chunkers count the same)
-
-
-def token_columns(ks: list[int]) -> list[str]:
-    return [f"{family}@{k}" for family in TOKEN_FAMILIES for k in ks]
 
 
 class PageLine:
@@ -132,31 +133,12 @@ def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out]
 
 
-def judge_spans(
-    questions: list[Question],
-    sections: list[Section],
-    pages: dict[str, str],
-    chunk_section: np.ndarray,
-    chunk_start: np.ndarray,
-    chunk_end: np.ndarray,
-    chunk_idx: np.ndarray,
-    ks: list[int],
-    coverage: float,
-) -> EvidenceJudgement:
-    """Evidence judgement and token measures for every question (see the module doc)."""
-    line = PageLine(sections, pages)
+def _units(questions: list[Question], sections: list[Section], line: PageLine) -> tuple:
+    """Each answerable question's units as merged intervals of the page line: (rows,
+    starts, ends) int64 arrays, which rows are judged on evidence, and the pages they lie on."""
     section_by_id = {s.id: s for s in sections}
-    section_base = np.fromiter((line.base[s.page] for s in sections), np.int64, len(sections))
-    base = section_base[chunk_section] if len(chunk_section) else np.zeros(0, np.int64)
-    g_start, g_end = base + chunk_start, base + chunk_end
-    n_rows, depth = chunk_idx.shape
-    ok = chunk_idx >= 0
-    at = np.maximum(chunk_idx, 0)
-    ranked_start = np.where(ok, g_start[at] if len(g_start) else 0, 0)
-    ranked_end = np.where(ok, g_end[at] if len(g_end) else 0, 0)
-
     rows, starts, ends, needed = [], [], [], set()
-    by_evidence = np.zeros(n_rows, dtype=bool)
+    by_evidence = np.zeros(len(questions), dtype=bool)
     for row, q in enumerate(questions):
         if q.evidence:
             by_evidence[row] = True
@@ -170,28 +152,51 @@ def judge_spans(
             rows.append(row)
             starts.append(start)
             ends.append(end)
-    rows_a = np.asarray(rows, np.int64)
-    starts_a, ends_a = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+    arrays = (np.asarray(rows, np.int64), np.asarray(starts, np.int64), np.asarray(ends, np.int64))
+    return (*arrays, by_evidence, needed)
 
+
+def judge_spans(
+    questions: list[Question],
+    sections: list[Section],
+    pages: dict[str, str],
+    chunk_section: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    chunk_idx: np.ndarray,
+    ks: list[int],
+    coverage: float,
+    novelty: bool = True,
+) -> EvidenceJudgement:
+    """Evidence judgement, the per-chunk-rank counts and the chunk measures at ``ks``
+    for every question (see the module doc); ``novelty``: also alpha-nDCG's gains
+    (:mod:`receval.measures.novelty`)."""
+    line = PageLine(sections, pages)
+    section_base = np.fromiter((line.base[s.page] for s in sections), np.int64, len(sections))
+    base = section_base[chunk_section] if len(chunk_section) else np.zeros(0, np.int64)
+    g_start, g_end = base + chunk_start, base + chunk_end
+    n_rows, depth = chunk_idx.shape
+    ok = chunk_idx >= 0
+    at = np.maximum(chunk_idx, 0)
+    ranked_start = np.where(ok, g_start[at] if len(g_start) else 0, 0)
+    ranked_end = np.where(ok, g_end[at] if len(g_end) else 0, 0)
+    rows_a, starts_a, ends_a, by_evidence, needed = _units(questions, sections, line)
+    ev = by_evidence[rows_a] if rows_a.size else np.zeros(0, bool)
     # the words of every page a label or a retrieved chunk is on
     for section_idx in np.unique(chunk_section[at[ok]]) if len(chunk_section) else []:
         needed.add(sections[int(section_idx)].page)
+    on_pages = _on_item_pages(questions, sections, chunk_section) if novelty and ev.any() else np.zeros(0, np.int64)
     # every position a measure needs, located among the words of those pages at once
-    at_pages = [starts_a, ends_a, ranked_start.ravel(), ranked_end.ravel()]
+    at_pages = [starts_a, ends_a, ranked_start.ravel(), ranked_end.ravel(), g_start[on_pages], g_end[on_pages]]
     ends_le, starts_lt, letters = line.locate(needed, np.concatenate(at_pages).astype(np.int64))
     bounds = np.cumsum([0, *(a.size for a in at_pages)])
     part = [slice(bounds[i], bounds[i + 1]) for i in range(len(at_pages))]
-    letters_of = [letters[p] for p in part]  # items' starts, ends; chunks' starts, ends
-    ranked_shape = ranked_start.shape
-    letters_of[2], letters_of[3] = letters_of[2].reshape(ranked_shape), letters_of[3].reshape(ranked_shape)
-    ranked_t0 = ends_le[part[2]].reshape(ranked_shape)  # words wholly before a chunk's start
-    ranked_t1 = starts_lt[part[3]].reshape(ranked_shape)  # words begun before its end
+    shape = ranked_start.shape
+    chunk_l0 = np.where(ok, letters[part[2]].reshape(shape), 0)
+    chunk_l1 = np.where(ok, letters[part[3]].reshape(shape), 0)
 
     # evidence questions: items found at chunk ranks
-    ev = by_evidence[rows_a] if rows_a.size else np.zeros(0, bool)
-    item_l0, item_l1 = letters_of[0][ev], letters_of[1][ev]
-    chunk_l0 = np.where(ok, letters_of[2], 0)
-    chunk_l1 = np.where(ok, letters_of[3], 0)
+    item_l0, item_l1 = letters[part[0]][ev], letters[part[1]][ev]
     covered = covered_by_rank(item_l0, item_l1, chunk_l0[rows_a[ev]], chunk_l1[rows_a[ev]])
     found = found_rank(covered, item_l1 - item_l0, coverage)
     gains = np.zeros((n_rows, depth), dtype=np.float64)
@@ -200,35 +205,66 @@ def judge_spans(
     n_items = np.bincount(rows_a[ev], minlength=n_rows).astype(np.int64)
     judged = Judged(gains=gains, ideal=n_items[:, None].astype(np.float64), n_relevant=n_items, units=gains)
 
-    # token measures over the top max(ks) chunks
-    top = min(max(ks), depth) if ks else 0
-
-    item_t0, item_t1 = ends_le[part[0]], starts_lt[part[1]]
-    chunk_t0, chunk_t1 = ranked_t0[:, :top], ranked_t1[:, :top]
-    chunk_t1 = np.where(ok[:, :top], np.maximum(chunk_t1, chunk_t0), chunk_t0)
-    inter_items = covered_by_rank(item_t0, item_t1, chunk_t0[rows_a], chunk_t1[rows_a])
-    inter = np.zeros((n_rows, top), dtype=np.int64)
-    np.add.at(inter, rows_a, inter_items)
-    evidence_tokens = np.bincount(rows_a, weights=item_t1 - item_t0, minlength=n_rows)
+    # tokens: what each chunk holds, adds to the union above it, and adds of the units
+    chunk_t0 = ends_le[part[2]].reshape(shape)  # words wholly before a chunk's start
+    chunk_t1 = np.where(ok, np.maximum(starts_lt[part[3]].reshape(shape), chunk_t0), chunk_t0)  # begun before its end
+    inter = np.zeros((n_rows, depth), dtype=np.int64)
+    np.add.at(inter, rows_a, covered_by_rank(ends_le[part[0]], starts_lt[part[1]], chunk_t0[rows_a], chunk_t1[rows_a]))
     union = union_by_rank(chunk_t0, chunk_t1)
-    context = np.cumsum(chunk_t1 - chunk_t0, axis=1)
+    ranking = ChunkRanking(
+        lengths=ok.sum(axis=1), words=chunk_t1 - chunk_t0, new=_increments(union), evidence=_increments(inter),
+        evidence_total=np.bincount(rows_a, weights=starts_lt[part[1]] - ends_le[part[0]], minlength=n_rows).astype(np.int64),
+    )
+    if novelty:
+        items = (starts_a[ev], ends_a[ev], item_l0, item_l1)
+        others = (g_start[on_pages], g_end[on_pages], letters[part[4]], letters[part[5]])
+        alone = _alone(item_l0, item_l1, chunk_l0[rows_a[ev]], chunk_l1[rows_a[ev]], coverage)
+        copies = covering_chunks(items, others, coverage)
+        ranking = _with_novelty(ranking, questions, sections, chunk_section, chunk_idx, by_evidence,
+                                (rows_a[ev], found, alone, copies))
     answerable = np.asarray([q.answerable for q in questions], dtype=bool)
-    columns: dict[str, list[float | None]] = {}
-    for family in TOKEN_FAMILIES:
-        for k in ks:
-            j = min(k, top) - 1
-            shared = inter[:, j] if j >= 0 else np.zeros(n_rows)
-            sent = union[:, j] if j >= 0 else np.zeros(n_rows)
-            values = {
-                "token_recall": _ratio(shared, evidence_tokens),
-                "token_precision": _ratio(shared, sent),
-                "token_iou": _ratio(shared, evidence_tokens + sent - shared),
-                "context_tokens": (context[:, j] if j >= 0 else np.zeros(n_rows)).astype(np.float64),
-            }[family]
-            columns[f"{family}@{k}"] = [float(v) if a else None for v, a in zip(values, answerable)]
-    return EvidenceJudgement(by_evidence=by_evidence, judged=judged, columns=columns)
+    return EvidenceJudgement(by_evidence=by_evidence, judged=judged, columns=chunk_columns(ranking, ks, answerable),
+                             ranking=ranking)
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
-    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+def _on_item_pages(questions: list[Question], sections: list[Section], chunk_section: np.ndarray) -> np.ndarray:
+    """The chunks on a page an evidence item is on: those that may alone cover it
+    (alpha-nDCG's copies of an item, :func:`receval.measures.novelty.covering_chunks`)."""
+    pages = {e.page for q in questions for e in q.evidence}
+    if not pages or not len(chunk_section):
+        return np.zeros(0, np.int64)
+    on = np.fromiter((s.page in pages for s in sections), bool, len(sections))
+    return np.flatnonzero(on[chunk_section])
+
+
+def _increments(cumulative: np.ndarray) -> np.ndarray:
+    """(Q, K) what each rank adds to a cumulative count."""
+    return np.diff(cumulative, axis=1, prepend=0) if cumulative.shape[1] else cumulative
+
+
+def _alone(item_l0, item_l1, chunk_l0, chunk_l1, coverage: float) -> np.ndarray:
+    """(N, K) whether the chunk at each rank alone covers ``coverage`` of the item's letters."""
+    overlap = np.clip(np.minimum(item_l1[:, None], chunk_l1) - np.maximum(item_l0[:, None], chunk_l0), 0, None)
+    length = (item_l1 - item_l0)[:, None]
+    return (overlap >= coverage * length) & (length > 0)
+
+
+def _with_novelty(ranking: ChunkRanking, questions, sections, chunk_section, chunk_idx, by_evidence, items):
+    """``ranking`` with alpha-nDCG's gains: section units for questions labelled by
+    section, evidence items for the others (:mod:`receval.measures.novelty`)."""
+    n_rows, depth = chunk_idx.shape
+    index = {s.id: i for i, s in enumerate(sections)}
+    ranked = np.where(chunk_idx >= 0, chunk_section[np.maximum(chunk_idx, 0)] if len(chunk_section) else -1, -1)
+    relevant = judge(ranked.astype(np.int64), questions, index).gains >= 1
+    gains = section_gains(ranked, relevant & ~by_evidence[:, None], len(sections))
+    per_section = np.bincount(chunk_section, minlength=len(sections)) if len(chunk_section) else np.zeros(len(sections), int)
+    labels = [(row, index[sid]) for row, q in enumerate(questions) if not q.evidence
+              for sid, grade in q.relevant.items() if grade >= 1]
+    label_rows = np.fromiter((r for r, _ in labels), np.int64, len(labels))
+    label_copies = per_section[np.fromiter((s for _, s in labels), np.int64, len(labels))]
+    ideal = section_ideal(label_rows, label_copies, n_rows, depth)
+    rows, found, alone, copies = items
+    if rows.size:
+        gains += evidence_gains(rows, found, alone, copies, n_rows)
+        ideal = np.where(by_evidence[:, None], evidence_ideal(rows, copies, n_rows, depth), ideal)
+    return replace(ranking, novelty=gains, novelty_ideal=ideal)

@@ -19,6 +19,31 @@ float64 count and money columns (:mod:`receval.measures.cost`): ``pairs_scored``
 re-ranker scored), ``requests.<stage>``, ``input_tokens.<stage>``,
 ``output_tokens.<stage>``, ``cost_usd.<stage>`` and ``cost_usd``.
 
+Per-rank columns (:data:`RANKS`; absent in older runs, and in imported TREC runs and
+traces): what lets ``report``, ``compare``, ``select``, ``sql`` and the Python API derive any
+token budget (``hit@300tok``, :mod:`receval.scoring.budget`) from a stored run without
+re-running it. Per unit of ``retrieved``, in its order: ``retrieved_at`` (list<int32>, the
+1-based rank of the unit's first chunk), ``retrieved_gain`` (list<float64>, its gain: the
+grade, or for evidence-labelled questions the items first found there) and
+``retrieved_found`` (list<int32>, labelled units first reached there); per question
+``n_units`` (int32, its labelled units) and ``ideal_gains`` (list<float64>, the ideal
+ranking's gains, as nDCG reads them). Per chunk of the ranking, before units are collapsed
+(at most ``depth``): ``chunk_tokens`` (list<int32>, its tokens in the unit
+``chunking.max_words`` counts, heading prefix aside), ``chunk_new_tokens`` (list<int32>,
+those no chunk above it holds), ``chunk_evidence_tokens`` (list<int32>, tokens of the
+question's units it adds to those covered above it) and ``evidence_tokens`` (int32, the
+units' tokens); ``chunk_llm_tokens`` (list<int32>, with ``metrics.tokenizer`` only: the
+tokenizer's count of the same text, what the budget then counts);
+``chunk_novelty`` and ``novelty_ideal`` (list<float64>, alpha-nDCG's gain at each rank and
+the ideal ranking's, :mod:`receval.measures.novelty`); and for questions with nuggets,
+``nuggets`` (list<string>, their ids), ``nugget_texts`` (list<string>, what each says, for
+a judge of support: ``receval pool --nuggets``), ``nugget_importance`` (list<string>, ``vital`` or
+``okay``) and ``nugget_at`` (list<int32>, the chunk rank from which each is supported, 0:
+never; :mod:`receval.measures.nuggets`). Null for questions without labels (units) or
+nuggets. ``excluded`` (int32, with ``dataset.excluded`` or ``dataset.exclude_self``): the
+chunks of the question's excluded units dropped from its ranking
+(:mod:`receval.datasets.excluded`).
+
 Runs whose retriever answered with search calls (:mod:`receval.retrievers.trajectory`,
 or imported traces, :mod:`receval.traces`) add, after the overlap columns:
 ``n_calls`` (int32), ``first_relevant_call`` (int32, 1-based, null when no call
@@ -88,6 +113,31 @@ TRAJECTORY = {
     "documents": pa.list_(DOCUMENT),
 }
 FIXED_COLUMNS = frozenset(FIXED_NAMES)
+#: Optional per-rank columns (see the module doc), with their types (in order).
+RANKS = {
+    "retrieved_at": pa.list_(pa.int32()),
+    "retrieved_gain": pa.list_(pa.float64()),
+    "retrieved_found": pa.list_(pa.int32()),
+    "n_units": pa.int32(),
+    "ideal_gains": pa.list_(pa.float64()),
+    "chunk_tokens": pa.list_(pa.int32()),
+    "chunk_new_tokens": pa.list_(pa.int32()),
+    "chunk_evidence_tokens": pa.list_(pa.int32()),
+    "evidence_tokens": pa.int32(),
+    "chunk_llm_tokens": pa.list_(pa.int32()),
+    "chunk_novelty": pa.list_(pa.float64()),
+    "novelty_ideal": pa.list_(pa.float64()),
+    "nuggets": pa.list_(pa.string()),
+    "nugget_texts": pa.list_(pa.string()),
+    "nugget_importance": pa.list_(pa.string()),
+    "nugget_at": pa.list_(pa.int32()),
+    "excluded": pa.int32(),
+}
+#: Per unit of ``retrieved`` (as long as it); per chunk rank (as long as each other); per nugget.
+UNIT_RANKS = ("retrieved_at", "retrieved_gain", "retrieved_found")
+CHUNK_RANKS = ("chunk_tokens", "chunk_new_tokens", "chunk_evidence_tokens", "chunk_llm_tokens", "chunk_novelty")
+NUGGET_LISTS = ("nuggets", "nugget_texts", "nugget_importance", "nugget_at")
+IMPORTANCE = ("vital", "okay")  # TREC RAG's nugget labels
 
 
 def stage_column(stage: str) -> str:
@@ -110,10 +160,11 @@ def results_schema(
     measure_names: list[str], metadata: dict, stages: list[str] = (), extra: list[str] = (),
     optional: tuple[str, ...] = (),
 ) -> pa.Schema:
-    """``optional``: the :data:`TRAJECTORY` columns the run has."""
+    """``optional``: the :data:`TRAJECTORY` and :data:`RANKS` columns the run has."""
     fields = [*_FIXED, *(pa.field(name, pa.float64()) for name in measure_names)]
     fields.extend(pa.field(name, pa.float64()) for name in OVERLAP)
     fields.extend(pa.field(name, kind) for name, kind in TRAJECTORY.items() if name in optional)
+    fields.extend(pa.field(name, kind) for name, kind in RANKS.items() if name in optional)
     fields.append(pa.field(LATENCY, pa.float64()))
     fields.extend(pa.field(stage_column(stage), pa.float64()) for stage in stages)
     fields.extend(pa.field(name, pa.float64()) for name in extra)

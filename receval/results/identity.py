@@ -24,6 +24,13 @@ NON_RESULT_KEYS = ("name", "cache_dir", "search_batch", "timing", "bootstrap", "
 # (receval/encoders/distributed.py), so a run encoded there and one encoded here are one run.
 EXECUTION_KEYS = ("distributed", "ray")
 COMPONENTS = ("retriever", "rerank", "transform")
+#: Keys added after runs were stored, with the value that changes nothing: at that value a
+#: key is left out of the identity, so a run stored before the key existed keeps its hash
+#: (resume still skips it) and a run that sets it is told apart.
+ADDED_KEYS = {
+    "dataset.excluded": None, "dataset.exclude_self": False, "dataset.nuggets": None,
+    "metrics.tokenizer": None, "relevance.nugget_coverage": 0.75,
+}
 
 
 def is_result_key(dotted: str) -> bool:
@@ -38,7 +45,8 @@ def is_result_key(dotted: str) -> bool:
 
 def result_config(config: dict) -> dict:
     """``config`` (resolved, plain data) without the :data:`NON_RESULT_KEYS` and
-    :data:`EXECUTION_KEYS` (list items too: a fused retriever's members). A null
+    :data:`EXECUTION_KEYS` (list items too: a fused retriever's members), nor the
+    :data:`ADDED_KEYS` at their value that changes nothing. A null
     ``transform`` is left out: runs saved before the group existed had none, and keep
     their identity."""
     if isinstance(config, dict) and "transform" in config and config["transform"] is None:
@@ -52,15 +60,25 @@ def result_config(config: dict) -> dict:
         return {
             key: keep(value, f"{prefix}{key}.")
             for key, value in node.items()
-            if is_result_key(f"{prefix}{key}")
+            if is_result_key(f"{prefix}{key}") and not _unchanged(f"{prefix}{key}", value)
         }
 
     return keep(config, "")
 
 
-def identity_hash(config: dict) -> str:
-    """The hash stored as ``config_hash`` with a run and compared by resume."""
-    return config_hash(result_config(config))
+def _unchanged(dotted: str, value) -> bool:
+    """An :data:`ADDED_KEYS` key at the value that changes nothing."""
+    return dotted in ADDED_KEYS and value == ADDED_KEYS[dotted] and type(value) is type(ADDED_KEYS[dotted])
+
+
+def identity_hash(config: dict, contents: dict[str, str] | None = None) -> str:
+    """The hash stored as ``config_hash`` with a run and compared by resume. ``contents``:
+    the sha256 of files the results depend on by their bytes, not their path (a token
+    budget's ``metrics.tokenizer``), by config key: a file changed in place is another run."""
+    kept = result_config(config)
+    if contents:
+        kept = {**kept, "contents": dict(sorted(contents.items()))}
+    return config_hash(kept)
 
 
 def mixed_datasets(runs: Sequence) -> str | None:

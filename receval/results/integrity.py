@@ -20,7 +20,7 @@ file and the key or column, never a traceback:
   ``first_relevant_call`` >= 1, ``recall_union`` in [0, 1], ``n_calls`` >= 0;
   latency, counts and money (``cost_usd``...) are finite, >= 0 and present in every
   row (``select --prefer money`` once chose a run whose NaN cost read as $0); no
-  question id is missing;
+  question id is missing; the per-rank columns as :mod:`receval.results.ranks` checks them;
 - string sizes: an id or label (``question_id``, ``kind``, ``split``, the
   ``relevant`` and ``retrieved`` ids) holds at most :data:`MAX_ID` characters and a
   question at most :data:`MAX_TEXT`; what is shown of any stored string in a
@@ -41,7 +41,8 @@ from receval.core import numeric
 from receval.core.secrets import cut
 from receval.core.errors import RunError
 from receval.core.vocabulary import is_measure, is_token_measure
-from receval.results.format import FIXED_NAMES, OVERLAP, SCHEMA_VERSION, is_timing
+from receval.results import ranks
+from receval.results.format import FIXED_NAMES, OVERLAP, RANKS, SCHEMA_VERSION, is_timing
 
 MAX_METADATA = 1 << 20  # bytes of the receval metadata JSON
 MAX_ID = 4096  # characters in an id or label (section ids, evidence items page:start-end, kinds)
@@ -143,6 +144,11 @@ def check_schema(path: Path, schema: pa.Schema) -> None:
         name = field.name
         if name in FIXED:
             test, wanted = FIXED[name]
+        elif name in RANKS:
+            problem = ranks.type_problem(name, field.type)
+            if problem:
+                raise RunError(f"{path}: column {cut(repr(name))} {problem}; {EDITED}")
+            continue
         elif _bounds(name) is not None:
             test, wanted = _numbers, "numbers"
         else:
@@ -157,13 +163,15 @@ def check_values(path: Path, table: pa.Table) -> None:
     if "question_id" in names and table.column("question_id").null_count:
         raise RunError(f"{path}: column 'question_id' has a missing id; {EDITED}")
     for name, limit in (("question_id", MAX_ID), ("kind", MAX_ID), ("split", MAX_ID), ("relevant", MAX_ID),
-                        ("retrieved", MAX_ID), ("question", MAX_TEXT)):
+                        ("retrieved", MAX_ID), ("question", MAX_TEXT), ("nuggets", MAX_ID),
+                        ("nugget_texts", MAX_TEXT)):
         if name in names:
             _check_length(path, table, name, limit)
     for name in table.column_names:
         bounds = _bounds(name)
         if bounds is not None:
             _check_range(path, table, name, *bounds)
+    ranks.check(path, table)
 
 
 def _check_length(path: Path, table: pa.Table, name: str, limit: int) -> None:
@@ -176,7 +184,7 @@ def _check_length(path: Path, table: pa.Table, name: str, limit: int) -> None:
     if longest is not None and longest > limit:
         raise RunError(
             f"{path}: column {name!r} holds a string of {longest:,} characters (at most {limit:,} in "
-            f"{'a question' if name == 'question' else 'an id or label'}); {EDITED}"
+            f"{'a question' if name == 'question' else 'a nugget' if name == 'nugget_texts' else 'an id or label'}); {EDITED}"
         )
 
 

@@ -28,7 +28,9 @@ import pyarrow as pa
 from receval.core.errors import RecevalError
 from receval.core.secrets import cut
 from receval.results.external import read_labels
+from receval.results.format import RANKS
 from receval.results.stored import Run
+from receval.results.support import Support, apply_support, is_support_line, support_of
 from receval.scoring.measures import is_measure, parse_measure
 from receval.scoring.questions import MAX_GRADE, Question
 from receval.scoring.rows import question_rows
@@ -67,6 +69,10 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
                 continue
             try:
                 record = json.loads(text)
+                if is_support_line(record):  # a nugget's support, not a grade (receval.results.support)
+                    support_of(record, f"{path}:{number}")
+                    records.append(record)
+                    continue
                 qid, uid, grade = record["question_id"], record["id"], record["grade"]
             except (json.JSONDecodeError, KeyError, TypeError):
                 raise RecevalError(
@@ -116,6 +122,11 @@ def merge_added(files: list[tuple[str, Labels]], option: str = "--labels") -> La
     return merged
 
 
+def _at_budget(name: str) -> bool:
+    """A measure at a token budget derived before re-scoring: stale under the new labels."""
+    return is_measure(name) and parse_measure(name).budget is not None
+
+
 def stored_labels(run: Run) -> Labels:
     """A run's stored labels: question -> unit -> grade (grade >= 1 only)."""
     columns = run.table.select(["question_id", "relevant", "grades"]).to_pydict()
@@ -125,11 +136,19 @@ def stored_labels(run: Run) -> Labels:
     }
 
 
-def rescore(run: Run, added: Labels, source: str = "--labels") -> tuple[Run, list[Conflict]]:
+#: Per-rank columns that follow the labels but cannot be recomputed from a ranking of ids
+#: (tokens of the labelled units, alpha-nDCG's gains): left out of a re-scored run.
+LABELLED_RANKS = ("chunk_evidence_tokens", "evidence_tokens", "chunk_novelty", "novelty_ideal")
+UNIT_RANKS = ("retrieved_gain", "retrieved_found", "n_units", "ideal_gains")
+
+
+def rescore(run: Run, added: Labels, source: str = "--labels", support: Support | None = None) -> tuple[Run, list[Conflict]]:
     """The run re-scored from its stored ranking with ``added`` labels merged onto the stored
     ones (see the module docstring); returns the re-scored run (in memory) and the
-    contradictions found. Measures that cannot be recomputed from a ranking (token and
-    overlap measures) are left out of the re-scored table."""
+    contradictions found. Measures that cannot be recomputed from a ranking (token,
+    alpha-nDCG and overlap measures, and the per-rank columns they come from) are left out
+    of the re-scored table; the judged ranking a token budget is derived from is
+    recomputed. ``support``: nugget support labels (:mod:`receval.results.support`)."""
     needed = {"question_id", "relevant", "grades", "retrieved", "scores"}
     if missing := needed - set(run.table.column_names):
         raise RecevalError(f"{run.run_dir}: its results lack {sorted(missing)}; re-scoring needs the stored ranking")
@@ -162,13 +181,18 @@ def rescore(run: Run, added: Labels, source: str = "--labels") -> tuple[Run, lis
         ranked = ranked or []
         idx[row, : len(ranked)] = [index[u] for u in ranked]
         top[row, : len(ranked)] = scored or [0.0] * len(ranked)
-    names = [name for name in run.table.column_names if is_measure(name)]
+    names = [name for name in run.table.column_names if is_measure(name) and parse_measure(name).budget is None]
     columns = question_rows(questions, units, idx, top, np.zeros(len(questions)), [parse_measure(n) for n in names])
     table = run.table
-    dropped = [n for n in table.column_names if n.startswith(("token_", "context_tokens@"))]
+    dropped = [n for n in table.column_names if n.startswith(("token_", "context_tokens@", "alpha_ndcg@"))
+               or n in LABELLED_RANKS or _at_budget(n)]
     table = table.drop_columns(dropped) if dropped else table
-    for name in ("relevant", "grades", "first_relevant_rank", *names):
+    for name in ("relevant", "grades", "first_relevant_rank", *names, *UNIT_RANKS):
+        if name not in table.column_names:
+            continue
+        field = table.schema.field(name) if name not in RANKS else pa.field(name, RANKS[name])
         position = table.column_names.index(name)
-        table = table.set_column(position, table.schema.field(name), pa.array(columns[name], table.schema.field(name).type))
+        table = table.set_column(position, field, pa.array(columns[name], field.type))
+    table = apply_support(table, support or {})
     metadata = {**run.metadata, "added_labels": source}
     return Run(run.run_dir, table, metadata, run.info, run.config, run.overrides), conflicts

@@ -20,10 +20,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from receval.results.format import LATENCY, measure_columns
+from receval.results.format import LATENCY, RANKS, measure_columns
 
+#: The per-rank columns (:data:`receval.results.format.RANKS`, the ``excluded`` count aside):
+#: read only when a measure is derived from them (a token budget's).
+RANK_COLUMNS = frozenset(RANKS) - {"excluded"}
 #: Columns the report and compare never read: the bulk of a results file.
-UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores", "calls", "documents"})
+UNUSED_COLUMNS = frozenset({"relevant", "grades", "retrieved", "scores", "calls", "documents"}) | RANK_COLUMNS
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:

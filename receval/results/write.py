@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 
 from receval import __version__
 from receval.core.io import atomic_write
-from receval.results.format import OVERLAP, RESULTS, RUN_JSON, SCHEMA_VERSION, TRAJECTORY, results_schema
+from receval.results.format import OVERLAP, RANKS, RESULTS, RUN_JSON, SCHEMA_VERSION, TRAJECTORY, results_schema
 
 
 def _validity(missing: np.ndarray) -> tuple[pa.Buffer | None, int]:
@@ -64,7 +64,7 @@ def write_results(
     metadata = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **metadata}
     n_rows = len(columns["question_id"])
     columns = {**{name: [None] * n_rows for name in OVERLAP}, **columns}  # optional: null if not given
-    optional = tuple(name for name in TRAJECTORY if name in columns)
+    optional = tuple(name for name in (*TRAJECTORY, *RANKS) if name in columns)
     schema = results_schema(measure_names, metadata, stages, extra, optional)
     table = pa.table({f.name: arrow_column(columns[f.name], f.type) for f in schema}, schema=schema)
     target = Path(run_dir) / RESULTS

@@ -75,6 +75,30 @@ Language = StrEnum("Language", {name: name for name in LANGUAGES})
 Language.__doc__ = "A Snowball stemmer (tokenizer.stem) and stopword list (tokenizer.stopwords)."
 
 
+def load_tokenizer_json(path: str, option: str) -> tuple[object, str]:
+    """A local ``tokenizer.json`` (the ``tokenizers`` package; nothing is downloaded), without
+    truncation or padding, and the sha256 of its bytes; a ConfigError naming ``option``."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ConfigError(
+            f"{option}={path}: no such file; give a local tokenizer.json "
+            "(a model folder's, or one saved with the tokenizers package; nothing is downloaded)"
+        )
+    try:
+        from tokenizers import Tokenizer as Subword
+    except ImportError:
+        raise ConfigError(f"{option}={path} needs the tokenizers package: pip install tokenizers") from None
+
+    data = file.read_bytes()
+    try:
+        model = Subword.from_str(data.decode("utf-8"))
+    except Exception as error:  # the tokenizers package's parse errors are plain Exceptions
+        raise ConfigError(f"{option}={path}: not a tokenizer.json the tokenizers package reads ({error})") from error
+    model.no_truncation()
+    model.no_padding()
+    return model, hashlib.sha256(data).hexdigest()
+
+
 @dataclass(frozen=True)
 class Tokenizer:
     """Lowercase Unicode words (CJK runs as bigrams) or a subword tokenizer's tokens,
@@ -121,28 +145,14 @@ class Tokenizer:
             object.__setattr__(self, "_stemmer", Stemmer.Stemmer(self.language))
 
     def _load_subword(self) -> None:
-        path = Path(self.subword).expanduser()
         if self.stopwords or self.stem:
             raise ConfigError(
                 "tokenizer.subword replaces words with a model's tokens, which are not stemmed or "
                 "stopword-filtered: set tokenizer.stem=false and tokenizer.stopwords=false"
             )
-        if not path.is_file():
-            raise ConfigError(
-                f"tokenizer.subword={self.subword}: no such file; give a local tokenizer.json "
-                "(a model folder's, or one saved with the tokenizers package; nothing is downloaded)"
-            )
-        from tokenizers import Tokenizer as Subword
-
-        data = path.read_bytes()
-        try:
-            model = Subword.from_str(data.decode("utf-8"))
-        except Exception as error:  # the tokenizers package's parse errors are plain Exceptions
-            raise ConfigError(f"tokenizer.subword={self.subword}: not a tokenizer.json the tokenizers package reads ({error})") from error
-        model.no_truncation()
-        model.no_padding()
+        model, sha = load_tokenizer_json(self.subword, "tokenizer.subword")
         object.__setattr__(self, "_subword", model)
-        object.__setattr__(self, "_subword_sha", hashlib.sha256(data).hexdigest())
+        object.__setattr__(self, "_subword_sha", sha)
 
     def __call__(self, text: str) -> list[str]:
         return self.many([text])[0]

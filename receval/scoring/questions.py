@@ -44,12 +44,24 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Nugget:
+    """A fact the answer to a question should hold (TREC RAG's nuggets): ``vital`` (the
+    answer is incomplete without it) or okay (good to have)."""
+
+    id: str
+    text: str
+    vital: bool
+
+
+@dataclass(frozen=True)
 class Question:
     """A question and its labels: section id -> grade (>= 1; 1 when ungraded), and
     evidence items. With evidence, the items are the relevant units (scored at chunk
     ranks, see :mod:`receval.measures.coverage`); without, the sections are. ``nonrelevant``:
     sections judged and found not relevant (a qrels score of 0), which only ``bpref``
-    reads; every other measure treats them as unjudged sections."""
+    reads; every other measure treats them as unjudged sections. ``excluded``: units
+    dropped from its ranking and never scored (:mod:`receval.datasets.excluded`);
+    ``nuggets``: what its answer should hold (:mod:`receval.measures.nuggets`)."""
 
     id: str
     text: str
@@ -58,6 +70,8 @@ class Question:
     relevant: dict[str, int] = field(default_factory=dict)
     evidence: tuple[Evidence, ...] = ()
     nonrelevant: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+    nuggets: tuple[Nugget, ...] = ()
 
     @property
     def answerable(self) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from receval.scoring.chunks import ChunkRanking
 from receval.scoring.measures import Judged, Measure, first_relevant_rank
 from receval.scoring.questions import Question
 
@@ -26,6 +27,7 @@ class EvidenceJudgement:
     by_evidence: np.ndarray  # (Q,) bool: the question is judged on evidence, at chunk ranks
     judged: Judged  # for those rows (other rows: zero)
     columns: dict[str, list[float | None]]  # token measures, None for unanswerable rows
+    ranking: ChunkRanking | None = None  # the per-chunk-rank counts they come from
 
 
 def judge(section_idx: np.ndarray, questions: list[Question], section_index: dict[str, int]) -> Judged:
@@ -93,12 +95,15 @@ def question_rows(
     measures: list[Measure],
     spans: EvidenceJudgement | None = None,
     chunks: tuple[list[str], np.ndarray, np.ndarray] | None = None,
+    unit_ranks: np.ndarray | None = None,
 ) -> dict[str, list | np.ndarray]:
     """Columns of the per-question table (see :mod:`receval.results.format` for the schema).
 
     With ``spans`` (and ``chunks``: chunk ids, the (Q, K) chunk indices and scores),
     questions labelled with evidence are judged at chunk ranks and list the chunks
-    they retrieved; the others as above, by section."""
+    they retrieved; the others as above, by section. Every row also gets the judged
+    ranking a budget measure is derived from (:func:`unit_columns`); with ``unit_ranks``
+    ((Q, K), the chunk rank of each section's first chunk), its ``retrieved_at``."""
     index = {sid: i for i, sid in enumerate(section_ids)}
     judged = judge(section_idx, questions, index)
     answerable = np.asarray([q.answerable for q in questions], dtype=bool)
@@ -130,8 +135,35 @@ def question_rows(
         columns[measure.name] = [float(v) if ok else None for v, ok in zip(values, answerable)]
     if spans is not None:
         columns.update(spans.columns)
+    lengths = np.fromiter(map(len, retrieved), np.int64, len(retrieved))
+    if unit_ranks is not None:
+        by_evidence = spans.by_evidence if spans is not None else np.zeros(len(questions), bool)
+        at = np.where(by_evidence[:, None], np.arange(1, unit_ranks.shape[1] + 1)[None, :], unit_ranks)
+        columns["retrieved_at"] = [row[:n].tolist() for row, n in zip(at.astype(np.int64), lengths)]
+    columns.update(unit_columns(judged, lengths, answerable))
     columns["latency_ms"] = latency_ms.astype(float).tolist()
     return columns
+
+
+def unit_columns(judged: Judged, lengths: np.ndarray, answerable: np.ndarray) -> dict[str, list]:
+    """The judged ranking as stored (:data:`receval.results.format.RANKS`): per retrieved
+    unit its gain and the labelled units first reached there, per question its number of
+    units and its ideal gains (trailing zeros left out); the last two null for a question
+    without labels."""
+    found = np.asarray(judged.found, dtype=np.int64)
+    ideal = [row[row > 0].tolist() for row in judged.ideal]
+    return {
+        "retrieved_gain": [row[:n].tolist() for row, n in zip(judged.gains, lengths)],
+        "retrieved_found": [row[:n].tolist() for row, n in zip(found, lengths)],
+        "n_units": [int(n) if ok else None for n, ok in zip(judged.n_relevant, answerable)],
+        "ideal_gains": [g if ok else None for g, ok in zip(ideal, answerable)],
+    }
+
+
+def judged_of(gains: np.ndarray, found: np.ndarray, n_units: np.ndarray, ideal: np.ndarray) -> Judged:
+    """The :class:`Judged` ranking :func:`unit_columns` stored, back from its padded arrays:
+    ``found`` are the units (evidence items counted, sections one each)."""
+    return Judged(gains=gains, ideal=ideal, n_relevant=n_units.astype(np.int64), units=found.astype(np.int64))
 
 
 def _merge(judged: Judged, spans: EvidenceJudgement) -> Judged:
