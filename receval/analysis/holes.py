@@ -35,7 +35,8 @@ from receval.analysis.choice import choose
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.core.vocabulary import measure_label
-from receval.results.judgments import Conflict, Labels, merge_added, read_any_labels, rescore, stored_labels
+from receval.analysis.estimate import Estimation, estimate_runs
+from receval.results.judgments import Conflict, Labels, merge_added, read_label_file, rescore, stored_labels
 from receval.results.stored import Run
 from receval.stats.concordance import Concordance, tau_interval
 from receval.stats.ppi import PpiInterval, ppi_mean
@@ -205,8 +206,11 @@ class Relabelled:
     conflicts: list[Conflict]  # stored labels the files contradict (kept; each pair once)
     questions: set[str] = field(default_factory=set)  # questions the files label (and that the runs have)
     account: LabelAccount = field(default_factory=LabelAccount)
+    estimation: Estimation | None = None  # a judged sample: the measures are estimated (receval.analysis.estimate)
 
     def cautions(self) -> list[str]:
+        if self.estimation is not None:
+            return self.estimation.cautions() + self.account.lines()
         files = ", ".join(self.files)
         found = self.account
         already = f"; {found.already} already stored with that grade" if found.already else ""
@@ -222,9 +226,21 @@ class Relabelled:
 def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown_units: str = "skip") -> Relabelled:
     """Every run re-scored from its stored ranking with the labels of ``files`` merged onto
     its stored labels (:func:`receval.results.judgments.rescore`), after :func:`account`
-    keeps the labels that can apply. None applying is an error (exit 2), naming why."""
-    merged = merge_added([(f, read_any_labels(f, option)) for f in files], option)
+    keeps the labels that can apply. None applying is an error (exit 2), naming why.
+    When a file holds a judged sample (a budgeted pool's labels), the measures are
+    estimated from it instead (:func:`receval.analysis.estimate.estimate_runs`)."""
+    read = [(f, *read_label_file(f, option)) for f in files]
+    sampled = [(f, records) for f, _, records in read if records]
+    merged = merge_added([(f, labels) for f, labels, _ in read], option)
     added, found = account(runs, merged, unknown_units)
+    if sampled:
+        if len(sampled) > 1:
+            raise RecevalError(f"{option}: {' and '.join(f for f, _ in sampled)} each hold a judged sample; estimate "
+                               "from one sample at a time (the others' labels may join it as plain labels)")
+        estimated, estimation = estimate_runs(runs, sampled[0][1], added, [f for f, _ in sampled])
+        found.given += len(sampled[0][1])
+        return Relabelled(estimated, list(files), found.given, [], {r["question_id"] for r in sampled[0][1]}, found,
+                          estimation)
     if found.applied == 0:
         why = "; ".join(found.lines()) or (
             "every one is already stored with that grade or contradicts a stored one" if found.given else "the files hold no label")

@@ -46,6 +46,7 @@ class Report:
     relabelled: list[str] = field(default_factory=list)  # --labels: what was added, contradictions
     label_agreement: Any = None  # --agreement: receval.analysis.holes.LabelAgreement
     ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
+    estimation: Any = None  # --labels from a judged sample: receval.analysis.estimate.Estimation
 
     def shown_pairs(self) -> list[Pair]:
         """Every pair the report shows (baseline, chain, all pairs): the family a
@@ -82,6 +83,8 @@ class Report:
                  "human_only": {"mean": p.classical[0], "ci": list(p.classical[1:])}}
                 for run, p in zip(self.runs, self.ppi)
             ]
+        if self.estimation is not None:
+            out["estimated"] = self.estimation.to_dict([run.label for run in self.runs])
         if self.label_agreement is not None:
             out["label_agreement"] = self.label_agreement.to_dict([run.label for run in self.runs])
         if self.floors:

@@ -3,6 +3,7 @@
 ::
 
     receval pool RUNS... --depth 10 --out pool.jsonl [--calibrate 50] [--seed 0]
+    receval pool RUNS... --budget 3000 [--depth 100] [--measures ap,ndcg@10] --out pool.jsonl
 
 One JSON line per (question, unit) in the top ``--depth`` of any run given that carries
 no label: ``question_id``, ``question``, ``id``, ``text`` (the unit's text, read from the
@@ -10,9 +11,18 @@ dataset the first run's saved config names), ``n_runs`` (runs that retrieved it)
 ``best_rank``, ``role`` ``hole``; an id no unit of the dataset has (a trace's document,
 :mod:`receval.traces`) takes the text the run stored for it. ``--calibrate N`` adds N labelled pairs (seeded), role
 ``calibration`` with ``known_grade``, for the judge's agreement with known labels; each
-labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick).
-The runs are only read (:mod:`receval.analysis.pool`); ``receval judge`` labels
-the pool.
+labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick),
+and each run pooled as role ``run`` (its LLM stages, for the judge's circularity note).
+A depth-d pool decides hit@k and precision@k for k <= d for the runs pooled; recall, ap,
+ndcg and rprec count the relevant units below d too, which it leaves unlabelled.
+
+``--budget N`` draws at most N holes from the top ``--depth`` (default: everything the
+runs retrieved) by a stratified design with known inclusion probabilities, serving the
+``--measures`` named (default ``ap,ndcg@10``; :mod:`receval.stats.sampling`): each hole
+line records its ``inclusion`` probability, ``stratum`` and the number ``drawn`` from
+it; ``receval judge`` carries them into the labels and ``report --labels`` estimates the
+measures from the sample, with intervals. The runs are only read
+(:mod:`receval.analysis.pool`); ``receval judge`` labels the pool.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ from __future__ import annotations
 import json
 import sys
 
-from receval.analysis.pool import pool
+from receval.analysis.pool import DEFAULT_MEASURES, DEPTH_DECIDES, pool
 from receval.cli import options
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
@@ -79,6 +89,22 @@ def stored_documents(runs: list[Run]) -> dict[str, str]:
     return texts
 
 
+def summary_line(pooled, n_runs: int, out) -> str:
+    """What the pool holds and, for a depth pool, what it decides."""
+    pairs = pooled.pairs
+    holes = sum(p.role == "hole" for p in pairs)
+    questions = len({p.question_id for p in pairs if p.role == "hole"})
+    calibration = sum(p.role == "calibration" for p in pairs)
+    if pooled.budget is None:
+        design = (f"(depth {pooled.depth}: decides {DEPTH_DECIDES.format(d=pooled.depth)} for these runs; recall, "
+                  "ap, ndcg and rprec also count relevant units below it: --budget N samples deeper)")
+    else:
+        design = (f"drawn by the budget design from {pooled.universe} in the top {pooled.depth} "
+                  f"({pooled.certain} for certain, the rest with inclusion probabilities < 1)")
+    return (f"receval: pooled {holes} unlabelled pairs over {questions} questions from {n_runs} runs {design}, "
+            f"{calibration} calibration pairs; wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         parser = options.ArgumentParser(
@@ -86,25 +112,29 @@ def main(argv: list[str] | None = None) -> int:
             description="Pool the unlabelled (question, unit) pairs the runs retrieved, for a judge.",
         )
         parser.add_argument("runs", nargs="+", metavar="RUN", help="run or sweep directories")
-        parser.add_argument("--depth", type=int, default=10, help="top units pooled per run and question (default 10)")
+        parser.add_argument("--depth", type=int, default=None,
+                            help="top units pooled per run and question (default 10; with --budget, all retrieved)")
+        parser.add_argument("--budget", type=int, default=None, metavar="N",
+                            help="draw at most N holes by a stratified design with known inclusion probabilities")
+        parser.add_argument("--measures", default=",".join(DEFAULT_MEASURES), metavar="M,M",
+                            help="measures the --budget design serves (default ap,ndcg@10)")
         parser.add_argument("--out", required=True, metavar="FILE.jsonl", help="the pool, one JSON line per pair")
         parser.add_argument("--calibrate", type=int, default=0, metavar="N",
                             help="add N already-labelled pairs (seeded) to measure the judge's agreement")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample (default 0)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample and the draw (default 0)")
         outputs.add_force(parser)
         args = parser.parse_args(argv)
         check_seed(args.seed)
         out = outputs.check_output(args.out, force=args.force, protected_dirs=args.runs)
         runs = load_runs(args.runs, skip=frozenset())
-        pairs = pool(runs, args.depth, args.calibrate, args.seed)
+        depth = args.depth if args.depth is not None or args.budget is not None else 10
+        measures = tuple(m.strip() for m in args.measures.split(",") if m.strip())
+        pooled = pool(runs, depth, args.calibrate, args.seed, args.budget, measures)
         texts = {**stored_documents(runs), **(unit_texts(runs[0]) if runs else {})}
-        lines = "".join(json.dumps(p.to_dict(texts.get(p.id)), ensure_ascii=False) + "\n" for p in pairs)
+        lines = "".join(json.dumps(p.to_dict(texts.get(p.id)), ensure_ascii=False) + "\n" for p in pooled.pairs)
+        lines += "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in pooled.runs)
         atomic_write(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
-        holes = sum(p.role == "hole" for p in pairs)
-        questions = len({p.question_id for p in pairs if p.role == "hole"})
-        calibration = sum(p.role == "calibration" for p in pairs)
-        print(f"receval: pooled {holes} unlabelled pairs over {questions} questions from {len(runs)} runs "
-              f"(depth {args.depth}), {calibration} calibration pairs; wrote {out}", file=sys.stderr)
+        print(summary_line(pooled, len(runs), out), file=sys.stderr)
         return 0
 
 

@@ -173,6 +173,9 @@ def compute(args) -> Report | Gate:
         cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
     )
+    if relabelled is not None and relabelled.estimation is not None:
+        relabelled.estimation.judge_intervals(runs, [metric, *names], boot.level, boot.n_resamples, boot.seed)
+        report.estimation = relabelled.estimation
     if human is not None:
         report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)
         report.relabelled += [f"--human: {line}" for line in human.cautions()]

@@ -43,6 +43,8 @@ def header_lines(report: Report) -> list[str]:
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
     lines += [f"labels: {line}" for line in report.relabelled]
+    if report.estimation is not None:
+        lines += report.estimation.lines([run.label for run in report.runs])
     if report.label_agreement is not None:
         lines += report.label_agreement.lines([run.label for run in report.runs])
     lines += ppi_lines(report.ppi, [run.label for run in report.runs], report.metric)

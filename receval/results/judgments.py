@@ -90,6 +90,45 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
     return labels, records
 
 
+#: A sampled hole's design fields (receval pool --budget or --for-humans), carried by its label.
+SAMPLED = ("inclusion", "stratum", "drawn")
+
+
+def design_problem(record: dict) -> str | None:
+    """What is wrong with a line's design fields (``inclusion`` in (0, 1], ``stratum`` an
+    integer >= 0, ``drawn`` an integer >= 1), if it has them."""
+    if "inclusion" not in record:
+        return None
+    inclusion, stratum, drawn = record.get("inclusion"), record.get("stratum"), record.get("drawn")
+    if isinstance(inclusion, bool) or not isinstance(inclusion, (int, float)) or not 0 < inclusion <= 1:
+        return f"inclusion {cut(repr(inclusion))} is not a probability in (0, 1]"
+    for name, value, low in (("stratum", stratum, 0), ("drawn", drawn, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            return f"{name} {cut(repr(value))} is not an integer >= {low}"
+    return None
+
+
+def read_label_file(path: str | Path, option: str = "--labels") -> tuple[Labels, list[dict]]:
+    """A labels file split in two: the labels known for certain (question -> unit ->
+    grade), and the records of sampled holes (those with an ``inclusion``, from a
+    budgeted or stratified pool) with their design fields checked. TREC qrels and BEIR
+    files hold no sample."""
+    if Path(path).suffix != ".jsonl":
+        return read_labels(path, option), []
+    _, records = read_labels_jsonl(path, option)
+    certain: Labels = {}
+    sampled = []
+    for number, record in enumerate(records, 1):
+        if "inclusion" in record:
+            if problem := design_problem(record):
+                raise RecevalError(f"{path}: label {number} ({cut(record['question_id'])} {cut(record['id'])}): "
+                                   f"{problem}; its design comes from the pool receval pool wrote")
+            sampled.append(record)
+        else:
+            certain.setdefault(record["question_id"], {})[record["id"]] = record["grade"]
+    return certain, sampled
+
+
 def read_any_labels(path: str | Path, option: str = "--labels") -> Labels:
     """Question -> unit -> grade from labels JSONL (by its ``.jsonl`` suffix), else a TREC
     qrels file or a BEIR qrels TSV (:func:`receval.results.external.read_labels`)."""
