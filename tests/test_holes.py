@@ -79,11 +79,10 @@ def test_the_judged_note_appears_only_when_the_unlabelled_could_change_the_order
 import json  # noqa: E402
 
 from conftest import sweep_in_process  # noqa: E402
-from receval.analysis.holes import label_agreement, relabel  # noqa: E402
+from receval.analysis.holes import relabel  # noqa: E402
 from receval.analysis.pool import pool  # noqa: E402
 from receval.cli.pool import main as pool_main  # noqa: E402
 from receval.cli.report import report_for  # noqa: E402
-from receval.config import BootstrapConfig  # noqa: E402
 from receval.core.errors import RecevalError  # noqa: E402
 from receval.results.discovery import load_runs  # noqa: E402
 from receval.results.judgments import rescore, stored_labels  # noqa: E402
