@@ -118,7 +118,7 @@ class Estimation:
         }
 
 
-def _effective(records: list[dict], known: Labels) -> tuple[list[dict], int, int, int]:
+def effective(records: list[dict], known: Labels) -> tuple[list[dict], int, int, int]:
     """The sampled records not known otherwise, each with its stratum's inclusion
     probability scaled for the drawn holes left ungraded; drawn, graded, strata."""
     kept = [r for r in records if r["id"] not in known.get(r["question_id"], {})]
@@ -135,7 +135,7 @@ def _effective(records: list[dict], known: Labels) -> tuple[list[dict], int, int
     return out, drawn, len(out), len(by_stratum)
 
 
-def _known(runs: list[Run], added: Labels) -> Labels:
+def known_labels(runs: list[Run], added: Labels) -> Labels:
     """Labels known for certain: every run's stored ones, then the added ones (stored first)."""
     known: Labels = {}
     for run in runs:
@@ -146,6 +146,18 @@ def _known(runs: list[Run], added: Labels) -> Labels:
         for uid, grade in units.items():
             known.setdefault(qid, {}).setdefault(uid, int(grade))
     return known
+
+
+def ranked_units(runs: list[Run], qindex: dict[str, int], units: dict[tuple[str, str], int]) -> np.ndarray:
+    """(R, Q, depth) each run's ranking as indices of ``units`` ((question, unit) -> index),
+    -1 for a unit not among them or a rank with nothing retrieved."""
+    rankings = [run.table.column("retrieved").to_pylist() for run in runs]
+    depth = max((len(r or []) for ranking in rankings for r in ranking), default=1)
+    ranked = np.full((len(runs), len(qindex), max(depth, 1)), -1, dtype=np.int64)
+    for i, (run, ranking) in enumerate(zip(runs, rankings)):
+        for qid, retrieved in zip(run.ids, ranking):
+            ranked[i, qindex[qid], : len(retrieved or [])] = [units.get((qid, uid), -1) for uid in retrieved or []]
+    return ranked
 
 
 def _decided(run: Run, labelled: Labels, family: str, k: int | None) -> bool:
@@ -168,12 +180,12 @@ def estimate_runs(runs: list[Run], sampled: list[dict], added: Labels, files: li
     estimated columns, and what the estimates rest on."""
     questions = list(dict.fromkeys(q for run in runs for q in run.ids))
     qindex = {q: i for i, q in enumerate(questions)}
-    known = _known(runs, added)
+    known = known_labels(runs, added)
     unknown = sorted({r["question_id"] for r in sampled} - set(qindex))
     if unknown:
         raise RecevalError(f"--labels: the sample labels {len(unknown)} questions no run has ({', '.join(unknown[:5])}): "
                            "estimate with the runs that were pooled")
-    kept, drawn, graded, strata = _effective(sampled, known)
+    kept, drawn, graded, strata = effective(sampled, known)
     units: dict[tuple[str, str], int] = {}
     rows = []  # (question index, grade, inclusion, stratum)
     for qid, labels in known.items():
@@ -187,12 +199,7 @@ def estimate_runs(runs: list[Run], sampled: list[dict], added: Labels, files: li
     columns = np.asarray(rows, dtype=np.float64).reshape(-1, 4)
     working = working_sample(columns[:, 0], columns[:, 1], columns[:, 2], columns[:, 3], len(questions),
                              max(int(columns[:, 1].max(initial=1)), 1))
-    depth = max((len(r or []) for run in runs for r in run.table.column("retrieved").to_pylist()), default=1)
-    ranked = np.full((len(runs), len(questions), max(depth, 1)), -1, dtype=np.int64)
-    for i, run in enumerate(runs):
-        for qid, ranking in zip(run.ids, run.table.column("retrieved").to_pylist()):
-            for rank, uid in enumerate(ranking or []):
-                ranked[i, qindex[qid], rank] = units.get((qid, uid), -1)
+    ranked = ranked_units(runs, qindex, units)
     names = [n for n in runs[0].table.column_names if is_measure(n) and all(n in r.table.column_names for r in runs)]
     estimated = [n for n in names if parse_measure(n).family in ESTIMATED]
     labelled = {q: dict(v) for q, v in known.items()}

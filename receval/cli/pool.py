@@ -21,7 +21,13 @@ runs retrieved) by a stratified design with known inclusion probabilities, servi
 ``--measures`` named (default ``ap,ndcg@10``; :mod:`receval.stats.sampling`): each hole
 line records its ``inclusion`` probability, ``stratum`` and the number ``drawn`` from
 it; ``receval judge`` carries them into the labels and ``report --labels`` estimates the
-measures from the sample, with intervals. The runs are only read
+measures from the sample, with intervals.
+
+``--for-humans N --stratify judge --judged JUDGE.jsonl`` instead draws N of a judge's
+labelled pairs for a person, stratified by the judge's grade with Neyman's allocation
+from the spread its agreement file shows (:mod:`receval.analysis.humans`); the person's
+labels of them (``receval judge judge=qrels judge.path=PERSON.jsonl``) go to ``report
+--labels JUDGE.jsonl --human PERSON_LABELS.jsonl``. The runs are only read
 (:mod:`receval.analysis.pool`); ``receval judge`` labels the pool.
 """
 
@@ -30,6 +36,7 @@ from __future__ import annotations
 import json
 import sys
 
+from receval.analysis.humans import human_pool
 from receval.analysis.pool import DEFAULT_MEASURES, DEPTH_DECIDES, pool
 from receval.cli import options
 from receval.core import outputs
@@ -105,6 +112,23 @@ def summary_line(pooled, n_runs: int, out) -> str:
             f"{calibration} calibration pairs; wrote {out}")
 
 
+def write_for_humans(runs: list[Run], args, out) -> int:
+    """``--for-humans N``: the person's sample of the judge's labels (:mod:`receval.analysis.humans`)."""
+    if not args.judged:
+        raise RecevalError("--for-humans: give the judge's labels to draw from with --judged LABELS.jsonl")
+    if args.budget is not None or args.calibrate:
+        raise RecevalError("--for-humans draws from a judge's labels: drop --budget and --calibrate")
+    outputs.check_output(args.out, force=args.force, protected_dirs=[*args.runs, args.judged])
+    records, notes = human_pool(runs, args.judged, args.for_humans, args.seed)
+    texts = {**stored_documents(runs), **(unit_texts(runs[0]) if runs else {})}
+    lines = "".join(json.dumps({**r, "text": texts.get(r["id"]), "role": "hole"}, ensure_ascii=False) + "\n"
+                    for r in records)
+    atomic_write(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
+    print(f"receval: {len(records)} of the judge's labelled pairs for a person to label, " + "; ".join(notes)
+          + f"; wrote {out}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         parser = options.ArgumentParser(
@@ -122,11 +146,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--calibrate", type=int, default=0, metavar="N",
                             help="add N already-labelled pairs (seeded) to measure the judge's agreement")
         parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample and the draw (default 0)")
+        parser.add_argument("--for-humans", type=int, default=None, metavar="N",
+                            help="instead: draw N of a judge's labelled pairs for a person to label (with --judged)")
+        parser.add_argument("--stratify", choices=("judge",), default="judge",
+                            help="--for-humans strata: the judge's grade, Neyman-allocated (default judge)")
+        parser.add_argument("--judged", metavar="LABELS.jsonl",
+                            help="--for-humans: the judge's labels (its agreement file beside them gives the spreads)")
         outputs.add_force(parser)
         args = parser.parse_args(argv)
         check_seed(args.seed)
         out = outputs.check_output(args.out, force=args.force, protected_dirs=args.runs)
         runs = load_runs(args.runs, skip=frozenset())
+        if args.for_humans is not None:
+            return write_for_humans(runs, args, out)
         depth = args.depth if args.depth is not None or args.budget is not None else 10
         measures = tuple(m.strip() for m in args.measures.split(",") if m.strip())
         pooled = pool(runs, depth, args.calibrate, args.seed, args.budget, measures)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from receval.analysis.holes import ppi_lines
+from receval.analysis.humans import stratified_lines
 from receval.analysis.report import Report
 from receval.core.vocabulary import lower_is_better, measure_label
 from receval.render import sureness, tables
@@ -48,6 +49,8 @@ def header_lines(report: Report) -> list[str]:
     if report.label_agreement is not None:
         lines += report.label_agreement.lines([run.label for run in report.runs])
     lines += ppi_lines(report.ppi, [run.label for run in report.runs], report.metric)
+    lines += stratified_lines(report.stratified_ppi, [run.label for run in report.runs], report.metric, report.boot.level)
+    lines += [certified.line() for certified in report.certify]
     if (detectable := sureness.header_line(report)) is not None:
         lines.append(detectable)
     return lines

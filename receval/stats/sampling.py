@@ -46,7 +46,7 @@ import numpy as np
 from receval.core.vocabulary import parse_measure
 
 __all__ = [
-    "ap_prior", "draw", "importance", "inclusion_probabilities", "neyman", "rank_weights", "rao_wu",
+    "ap_prior", "draw", "importance", "inclusion_probabilities", "labels_needed", "neyman", "rank_weights", "rao_wu",
     "stratify", "MEASURE_WEIGHTS",
 ]
 
@@ -164,38 +164,43 @@ def draw(stratum: np.ndarray, pi: np.ndarray, budget: int, rng: np.random.Genera
 
 
 def neyman(sizes: np.ndarray, spreads: np.ndarray, total: int, floor: int = 2) -> np.ndarray:
-    """Neyman's allocation of ``total`` draws over strata: n_h proportional to N_h S_h,
-    each at least ``floor`` (a stratum of spread 0 still gets checked) and at most N_h;
-    integers summing to min(total, sum N_h) by largest remainders."""
+    """Neyman's allocation of ``total`` draws over strata: each stratum ``floor`` (a stratum
+    of spread 0 still gets checked; at most N_h), the rest in proportion to N_h S_h,
+    strata whose share would pass N_h taking N_h and the others sharing again; the
+    shares rounded by largest remainders (Hamilton's method) to sum to min(total, sum N_h)."""
     sizes = np.asarray(sizes, dtype=np.int64)
-    spreads = np.asarray(spreads, dtype=np.float64)
+    weight = sizes * np.asarray(spreads, dtype=np.float64)
     total = min(int(total), int(sizes.sum()))
-    low = np.minimum(sizes, floor)
-    n = low.copy()
-    weight = sizes * spreads
-    for _ in range(sizes.size + 1):  # strata filled to N_h drop out, the rest share what is left
-        open_ = (n < sizes) & (weight > 0)
-        left = total - n.sum()
-        if left <= 0 or not open_.any():
+    base = np.minimum(sizes, floor).astype(np.float64)
+    if base.sum() >= total:  # fewer draws than floors: the largest strata first
+        out = np.zeros(sizes.size, dtype=np.int64)
+        for h in np.argsort(-sizes, kind="stable")[:total]:
+            out[h] = 1
+        return out
+    capped = np.zeros(sizes.size, dtype=bool)
+    quota = base.copy()
+    for _ in range(sizes.size + 1):
+        open_ = ~capped & (weight > 0) & (base < sizes)
+        left = total - base[~open_ & ~capped].sum() - sizes[capped].sum() - base[open_].sum()
+        quota = np.where(capped, sizes, base).astype(np.float64)
+        if open_.any() and left > 0:
+            quota[open_] += left * weight[open_] / weight[open_].sum()
+        over = open_ & (quota > sizes)
+        if not over.any():
             break
-        share = np.zeros(sizes.size)
-        share[open_] = left * weight[open_] / weight[open_].sum()
-        grown = np.minimum(sizes, n + np.floor(share).astype(np.int64))
-        if (grown == n).all():
-            order = np.argsort(-(share - np.floor(share)), kind="stable")
-            for h in order[:left]:
-                if n[h] < sizes[h] and share[h] > 0:
-                    n[h] += 1
+        capped |= over
+    out = np.minimum(np.floor(quota + 1e-9).astype(np.int64), sizes)
+    for h in np.argsort(-(quota - np.floor(quota + 1e-9)), kind="stable"):  # Hamilton: largest remainders
+        if out.sum() >= total:
             break
-        n = grown
-    left = total - n.sum()
-    for h in np.argsort(-sizes, kind="stable"):  # spreads all 0, or rounding: fill the largest strata
-        if left <= 0:
-            break
-        add = min(left, sizes[h] - n[h])
-        n[h] += add
-        left -= add
-    return n
+        if out[h] < sizes[h]:
+            out[h] += 1
+    for h in np.argsort(-sizes, kind="stable"):  # spreads all 0: fill the largest strata
+        add = min(total - out.sum(), sizes[h] - out[h])
+        if add <= 0:
+            continue
+        out[h] += add
+    return out
 
 
 def rao_wu(stratum: np.ndarray, fraction: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -217,3 +222,28 @@ def rao_wu(stratum: np.ndarray, fraction: np.ndarray, n_resamples: int, rng: np.
         np.add.at(counts, (np.repeat(np.arange(n_resamples), n_h - 1), picks.ravel()), 1.0)
         out[:, members] = 1.0 - scale + scale * counts * n_h / (n_h - 1)
     return out
+
+
+def labels_needed(sizes: np.ndarray, rates: np.ndarray, half_width: float, level: float = 0.95) -> tuple[int, int]:
+    """Draws needed to estimate a proportion (a judge's error rate) over strata of sizes
+    N_h and rates p_h to within +- ``half_width`` at ``level``: drawn uniformly,
+    n0 = z^2 p (1 - p) / d^2 with p = sum W_h p_h; stratified with Neyman's allocation,
+    n0 = z^2 (sum W_h sqrt(p_h (1 - p_h)))^2 / d^2; each with the finite-population
+    correction n = n0 / (1 + n0 / N) (Cochran, "Sampling Techniques", 3rd ed. 1977,
+    sections 4.4 and 5.9), rounded up."""
+    from scipy.stats import norm
+
+    sizes, rates = np.asarray(sizes, dtype=np.float64), np.clip(np.asarray(rates, dtype=np.float64), 0.0, 1.0)
+    total = sizes.sum()
+    if total <= 0 or not half_width > 0:
+        return 0, 0
+    weights = sizes / total
+    z = float(norm.ppf(0.5 + level / 2.0))
+    overall = float((weights * rates).sum())
+    uniform = z**2 * overall * (1 - overall) / half_width**2
+    neyman_n = z**2 * float((weights * np.sqrt(rates * (1 - rates))).sum()) ** 2 / half_width**2
+
+    def finite(n0: float) -> int:
+        return int(np.ceil(n0 / (1 + n0 / total))) if n0 > 0 else 0
+
+    return finite(uniform), finite(neyman_n)
