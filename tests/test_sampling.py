@@ -65,7 +65,9 @@ def test_draw_takes_the_budget_and_each_pair_at_its_recorded_probability():
 
 def test_neyman_allocates_by_size_times_spread():
     n = neyman(np.array([100, 50, 10, 5]), np.array([0.1, 0.5, 0.5, 0.0]), 30)
-    assert n.tolist() == [7, 17, 4, 2] and n.sum() == 30  # floors of 2, then N_h S_h = 10 : 25 : 5 : 0
+    # floors of 2, then the other 22 by N_h S_h = 10 : 25 : 5 : 0: quotas 7.5, 15.75, 4.75, 2; the two
+    # left over go to the largest remainders (0.75, 0.75: Hamilton's method)
+    assert n.tolist() == [7, 16, 5, 2] and n.sum() == 30
     assert neyman(np.array([3, 3]), np.array([1.0, 1.0]), 100).tolist() == [3, 3]  # at most N_h
     big = neyman(np.array([1000, 1000]), np.array([0.1, 0.3]), 400, floor=0)
     assert big.tolist() == [100, 300]
