@@ -20,7 +20,9 @@ CITE = "LLM judges favour LLM-based rankers (Balog, Metzler & Qin, SIGIR 2025)"
 
 def notes(judge_node, run_lines: list[dict]) -> list[str]:
     """The circularity notes for a judge config node and the pool's run lines."""
-    base_url, model = _get(judge_node, "base_url"), _get(judge_node, "model")
+    inner = _get(judge_node, "reranker")  # judge=reranker: the re-ranker's endpoint is the judge's
+    node = inner if inner is not None and not isinstance(inner, str) else judge_node
+    base_url, model = _get(node, "base_url"), _get(node, "model")
     if not base_url or not model:  # qrels, oneshot, a local re-ranker: no chat model
         return []
     mine = endpoint_id(str(base_url))

@@ -38,10 +38,11 @@ def question_words(question: str) -> str:
     return " ".join(dict.fromkeys(_WORD.findall(question)))
 
 
-def build(records: list[dict], n: int, seed: int = 0) -> list[dict]:
-    """``n`` probe records (``kind``, ``question_id``, ``question``, ``id`` of the source
-    unit, ``source_question``, ``text``) from the pool's ``records``; fewer when the
-    pool has too few questions to borrow passages across."""
+def borrowed(records: list[dict], n: int, seed: int = 0) -> list[dict]:
+    """``n`` (question, passage) pairs the pool never makes: a unit another question's
+    lines hold, for a question whose lines never name it (``question_id``, ``question``,
+    ``id`` of the unit, ``source_question``, ``text``: the passage as it is); fewer when
+    the pool has too few questions to borrow passages across."""
     if n <= 0:
         return []
     questions: dict[str, str] = {}
@@ -60,20 +61,28 @@ def build(records: list[dict], n: int, seed: int = 0) -> list[dict]:
         return []
     rng = np.random.default_rng(seed)
     out = []
-    for i in range(n):
-        kind = KINDS[i % 2]
-        for _ in range(50):  # a unit the pool pairs with this question is no probe: draw again
+    for _ in range(n):
+        for _ in range(50):  # a unit the pool pairs with this question is no stranger to it: draw again
             qid = qids[int(rng.integers(len(qids)))]
             uid = units[int(rng.integers(len(units)))]
             source, text = passages[uid]
             if source != qid and uid not in paired[qid]:
+                out.append({"question_id": qid, "question": questions[qid], "id": uid, "source_question": source,
+                            "text": text})
                 break
-        else:
-            continue
-        question = questions[qid]
-        dressed = f"{question_words(question)} {text}" if kind == "keyword" else f"{text} {INSTRUCTION}"
-        out.append({"kind": kind, "question_id": qid, "question": question, "id": uid, "source_question": source,
-                    "text": dressed, "role": "probe"})
+    return out
+
+
+def build(records: list[dict], n: int, seed: int = 0) -> list[dict]:
+    """``n`` probe records (``kind``, ``question_id``, ``question``, ``id`` of the source
+    unit, ``source_question``, ``text`` dressed up) from the pool's ``records``
+    (:func:`borrowed`), alternating ``keyword`` and ``instruction``."""
+    out = []
+    for i, pair in enumerate(borrowed(records, n, seed)):
+        kind = KINDS[i % 2]
+        text = pair["text"]
+        dressed = f"{question_words(pair['question'])} {text}" if kind == "keyword" else f"{text} {INSTRUCTION}"
+        out.append({**pair, "kind": kind, "text": dressed, "role": "probe"})
     return out
 
 
