@@ -79,10 +79,11 @@ def test_the_judged_note_appears_only_when_the_unlabelled_could_change_the_order
 import json  # noqa: E402
 
 from conftest import sweep_in_process  # noqa: E402
-from receval.analysis.holes import relabel  # noqa: E402
+from receval.analysis.holes import label_agreement, relabel  # noqa: E402
 from receval.analysis.pool import pool  # noqa: E402
 from receval.cli.pool import main as pool_main  # noqa: E402
 from receval.cli.report import report_for  # noqa: E402
+from receval.config import BootstrapConfig  # noqa: E402
 from receval.core.errors import RecevalError  # noqa: E402
 from receval.results.discovery import load_runs  # noqa: E402
 from receval.results.judgments import rescore, stored_labels  # noqa: E402
@@ -269,6 +270,60 @@ def test_agreement_over_labels_that_change_nothing_says_so(two_runs, tmp_path):
     assert report.to_dict()["label_agreement"]["kendall_tau"] is None
     # the table and the agreement block count the same questions
     assert report.label_agreement.tau.n_questions + report.label_agreement.only_added == report.questions["n_scored"]
+
+
+# --------------------------------------------------------------------------- the loop on Cranfield
+
+
+def one_label_collection(root):
+    """Cranfield with one relevant label per query kept (its highest grade, first in file order)."""
+    (root / "qrels").mkdir(parents=True)
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        (root / name).symlink_to(CRANFIELD / name)
+    best: dict[str, tuple[str, int]] = {}
+    for line in (CRANFIELD / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        if int(grade) >= 1 and (qid not in best or int(grade) > best[qid][1]):
+            best[qid] = (doc, int(grade))
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, (d, g) in best.items()))
+    return root
+
+
+@pytest.mark.slow  # twelve runs over a whole collection
+@pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
+def test_cranfield_pool_judged_by_full_qrels_restores_the_ranking(tmp_path, make_config):
+    from receval.pipeline import run as run_one
+
+    collection = one_label_collection(tmp_path / "cranfield1")
+    sweep = tmp_path / "sweep"
+    for job, (k1, b) in enumerate((k1, b) for k1 in (0.5, 0.9, 1.2, 2.0) for b in (0.3, 0.6, 0.9)):
+        run_one(make_config("dataset=beir", f"dataset.path={collection}", "chunking.max_words=null",
+                            f"retriever.k1={k1}", f"retriever.b={b}"), sweep / str(job))
+    runs = load_runs([sweep], skip=frozenset())
+    qrels = CRANFIELD / "qrels" / "test.tsv"
+    holes = [p for p in pool(runs, depth=10).pairs if p.role == "hole"]
+    full = {}
+    for line in qrels.read_text().splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        full.setdefault(qid, {})[doc] = int(grade)
+    labels = tmp_path / "labels.jsonl"  # the judge=qrels job with judge.missing=zero, in short
+    labels.write_text("".join(json.dumps({"question_id": p.question_id, "id": p.id,
+                                          "grade": full.get(p.question_id, {}).get(p.id, 0)}) + "\n" for p in holes))
+    boot = BootstrapConfig(n_resamples=200)
+    complete = relabel(runs, [str(qrels)], unknown_units="apply").runs  # the collection's units no run found count
+    judged = relabel(runs, [str(labels)]).runs
+    # re-scoring with the full qrels is what a run made with them measures
+    reference = run_one(make_config("dataset=beir", f"dataset.path={CRANFIELD}", "dataset.split=test",
+                                    "chunking.max_words=null", "retriever.k1=0.5", "retriever.b=0.3"),
+                        tmp_path / "full")
+    assert complete[0].values("ndcg@10").mean() == pytest.approx(reference.means["ndcg@10"], abs=1e-12)
+    for metric in ("ndcg@10", "ap"):
+        after = label_agreement(complete, judged, metric, boot)
+        before = label_agreement(complete, runs, metric, boot)
+        print(f"{metric}: one label tau {before.tau.tau:.3f}, pool judged tau {after.tau.tau:.3f}")
+        assert after.tau.tau >= 0.95
+        assert before.tau.tau < after.tau.tau
 
 
 def test_report_human_labels_give_a_prediction_powered_interval(two_runs, tmp_path):

@@ -38,7 +38,7 @@ from receval.results.stored import Run
 from receval.stats.sampling import draw, importance, inclusion_probabilities, rank_weights, stratify
 
 #: What a depth-d pool decides for the runs pooled (every unit of their top d judged).
-DEPTH_DECIDES = "hit@k and precision@k for k <= {d} (rr where a relevant unit is within the top {d})"
+DEPTH_DECIDES = "hit@k and precision@k for k <= {d}"
 DEFAULT_MEASURES = ("ap", "ndcg@10")  # what a budget serves unless told
 LLM_GROUPS = ("transform", "rerank")  # stages of a run that may call a chat model
 

@@ -103,8 +103,8 @@ def summary_line(pooled, n_runs: int, out) -> str:
     questions = len({p.question_id for p in pairs if p.role == "hole"})
     calibration = sum(p.role == "calibration" for p in pairs)
     if pooled.budget is None:
-        design = (f"(depth {pooled.depth}: decides {DEPTH_DECIDES.format(d=pooled.depth)} for these runs; recall, "
-                  "ap, ndcg and rprec also count relevant units below it: --budget N samples deeper)")
+        design = (f"(depth {pooled.depth}, which decides {DEPTH_DECIDES.format(d=pooled.depth)}; recall, ap and ndcg "
+                  "also count relevant units below it: pool --budget N samples deeper)")
     else:
         design = (f"drawn by the budget design from {pooled.universe} in the top {pooled.depth} "
                   f"({pooled.certain} for certain, the rest with inclusion probabilities < 1)")

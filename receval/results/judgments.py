@@ -13,6 +13,13 @@ grade for the same pair) is kept, and the contradiction listed, never silently
 applied. Stored runs do not keep the collection's grade-0 judgements, so after
 re-scoring ``bpref`` and ``judged@k`` count as judged non-relevant only the grade-0
 labels added.
+
+A label of a sampled hole (``receval pool --budget`` or ``--for-humans``) also carries
+its design: ``inclusion`` (its probability of being drawn, in (0, 1]), ``stratum`` and
+``drawn`` (how many were drawn from that stratum), and ``design`` (``budget`` or
+``humans``); :func:`read_label_file` sets those records apart, and ``report --labels``
+estimates from them (:mod:`receval.analysis.estimate`) instead of re-scoring as if the
+pool were complete. A depth pool's labels carry its ``depth``.
 """
 
 from __future__ import annotations
