@@ -100,3 +100,63 @@ def test_a_budget_of_a_depth_10_pool_sampled_deeper_ranks_the_runs_as_the_full_l
     assert ap >= 0.9 and ndcg >= 0.9
     np.testing.assert_allclose([ap, ndcg], [0.909, 0.939], atol=1e-3)
     assert "rr" in estimated.estimation.dropped and "ap" in estimated.estimation.measures
+
+
+def test_a_bad_budget_or_design_field_is_one_clear_error(tmp_path):
+    from receval.core.errors import RecevalError
+    from receval.results.judgments import read_label_file
+
+    with pytest.raises(RecevalError, match=r"--budget 0: give the number of pairs to judge, >= 1"):
+        pool([], None, budget=0)
+    with pytest.raises(RecevalError, match=r"--measures: rr: a design serves ap, ndcg, precision, recall"):
+        pool([], None, budget=5, measures=("rr",))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"question_id": "q1", "id": "d1", "grade": 1, "inclusion": 0.5, "stratum": 1,
+                                  "drawn": 3}) + "\n" + json.dumps({"question_id": "q1", "id": "d2", "grade": 0,
+                                                                    "inclusion": 1.5, "stratum": 1, "drawn": 3}) + "\n")
+    with pytest.raises(RecevalError, match=r"labels.jsonl: label 2 \(q1 d2\): inclusion 1.5 is not a probability"):
+        read_label_file(labels)
+    labels.write_text(json.dumps({"question_id": "q1", "id": "d1", "grade": 1, "inclusion": 0.5, "stratum": -1,
+                                  "drawn": 3}) + "\n")
+    with pytest.raises(RecevalError, match=r"stratum -1 is not an integer >= 0"):
+        read_label_file(labels)
+    labels.write_text(json.dumps({"question_id": "q1", "id": "d1", "grade": 1, "inclusion": 0.5, "stratum": 0,
+                                  "drawn": 3}) + "\n" + json.dumps({"question_id": "q1", "id": "d9", "grade": 2}) + "\n")
+    certain, sampled = read_label_file(labels)
+    assert certain == {"q1": {"d9": 2}} and [r["id"] for r in sampled] == ["d1"]
+
+
+@pytest.mark.slow  # a sweep in-process, a pool and three reports
+def test_report_estimates_from_the_pool_of_a_budget_end_to_end(tmp_path_factory, tmp_path):
+    from conftest import exit_code, sweep_in_process
+    from receval.cli.pool import main as pool_main
+    from receval.cli.report import report_for
+
+    sweep = sweep_in_process(tmp_path_factory.mktemp("sweep"), ["depth=20"], ["retriever=bm25", "retriever=tfidf"])
+    out = tmp_path / "pool.jsonl"
+    assert exit_code(pool_main, [sweep, "--budget", "60", "--out", out]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    holes = [x for x in lines if x["role"] == "hole"]
+    assert len(holes) == 60 and {x["depth"] for x in holes} == {20} and all(0 < x["inclusion"] <= 1 for x in holes)
+    assert [x["role"] for x in lines[-2:]] == ["run", "run"]
+    # a judge: relevant when some run ranks it in its top 3 (a stand-in for a person); one drawn hole left ungraded
+    graded = [{"question_id": x["question_id"], "id": x["id"], "grade": int(x["best_rank"] <= 3),
+               **{k: x[k] for k in ("inclusion", "stratum", "drawn", "design", "depth")}} for x in holes[1:]]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(x) + "\n" for x in graded))
+    report = report_for([str(sweep), "--labels", str(labels), "--metrics", "ap,ndcg@10,precision@5",
+                         "--metric", "ndcg@10", "--n-resamples", "40"])
+    estimation = report.estimation
+    assert estimation.drawn == 60 and estimation.graded == 59 and "ndcg@10" in estimation.measures
+    data = report.to_dict()["estimated"]
+    assert data["labelled"] == 59 and len(data["runs"]) == 2
+    for run in data["runs"]:
+        low, high = run["ndcg@10"]["ci"]
+        assert low <= run["ndcg@10"]["mean"] <= high and "ap" in run and "precision@5" in run
+    notes = "\n".join(report.relabelled)
+    assert "1 drawn holes carry no label: each is taken to be like the labelled ones of its stratum" in notes
+    assert "not decided by the sample, left out:" in notes and "MRR" in notes
+    # the estimated columns are the table's: the mean shown is the estimate's
+    assert report.runs[0].metrics["ndcg@10"].mean == pytest.approx(data["runs"][0]["ndcg@10"]["mean"])
+    with pytest.raises(Exception, match="each hold a judged sample"):
+        report_for([str(sweep), "--labels", str(labels), "--labels", str(labels)])
