@@ -156,15 +156,18 @@ def run_judge(cfg) -> dict:
     atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     atomic_write(side, lambda tmp: tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8"))
     if probe_file is not None:
-        grades = [grade for grade, _ in probed]
-        summary["probe"] = probe.rates(probes, grades)
-        found = {**summary["probe"], "pairs": [
-            {k: p[k] for k in ("kind", "question_id", "id", "source_question")} | {"grade": g}
-            for p, g in zip(probes, grades)]}
-        atomic_write(probe_file, lambda tmp: tmp.write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8"))
-        summary["probe_file"] = str(probe_file)
+        summary["probe"], summary["probe_file"] = write_probes(probe_file, probes, [grade for grade, _ in probed])
     summary["out"], summary["agreement_file"] = str(out), str(side)
     return summary
+
+
+def write_probes(path: Path, probes: list[dict], grades: list[int | None]) -> tuple[dict, str]:
+    """``<out>.probe.json``: the rates (:func:`receval.judge.probe.rates`) and each probe's grade."""
+    rates = probe.rates(probes, grades)
+    found = {**rates, "pairs": [{k: p[k] for k in ("kind", "question_id", "id", "source_question")} | {"grade": g}
+                                for p, g in zip(probes, grades)]}
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8"))
+    return rates, str(path)
 
 
 def check_graded(judge, counts, asked: list[dict], verdicts: list, out: Path) -> None:
