@@ -122,8 +122,8 @@ def test_a_bad_budget_or_design_field_is_one_clear_error(tmp_path):
         read_label_file(labels)
     labels.write_text(json.dumps({"question_id": "q1", "id": "d1", "grade": 1, "inclusion": 0.5, "stratum": 0,
                                   "drawn": 3}) + "\n" + json.dumps({"question_id": "q1", "id": "d9", "grade": 2}) + "\n")
-    certain, sampled = read_label_file(labels)
-    assert certain == {"q1": {"d9": 2}} and [r["id"] for r in sampled] == ["d1"]
+    found = read_label_file(labels)
+    assert found.certain == {"q1": {"d9": 2}} and [r["id"] for r in found.sampled] == ["d1"] and not found.depths
 
 
 @pytest.mark.slow  # a sweep in-process, a pool and three reports
@@ -160,3 +160,13 @@ def test_report_estimates_from_the_pool_of_a_budget_end_to_end(tmp_path_factory,
     assert report.runs[0].metrics["ndcg@10"].mean == pytest.approx(data["runs"][0]["ndcg@10"]["mean"])
     with pytest.raises(Exception, match="each hold a judged sample"):
         report_for([str(sweep), "--labels", str(labels), "--labels", str(labels)])
+    # labels of a depth pool say what they decide
+    depth = tmp_path / "depth.jsonl"
+    assert exit_code(pool_main, [sweep, "--depth", "5", "--out", depth]) == 0
+    depth_labels = tmp_path / "depth_labels.jsonl"
+    depth_labels.write_text("".join(json.dumps({"question_id": x["question_id"], "id": x["id"], "grade": 0,
+                                                "depth": x["depth"]}) + "\n"
+                                    for x in map(json.loads, depth.read_text().splitlines()) if x["role"] == "hole"))
+    plain = report_for([str(sweep), "--labels", str(depth_labels), "--n-resamples", "20"])
+    assert plain.estimation is None
+    assert any(n.startswith("labels of a depth-5 pool decide hit@k and precision@k for k <= 5") for n in plain.relabelled)

@@ -73,6 +73,12 @@ def test_circularity_notes_name_the_run_the_judge_helped_make():
     assert len(other) == 1 and other[0].startswith("circularity: an LLM judge grades runs with LLM stages: hyde run")
     assert notes({"kind": "qrels", "path": "q.txt"}, runs) == []  # no chat model
     assert notes({"kind": "llm", "base_url": url, "model": "m"}, runs[1:]) == []
+    # a rerank API stage is no chat model: only the same endpoint and model make a note
+    api = [{"role": "run", "run": "api run", "llm": [{"stage": "rerank", "kind": "http", "model": "bge",
+                                                      "endpoint": endpoint_id(url)}]}]
+    assert notes({"kind": "llm", "base_url": url, "model": "m"}, api) == []
+    reranking = notes({"kind": "reranker", "reranker": {"kind": "http", "base_url": url, "model": "bge"}}, api)
+    assert len(reranking) == 1 and "also serve api run (rerank http, model bge)" in reranking[0]
 
 
 def judge_cfg(*overrides: str):

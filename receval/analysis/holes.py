@@ -207,6 +207,7 @@ class Relabelled:
     questions: set[str] = field(default_factory=set)  # questions the files label (and that the runs have)
     account: LabelAccount = field(default_factory=LabelAccount)
     estimation: Estimation | None = None  # a judged sample: the measures are estimated (receval.analysis.estimate)
+    depths: list[int] = field(default_factory=list)  # the depths of the depth pools the labels came from
 
     def cautions(self) -> list[str]:
         if self.estimation is not None:
@@ -216,6 +217,10 @@ class Relabelled:
         already = f"; {found.already} already stored with that grade" if found.already else ""
         notes = [f"re-scored with {found.applied} of the {found.given} added labels from {files} (stored runs "
                  f"unchanged){already}"]
+        for depth in self.depths:
+            notes.append(f"labels of a depth-{depth} pool decide hit@k and precision@k for k <= {depth} for the runs "
+                         f"pooled; recall, AP and nDCG still count the relevant units below {depth} as not relevant "
+                         "(receval pool --budget N samples deeper and estimates them)")
         if self.conflicts:
             shown = "; ".join(c.line() for c in self.conflicts[:5])
             more = f" (and {len(self.conflicts) - 5} more)" if len(self.conflicts) > 5 else ""
@@ -229,9 +234,10 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown
     keeps the labels that can apply. None applying is an error (exit 2), naming why.
     When a file holds a judged sample (a budgeted pool's labels), the measures are
     estimated from it instead (:func:`receval.analysis.estimate.estimate_runs`)."""
-    read = [(f, *read_label_file(f, option)) for f in files]
-    sampled = [(f, records) for f, _, records in read if records]
-    merged = merge_added([(f, labels) for f, labels, _ in read], option)
+    read = [(f, read_label_file(f, option)) for f in files]
+    sampled = [(f, found.sampled) for f, found in read if found.sampled]
+    merged = merge_added([(f, found.certain) for f, found in read], option)
+    depths = sorted({d for _, found in read for d in found.depths})
     added, found = account(runs, merged, unknown_units)
     if sampled:
         if len(sampled) > 1:
@@ -252,7 +258,7 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown
         out.append(rescored)
         conflicts.update({(c.question_id, c.id): c for c in seen})
     return Relabelled(out, list(files), found.given, list(conflicts.values()),
-                      {q for q, units in added.items() if units}, found)
+                      {q for q, units in added.items() if units}, found, depths=depths)
 
 
 @dataclass

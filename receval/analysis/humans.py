@@ -250,7 +250,7 @@ def human_pool(runs: list[Run], judged_path: str, n: int, seed: int) -> tuple[li
     spreads of its agreement file; and a line saying how the draw was allocated."""
     from receval.results.judgments import read_label_file
 
-    labels, sampled = read_label_file(judged_path, "--judged")
+    labels, sampled, _ = read_label_file(judged_path, "--judged")
     if sampled:
         raise RecevalError(f"--judged {judged_path}: these are labels of a sampled pool; draw the person's sample "
                            "from a judge's labels of a whole pool (receval pool RUNS --depth D)")
@@ -279,7 +279,7 @@ def human_sample(files: list[str]) -> list[dict] | None:
     ``pool --for-humans`` (one file; None when the files are plain labels)."""
     from receval.results.judgments import read_label_file
 
-    found = [(f, read_label_file(f, "--human")[1]) for f in files]
+    found = [(f, read_label_file(f, "--human").sampled) for f in files]
     sampled = [(f, records) for f, records in found if records]
     if not sampled:
         return None
@@ -292,7 +292,7 @@ def judge_labels(files: list[str]) -> Labels:
     """The judge's labels (``--labels``), merged: the population a person's sample was drawn from."""
     from receval.results.judgments import merge_added, read_label_file
 
-    return merge_added([(f, read_label_file(f, "--labels")[0]) for f in files], "--labels")
+    return merge_added([(f, read_label_file(f, "--labels").certain) for f in files], "--labels")
 
 
 def certifications(files: list[str], precision: float, level: float) -> list[Certify]:
@@ -303,5 +303,5 @@ def certifications(files: list[str], precision: float, level: float) -> list[Cer
     for f in files:
         confusion = read_confusion(f, "--labels")
         if confusion is not None:
-            out.append(certify(read_label_file(f, "--labels")[0], confusion, precision, level))
+            out.append(certify(read_label_file(f, "--labels").certain, confusion, precision, level))
     return out

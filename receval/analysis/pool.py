@@ -85,9 +85,9 @@ class Pooled:
 
 
 def llm_stages(run: Run) -> list[dict]:
-    """A stored run's stages that call a chat model (its saved transform and re-ranker
-    nodes with a base_url and a model): stage, kind, model and the endpoint's id
-    (:func:`receval.core.endpoints.endpoint_id`, never the URL)."""
+    """A stored run's remote stages (its saved transform and re-ranker nodes with a
+    base_url and a model: LLM transforms and re-rankers, rerank APIs): stage, kind, model
+    and the endpoint's id (:func:`receval.core.endpoints.endpoint_id`, never the URL)."""
     config = run.config if isinstance(run.config, dict) else {}
     out = []
     for group in LLM_GROUPS:

@@ -6,8 +6,9 @@ rewrote the query for is the sharpest case. The pool describes each run it poole
 (``role: run`` lines, :mod:`receval.analysis.pool`): its stages that call a chat model,
 by kind, model and endpoint id (:func:`receval.core.endpoints.endpoint_id`). Two notes:
 
-- the judge's endpoint and model also serve a stage of a run it judges: that run's
-  labels come from the model that chose or rewrote for it;
+- the judge's endpoint and model also serve a stage of a run it judges (a transform or
+  re-ranker; for ``judge=reranker``, its re-ranker's): that run's labels come from the
+  model that chose or rewrote for it;
 - an LLM judge grades runs with LLM stages at all (another model or endpoint).
 """
 
@@ -23,8 +24,9 @@ def notes(judge_node, run_lines: list[dict]) -> list[str]:
     inner = _get(judge_node, "reranker")  # judge=reranker: the re-ranker's endpoint is the judge's
     node = inner if inner is not None and not isinstance(inner, str) else judge_node
     base_url, model = _get(node, "base_url"), _get(node, "model")
-    if not base_url or not model:  # qrels, oneshot, a local re-ranker: no chat model
+    if not base_url or not model:  # qrels, oneshot, a local re-ranker: no endpoint
         return []
+    chat = str(_get(node, "kind")) == "llm"
     mine = endpoint_id(str(base_url))
     same, other = [], []
     for run in run_lines:
@@ -32,7 +34,7 @@ def notes(judge_node, run_lines: list[dict]) -> list[str]:
             where = f"{run.get('run', '?')} ({stage.get('stage')} {stage.get('kind')}, model {stage.get('model')})"
             if stage.get("endpoint") == mine and str(stage.get("model")) == str(model):
                 same.append(where)
-            else:
+            elif chat and is_chat(stage):
                 other.append(where)
     out = []
     if same:
@@ -42,6 +44,12 @@ def notes(judge_node, run_lines: list[dict]) -> list[str]:
     if other:
         out.append(f"circularity: an LLM judge grades runs with LLM stages: {', '.join(other)}; {CITE}")
     return out
+
+
+def is_chat(stage: dict) -> bool:
+    """A stage that calls a chat model: a query transform, or the LLM re-ranker (an HTTP
+    rerank API is a cross-encoder behind a URL)."""
+    return stage.get("stage") == "transform" or stage.get("kind") == "llm"
 
 
 def _get(node, key: str):

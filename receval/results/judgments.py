@@ -28,6 +28,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -115,16 +116,27 @@ def design_problem(record: dict) -> str | None:
     return None
 
 
-def read_label_file(path: str | Path, option: str = "--labels") -> tuple[Labels, list[dict]]:
+class LabelFile(NamedTuple):
     """A labels file split in two: the labels known for certain (question -> unit ->
-    grade), and the records of sampled holes (those with an ``inclusion``, from a
-    budgeted or stratified pool) with their design fields checked. TREC qrels and BEIR
-    files hold no sample."""
+    grade) and the records of sampled holes; and the depths of the depth pools its
+    labels came from (their ``depth`` field)."""
+
+    certain: Labels
+    sampled: list[dict]
+    depths: frozenset[int] = frozenset()
+
+
+def read_label_file(path: str | Path, option: str = "--labels") -> LabelFile:
+    """A labels file split in two (:class:`LabelFile`): the records of sampled holes are
+    those with an ``inclusion`` (a budgeted or stratified pool), their design fields
+    checked. TREC qrels and BEIR files hold no sample."""
     if Path(path).suffix != ".jsonl":
-        return read_labels(path, option), []
+        return LabelFile(read_labels(path, option), [])
     _, records = read_labels_jsonl(path, option)
     certain: Labels = {}
     sampled = []
+    depths = {r["depth"] for r in records if "inclusion" not in r and isinstance(r.get("depth"), int)
+              and not isinstance(r.get("depth"), bool)}
     for number, record in enumerate(records, 1):
         if "inclusion" in record:
             if problem := design_problem(record):
@@ -133,7 +145,7 @@ def read_label_file(path: str | Path, option: str = "--labels") -> tuple[Labels,
             sampled.append(record)
         else:
             certain.setdefault(record["question_id"], {})[record["id"]] = record["grade"]
-    return certain, sampled
+    return LabelFile(certain, sampled, frozenset(depths))
 
 
 def read_any_labels(path: str | Path, option: str = "--labels") -> Labels:
