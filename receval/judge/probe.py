@@ -49,8 +49,8 @@ def borrowed(records: list[dict], n: int, seed: int = 0) -> list[dict]:
     paired: dict[str, set[str]] = {}
     passages: dict[str, tuple[str, str]] = {}  # unit id -> (question it came from, text)
     for r in records:
-        if r.get("role") == "run" or "question_id" not in r:
-            continue
+        if r.get("role", "hole") not in ("hole", "calibration", "reference") or "question_id" not in r:
+            continue  # run lines, and probes already dressed up
         questions.setdefault(r["question_id"], r.get("question") or "")
         paired.setdefault(r["question_id"], set()).add(r["id"])
         if r.get("text"):
