@@ -73,10 +73,15 @@ class RerankConfig:
 
 @dataclass
 class JudgeConfig:
-    """The type of ``receval judge``'s ``judge`` node: every judge's schema
-    derives from it (no fields, as :class:`ChunkingConfig`)."""
+    """The type of ``receval judge``'s ``judge`` node and the fields every judge has."""
 
     component_group: ClassVar[str] = "judge"
+    # probe pairs graded besides the pool (receval.judge.probe): unrelated passages with the
+    # question's words, or an instruction claiming relevance, injected; rates in <out>.probe.json
+    probe: int = field(default=0, metadata=range_(0, 100_000))
+
+    def problems(self) -> list[str]:
+        return []
 
 
 @dataclass

@@ -98,7 +98,7 @@ def two_runs(tmp_path_factory):
 @pytest.mark.slow
 def test_pool_lists_every_unlabelled_pair_once_with_runs_and_best_rank(two_runs):
     runs = load_runs([two_runs], skip=frozenset())
-    pairs = pool(runs, depth=5, calibrate=4, seed=0)
+    pairs = pool(runs, depth=5, calibrate=4, seed=0).pairs
     holes = [p for p in pairs if p.role == "hole"]
     expected: dict[tuple, list] = {}
     for run in runs:
@@ -113,7 +113,7 @@ def test_pool_lists_every_unlabelled_pair_once_with_runs_and_best_rank(two_runs)
     assert len(holes) == len(expected) and any(p.n_runs == 2 for p in holes)
     calibration = [p for p in pairs if p.role == "calibration"]
     assert len(calibration) == 4 and all(p.known >= 1 for p in calibration)
-    assert pool(runs, depth=5, calibrate=4, seed=0) == pairs  # seeded
+    assert pool(runs, depth=5, calibrate=4, seed=0).pairs == pairs  # seeded
     references = [p for p in pairs if p.role == "reference"]
     assert len(references) == sum(len(v) for v in stored_labels(runs[0]).values())
     with pytest.raises(RecevalError, match="--depth 0"):
@@ -302,7 +302,7 @@ def test_cranfield_pool_judged_by_full_qrels_restores_the_ranking(tmp_path, make
                             f"retriever.k1={k1}", f"retriever.b={b}"), sweep / str(job))
     runs = load_runs([sweep], skip=frozenset())
     qrels = CRANFIELD / "qrels" / "test.tsv"
-    holes = [p for p in pool(runs, depth=10) if p.role == "hole"]
+    holes = [p for p in pool(runs, depth=10).pairs if p.role == "hole"]
     full = {}
     for line in qrels.read_text().splitlines()[1:]:
         qid, doc, grade = line.split("\t")
@@ -332,7 +332,7 @@ def test_report_human_labels_give_a_prediction_powered_interval(two_runs, tmp_pa
     runs = load_runs([two_runs], skip=frozenset())
     judge, human = tmp_path / "judge.jsonl", tmp_path / "human.jsonl"
     lines_j, lines_h = [], []
-    for p in pool(runs, depth=10):  # the judge calls a hole relevant when it is ranked first by some run
+    for p in pool(runs, depth=10).pairs:  # the judge calls a hole relevant when it is ranked first by some run
         if p.role == "hole":
             lines_j.append({"question_id": p.question_id, "id": p.id, "grade": int(p.best_rank == 1)})
             if int(p.question_id.lstrip("q") or 0) % 3 == 0 or p.question_id.endswith("0"):

@@ -36,8 +36,9 @@ from receval.analysis.choice import choose
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.core.vocabulary import measure_label
+from receval.analysis.estimate import Estimation, estimate_runs
 from receval.results import support as nugget_support
-from receval.results.judgments import Conflict, Labels, merge_added, read_any_labels, rescore, stored_labels
+from receval.results.judgments import Conflict, Labels, merge_added, read_label_file, rescore, stored_labels
 from receval.results.stored import Run
 from receval.stats.concordance import Concordance, tau_interval
 from receval.stats.ppi import PpiInterval, ppi_mean
@@ -208,14 +209,22 @@ class Relabelled:
     conflicts: list[Conflict]  # stored labels the files contradict (kept; each pair once)
     questions: set[str] = field(default_factory=set)  # questions the files label (and that the runs have)
     account: LabelAccount = field(default_factory=LabelAccount)
+    estimation: Estimation | None = None  # a judged sample: the measures are estimated (receval.analysis.estimate)
+    depths: list[int] = field(default_factory=list)  # the depths of the depth pools the labels came from
 
     def cautions(self) -> list[str]:
+        if self.estimation is not None:
+            return self.estimation.cautions() + self.account.lines()
         files = ", ".join(self.files)
         found = self.account
         already = f"; {found.already} already stored with that grade" if found.already else ""
         support = f"; {found.support} nugget support labels applied" if found.support else ""
         notes = [f"re-scored with {found.applied} of the {found.given} added labels from {files} (stored runs "
                  f"unchanged){already}{support}"]
+        for depth in self.depths:
+            notes.append(f"labels of a depth-{depth} pool decide hit@k and precision@k for k <= {depth} for the runs "
+                         f"pooled; recall, AP and nDCG still count the relevant units below {depth} as not relevant "
+                         "(receval pool --budget N samples deeper and estimates them)")
         if self.conflicts:
             shown = "; ".join(c.line() for c in self.conflicts[:5])
             more = f" (and {len(self.conflicts) - 5} more)" if len(self.conflicts) > 5 else ""
@@ -226,9 +235,22 @@ class Relabelled:
 def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown_units: str = "skip") -> Relabelled:
     """Every run re-scored from its stored ranking with the labels of ``files`` merged onto
     its stored labels (:func:`receval.results.judgments.rescore`), after :func:`account`
-    keeps the labels that can apply. None applying is an error (exit 2), naming why."""
-    merged = merge_added([(f, read_any_labels(f, option)) for f in files], option)
+    keeps the labels that can apply. None applying is an error (exit 2), naming why.
+    When a file holds a judged sample (a budgeted pool's labels), the measures are
+    estimated from it instead (:func:`receval.analysis.estimate.estimate_runs`)."""
+    read = [(f, read_label_file(f, option)) for f in files]
+    sampled = [(f, found.sampled) for f, found in read if found.sampled]
+    merged = merge_added([(f, found.certain) for f, found in read], option)
+    depths = sorted({d for _, found in read for d in found.depths})
     added, found = account(runs, merged, unknown_units)
+    if sampled:
+        if len(sampled) > 1:
+            raise RecevalError(f"{option}: {' and '.join(f for f, _ in sampled)} each hold a judged sample; estimate "
+                               "from one sample at a time (the others' labels may join it as plain labels)")
+        estimated, estimation = estimate_runs(runs, sampled[0][1], added, [f for f, _ in sampled])
+        found.given += len(sampled[0][1])
+        return Relabelled(estimated, list(files), found.given, [], {r["question_id"] for r in sampled[0][1]}, found,
+                          estimation)
     support = nugget_support.merge([nugget_support.read_support(f) for f in files if Path(f).suffix == ".jsonl"])
     found.support = max(nugget_support.applicable(run.table, support) for run in runs) if support else 0
     if found.applied == 0 and found.support == 0:
@@ -242,7 +264,7 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown
         out.append(rescored)
         conflicts.update({(c.question_id, c.id): c for c in seen})
     return Relabelled(out, list(files), found.given, list(conflicts.values()),
-                      {q for q, units in added.items() if units}, found)
+                      {q for q, units in added.items() if units}, found, depths=depths)
 
 
 @dataclass

@@ -51,6 +51,9 @@ class Report:
     ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
     undecided: list = field(default_factory=list)  # receval.analysis.decidable.Undecided per measure the set cannot decide on
     latency: LatencyOrder | None = None  # which timed run is faster than which (receval.analysis.latency)
+    estimation: Any = None  # --labels from a judged sample: receval.analysis.estimate.Estimation
+    stratified_ppi: list = field(default_factory=list)  # --human from pool --for-humans: analysis.humans.StratifiedPpi
+    certify: list = field(default_factory=list)  # --agreement: receval.analysis.humans.Certify per judge file
 
     def shown_pairs(self) -> list[Pair]:
         """Every pair the report shows (baseline, chain, all pairs): the family a
@@ -102,6 +105,15 @@ class Report:
                  "human_only": {"mean": p.classical[0], "ci": list(p.classical[1:])}}
                 for run, p in zip(self.runs, self.ppi)
             ]
+        if self.stratified_ppi:
+            out["ppi"] = [{"label": run.label, "mean": p.estimate, "ci": [p.lo, p.hi], "design": "stratified by judge grade",
+                           "n_labelled": p.n_labelled, "n_judged": p.n_judged,
+                           "human_only": {"mean": p.alone[0], "ci": list(p.alone[1:])}}
+                          for run, p in zip(self.runs, self.stratified_ppi)]
+        if self.certify:
+            out["certify"] = [c.to_dict() for c in self.certify]
+        if self.estimation is not None:
+            out["estimated"] = self.estimation.to_dict([run.label for run in self.runs])
         if self.label_agreement is not None:
             out["label_agreement"] = self.label_agreement.to_dict([run.label for run in self.runs])
         if self.floors:

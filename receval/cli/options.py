@@ -76,8 +76,9 @@ def add_label_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--human", action="append", default=[], metavar="LABELS",
-        help="with --labels (a judge's, every question): a person's labels on some questions; the mean of "
-        "--metric under them by prediction-powered inference, beside the person's labels alone",
+        help="with --labels (a judge's, every question): a person's labels on some questions, or on a sample "
+        "drawn by pool --for-humans; the mean of --metric under them by prediction-powered inference, beside "
+        "the person's labels alone",
     )
     parser.add_argument(
         "--versus", action="append", default=[], metavar="LABELS",
@@ -92,7 +93,11 @@ def add_label_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agreement", action="store_true",
         help="with --labels: Kendall tau between the runs' order under stored and stored + added labels, "
-        "and whether the winner or select's choice changes",
+        "whether the winner or select's choice changes, and the human labels that would certify the judge",
+    )
+    parser.add_argument(
+        "--precision", type=float, default=0.05, metavar="D",
+        help="with --agreement: the half-width to which human labels would pin the judge's error rate (default 0.05)",
     )
 
 

@@ -3,6 +3,7 @@
 ::
 
     receval pool RUNS... --depth 10 --out pool.jsonl [--calibrate 50] [--seed 0]
+    receval pool RUNS... --budget 3000 [--depth 100] [--measures ap,ndcg@10] --out pool.jsonl
 
 One JSON line per (question, unit) in the top ``--depth`` of any run given that carries
 no label: ``question_id``, ``question``, ``id``, ``text`` (the unit's text, read from the
@@ -10,11 +11,27 @@ dataset the first run's saved config names), ``n_runs`` (runs that retrieved it)
 ``best_rank``, ``role`` ``hole``; an id no unit of the dataset has (a trace's document,
 :mod:`receval.traces`) takes the text the run stored for it. ``--calibrate N`` adds N labelled pairs (seeded), role
 ``calibration`` with ``known_grade``, for the judge's agreement with known labels; each
-labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick).
-The runs are only read (:mod:`receval.analysis.pool`); ``receval judge`` labels
-the pool. ``--nuggets``: the support pool instead, one line per (question, nugget, unit in
-the top ``--depth``), role ``support``, for ``receval judge judge=llm`` to say whether the
-unit supports the nugget (:mod:`receval.analysis.nugget_pool`).
+labelled unit follows as role ``reference`` (not judged; the one-shot judge's yardstick),
+and each run pooled as role ``run`` (its LLM stages, for the judge's circularity note).
+A depth-d pool decides hit@k and precision@k for k <= d for the runs pooled; recall, ap,
+ndcg and rprec count the relevant units below d too, which it leaves unlabelled.
+
+``--budget N`` draws at most N holes from the top ``--depth`` (default: everything the
+runs retrieved) by a stratified design with known inclusion probabilities, serving the
+``--measures`` named (default ``ap,ndcg@10``; :mod:`receval.stats.sampling`): each hole
+line records its ``inclusion`` probability, ``stratum`` and the number ``drawn`` from
+it; ``receval judge`` carries them into the labels and ``report --labels`` estimates the
+measures from the sample, with intervals.
+
+``--for-humans N --stratify judge --judged JUDGE.jsonl`` instead draws N of a judge's
+labelled pairs for a person, stratified by the judge's grade with Neyman's allocation
+from the spread its agreement file shows (:mod:`receval.analysis.humans`); the person's
+labels of them (``receval judge judge=qrels judge.path=PERSON.jsonl``) go to ``report
+--labels JUDGE.jsonl --human PERSON_LABELS.jsonl``. The runs are only read
+(:mod:`receval.analysis.pool`); ``receval judge`` labels the pool. ``--nuggets``: the
+support pool instead, one line per (question, nugget, unit in the top ``--depth``), role
+``support``, for ``receval judge judge=llm`` to say whether the unit supports the nugget
+(:mod:`receval.analysis.nugget_pool`).
 """
 
 from __future__ import annotations
@@ -22,8 +39,9 @@ from __future__ import annotations
 import json
 import sys
 
+from receval.analysis.humans import human_pool
 from receval.analysis.nugget_pool import support_pool
-from receval.analysis.pool import pool
+from receval.analysis.pool import DEFAULT_MEASURES, DEPTH_DECIDES, pool
 from receval.cli import options
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
@@ -82,6 +100,39 @@ def stored_documents(runs: list[Run]) -> dict[str, str]:
     return texts
 
 
+def summary_line(pooled, n_runs: int, out) -> str:
+    """What the pool holds and, for a depth pool, what it decides."""
+    pairs = pooled.pairs
+    holes = sum(p.role == "hole" for p in pairs)
+    questions = len({p.question_id for p in pairs if p.role == "hole"})
+    calibration = sum(p.role == "calibration" for p in pairs)
+    if pooled.budget is None:
+        design = (f"(depth {pooled.depth}, which decides {DEPTH_DECIDES.format(d=pooled.depth)}; recall, ap and ndcg "
+                  "also count relevant units below it: pool --budget N samples deeper)")
+    else:
+        design = (f"drawn by the budget design from {pooled.universe} in the top {pooled.depth} "
+                  f"({pooled.certain} for certain, the rest with inclusion probabilities < 1)")
+    return (f"receval: pooled {holes} unlabelled pairs over {questions} questions from {n_runs} runs {design}, "
+            f"{calibration} calibration pairs; wrote {out}")
+
+
+def write_for_humans(runs: list[Run], args, out) -> int:
+    """``--for-humans N``: the person's sample of the judge's labels (:mod:`receval.analysis.humans`)."""
+    if not args.judged:
+        raise RecevalError("--for-humans: give the judge's labels to draw from with --judged LABELS.jsonl")
+    if args.budget is not None or args.calibrate:
+        raise RecevalError("--for-humans draws from a judge's labels: drop --budget and --calibrate")
+    outputs.check_output(args.out, force=args.force, protected_dirs=[*args.runs, args.judged])
+    records, notes = human_pool(runs, args.judged, args.for_humans, args.seed)
+    texts = {**stored_documents(runs), **(unit_texts(runs[0]) if runs else {})}
+    lines = "".join(json.dumps({**r, "text": texts.get(r["id"]), "role": "hole"}, ensure_ascii=False) + "\n"
+                    for r in records)
+    atomic_write(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
+    print(f"receval: {len(records)} of the judge's labelled pairs for a person to label, " + "; ".join(notes)
+          + f"; wrote {out}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     with exit_on_error():
         parser = options.ArgumentParser(
@@ -89,11 +140,22 @@ def main(argv: list[str] | None = None) -> int:
             description="Pool the unlabelled (question, unit) pairs the runs retrieved, for a judge.",
         )
         parser.add_argument("runs", nargs="+", metavar="RUN", help="run or sweep directories")
-        parser.add_argument("--depth", type=int, default=10, help="top units pooled per run and question (default 10)")
+        parser.add_argument("--depth", type=int, default=None,
+                            help="top units pooled per run and question (default 10; with --budget, all retrieved)")
+        parser.add_argument("--budget", type=int, default=None, metavar="N",
+                            help="draw at most N holes by a stratified design with known inclusion probabilities")
+        parser.add_argument("--measures", default=",".join(DEFAULT_MEASURES), metavar="M,M",
+                            help="measures the --budget design serves (default ap,ndcg@10)")
         parser.add_argument("--out", required=True, metavar="FILE.jsonl", help="the pool, one JSON line per pair")
         parser.add_argument("--calibrate", type=int, default=0, metavar="N",
                             help="add N already-labelled pairs (seeded) to measure the judge's agreement")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample (default 0)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample and the draw (default 0)")
+        parser.add_argument("--for-humans", type=int, default=None, metavar="N",
+                            help="instead: draw N of a judge's labelled pairs for a person to label (with --judged)")
+        parser.add_argument("--stratify", choices=("judge",), default="judge",
+                            help="--for-humans strata: the judge's grade, Neyman-allocated (default judge)")
+        parser.add_argument("--judged", metavar="LABELS.jsonl",
+                            help="--for-humans: the judge's labels (its agreement file beside them gives the spreads)")
         parser.add_argument("--nuggets", action="store_true",
                             help="pool (question, nugget, unit) for a judge of nugget support instead")
         outputs.add_force(parser)
@@ -101,21 +163,26 @@ def main(argv: list[str] | None = None) -> int:
         check_seed(args.seed)
         out = outputs.check_output(args.out, force=args.force, protected_dirs=args.runs)
         runs = load_runs(args.runs, skip=frozenset())
-        if args.nuggets and args.calibrate:
-            raise RecevalError("--calibrate samples labelled grades; leave it out with --nuggets")
-        pairs = support_pool(runs, args.depth) if args.nuggets else pool(runs, args.depth, args.calibrate, args.seed)
+        if args.for_humans is not None:
+            return write_for_humans(runs, args, out)
+        depth = args.depth if args.depth is not None or args.budget is not None else 10
+        if args.nuggets:
+            if args.calibrate or args.budget is not None:
+                raise RecevalError("--calibrate and --budget sample labelled grades; leave them out with --nuggets")
+            pairs, run_lines = support_pool(runs, depth), []
+        else:
+            measures = tuple(m.strip() for m in args.measures.split(",") if m.strip())
+            pooled = pool(runs, depth, args.calibrate, args.seed, args.budget, measures)
+            pairs, run_lines = pooled.pairs, pooled.runs
         texts = {**stored_documents(runs), **(unit_texts(runs[0]) if runs else {})}
         lines = "".join(json.dumps(p.to_dict(texts.get(p.id)), ensure_ascii=False) + "\n" for p in pairs)
+        lines += "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in run_lines)
         atomic_write(out, lambda tmp: tmp.write_text(lines, encoding="utf-8"))
         if args.nuggets:
             print(f"receval: pooled {len(pairs)} (nugget, unit) pairs over {len({p.question_id for p in pairs})} "
-                  f"questions from {len(runs)} runs (depth {args.depth}); wrote {out}", file=sys.stderr)
+                  f"questions from {len(runs)} runs (depth {depth}); wrote {out}", file=sys.stderr)
             return 0
-        holes = sum(p.role == "hole" for p in pairs)
-        questions = len({p.question_id for p in pairs if p.role == "hole"})
-        calibration = sum(p.role == "calibration" for p in pairs)
-        print(f"receval: pooled {holes} unlabelled pairs over {questions} questions from {len(runs)} runs "
-              f"(depth {args.depth}), {calibration} calibration pairs; wrote {out}", file=sys.stderr)
+        print(summary_line(pooled, len(runs), out), file=sys.stderr)
         return 0
 
 

@@ -52,8 +52,13 @@ and cost, and counted in the header.
   applies those) or a relevant grade on an unanswerable question; none applying is an
   error. Every other option works on the re-scored numbers. ``--agreement``: Kendall tau (bootstrap
   interval over questions) between the runs' order under the stored and the stored +
-  added labels, and whether the winner or ``select``'s choice changes
-  (:mod:`receval.analysis.holes`).
+  added labels, whether the winner or ``select``'s choice changes
+  (:mod:`receval.analysis.holes`), and how many human labels would pin the judge's error
+  rate to +- ``--precision`` (default 0.05), drawn uniformly or by its grade
+  (:mod:`receval.analysis.humans`). Labels of a budgeted pool (``pool --budget``) are
+  a sample: the measures are estimated from it, with intervals over the judging
+  (:mod:`receval.analysis.estimate`). ``--human`` labels of a sample drawn by
+  ``pool --for-humans`` are corrected by prediction-powered inference over that design.
 - ``--suite``: runs of the same configurations on several collections (told apart by
   their dataset fingerprint): per collection each configuration's mean and its difference
   against ``--baseline`` (default the first configuration), the difference pooled over
@@ -90,6 +95,7 @@ from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
 from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
 from receval.analysis.latency import latency_order
+from receval.analysis.humans import certifications, human_sample, judge_labels, stratified_ppi
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
@@ -161,7 +167,9 @@ def compute(args) -> Report:
     stored, runs = (runs, relabelled.runs) if relabelled else (runs, runs)
     if args.versus:
         stored = relabel(stored, args.versus, option="--versus", unknown_units=unknown).runs
-    human = relabel(original, args.human, option="--human", unknown_units=unknown) if args.human else None
+    sampled_human = human_sample(args.human) if args.human else None
+    human = (relabel(original, args.human, option="--human", unknown_units=unknown)
+             if args.human and sampled_human is None else None)
     gated = None
     if args.gate is not None:  # the baseline first, then the run gated: the report of the two
         rest, gated_run = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
@@ -199,9 +207,21 @@ def compute(args) -> Report:
     )
     report.undecided = undecided(runs, names, metric, 1.0 - boot.level, kinds=report.questions["kinds"],
                                   n_resamples=boot.n_resamples, seed=boot.seed)
+    if relabelled is not None and relabelled.estimation is not None:
+        relabelled.estimation.judge_intervals(runs, [metric, *names], boot.level, boot.n_resamples, boot.seed)
+        report.estimation = relabelled.estimation
     if human is not None:
         report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)
         report.relabelled += [f"--human: {line}" for line in human.cautions()]
+    if sampled_human is not None:
+        stored_runs = {run.run_dir: run for run in filters.filter_questions(original, where, option="--where")}
+        if any(run.run_dir not in stored_runs for run in runs):
+            raise RecevalError("--human: the person's sample corrects the runs given as RUN; give --baseline among them")
+        report.stratified_ppi = stratified_ppi(
+            [stored_runs[run.run_dir] for run in runs], judge_labels(args.labels), sampled_human,
+            metric, boot.level, min(boot.n_resamples, 500), boot.seed)
+    if relabelled is not None and args.agreement:
+        report.certify = certifications(args.labels, args.precision, boot.level)
     if relabelled is not None and args.agreement:
         report.label_agreement = label_agreement(
             with_derived(stored, [metric], "--metric"), runs, metric, boot,

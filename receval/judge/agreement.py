@@ -76,3 +76,50 @@ def agreement(known: list[int], judged: list[int]) -> Agreement:
         kappa_binary=kappa(binary), kappa_graded=kappa(table), kappa_linear=kappa(table, "linear"),
         accuracy_binary=float(np.mean((known_a >= 1) == (judged_a >= 1))) if known_a.size else None,
     )
+
+
+@dataclass(frozen=True)
+class LengthBand:
+    """Agreement on the calibration pairs whose passage length falls in one band."""
+
+    words: tuple[int, int]  # shortest and longest passage in the band, in words
+    n: int
+    accuracy_binary: float  # relevant (grade >= 1) agreed
+    over: float  # share judged above the known grade
+    under: float  # share judged below it
+    mean_error: float  # mean of judged minus known grade
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__, words=list(self.words))
+
+
+def by_length(known: list[int], judged: list[int], words: list[int], bands: int = 3) -> list[LengthBand]:
+    """Agreement in ``bands`` bands of passage length (equal counts, by words): an LLM
+    judge's over-rating grows with length (Yu et al., SIGIR 2026), which one overall
+    kappa hides. Fewer bands when there are fewer pairs; none without pairs."""
+    known_a, judged_a = np.asarray(known, dtype=np.int64), np.asarray(judged, dtype=np.int64)
+    words_a = np.asarray(words, dtype=np.int64)
+    if known_a.size == 0:
+        return []
+    order = np.argsort(words_a, kind="stable")
+    out = []
+    for part in np.array_split(order, min(bands, known_a.size)):
+        k, j = known_a[part], judged_a[part]
+        out.append(LengthBand(
+            words=(int(words_a[part].min()), int(words_a[part].max())), n=int(part.size),
+            accuracy_binary=float(np.mean((k >= 1) == (j >= 1))), over=float(np.mean(j > k)),
+            under=float(np.mean(j < k)), mean_error=float(np.mean(j - k)),
+        ))
+    return out
+
+
+def length_lines(bands: list[dict]) -> list[str]:
+    """The summary's lines for :func:`by_length` (as dicts, read back from the agreement file)."""
+    if not bands:
+        return []
+    out = ["  by passage length (words): judged above / below the known grade, binary accuracy"]
+    for band in bands:
+        lo, hi = band["words"]
+        out.append(f"  {lo:>6}-{hi:<6} n {band['n']:>4}: above {band['over']:.2f}, below {band['under']:.2f}, "
+                   f"mean error {band['mean_error']:+.2f}, accuracy {band['accuracy_binary']:.2f}")
+    return out

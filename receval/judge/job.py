@@ -2,15 +2,21 @@
 JSONL and the agreement beside it (``<out>.agreement.json``).
 
 Labels lines: ``{"question_id", "id", "grade", "judge", ...provenance}`` for every hole
-the judge graded (a hole it could not grade is left out and counted). Calibration pairs
-are judged blind (the judge never sees ``known_grade``) and compared with it; with
+the judge graded (a hole it could not grade is left out and counted); a hole of a
+sampled pool keeps its design (``inclusion``, ``stratum``, ``drawn``, ``design``), a
+depth pool's its ``depth``, so ``report --labels`` knows what the labels decide or
+estimates from them. Calibration pairs are judged blind (the judge never sees
+``known_grade``) and compared with it, grade by grade and by passage length; with
 ``reference=FILE`` the graded holes are also compared with that file's labels (a hole
 the file lacks is skipped, or with ``reference_missing=zero`` compared as grade 0). Both
 agreements (:mod:`.agreement`), the judge's calls, tokens and money are written to the
-agreement file and printed. A pool's ``support`` lines (``receval pool --nuggets``) are
-asked whether the unit supports a nugget (``judge=llm``, :mod:`.support`) and written as
-``{"question_id", "id", "nugget", "support", "judge", ...}`` lines. The output never
-replaces the pool or the reference, and an existing ``out`` only with ``force=true``.
+agreement file and printed. ``judge.probe=N`` also grades N probe pairs
+(:mod:`.probe`), whose rates go to ``<out>.probe.json``; the pool's run lines give the
+circularity notes (:mod:`.circularity`). A pool's ``support`` lines (``receval pool
+--nuggets``) are asked whether the unit supports a nugget (``judge=llm``, :mod:`.support`)
+and written as ``{"question_id", "id", "nugget", "support", "judge", ...}`` lines. The
+output never replaces the pool or the reference, and an existing ``out`` only with
+``force=true``.
 """
 
 from __future__ import annotations
@@ -28,11 +34,13 @@ from receval.core.errors import ConfigError, RecevalError
 from receval.core.io import atomic_write
 from receval.core.secrets import cut
 from receval.datasets import MAX_GRADE
-from receval.judge.agreement import agreement
+from receval.judge import circularity, probe
+from receval.judge.agreement import agreement, by_length
 from receval.judge.support import judge_support
-from receval.results.judgments import read_any_labels
+from receval.results.judgments import design_problem, read_any_labels
 
-ROLES = ("hole", "calibration", "reference", "support")
+ROLES = ("hole", "calibration", "reference", "support", "run")
+DESIGN = ("depth", "inclusion", "stratum", "drawn", "design")  # a hole's design fields, carried into its label
 
 
 def check_config(cfg) -> None:
@@ -58,8 +66,9 @@ def read_pool(path: str | Path) -> list[dict]:
                 continue
             try:
                 record = json.loads(text)
-                ok = isinstance(record["question_id"], str) and isinstance(record["id"], str)
-            except (ValueError, KeyError, TypeError):
+                ok = record.get("role") == "run" or (isinstance(record["question_id"], str)
+                                                     and isinstance(record["id"], str))
+            except (ValueError, KeyError, TypeError, AttributeError):
                 ok = False
             if not ok or record.get("role", "hole") not in ROLES:
                 raise RecevalError(
@@ -78,6 +87,8 @@ def read_pool(path: str | Path) -> list[dict]:
                         f"{path}:{number}: known_grade {cut(repr(grade))} is not a grade; a calibration line's "
                         f"known_grade is an integer from 0 to {MAX_GRADE}, as receval pool writes"
                     )
+            if problem := design_problem(record):
+                raise RecevalError(f"{path}:{number}: {problem}, as receval pool --budget writes")
             records.append(record)
     return records
 
@@ -121,6 +132,10 @@ def _support_summary(asked: int, supported: list[dict]) -> dict:
                         "labels": dict(sorted(Counter(x["support"] for x in supported).items()))}}
 
 
+def probe_path(out: Path) -> Path:
+    return out.with_name(out.name + ".probe.json")
+
+
 def run_judge(cfg) -> dict:
     """Judge ``cfg.pool`` with ``cfg.judge``; returns the summary written beside the labels."""
     check_config(cfg)
@@ -131,6 +146,9 @@ def run_judge(cfg) -> dict:
     out = outputs.check_output(cfg.out, force=True, protected_dirs=inputs, flag="out")
     side = outputs.check_output(agreement_path(out), force=cfg.force, protected_dirs=inputs,
                                 flag="out's agreement file", force_flag="force=true")
+    n_probes = int(cfg.judge.get("probe", 0) or 0)
+    probe_file = outputs.check_output(probe_path(out), force=cfg.force, protected_dirs=inputs,
+                                      flag="out's probe file", force_flag="force=true") if n_probes else None
     records = read_pool(cfg.pool)
     node = components.typed("judge", cfg.judge, "judge")
     judge = components.build("judge", node, components.Context(), "judge")
@@ -140,29 +158,12 @@ def run_judge(cfg) -> dict:
             references.setdefault(r["question_id"], []).append(r.get("text") or "")
     asked = [r for r in records if r.get("role", "hole") in ("hole", "calibration")]
     to_support, supports = _supports(judge, records, cfg.pool)
-    verdicts = judge.judge(asked, references) if asked or not to_support else []
+    probes = probe.build(records, n_probes, int(node.get("seed", 0) or 0)) if n_probes else []
+    verdicts = judge.judge(asked + probes, references) if asked or probes or not to_support else []
     counts = pair_counts(judge, verdicts + supports)
-    if counts is None and asked and all(grade is None for grade, _ in verdicts):  # a local judge: the same rule
-        raise RecevalError(
-            f"receval.judge {judge.name}: graded none of the {len(asked)} pairs asked, so there is nothing to "
-            "write: judge=oneshot grades a question's pairs only when the pool holds a known relevant unit for it "
-            "(its reference lines: receval pool ... --calibrate N), judge=qrels only the pairs its file labels"
-        )
-    if counts is not None:
-        failures.check(
-            counts, fix="check judge.base_url, judge.model and that the model answers {\"grade\": n}, then rerun",
-            kept=f"Nothing was written to {out}; the answers that came back are cached, so a rerun asks only for the rest",
-        )
-    labels, calibration = [], ([], [])
-    for record, (grade, provenance) in zip(asked, verdicts):
-        if grade is None:
-            continue
-        if record.get("role", "hole") == "calibration":
-            calibration[0].append(int(record["known_grade"]))
-            calibration[1].append(int(grade))
-        else:
-            labels.append({"question_id": record["question_id"], "id": record["id"], "grade": int(grade),
-                           "judge": judge.name, **provenance})
+    check_graded(judge, counts, asked + probes, verdicts, out)
+    verdicts, probed = verdicts[: len(asked)], verdicts[len(asked):]
+    labels, calibration = graded(asked, verdicts, judge.name)
     supported = _support_lines(judge.name, to_support, supports)
     holes = sum(r.get("role", "hole") == "hole" for r in records)
     summary = {
@@ -176,25 +177,77 @@ def run_judge(cfg) -> dict:
                              "failed": counts.failed, "last_reason": counts.last_reason, "replayed": counts.replayed}
     summary["config"].pop("api_key_env", None)
     if calibration[0]:
-        summary["calibration"] = agreement(*calibration).to_dict()
+        summary["calibration"] = agreement(*calibration[:2]).to_dict()
+        summary["calibration"]["by_length"] = [b.to_dict() for b in by_length(*calibration)]
     if cfg.reference:
         known = read_any_labels(str(cfg.reference), "reference")
         zero = str(cfg.reference_missing) == "zero"
         pairs = [(known.get(x["question_id"], {}).get(x["id"], 0), x["grade"]) for x in labels
                  if zero or x["id"] in known.get(x["question_id"], {})]
         summary["reference"] = {"path": str(cfg.reference), **agreement([k for k, _ in pairs], [g for _, g in pairs]).to_dict()}
+    summary["circularity"] = circularity.notes(node, [r for r in records if r.get("role") == "run"])
     text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in labels + supported)
     atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     atomic_write(side, lambda tmp: tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8"))
+    if probe_file is not None:
+        summary["probe"], summary["probe_file"] = write_probes(probe_file, probes, [grade for grade, _ in probed])
     summary["out"], summary["agreement_file"] = str(out), str(side)
     return summary
 
 
-def summary_lines(summary: dict) -> list[str]:
-    from receval.judge.agreement import Agreement
+def write_probes(path: Path, probes: list[dict], grades: list[int | None]) -> tuple[dict, str]:
+    """``<out>.probe.json``: the rates (:func:`receval.judge.probe.rates`) and each probe's grade."""
+    rates = probe.rates(probes, grades)
+    found = {**rates, "pairs": [{k: p[k] for k in ("kind", "question_id", "id", "source_question")} | {"grade": g}
+                                for p, g in zip(probes, grades)]}
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8"))
+    return rates, str(path)
 
+
+def check_graded(judge, counts, asked: list[dict], verdicts: list, out: Path) -> None:
+    """The failure rule (:mod:`receval.clients.failures`) for a remote judge; a local one
+    that graded nothing fails the same way."""
+    if counts is None and asked and all(grade is None for grade, _ in verdicts):
+        raise RecevalError(
+            f"receval.judge {judge.name}: graded none of the {len(asked)} pairs asked, so there is nothing to "
+            "write: judge=oneshot grades a question's pairs only when the pool holds a known relevant unit for it "
+            "(its reference lines: receval pool ... --calibrate N), judge=qrels only the pairs its file labels"
+        )
+    if counts is not None:
+        failures.check(
+            counts, fix="check judge.base_url, judge.model and that the model answers {\"grade\": n}, then rerun",
+            kept=f"Nothing was written to {out}; the answers that came back are cached, so a rerun asks only for the rest",
+        )
+
+
+def graded(asked: list[dict], verdicts: list, name: str) -> tuple[list[dict], tuple[list, list, list]]:
+    """The label lines of the graded holes (with their design fields), and the calibration
+    pairs' known grades, judged grades and passage lengths in words."""
+    labels: list[dict] = []
+    calibration: tuple[list, list, list] = ([], [], [])
+    for record, (grade, provenance) in zip(asked, verdicts):
+        if grade is None:
+            continue
+        if record.get("role", "hole") == "calibration":
+            calibration[0].append(int(record["known_grade"]))
+            calibration[1].append(int(grade))
+            calibration[2].append(len((record.get("text") or "").split()))
+        else:
+            design = {k: record[k] for k in DESIGN if k in record}
+            labels.append({"question_id": record["question_id"], "id": record["id"], "grade": int(grade),
+                           "judge": name, **provenance, **design})
+    return labels, calibration
+
+
+def summary_lines(summary: dict) -> list[str]:
+    from receval.judge.agreement import Agreement, length_lines
+
+    rates = ""
+    if "probe" in summary:
+        shown = {k: "-" if v["rate"] is None else f"{v['rate']:.2f}" for k, v in summary["probe"].items()}
+        rates = f"; probes graded relevant: keyword {shown['keyword']}, instruction {shown['instruction']}"
     lines = [f"receval judge {summary['judge']}: {summary['labelled']} of {summary['holes']} holes labelled "
-             f"(grades {summary['grades']}); wrote {summary['out']} and {summary['agreement_file']}"]
+             f"(grades {summary['grades']}){rates}; wrote {summary['out']} and {summary['agreement_file']}"]
     if "support" in summary:
         found = summary["support"]
         lines.append(f"  nugget support: {found['labelled']} of {found['asked']} (nugget, unit) pairs labelled "
@@ -209,8 +262,12 @@ def summary_lines(summary: dict) -> list[str]:
             f"  {counts.line()}{failed}; tokens in {int(usage['input_tokens'])}, out {int(usage['output_tokens'])}"
             f"{' (estimated)' if usage['tokens_estimated'] else ''}; ${usage['cost_usd']:.4f} this run{asked_live}"
         )
+    if "probe" in summary:
+        lines.append(probe.line(summary["probe"]) + f"; wrote {summary['probe_file']}")
     for key, what in (("calibration", "the calibration sample's known labels"), ("reference", "the reference labels")):
         if key in summary:
-            found = {k: v for k, v in summary[key].items() if k != "path"}
+            found = {k: v for k, v in summary[key].items() if k not in ("path", "by_length")}
             lines += Agreement(**found).lines(what)
+            lines += length_lines(summary[key].get("by_length", []))
+    lines += [f"  {note}" for note in summary.get("circularity", [])]
     return lines

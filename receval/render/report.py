@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from receval.analysis.holes import ppi_lines
+from receval.analysis.humans import stratified_lines
 from receval.analysis.report import Report
 from receval.core.vocabulary import lower_is_better, measure_label
 from receval.render import sureness, tables, verdicts
@@ -56,9 +57,13 @@ def header_lines(report: Report, verdict: bool = True) -> list[str]:
     lines += [u.text for u in report.undecided]  # receval.analysis.decidable: a set that cannot decide
     lines += [f"latency: {conflict}" for conflict in (report.latency.conflicts if report.latency else [])]
     lines += [f"labels: {line}" for line in report.relabelled]
+    if report.estimation is not None:
+        lines += report.estimation.lines([run.label for run in report.runs])
     if report.label_agreement is not None:
         lines += report.label_agreement.lines([run.label for run in report.runs])
     lines += ppi_lines(report.ppi, [run.label for run in report.runs], report.metric)
+    lines += stratified_lines(report.stratified_ppi, [run.label for run in report.runs], report.metric, report.boot.level)
+    lines += [certified.line() for certified in report.certify]
     if (detectable := sureness.header_line(report)) is not None:
         lines.append(detectable)
     return lines

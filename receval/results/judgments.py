@@ -13,6 +13,13 @@ grade for the same pair) is kept, and the contradiction listed, never silently
 applied. Stored runs do not keep the collection's grade-0 judgements, so after
 re-scoring ``bpref`` and ``judged@k`` count as judged non-relevant only the grade-0
 labels added.
+
+A label of a sampled hole (``receval pool --budget`` or ``--for-humans``) also carries
+its design: ``inclusion`` (its probability of being drawn, in (0, 1]), ``stratum`` and
+``drawn`` (how many were drawn from that stratum), and ``design`` (``budget`` or
+``humans``); :func:`read_label_file` sets those records apart, and ``report --labels``
+estimates from them (:mod:`receval.analysis.estimate`) instead of re-scoring as if the
+pool were complete. A depth pool's labels carry its ``depth``.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -94,6 +102,58 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
             where.setdefault((qid, uid), number)
             records.append(record)
     return labels, records
+
+
+#: A sampled hole's design fields (receval pool --budget or --for-humans), carried by its label.
+SAMPLED = ("inclusion", "stratum", "drawn")
+
+
+def design_problem(record: dict) -> str | None:
+    """What is wrong with a line's design fields (``inclusion`` in (0, 1], ``stratum`` an
+    integer >= 0, ``drawn`` an integer >= 1), if it has them."""
+    if "inclusion" not in record:
+        return None
+    inclusion, stratum, drawn = record.get("inclusion"), record.get("stratum"), record.get("drawn")
+    if isinstance(inclusion, bool) or not isinstance(inclusion, (int, float)) or not 0 < inclusion <= 1:
+        return f"inclusion {cut(repr(inclusion))} is not a probability in (0, 1]"
+    for name, value, low in (("stratum", stratum, 0), ("drawn", drawn, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            return f"{name} {cut(repr(value))} is not an integer >= {low}"
+    return None
+
+
+class LabelFile(NamedTuple):
+    """A labels file split in two: the labels known for certain (question -> unit ->
+    grade) and the records of sampled holes; and the depths of the depth pools its
+    labels came from (their ``depth`` field)."""
+
+    certain: Labels
+    sampled: list[dict]
+    depths: frozenset[int] = frozenset()
+
+
+def read_label_file(path: str | Path, option: str = "--labels") -> LabelFile:
+    """A labels file split in two (:class:`LabelFile`): the records of sampled holes are
+    those with an ``inclusion`` (a budgeted or stratified pool), their design fields
+    checked. TREC qrels and BEIR files hold no sample."""
+    if Path(path).suffix != ".jsonl":
+        return LabelFile(read_labels(path, option), [])
+    _, records = read_labels_jsonl(path, option)
+    certain: Labels = {}
+    sampled = []
+    depths = {r["depth"] for r in records if "inclusion" not in r and not is_support_line(r) and isinstance(r.get("depth"), int)
+              and not isinstance(r.get("depth"), bool)}
+    for number, record in enumerate(records, 1):
+        if is_support_line(record):  # a nugget's support: read by receval.results.support, not a grade
+            continue
+        if "inclusion" in record:
+            if problem := design_problem(record):
+                raise RecevalError(f"{path}: label {number} ({cut(record['question_id'])} {cut(record['id'])}): "
+                                   f"{problem}; its design comes from the pool receval pool wrote")
+            sampled.append(record)
+        else:
+            certain.setdefault(record["question_id"], {})[record["id"]] = record["grade"]
+    return LabelFile(certain, sampled, frozenset(depths))
 
 
 def read_any_labels(path: str | Path, option: str = "--labels") -> Labels:
