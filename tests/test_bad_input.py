@@ -172,7 +172,7 @@ CONFIG_CASES = {
     "k1": (["retriever.k1=-1"], ["retriever.k1=-1.0", "out of range; use a number in [0, 1000]"]),
     "negative-depth": (["depth=-1"], ["depth=-1", "out of range; use an integer in [1, "]),
     "overlap": (["chunking.overlap=120"], ["chunking.overlap=120", "smaller than chunking.max_words=120"]),
-    "retriever-group": (["retriever=bm26"], ["retriever/bm26", "Available options", "bm25"]),
+    "retriever-group": (["retriever=bm26"], ["retriever=bm26: no such option", "did you mean bm25?", "options: bm25"]),
     "retriever-kind": (["retriever.kind=bm26"], ["retriever.kind='bm26' is not a retriever kind", "bm25", "tfidf"]),
     "k1-for-tfidf": (["retriever=tfidf", "retriever.k1=2"], ["retriever.k1 is not a key of retriever (tfidf)"]),
     "member": (["retriever=fused", "retriever.members=[bm25,bm27]"], ["retriever.members[1].kind='bm27'"]),

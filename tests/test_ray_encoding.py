@@ -295,7 +295,14 @@ def test_two_ray_workers_give_the_single_process_vectors_and_the_next_run_encode
     writers = {p.name.split("-")[2] for p in packs}  # pack-<ns>-<pid>-<random>.emb
     assert len(packs) == 3 and len(writers) == 2  # one pack a shard, written by the two workers
 
-    single = embed(texts, LocalEncoder("all-MiniLM-L6-v2", batch_size=8))  # one process, no cache
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as each worker encodes: another thread count may round the last bit otherwise
+    try:
+        single = embed(texts, LocalEncoder("all-MiniLM-L6-v2", batch_size=8))  # one process, no cache
+    finally:
+        torch.set_num_threads(threads)
     assert single.encoded == n_distinct
     assert np.array_equal(vectors, single.vectors)  # bit for bit
 
