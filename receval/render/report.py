@@ -142,7 +142,7 @@ def pairs_table(report: Report) -> tables.Table | None:
             str(i), *_params_cells(report, report.runs[i]), tables.fmt(pair.mean_b), *_pair_cells(pair),
             str(pair.up), str(pair.down), str(pair.same), _ids_cell(pair.fixed), _ids_cell(pair.broken),
         ])
-    align = ["r"] + ["l"] * len(report.params) + ["r"] * 5 + ["l"] + ["r"] * 3 + ["l", "l"]
+    align = ["r"] + ["l"] * len(report.params) + ["r"] * 4 + ["l"] + ["r"] * 3 + ["l", "l"]
     notes = [f"fixed@{k}: {fixed_note(report.metric, 'the baseline', 'the run')}; broken@{k}: the reverse",
              *_pair_notes(report, report.pairs, [f"#{index[p.b]}" for p in report.pairs])]
     return tables.Table(
