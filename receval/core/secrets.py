@@ -11,7 +11,10 @@ carry one, and what a message may show of text from outside.
   the cut cannot leak its first characters; :func:`cut` is the same for text that
   holds no key (a stored file's value, a user's code's answer).
 - A value that may be a key is shown by :func:`shown`: a URL without its user,
-  password, query or fragment; a key-like string not at all. A label shows a URL by
+  password, query or fragment, a key-like host or path segment as ``<hidden>``; a
+  key-like string not at all. :func:`url_secret` reads every part of a URL by the one
+  rule (:func:`looks_like_key`), so a key in a path (``http://host/sk-.../v1``) is
+  refused as one in a query is. A label shows a URL by
   its host alone (:func:`without_urls`).
 """
 
@@ -33,7 +36,7 @@ _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
 
 AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|digest)\s+\S{6,}", re.I)  # an Authorization value
 OPAQUE = re.compile(r"[A-Za-z0-9]{20,}")  # a key's random run: 20+ letters and digits, no separator
-HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")  # a hash (a commit, a content hash), not a key
+HEX = re.compile(r"[0-9a-f]+")  # a hash as receval and git write one (lower case), not a key; upper-case hex may be one
 # a setting (or a URL's query parameter) named as a credential holds one (``token``,
 # ``body.api_key``, ``x-api-key``, ``client_secret``, ``?sig=``, ``X-Amz-Signature``): the
 # name's last word is one, or the whole name is a short one (``key``, ``sig``, ``auth``:
@@ -103,30 +106,52 @@ def host_of(parts: urllib.parse.SplitResult) -> str:
     return parts.netloc.rsplit("@", 1)[-1] or "?"
 
 
+_URL_PIECE = re.compile(r"[/;,&=:@.?#+!$'()*\s]+")  # what parts a URL's words (``-`` and ``_`` stay in a key)
+
+
+def _holds_key(text: str) -> bool:
+    """Whether a part of a URL (percent-decoded) is or holds a key: the whole part, or
+    any of its pieces between URL punctuation, under :func:`looks_like_key`."""
+    decoded = urllib.parse.unquote(text)
+    return looks_like_key(decoded) or any(looks_like_key(piece) for piece in _URL_PIECE.split(decoded))
+
+
 def url_secret(value) -> str | None:
-    """What secret a URL carries in itself (None for none): credentials before the
-    host, or a key-like parameter (``api_key=``, ``token=``, ``sig=``..., or a key-like
-    value: :func:`looks_like_key`, the one rule) in its query or fragment.
+    """What secret a URL carries in itself (None for none), reading every part of it with
+    :func:`looks_like_key`, the one rule: credentials before the host (``user:KEY@``), a
+    key-like host label or port text (``host:KEY``), a key-like path segment
+    (``/sk-.../v1``, as some APIs take tokens), or a key-like parameter (``api_key=``,
+    ``token=``, ``sig=``..., or a key-like value) in its query or fragment.
     Such a URL is refused wherever it would be saved or sent."""
     parts = network_url(value)
     if parts is None:
         return None
     if "@" in parts.netloc:
         return "credentials (user:KEY@host)"
+    host, _, port = parts.netloc.rpartition(":") if not parts.netloc.endswith("]") else (parts.netloc, "", "")
+    if _holds_key(host or parts.netloc) or (port and not port.isdigit() and _holds_key(port)):
+        return "a key in its host or port (host:KEY)"
+    if any(_holds_key(segment) for segment in parts.path.split("/") if segment):
+        return "a key in its path (/KEY/...)"
     for text in (parts.query, parts.fragment):
         for name, found in urllib.parse.parse_qsl(text, keep_blank_values=True):
             if looks_like_key(found, name):
                 return "a key in its query string (?api_key=...)"
+        if text and _holds_key(text):
+            return "a key in its query string (?api_key=...)"
     return None
 
 
 def shown(value) -> str:
     """A config value safe to print: a URL as ``scheme://host/path`` (user, password,
-    query and fragment left out), a key-like string not at all, anything else cut."""
+    query and fragment left out, a key-like host or path segment as ``<hidden>``), a
+    key-like string not at all, anything else cut."""
     parts = network_url(value)
     if parts is not None:
         hidden = " (query not shown)" if parts.query or parts.fragment else ""
-        return urllib.parse.urlunsplit((parts.scheme, host_of(parts), parts.path, "", "")) + hidden
+        host = "<hidden>" if _holds_key(host_of(parts)) else host_of(parts)
+        path = "/".join("<hidden>" if _holds_key(segment) else segment for segment in parts.path.split("/"))
+        return urllib.parse.urlunsplit((parts.scheme, host, path, "", "")) + hidden
     if isinstance(value, str) and looks_like_key(value.strip()):
         return "<hidden: looks like a key>"
     text = repr(value) if isinstance(value, str) else str(value)
