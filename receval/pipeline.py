@@ -22,7 +22,7 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers, stages
 from receval.measures import cost
-from receval.core import machine
+from receval.core import machine, notices
 from receval.chunking.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_to_sections, question_rows, trajectory_columns
@@ -228,6 +228,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
             retriever, [q.text for q in questions], depth, tie_rank, cfg.search_batch, search_label(cfg),
         )
     calls_after_search = stages.api_calls(retriever)
+    notices.say()  # what the stages hid from answers or refused from the cache, once per stage
     stages.release(retriever)  # the index is not needed past here: measures are built beside it otherwise
     give_back_memory()
     measures = measures_for(list(cfg.metrics.ks))

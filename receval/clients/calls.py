@@ -11,6 +11,14 @@ trailing slash, no query), the model, every request field that changes the answe
 prompt) and the prompt's sha256. Never the model name alone, never the API key. Two
 servers serving the same model name are two keys: the second is asked.
 
+**No key in an answer** (:meth:`Calls.cleaned`): a server that echoes its request puts
+the Authorization header's value, or the key, in its answer. Every answer, asked or
+replayed, has each of the request's own credential values (the variables
+``secret_envs`` names) and every key-like word (:func:`receval.core.secrets.hide_keys`:
+the one rule, a word of 16 characters or more; one the prompt itself held is data and
+kept) replaced by ``<hidden: key>`` before it is cached, returned or stored; the step
+says how many (:meth:`Calls.note`, :mod:`receval.core.notices`), never what.
+
 **Usage** (:func:`usage_count`, the one rule): a token count a server reports must be a
 whole number from 0 to 2**53 (:func:`receval.core.numeric.count`); anything else (NaN,
 infinity, ``-1e12``, a fraction, a string, a boolean) stops the step with a message
@@ -47,9 +55,10 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.core import numeric
+from receval.core import notices, numeric
 from receval.core.errors import RecevalError
 from receval.core.io import WriteError, atomic_write
+from receval.core.secrets import api_key, hidden_message, hide_keys, key_tokens
 
 FOLDER = ("calls", "v2")  # under a cache_dir; v2: keys hold the endpoint
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -220,13 +229,18 @@ def live_calls(stage_facts) -> int:
 class Calls:
     """Answers of one endpoint and model, from the cache when it holds them, else asked.
 
-    ``cache_dir=None`` keeps answers for this process only. ``live`` and ``replayed``
-    count answers (thread-safe)."""
+    ``cache_dir=None`` keeps answers for this process only. ``secret_envs`` name the
+    variables whose values the requests send (the key, header values): an answer is
+    cleaned of them, and of every key-like word, before it is cached or returned
+    (:func:`receval.core.secrets.hide_keys`). ``live`` and ``replayed`` count answers,
+    ``hidden`` the values replaced (thread-safe); :meth:`note` tallies them for the step's warning."""
 
-    def __init__(self, endpoint: str, model: str, cache_dir: str | Path | None):
+    def __init__(self, endpoint: str, model: str, cache_dir: str | Path | None, secret_envs: tuple[str, ...] = ()):
         self.endpoint, self.model = normal_endpoint(endpoint), str(model)
         self.folder = Path(cache_dir).expanduser().joinpath(*FOLDER) if cache_dir else None
-        self.live = self.replayed = 0
+        self.secret_envs = tuple(secret_envs)
+        self.live = self.replayed = self.hidden = 0
+        self._said = 0  # hidden values already warned of
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -240,6 +254,25 @@ class Calls:
 
     def key(self, fields: dict, prompt) -> str:
         return call_key(self.endpoint, self.model, fields, prompt)
+
+    def cleaned(self, answer: Answer, prompt) -> Answer:
+        """``answer`` without the request's own credentials or any key-like word the prompt
+        did not hold (:func:`receval.core.secrets.hide_keys`), counted in ``hidden``."""
+        credentials = [api_key(env) for env in self.secret_envs]
+        reply, count = hide_keys(answer.reply, credentials, key_tokens(prompt))
+        if not count:
+            return answer
+        with self._lock:
+            self.hidden += count
+        return replace(answer, reply=reply)
+
+    def note(self, step: str) -> None:
+        """Add to ``step``'s tally (:mod:`receval.core.notices`, said once when the command's
+        step is done) the values hidden from answers since the last call: how many, never
+        the values."""
+        with self._lock:
+            count, self._said = self.hidden - self._said, self.hidden
+        notices.add(step, count, hidden_message)
 
     def answer(self, fields: dict, prompt, ask: Callable[[], Answer], fresh: bool = False,
                check: Callable[[object], bool] | None = None) -> Answer:
@@ -255,10 +288,12 @@ class Calls:
             if found is not None:
                 with self._lock:
                     self.replayed += 1
+                found = self.cleaned(found, prompt)
                 return replace(found, replayed=True, replay_ms=1000.0 * (time.perf_counter() - began))
         began = time.perf_counter()
         answer = ask()
         answer = replace(answer, live_ms=1000.0 * (time.perf_counter() - began), replayed=False, replay_ms=0.0)
+        answer = self.cleaned(answer, prompt)  # before it is cached, returned or stored
         with self._lock:
             self.live += 1
         self.write(key, fields, answer)

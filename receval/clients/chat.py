@@ -94,7 +94,7 @@ class ChatClient:
         self.api_key_env = api_key_env or None
         self._mode = 0  # index into MODES; only ever increases
         self._lock = threading.Lock()
-        self.calls = Calls(self.url, self.model, cache_dir)
+        self.calls = Calls(self.url, self.model, cache_dir, self.client.secret_envs)
 
     def __repr__(self) -> str:
         return f"ChatClient(url={self.url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
@@ -162,7 +162,7 @@ class ChatClient:
                 problem = validate(parsed)
                 if not problem:
                     return parsed, _usage(reply.raw)
-                problem = f"reply rejected: {problem}"
+                problem = self.client.clip(f"reply rejected: {problem}")  # it may quote an echoed key
             raise http.Retryable(problem)
 
         try:

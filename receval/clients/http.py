@@ -218,6 +218,11 @@ class Client:
         """The variables whose values this client sends (redacted from every message)."""
         return (self.api_key_env,) if self.api_key_env else ()
 
+    def credentials(self) -> tuple[str, ...]:
+        """The values this client sends (of :attr:`secret_envs`), read now: what an answer
+        that echoes its request is cleaned of (:func:`receval.core.secrets.hide_keys`)."""
+        return tuple(value for env in self.secret_envs if (value := api_key(env)))
+
     def clip(self, text, limit: int = SNIPPET) -> str:
         return clip(text, limit, *self.secret_envs)
 

@@ -219,3 +219,110 @@ def without_urls(text: str) -> str:
     """Every URL in ``text`` replaced by its host: ``http://127.0.0.1:8089/v1`` -> ``127.0.0.1``
     (how a run's label shows a URL)."""
     return _URL.sub(_host, text)
+
+
+# ---------------------------------------------------------------------- keys in answers
+
+HIDDEN = "<hidden: key>"  # what an answer holds where a key was
+MIN_CREDENTIAL = 6  # a credential shorter than this is not looked for in answers (it would match ordinary text)
+_KEY_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{15,}")  # a word of an answer long enough to be a key
+
+
+class _Built:
+    """A mapping waiting for its values (:func:`map_strings`)."""
+
+    def __init__(self, keys: list, values: list):
+        self.keys, self.values = keys, values
+
+
+def map_strings(value, change):
+    """``value`` (JSON-like: mappings, lists, strings, numbers) with ``change`` applied to
+    every string, a mapping's keys included; walked without recursion, so a reply nested
+    as deep as a JSON decoder allows cannot exhaust Python's stack."""
+    holder = [None]
+    stack = [(value, holder, 0)]
+    while stack:
+        item, parent, slot = stack.pop()
+        if isinstance(item, _Built):
+            parent[slot] = dict(zip(item.keys, item.values))
+        elif isinstance(item, str):
+            parent[slot] = change(item)
+        elif isinstance(item, (list, tuple)):
+            parent[slot] = out = [None] * len(item)
+            stack.extend((inner, out, i) for i, inner in enumerate(item))
+        elif isinstance(item, dict):
+            built = _Built([change(k) if isinstance(k, str) else k for k in item], [None] * len(item))
+            stack.append((built, parent, slot))  # popped after every value below it is filled
+            stack.extend((inner, built.values, i) for i, inner in enumerate(item.values()))
+        else:
+            parent[slot] = item
+    return holder[0]
+
+
+def key_tokens(value) -> frozenset[str]:
+    """The key-like words (:func:`looks_like_key`, 16 characters or more) in every string of
+    ``value``: what a prompt already holds (a passage quoting an id), which its answer may repeat."""
+    found: set[str] = set()
+
+    def collect(text: str) -> str:
+        found.update(t for t in _KEY_TOKEN.findall(text) if looks_like_key(t))
+        return text
+
+    map_strings(value, collect)
+    return frozenset(found)
+
+
+def hide_keys(value, own=(), keep: frozenset[str] = frozenset()) -> tuple[object, int]:
+    """``value`` (an answer: JSON-like) with every occurrence of each of ``own`` (the
+    request's own credential values: an echoing server puts its Authorization header or
+    key in its answer) and every key-like word (:func:`looks_like_key`, 16 characters or
+    more) replaced by :data:`HIDDEN`, and how many were replaced. A key-like word in
+    ``keep`` (:func:`key_tokens` of the prompt: data the request sent, such as a
+    passage's id) is kept. Credentials shorter than :data:`MIN_CREDENTIAL` are not looked for."""
+    own = sorted({s for s in own if isinstance(s, str) and len(s) >= MIN_CREDENTIAL}, key=len, reverse=True)
+    count = 0
+
+    def word(match: re.Match) -> str:
+        nonlocal count
+        token = match.group(0)
+        if token in keep or not looks_like_key(token):
+            return token
+        count += 1
+        return HIDDEN
+
+    def change(text: str) -> str:
+        nonlocal count
+        for secret in own:
+            if secret in text:
+                count += text.count(secret)
+                text = text.replace(secret, HIDDEN)
+        return _KEY_TOKEN.sub(word, text)
+
+    cleaned = map_strings(value, change)
+    return cleaned, count
+
+
+def credential_values(settings) -> tuple[str, ...]:
+    """The credentials a component's resolved settings send (a request body's ``token``,
+    an agent's ``api_key`` param): each string :func:`looks_like_key` says is one, with
+    its setting's name; what :func:`hide_keys` looks for in that component's answers."""
+    found: list[str] = []
+    stack = [(None, settings)]
+    while stack:
+        name, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((name, v) for v in value)
+        elif isinstance(value, str) and looks_like_key(value, name):
+            found.append(value)
+    return tuple(dict.fromkeys(found))
+
+
+def hidden_message(step: str, count: int) -> str:
+    """The warning a step gives when answers held keys: where, and how many (never the values)."""
+    values = "value" if count == 1 else "values"
+    return (
+        f"{step}: {count} key-like {values} (the request's own credential, or a word that looks like a key) in "
+        f"the server's answers replaced by {HIDDEN} before they were cached or stored"
+    )

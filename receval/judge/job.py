@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 
 from receval import components
 from receval.clients import failures
-from receval.core import outputs
+from receval.core import notices, outputs
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.io import atomic_write
 from receval.core.secrets import cut
@@ -109,6 +109,7 @@ def run_judge(cfg) -> dict:
             references.setdefault(r["question_id"], []).append(r.get("text") or "")
     asked = [r for r in records if r.get("role", "hole") in ("hole", "calibration")]
     verdicts = judge.judge(asked, references)
+    notices.say()
     counts = pair_counts(judge, verdicts)
     if counts is None and asked and all(grade is None for grade, _ in verdicts):  # a local judge: the same rule
         raise RecevalError(

@@ -132,6 +132,7 @@ class LlmJudge:
                  for s in range(samples)]
         with ThreadPoolExecutor(max_workers=int(self.node.concurrency)) as pool:
             answers = list(pool.map(lambda t: self.answer(t[2], t[1]), tasks))
+        self.client.calls.note(f"receval judge {self.name}")
         votes: list[list[int]] = [[] for _ in records]
         for (i, _, _), found in zip(tasks, answers):
             if found is None:

@@ -13,6 +13,9 @@ plain answer; without it the final ranking is the calls' union in call order (ea
 chunk at its first appearance, with that call's score; scores of different calls are
 not compared). Every measure is of the final ranking; the calls feed ``n_calls``,
 ``first_relevant_call`` and ``recall_union`` (:func:`receval.evaluate.trajectory_columns`).
+A call's query is stored in ``results.parquet``: a server that echoes its request's
+Authorization header there, or any key-like word the question did not hold, is replaced
+by ``<hidden: key>`` first (:func:`hidden_queries`), and the run warns how many.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import numpy as np
 
 from receval.core import numeric
 from receval.core.errors import RecevalError
-from receval.core.secrets import cut
+from receval.core import notices
+from receval.core.secrets import cut, hidden_message, hide_keys, key_tokens
 from receval.retrievers.ranked import Ids, top_lists
 
 
@@ -86,15 +90,31 @@ def union(rows_idx: np.ndarray, rows_scores: np.ndarray, depth: int) -> tuple[np
     return idx, out
 
 
+def hidden_queries(parsed: dict, questions: list[str], own: tuple[str, ...], where: str) -> None:
+    """Each call's query (what results.parquet stores) without the request's own
+    credentials ``own`` or a key-like word its question did not hold
+    (:func:`receval.core.secrets.hide_keys`), in place; the run's warning says how many
+    (:mod:`receval.core.notices`)."""
+    count = 0
+    for row, (queries, _, _) in parsed.items():
+        keep = key_tokens(questions[row])
+        for n, query in enumerate(queries):
+            queries[n], found = hide_keys(query, own, keep)
+            count += found
+    notices.add(f"{where}'s search calls", count, hidden_message)
+
+
 def rank_answers(
     answers: list, ids: Ids | None, tie_rank: np.ndarray, depth: int, where: str, questions: list[str],
-    clip: Callable[[str], str] = cut,
+    clip: Callable[[str], str] = cut, own: tuple[str, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray, list[list[Call] | None] | None]:
     """Plain answers and trajectories -> (idx (B, depth), scores, calls per question: None
-    for a plain answer; None for the whole batch when no answer has calls)."""
+    for a plain answer; None for the whole batch when no answer has calls). Queries are
+    stored without the request's credentials ``own`` or other keys (:func:`hidden_queries`)."""
     if not any(is_trajectory(a) for a in answers):
         return (*top_lists(answers, ids, tie_rank, depth, where, questions, clip), None)
     parsed = {row: _checked(a, where, questions[row], clip) for row, a in enumerate(answers) if is_trajectory(a)}
+    hidden_queries(parsed, questions, own, where)
     owners = [row for row, (queries, _, _) in parsed.items() for _ in queries]
     flat_hits = [h for _, hits, _ in parsed.values() for h in hits]
     call_idx, call_scores = top_lists(
