@@ -62,11 +62,13 @@ from receval.core.errors import RecevalError
 from receval.clients import entries
 from receval.clients.entries import digest
 from receval.core.io import WriteError, atomic_write
-from receval.core.secrets import api_key, hidden_message, hide_keys, key_tokens
+from receval.core.marks import MARKS
+from receval.core.secrets import api_key, brief, hidden_message, hide_keys, key_tokens
 
 FOLDER = ("calls", "v2")  # under a cache_dir; v2: keys hold the endpoint
 DEFAULT_PORTS = {"http": 80, "https": 443}
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_TOKEN = re.compile(f"[\\w{MARKS}]+|[^\\w\\s{MARKS}]")  # a word (its combining marks in it) or a symbol
+_TOKEN_ASCII = re.compile(r"\w+|[^\w\s]")
 
 
 # ---------------------------------------------------------------------- identity
@@ -109,8 +111,10 @@ def call_keys(endpoint: str, model: str, fields: dict, prompts: list) -> list[by
 
 
 def estimate_tokens(texts: list[str]) -> np.ndarray:
-    """Tokens per text, estimated as words and punctuation marks (no model tokenizer)."""
-    return np.fromiter((len(_TOKEN.findall(text)) for text in texts), np.float64, len(texts))
+    """Tokens per text, estimated as words (with their combining marks:
+    :mod:`receval.core.marks`) and punctuation marks (no model tokenizer)."""
+    return np.fromiter((len((_TOKEN_ASCII if text.isascii() else _TOKEN).findall(text)) for text in texts),
+                       np.float64, len(texts))
 
 
 def usage_count(value, what: str, option: str, clip: Callable[..., str]) -> int:
@@ -119,7 +123,7 @@ def usage_count(value, what: str, option: str, clip: Callable[..., str]) -> int:
     number = numeric.count(value)
     if number is None:
         raise RecevalError(
-            f"{what} is {clip(repr(value), 80)}, not a count (a whole number from 0 to 2**53); "
+            f"{what} is {clip(brief(value), 80)}, not a count (a whole number from 0 to 2**53); "
             f"its usage cannot be priced: check the server behind {option}"
         )
     return number

@@ -299,6 +299,6 @@ class Client:
         reply = self.call(lambda: self.send(path, payload))
         try:
             data = json.loads(reply.raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack allows
             raise BadReply(f"malformed JSON: {self.clip(reply.raw, 200)!r}") from None
         return Reply(reply.raw, reply.status, reply.elapsed, data)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import reprlib
+import unicodedata
 import urllib.parse
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -191,9 +193,27 @@ def clip(text, limit: int, *envs: str | None) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     elif not isinstance(text, str):
-        text = repr(text)
+        text = brief(text, limit)
     text = " ".join(redact(text, *envs).split())
-    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+    if len(text) <= limit:
+        return text
+    end = max(0, limit - 3)
+    while 0 < end < len(text) and unicodedata.combining(text[end]):
+        end -= 1  # never between a letter and its marks (a Thai vowel sign, an accent)
+    return text[:end] + "..."
+
+
+def brief(value, limit: int = SHOWN) -> str:
+    """``repr(value)`` bounded: at most 6 levels of nesting, 8 items a container and
+    ``limit`` characters a string, so a value nested 100,000 deep (an agent's query, a
+    server's reply) is shown as ``[[[[[[[...]]]]]]]`` rather than raising RecursionError."""
+    shortened = reprlib.Repr()
+    shortened.maxlevel, shortened.maxlist, shortened.maxdict, shortened.maxtuple = 6, 8, 8, 8
+    shortened.maxstring = shortened.maxother = max(limit, 12)
+    try:
+        return shortened.repr(value)
+    except (RecursionError, ValueError):  # a custom __repr__ that recurses or fails
+        return f"<{type(value).__name__}>"
 
 
 def cut(text: str, limit: int = 80) -> str:

@@ -23,7 +23,7 @@ from receval.clients import failures
 from receval.core import notices, outputs
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.io import atomic_write
-from receval.core.secrets import cut
+from receval.core.secrets import brief, cut
 from receval.datasets import MAX_GRADE
 from receval.judge.agreement import agreement
 from receval.results.judgments import read_any_labels
@@ -43,7 +43,9 @@ def check_config(cfg) -> None:
 
 
 def read_pool(path: str | Path) -> list[dict]:
-    """The pool's lines; a bad line is an error naming the file and line."""
+    """The pool's lines; a bad line (not a JSON object, ids that are not strings, a question
+    or text that is not a string, a role or known grade out of place) is an error naming
+    the file and line, before anything is sent."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise RecevalError(f"pool={path}: file not found; write one with receval pool RUNS --out {path}")
@@ -55,18 +57,24 @@ def read_pool(path: str | Path) -> list[dict]:
             try:
                 record = json.loads(text)
                 ok = isinstance(record["question_id"], str) and isinstance(record["id"], str)
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 ok = False
             if not ok or record.get("role", "hole") not in ROLES:
                 raise RecevalError(
                     f"{path}:{number}: not a pool line; each is a JSON object with question_id, id, question, "
                     "text and role (hole, calibration or reference), as receval pool writes"
                 )
+            for name in ("question", "text"):  # what is sent to a judge: text, never a number or a list
+                if record.get(name) is not None and not isinstance(record[name], str):
+                    raise RecevalError(
+                        f"{path}:{number}: {name} is {cut(brief(record[name]))}, not text; a pool line's question "
+                        "and text are strings, as receval pool writes"
+                    )
             if record.get("role") == "calibration" or "known_grade" in record:
                 grade = record.get("known_grade")
                 if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
                     raise RecevalError(
-                        f"{path}:{number}: known_grade {cut(repr(grade))} is not a grade; a calibration line's "
+                        f"{path}:{number}: known_grade {cut(brief(grade))} is not a grade; a calibration line's "
                         f"known_grade is an integer from 0 to {MAX_GRADE}, as receval pool writes"
                     )
             records.append(record)

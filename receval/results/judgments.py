@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from receval.core.errors import RecevalError
-from receval.core.secrets import cut
+from receval.core.secrets import brief, cut
 from receval.results.external import read_labels
 from receval.results.stored import Run
 from receval.scoring.measures import is_measure, parse_measure
@@ -68,7 +68,7 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
             try:
                 record = json.loads(text)
                 qid, uid, grade = record["question_id"], record["id"], record["grade"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 raise RecevalError(
                     f"{path}:{number}: not a label; each line is a JSON object with question_id, id and grade"
                 ) from None
@@ -76,7 +76,7 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
                     or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
                 raise RecevalError(
                     f"{path}:{number}: question_id and id must be strings and grade an integer from 0 to "
-                    f"{MAX_GRADE} (got {cut(repr(qid))}, {cut(repr(uid))}, {cut(repr(grade))})"
+                    f"{MAX_GRADE} (got {cut(brief(qid))}, {cut(brief(uid))}, {cut(brief(grade))})"
                 )
             before = labels.setdefault(qid, {}).get(uid)
             if before is not None and before != grade:

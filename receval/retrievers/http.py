@@ -37,7 +37,7 @@ from receval.retrievers.base import StageOutput
 from receval.retrievers.ranked import RankOnly
 from receval.retrievers.trajectory import is_trajectory, rank_answers
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
-from receval.core.secrets import credential_values, shown, split_url
+from receval.core.secrets import brief, credential_values, shown, split_url
 from receval.core.trust import is_env_name
 
 
@@ -200,7 +200,7 @@ class HttpRetriever(RankOnly):
             except KeyError:
                 raise RecevalError(
                     f"{url}: malformed reply: a result without {node.id_key!r} and {node.score_key!r}: "
-                    f"{self.client.clip(repr(item), 120)} (set retriever.id_key / retriever.score_key)"
+                    f"{self.client.clip(brief(item), 120)} (set retriever.id_key / retriever.score_key)"
                 ) from None
         return pairs
 

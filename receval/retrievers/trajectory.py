@@ -28,7 +28,7 @@ import numpy as np
 from receval.core import numeric
 from receval.core.errors import RecevalError
 from receval.core import notices
-from receval.core.secrets import cut, hidden_message, hide_keys, key_tokens
+from receval.core.secrets import brief, cut, hidden_message, hide_keys, key_tokens
 from receval.retrievers.ranked import Ids, top_lists
 
 
@@ -53,23 +53,23 @@ def _checked(
     """(queries, hits lists, latencies) of one trajectory answer; a RecevalError naming
     the question and the field otherwise (what is quoted of the answer through ``clip``:
     a server's reply is redacted)."""
-    about = f"{where} answered question {cut(repr(question))} with calls"
+    about = f"{where} answered question {cut(brief(question))} with calls"
     calls = answer["calls"]
     if not isinstance(calls, list):
-        raise RecevalError(f"{about} = {clip(repr(calls))}: give a list of {{\"query\", \"hits\"}} objects")
+        raise RecevalError(f"{about} = {clip(brief(calls))}: give a list of {{\"query\", \"hits\"}} objects")
     unknown = set(answer) - {"calls", "final"}
     if unknown:
         raise RecevalError(f"{about}: unknown key(s) {clip(', '.join(sorted(map(str, unknown))))}; use calls and final")
     queries, hits, latencies = [], [], []
     for n, call in enumerate(calls, 1):
         if not isinstance(call, dict) or "hits" not in call:
-            raise RecevalError(f"{about}: call {n} is {clip(repr(call))}; each call is {{\"query\", \"hits\"}}")
+            raise RecevalError(f"{about}: call {n} is {clip(brief(call))}; each call is {{\"query\", \"hits\"}}")
         query = call.get("query", "")
         if not isinstance(query, str):
-            raise RecevalError(f"{about}: call {n}'s query is {clip(repr(query))}, not a string")
+            raise RecevalError(f"{about}: call {n}'s query is {clip(brief(query))}, not a string")
         latency = call.get("latency_ms")
         if latency is not None and (numeric.real(latency) is None or latency < 0):
-            raise RecevalError(f"{about}: call {n}'s latency_ms is {clip(repr(latency))}, not a number >= 0")
+            raise RecevalError(f"{about}: call {n}'s latency_ms is {clip(brief(latency))}, not a number >= 0")
         queries.append(query)
         hits.append(call["hits"])
         latencies.append(None if latency is None else float(latency))
