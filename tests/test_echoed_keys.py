@@ -158,3 +158,21 @@ def test_a_server_echoing_the_authorization_header_leaves_the_key_in_no_file(tmp
     assert "transform=hyde: 100 key-like values" in warned[0] and "search calls: 100 key-like values" in warned[1]
     rows = pq.read_table(tmp_path / "run" / "results.parquet").to_pylist()
     assert {call["query"] for row in rows for call in row["calls"]} == {f"Authorization: {HIDDEN} and {HIDDEN}"}
+
+
+def test_server_text_in_a_message_hides_key_like_words_too(monkeypatch):
+    from receval.core.secrets import clip
+
+    monkeypatch.setenv("CHAT_KEY", CHAT_KEY)
+    shown = clip(f"HTTP 500: bad token {FOREIGN} for {CHAT_KEY}", 200, "CHAT_KEY")
+    assert shown == f"HTTP 500: bad token {HIDDEN} for ***"
+
+
+def test_a_summary_keeps_resolved_settings_without_what_the_rule_calls_secret():
+    from receval.core.secrets import without_keys
+
+    resolved = {"kind": "llm", "base_url": "http://h/v1/sk-Zq8v3LkR0abcdefGHIJ/chat", "model": "qwen2.5:7b",
+                "api_key_env": "OPENAI_API_KEY", "body": {"token": "from-env-value", FOREIGN: 1}, "seed": 3}
+    assert without_keys(resolved) == {"kind": "llm", "base_url": "<hidden>", "model": "qwen2.5:7b",
+                                      "api_key_env": "OPENAI_API_KEY", "body": {"token": "<hidden>", "hidden": 1},
+                                      "seed": 3}

@@ -187,14 +187,15 @@ def redact(text: str, *envs: str | None) -> str:
 
 def clip(text, limit: int, *envs: str | None) -> str:
     """Server text fit for a message: redacted (the values of the variables ``envs``
-    name: the key, header values), THEN put on one line and cut to ``limit`` characters
-    (cutting first could leave the start of a key that straddles the cut). Bytes are
+    name: the key, header values; and every key-like word, as :func:`hide_keys` hides
+    them from answers), THEN put on one line and cut to ``limit`` characters (cutting
+    first could leave the start of a key that straddles the cut). Bytes are
     decoded; anything else (a reply's keys, an id that is not a string) is its repr."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     elif not isinstance(text, str):
         text = brief(text, limit)
-    text = " ".join(redact(text, *envs).split())
+    text = " ".join(_KEY_TOKEN.sub(_hidden_word, redact(text, *envs)).split())
     if len(text) <= limit:
         return text
     end = max(0, limit - 3)
@@ -214,6 +215,10 @@ def brief(value, limit: int = SHOWN) -> str:
         return shortened.repr(value)
     except (RecursionError, ValueError):  # a custom __repr__ that recurses or fails
         return f"<{type(value).__name__}>"
+
+
+def _hidden_word(match: re.Match) -> str:
+    return HIDDEN if looks_like_key(match.group(0)) else match.group(0)
 
 
 def cut(text: str, limit: int = 80) -> str:
@@ -337,6 +342,22 @@ def credential_values(settings) -> tuple[str, ...]:
         elif isinstance(value, str) and looks_like_key(value, name):
             found.append(value)
     return tuple(dict.fromkeys(found))
+
+
+def without_keys(settings, name: str | None = None):
+    """Resolved settings (a component's node, as a summary file keeps it) with every value
+    the one rule calls a secret (:func:`looks_like_key` with its setting's name, or a URL
+    :func:`url_secret` refuses) as ``<hidden>`` and every key-like setting NAME as
+    ``hidden``: what reaches a file when a value came from ``${oc.env:...}``."""
+    if isinstance(settings, dict):
+        return {("hidden" if isinstance(k, str) and looks_like_key(k) else k): without_keys(v, str(k))
+                for k, v in settings.items()}
+    if isinstance(settings, (list, tuple)):
+        return [without_keys(v, name) for v in settings]
+    if isinstance(settings, str) and not (name or "").endswith("_env") and (
+            looks_like_key(settings, name) or url_secret(settings)):
+        return "<hidden>"
+    return settings
 
 
 def hidden_message(step: str, count: int) -> str:

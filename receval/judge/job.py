@@ -23,7 +23,7 @@ from receval.clients import failures
 from receval.core import notices, outputs
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.io import atomic_write
-from receval.core.secrets import brief, cut
+from receval.core.secrets import brief, cut, without_keys
 from receval.datasets import MAX_GRADE
 from receval.judge.agreement import agreement
 from receval.results.judgments import read_any_labels
@@ -142,7 +142,8 @@ def run_judge(cfg) -> dict:
                            "judge": judge.name, **provenance})
     holes = sum(r.get("role", "hole") == "hole" for r in records)
     summary = {
-        "pool": str(cfg.pool), "judge": judge.name, "config": OmegaConf.to_container(node, resolve=True),
+        "pool": str(cfg.pool), "judge": judge.name,
+        "config": without_keys(OmegaConf.to_container(node, resolve=True)),  # resolved: ${oc.env:...} too
         "holes": holes, "labelled": len(labels), "unlabelled": holes - len(labels),
         "grades": {str(g): sum(1 for x in labels if x["grade"] == g) for g in sorted({x["grade"] for x in labels})},
         "usage": dict(judge.usage),
