@@ -191,6 +191,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     cfg = spec.config
     manifest.unseal(run_dir)  # from here until the manifest is written again, the folder reads as incomplete
     at_start = machine.started()
+    notices.clear()  # this run says what its own stages found
     timer = _Timer()
     with timer("load"):
         dataset = dataset or load_dataset(cfg.dataset)

@@ -4,7 +4,8 @@ Some findings come one answer at a time (a key hidden from an answer, a cache en
 refused), in batches of one question or one pair; a warning each would bury the run's
 output in copies. A step adds its counts here (:func:`add`), and the command says each
 total once (:func:`say`): a run after its search, ``synth`` and ``judge`` when their
-answers are in. Thread-safe; each process keeps its own (a remote job says its own).
+answers are in; each starts with none (:func:`clear`). Thread-safe; each process keeps
+its own (a remote job says its own).
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ def add(step: str, count: int, words: Callable[[str, int], str]) -> None:
         return
     with _LOCK:
         _COUNTS[(step, words)] = _COUNTS.get((step, words), 0) + int(count)
+
+
+def clear() -> None:
+    """Forget every tally: a command starts with none (what code called before it counted,
+    outside any command, is not this command's to say)."""
+    with _LOCK:
+        _COUNTS.clear()
 
 
 def say() -> None:

@@ -101,6 +101,7 @@ def pair_counts(judge, verdicts: list[tuple[int | None, dict]]) -> failures.Coun
 def run_judge(cfg) -> dict:
     """Judge ``cfg.pool`` with ``cfg.judge``; returns the summary written beside the labels."""
     check_config(cfg)
+    notices.clear()  # this job says what its own answers held
     inputs = [cfg.pool, *([cfg.reference] if cfg.reference else []),
               *([cfg.judge.path] if "path" in cfg.judge else [])]
     if Path(cfg.out).expanduser().is_file() and not cfg.force:

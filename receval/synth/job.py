@@ -89,6 +89,7 @@ def make_client(syn) -> ChatClient:
 def generate(cfg, client: ChatClient | None = None, progress: bool | None = None) -> Summary:
     """Write the questions ``cfg.synth`` asks for to ``cfg.synth.out``; see the module doc."""
     check_config(cfg)
+    notices.clear()  # this job says what its own answers held
     syn = cfg.synth
     client = client or make_client(syn)
     out = Path(str(syn.out)).expanduser()
