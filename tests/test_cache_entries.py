@@ -52,6 +52,28 @@ def grades(server, cache) -> list[int]:
     return [grade for grade, _ in judge(server, cache).judge(RECORDS, {})]
 
 
+PROMPTS = ["which fruit", "what colour", "how sweet"]
+LAYER_STEP = "rerank=llm"
+
+
+def graded(reply) -> bool:
+    """The step's own check of a reply (the LLM re-ranker's: a grade from 0 to 3)."""
+    return isinstance(reply, dict) and not isinstance(reply.get("grade"), bool) and reply.get("grade") in (0, 1, 2, 3)
+
+
+def replies(cache, asked: list) -> list:
+    """Each prompt's reply through a fresh layer over ``cache``; ``asked`` counts what was asked."""
+    calls = Calls("http://127.0.0.1:9/v1/chat/completions", "m", cache)
+
+    def ask() -> Answer:
+        asked.append(1)
+        return Answer({"grade": 2}, 40.0, 12.0, False)
+
+    out = [calls.answer({"seed": 0}, prompt, ask, check=graded).reply for prompt in PROMPTS]
+    calls.note(LAYER_STEP)
+    return out
+
+
 def stored(cache: Path) -> list[Path]:
     return sorted(cache.joinpath(*FOLDER).rglob("*.json"))
 
@@ -81,54 +103,69 @@ EDITS = {
 }
 
 
+def refused(reason: str, count: int = 1, step: str = LAYER_STEP) -> list[str]:
+    answers, were = ("answer", "was") if count == 1 else ("answers", "were")
+    return [f"receval: warning: {step}: {count} cached {answers} {entries.REFUSED[reason]} {were} not replayed "
+            "but asked again"]
+
+
 @pytest.mark.parametrize("how", EDITS)
-def test_an_edited_entry_is_asked_again_and_the_step_says_why(server, tmp_path, capsys, how):
-    assert grades(server, tmp_path) == [2, 2, 2] and len(server.requests) == 3
+def test_an_edited_entry_is_asked_again_and_the_step_says_why(tmp_path, capsys, how):
+    asked: list = []
+    assert replies(tmp_path, asked) == [{"grade": 2}] * 3 and len(asked) == 3
     said(capsys)
     first = stored(tmp_path)[0]
     edit, reason = EDITS[how]
     first.write_text(json.dumps(edit(json.loads(first.read_text()))))
-    assert grades(server, tmp_path) == [2, 2, 2]  # the server's grade, never the edited one
-    assert len(server.requests) == 4  # the edited entry asked again, the others replayed
-    (line,) = said(capsys)
-    assert line == f"receval: warning: {STEP}: 1 cached answer {entries.REFUSED[reason]} was not replayed but asked again"
+    assert replies(tmp_path, asked) == [{"grade": 2}] * 3  # the server's grade, never the edited one
+    assert len(asked) == 4  # the edited entry asked again, the others replayed
+    assert said(capsys) == refused(reason)
     assert "digest" in json.loads(first.read_text())  # rewritten whole, with its digest
-    assert grades(server, tmp_path) == [2, 2, 2] and len(server.requests) == 4 and said(capsys) == []
+    assert replies(tmp_path, asked) == [{"grade": 2}] * 3 and len(asked) == 4 and said(capsys) == []
 
 
-def test_an_entry_filed_under_another_key_is_another_request_s_answer(server, tmp_path, capsys):
+def test_an_edited_grade_is_not_replayed_as_the_server_s_answer(server, tmp_path, capsys):
+    """The issue's case, through the LLM judge and its server: a grade edited in range."""
+    assert grades(server, tmp_path) == [2, 2, 2] and len(server.requests) == 3
+    said(capsys)
+    first = stored(tmp_path)[0]
+    first.write_text(json.dumps({**json.loads(first.read_text()), "reply": {"grade": 0}}))
+    assert grades(server, tmp_path) == [2, 2, 2] and len(server.requests) == 4
+    assert said(capsys) == refused("edited", step=STEP)
+
+
+def test_an_entry_filed_under_another_key_is_another_request_s_answer(tmp_path, capsys):
     """Copied to another prompt's file with its key rewritten and resealed: its prompt hash
     does not make that key."""
-    grades(server, tmp_path)
+    asked: list = []
+    replies(tmp_path, asked)
     said(capsys)
     one, other = stored(tmp_path)[:2]
-    forged = resealed({**json.loads(one.read_text()), "key": other.stem})
-    other.write_text(json.dumps(forged))
-    grades(server, tmp_path)
-    assert len(server.requests) == 4
-    assert said(capsys) == [f"receval: warning: {STEP}: 1 cached answer {entries.REFUSED['edited']} was not "
-                            "replayed but asked again"]
+    other.write_text(json.dumps(resealed({**json.loads(one.read_text()), "key": other.stem})))
+    replies(tmp_path, asked)
+    assert len(asked) == 4 and said(capsys) == refused("edited")
 
 
 @pytest.mark.parametrize("size", [entries.ENTRY_BYTES + 1, 200 << 20])
-def test_an_oversized_entry_is_refused_before_a_byte_is_read(server, tmp_path, capsys, monkeypatch, size):
-    grades(server, tmp_path)
+def test_an_oversized_entry_is_refused_before_a_byte_is_read(tmp_path, capsys, monkeypatch, size):
+    asked: list = []
+    replies(tmp_path, asked)
     said(capsys)
     big = stored(tmp_path)[0]
     with open(big, "r+b") as handle:
         handle.truncate(size)  # sparse: what an edit to 200 MB looks like to stat, without the disk
     opened = []
     monkeypatch.setattr(entries, "open", lambda path, *a: opened.append(Path(path)) or open(path, *a), raising=False)
-    assert grades(server, tmp_path) == [2, 2, 2] and len(server.requests) == 4
+    assert replies(tmp_path, asked) == [{"grade": 2}] * 3 and len(asked) == 4
     assert big not in opened and len(opened) == 2  # the two others read, the big one measured only
-    assert said(capsys) == [f"receval: warning: {STEP}: 1 cached answer {entries.REFUSED['oversized']} was not "
-                            "replayed but asked again"]
+    assert said(capsys) == refused("oversized")
     assert big.stat().st_size < entries.ENTRY_BYTES  # rewritten by the answer asked again
 
 
 @pytest.mark.parametrize("kind", ["symlink", "deep JSON", "not UTF-8"])
-def test_a_damaged_entry_is_asked_again(server, tmp_path, capsys, kind):
-    grades(server, tmp_path)
+def test_a_damaged_entry_is_asked_again(tmp_path, capsys, kind):
+    asked: list = []
+    replies(tmp_path, asked)
     said(capsys)
     entry = stored(tmp_path)[0]
     outside = tmp_path / "outside.json"
@@ -138,9 +175,8 @@ def test_a_damaged_entry_is_asked_again(server, tmp_path, capsys, kind):
         entry.symlink_to(outside)
     else:
         entry.write_bytes(b"[" * 100_000 + b"]" * 100_000 if kind == "deep JSON" else b"\xff\xfe{")
-    assert grades(server, tmp_path) == [2, 2, 2] and len(server.requests) == 4
-    assert said(capsys) == [f"receval: warning: {STEP}: 1 cached answer {entries.REFUSED['damaged']} was not "
-                            "replayed but asked again"]
+    assert replies(tmp_path, asked) == [{"grade": 2}] * 3 and len(asked) == 4
+    assert said(capsys) == refused("damaged")
 
 
 def test_an_edited_transform_answer_is_not_searched_with(server, tmp_path, capsys):
@@ -161,8 +197,7 @@ def test_an_edited_transform_answer_is_not_searched_with(server, tmp_path, capsy
         data = json.loads(entry.read_text())
         entry.write_text(json.dumps({**data, "reply": {"passage": "dates sweet"}}))
     assert searched() == live and len(server.requests) == 4
-    assert said(capsys) == [f"receval: warning: transform=hyde: 2 cached answers {entries.REFUSED['edited']} were "
-                            "not replayed but asked again"]
+    assert said(capsys) == refused("edited", 2, "transform=hyde")
 
 
 def test_an_answer_over_the_bound_is_not_cached(tmp_path, capsys):

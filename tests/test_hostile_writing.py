@@ -85,14 +85,14 @@ def deep(levels: int = 100_000):
 
 
 def test_an_agent_s_query_nested_100000_deep_is_one_clear_error():
-    ids = Ids([Chunk("a", 0), Chunk("b", 0)])
+    ids, nested = Ids([Chunk("a", 0), Chunk("b", 0)]), deep()
     with pytest.raises(RecevalError) as caught:
-        rank_answers([{"calls": [{"query": deep(), "hits": []}]}], ids, np.arange(2), 2, "agent search", ["q"])
+        rank_answers([{"calls": [{"query": nested, "hits": []}]}], ids, np.arange(2), 2, "agent search", ["q"])
     shown = "[" * 7 + "..." + "]" * 7  # six levels shown, the rest elided
-    assert brief(deep()) == shown and len(clip(deep(), 40)) <= 40
+    assert brief(nested) == shown and len(clip(nested, 40)) <= 40
     assert f"call 1's query is {shown}, not a string" in str(caught.value)
     with pytest.raises(RecevalError) as caught:
-        rank_answers([deep()], ids, np.arange(2), 2, "agent search", ["q"])
+        rank_answers([nested], ids, np.arange(2), 2, "agent search", ["q"])
     assert f"answered question 'q' with {shown}" in str(caught.value)
 
 
