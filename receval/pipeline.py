@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers, stages
 from receval.measures import cost
-from receval.core import machine
+from receval.core import machine, notices
 from receval.chunking.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.evaluate import collapse_with_ranks, drop_excluded, excluded_depth, question_rows, trajectory_columns
@@ -206,6 +206,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     cfg = spec.config
     manifest.unseal(run_dir)  # from here until the manifest is written again, the folder reads as incomplete
     at_start = machine.started()
+    notices.clear()  # this run says what its own stages found
     timer = _Timer()
     with timer("load"):
         dataset = dataset or load_dataset(cfg.dataset)
@@ -249,6 +250,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
             retriever, [q.text for q in questions], searched, tie_rank, cfg.search_batch, search_label(cfg), repeats,
         )
     calls_after_search = stages.api_calls(retriever)
+    notices.say()  # what the stages hid from answers or refused from the cache, once per stage
     stages.release(retriever)  # the index is not needed past here: measures are built beside it otherwise
     give_back_memory()
     measures = measures_for(list(cfg.metrics.ks))

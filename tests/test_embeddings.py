@@ -125,9 +125,21 @@ def _damage(pack: Path, how: str) -> None:
         pack.write_bytes(b"not a pack at all" * 10)
     elif how == "empty":
         pack.write_bytes(b"")
+    elif how == "grown to 200 MB":  # sparse: what an edit to 200 MB looks like to stat
+        with open(pack, "r+b") as handle:
+            handle.truncate(200 << 20)
+    elif how in ("a NaN vector, resealed", "a negative latency, resealed"):  # forged with care: checksum redone
+        from receval.encoders import cache as packs
+
+        magic, dim, n, _ = packs._HEADER.unpack_from(data)
+        at = packs._HEADER.size + n * packs._KEY + (n * 4 if how.startswith("a NaN") else 0)
+        data[at : at + 4] = np.float32(np.nan if how.startswith("a NaN") else -5.0).tobytes()
+        payload = bytes(data[packs._HEADER.size :])
+        pack.write_bytes(packs._HEADER.pack(magic, dim, n, hashlib.sha256(payload).digest()) + payload)
 
 
-@pytest.mark.parametrize("how", ["truncated", "flipped", "garbage", "empty"])
+@pytest.mark.parametrize("how", ["truncated", "flipped", "garbage", "empty", "grown to 200 MB",
+                                 "a NaN vector, resealed", "a negative latency, resealed"])
 def test_a_damaged_pack_is_detected_removed_and_recomputed(tmp_path, capsys, how):
     Dense(FakeEncoder(), cache_at(tmp_path)).fit(TEXTS)
     (pack,) = cache_at(tmp_path).packs()

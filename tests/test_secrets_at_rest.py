@@ -1,7 +1,7 @@
 """Keys never reach disk, logs or messages (issue 23 section 1, bullets 4 and 5).
 
-- A key in a URL (``user:KEY@``, ``?api_key=``, ``token=``...) is refused before Hydra
-  writes anything, from the command line or from a config file.
+- A key in a URL (``user:KEY@``, ``?api_key=``, ``token=``, a path segment...) is refused
+  before Hydra writes anything, from the command line or from a config file.
 - A value passed as ``${oc.env:NAME}`` is stored as that text in run.json and
   ``.hydra/``, never as what it resolves to.
 - httpx and httpcore never log (a server's reason phrase can echo a key), and every
@@ -86,12 +86,11 @@ def test_an_interpolation_is_how_a_secret_should_come_and_passes():
 
 
 @pytest.mark.slow
-def test_a_config_file_with_a_key_in_a_url_writes_nothing(tmp_path):
+@pytest.mark.parametrize("url", [f"http://127.0.0.1:9/search?api_key={KEY}", f"http://127.0.0.1:9/{KEY}/search"])
+def test_a_config_file_with_a_key_in_a_url_writes_nothing(tmp_path, url):
     extra = tmp_path / "extra" / "experiment"
     extra.mkdir(parents=True)
-    (extra / "leaky.yaml").write_text(
-        f"# @package _global_\nretriever:\n  url: http://127.0.0.1:9/search?api_key={KEY}\n"
-    )
+    (extra / "leaky.yaml").write_text(f"# @package _global_\nretriever:\n  url: {url}\n")
     done = run_cli("--config-dir", str(tmp_path / "extra"), "retriever=http", "+experiment=leaky",
                    f"hydra.run.dir={tmp_path}/run", cwd=tmp_path)
     assert done.returncode == 2, done.stderr

@@ -155,3 +155,29 @@ def test_without_duckdb_the_message_names_the_extra(sweep, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_duckdb)
     with pytest.raises(RecevalError, match=r"needs duckdb: pip install 'receval\[sql\]'"):
         warehouse.open_runs([sweep])
+
+
+def test_duckdb_memory_and_threads_are_set_from_the_machine_and_locked(sweep, monkeypatch):
+    """Half the memory this process may use (8 GiB here: 4 GiB) and its cores (3), where
+    DuckDB's defaults are 80% of the RAM whatever the container; a query cannot raise them."""
+    from receval.core import machine
+
+    monkeypatch.setattr(machine, "memory_bytes", lambda: 8 << 30)
+    monkeypatch.setattr(machine, "cores", lambda: 3)
+    with warehouse.open_runs([sweep]) as db:
+        row = db.arrow("SELECT current_setting('memory_limit') AS m, current_setting('threads') AS t").to_pylist()
+        assert row == [{"m": "4.0 GiB", "t": 3}]
+        with pytest.raises(RecevalError, match="locked"):
+            db.arrow("SET memory_limit = '100GB'")
+
+
+def test_the_memory_this_process_may_use_is_the_lower_of_the_ram_and_the_container_limit(monkeypatch, tmp_path):
+    from receval.core import machine
+
+    ram = machine.os.sysconf("SC_PAGE_SIZE") * machine.os.sysconf("SC_PHYS_PAGES")
+    limit = tmp_path / "memory.max"
+    real_path = machine.Path
+    monkeypatch.setattr(machine, "Path", lambda p: limit if p == "/sys/fs/cgroup/memory.max" else real_path(p))
+    for written, expected in (("max\n", ram), (f"{1 << 30}\n", min(ram, 1 << 30)), (f"{ram * 4}\n", ram)):
+        limit.write_text(written)
+        assert machine.memory_bytes() == expected

@@ -34,20 +34,19 @@ tokens and money per stage (``requests.<stage>``, ``input_tokens.<stage>``, ...,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from receval.core.errors import RecevalError, named
+from receval.core import marks
 from receval.results.door import open_run
 from receval.results.format import RESULTS
 from receval.results.integrity import AMOUNT_PREFIXES, AMOUNTS
 
 SNIPPET_WORDS = 24
 MAX_ALL = 500  # questions the HTML page expands (a BEIR set has thousands)
-_WORD = re.compile(r"\w+")
 _COLUMNS = ["question_id", "relevant", "retrieved", "scores", "first_relevant_rank"]
 TRAJECTORY = ["n_calls", "first_relevant_call", "recall_union", "calls"]  # a trajectory run's columns
 CALL_IDS = 5  # sections listed per call
@@ -188,8 +187,8 @@ def snippet(text: str, question: str, words: int = SNIPPET_WORDS) -> str:
     tokens = text.split()
     if len(tokens) <= words:
         return " ".join(tokens)
-    wanted = {w.lower() for w in _WORD.findall(question)}
-    hits = np.array([1 if {w.lower() for w in _WORD.findall(t)} & wanted else 0 for t in tokens])
+    wanted = {w.lower() for w in marks.words(question)}
+    hits = np.array([1 if {w.lower() for w in marks.words(t)} & wanted else 0 for t in tokens])
     sums = np.convolve(hits, np.ones(words, dtype=int), mode="valid")
     start = int(np.argmax(sums))
     return ("... " if start else "") + " ".join(tokens[start:start + words]) + " ..."

@@ -105,6 +105,12 @@ def tracker_name(name: str) -> str:
     return _NOT_A_NAME.sub("_", name.replace("@", "_at_"))
 
 
+def safe_name(key: str) -> str:
+    """A dotted setting name with each part that looks like a key (a key pasted as a
+    config key's name) as ``hidden``: a name is sent to the tracker as a value is."""
+    return ".".join("hidden" if looks_like_key(part) else part for part in str(key).split("."))
+
+
 def shown_setting(key: str, value: str) -> str | None:
     """What a tracker keeps (params and artifacts) instead of the string ``value`` saved
     under the dotted ``key``, or None to keep it as it is. Whether it is a secret is
@@ -115,6 +121,8 @@ def shown_setting(key: str, value: str) -> str | None:
     :func:`receval.core.secrets.shown` shows it. A URL is shown by its host and path
     only. Numbers and booleans are never secrets (``max_tokens``)."""
     leaf = key.rsplit(".", 1)[-1]
+    if looks_like_key(leaf):  # a key as the setting's name: its value is not shown either
+        return "<hidden>"
     if looks_like_key(value, leaf):
         return "<hidden>" if credential_name(leaf) else shown(value)
     return shown(value) if network_url(value) else None
@@ -137,7 +145,8 @@ def safe_document(value: Any, key: str = "") -> Any:
     :func:`shown_setting` (keys dotted as in params: ``config.retriever.token``), types
     kept; receval's own sha256 digests outside the config are kept as they are."""
     if isinstance(value, dict):
-        return {k: safe_document(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+        return {safe_name(k) if isinstance(k, str) else k: safe_document(v, f"{key}.{k}" if key else str(k))
+                for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [safe_document(v, key) for v in value]
     if isinstance(value, str):
@@ -149,8 +158,9 @@ def safe_document(value: Any, key: str = "") -> Any:
 
 
 def config_params(config: dict) -> dict[str, str]:
-    """The saved config flattened, each value through :func:`param_value`."""
-    return {tracker_name(key): param_value(key, value) for key, value in flatten(config).items() if key}
+    """The saved config flattened, each name through :func:`safe_name` and each value
+    through :func:`param_value`."""
+    return {tracker_name(safe_name(key)): param_value(key, value) for key, value in flatten(config).items() if key}
 
 
 def results_identity(run: Run) -> str:

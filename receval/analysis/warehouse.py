@@ -24,7 +24,9 @@ bounded, every column's types and ranges checked, ids unique; an incomplete job 
 sweep is skipped with a warning) and those rows reach DuckDB as Arrow; the database
 is in memory and its access to files and the network is switched off (and locked)
 before any query, so a query can read no other file, write none (nothing lands in a
-run folder) and load no extension. Values are as stored, in the ranges the report accepts. duckdb is an optional extra (``pip install 'receval[sql]'``), imported when a
+run folder) and load no extension. Its memory and threads are set from the machine
+(:func:`limits`: half the memory this process may use, its cores), so a heavy query
+stops with DuckDB's out-of-memory message rather than take the machine. Values are as stored, in the ranges the report accepts. duckdb is an optional extra (``pip install 'receval[sql]'``), imported when a
 warehouse is opened.
 """
 
@@ -40,6 +42,7 @@ import pyarrow as pa
 
 from receval.analysis import budget, costs
 from receval.analysis.derived import with_derived
+from receval.core import machine
 from receval.core.errors import RecevalError, RunError
 from receval.core.secrets import cut
 from receval.core.vocabulary import is_measure, is_token_measure
@@ -52,7 +55,20 @@ QUESTIONS, RUNS = "questions", "runs"
 VIEWS = (QUESTIONS, RUNS)
 EXTRA = "sql"  # pip install 'receval[sql]'
 _INDEX = "_run_index"  # the hidden column joining a results row to its run's facts
+MEMORY_SHARE = 0.5  # of the memory this process may use: a query past it is an error, not a swapping machine
 _COST_COLUMNS = ("pairs_scored", "cost_usd")  # what cost_facts reads from the rows (and cost_usd.<stage>)
+
+
+def limits() -> dict[str, str | int]:
+    """DuckDB's memory and thread limits, from the machine (:mod:`receval.core.machine`):
+    :data:`MEMORY_SHARE` of the memory this process may use (a container's limit when
+    lower than the RAM; DuckDB's own default is 80% of the RAM, whatever the container),
+    and as many threads as the cores it may keep busy (its quota, its affinity)."""
+    memory = machine.memory_bytes()
+    found: dict[str, str | int] = {"threads": machine.cores()}
+    if memory:
+        found["memory_limit"] = f"{max(64, int(memory * MEMORY_SHARE) >> 20)}MiB"
+    return found
 
 
 def duckdb_module():
@@ -181,7 +197,7 @@ def open_runs(paths: Sequence[str | Path], derived: Sequence[str] = ()) -> Wareh
         facts[key] = pa.array([_text(r.info.get(key, r.metadata.get(key))) for r in runs], pa.string())
 
     connection = duckdb.connect(":memory:", config={
-        "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+        "autoinstall_known_extensions": False, "autoload_known_extensions": False, **limits(),
     })
     connection.register("_results", dataset)
     connection.register("_facts", pa.table(facts))

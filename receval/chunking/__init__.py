@@ -15,9 +15,10 @@ character overlap whatever the chunking.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from receval.datasets import Section
+from receval.schema import RANGE
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,16 @@ class Chunk:
     def id(self) -> str:
         return f"{self.section_id}@{self.ordinal}"
 
+
+
+def at_most(kind: str, node, schema: type, unit: str = "words") -> str:
+    """A chunking's size in its label: ``paragraphs <= 120 words``, or, with no bound
+    (``max_words=null``), what null means in its schema's range (``paragraphs, one chunk
+    per section``), never ``<= None``."""
+    if node.max_words is not None:
+        return f"{kind} <= {node.max_words} {unit}"
+    bounds = next((f.metadata.get(RANGE) for f in fields(schema) if f.name == "max_words"), None)
+    return f"{kind}, {getattr(bounds, 'null', None) or 'no bound'}"
 
 
 def describe_common(size: str, node) -> str:

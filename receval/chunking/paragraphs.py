@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from receval.chunking import Chunk, chunks_of, describe_common
+from receval.chunking import Chunk, at_most, chunks_of, describe_common
 from receval.chunking.packing import pack
 from receval.components import ChunkingConfig, component
 from receval.schema import WORDS, range_
@@ -37,7 +37,7 @@ class ParagraphsConfig(ChunkingConfig):
 
     @staticmethod
     def describe(node) -> str:
-        return describe_common(f"paragraphs <= {node.max_words} words", node)
+        return describe_common(at_most("paragraphs", node, ParagraphsConfig), node)
 
 
 class Paragraphs:

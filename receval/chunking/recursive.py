@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Optional
 
-from receval.chunking import Chunk, chunks_of, describe_common
+from receval.chunking import Chunk, at_most, chunks_of, describe_common
 from receval.chunking.packing import pack, windows, word_count, word_spans
 from receval.chunking.paragraphs import paragraph_spans
 from receval.chunking.sentences import sentence_spans
@@ -75,7 +75,7 @@ class RecursiveConfig(ChunkingConfig):
 
     @staticmethod
     def describe(node) -> str:
-        return describe_common(f"recursive <= {node.max_words} words", node)
+        return describe_common(at_most("recursive", node, RecursiveConfig), node)
 
 
 class Recursive:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from receval.chunking import Chunk, chunks_of, describe_common
+from receval.chunking import Chunk, at_most, chunks_of, describe_common
 from receval.chunking.packing import pack
 from receval.components import ChunkingConfig, component
 from receval.schema import WORDS, range_
@@ -42,7 +42,7 @@ class SentencesConfig(ChunkingConfig):
     @staticmethod
     def describe(node) -> str:
         extra = f" overlap {node.overlap} sentences" if node.overlap else ""
-        return describe_common(f"sentences <= {node.max_words} words{extra}", node)
+        return describe_common(at_most("sentences", node, SentencesConfig) + extra, node)
 
 
 class Sentences:

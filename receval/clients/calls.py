@@ -11,6 +11,14 @@ trailing slash, no query), the model, every request field that changes the answe
 prompt) and the prompt's sha256. Never the model name alone, never the API key. Two
 servers serving the same model name are two keys: the second is asked.
 
+**No key in an answer** (:meth:`Calls.cleaned`): a server that echoes its request puts
+the Authorization header's value, or the key, in its answer. Every answer, asked or
+replayed, has each of the request's own credential values (the variables
+``secret_envs`` names) and every key-like word (:func:`receval.core.secrets.hide_keys`:
+the one rule, a word of 16 characters or more; one the prompt itself held is data and
+kept) replaced by ``<hidden: key>`` before it is cached, returned or stored; the step
+says how many (:meth:`Calls.note`, :mod:`receval.core.notices`), never what.
+
 **Usage** (:func:`usage_count`, the one rule): a token count a server reports must be a
 whole number from 0 to 2**53 (:func:`receval.core.numeric.count`); anything else (NaN,
 infinity, ``-1e12``, a fraction, a string, a boolean) stops the step with a message
@@ -30,17 +38,19 @@ live. Either way a step reports the answer's live cost, never the reading's wall
 text would be millions of files), keyed by :func:`call_keys`, this key function, and
 holding each text's live latency (:mod:`receval.encoders.http`).
 
-**The cache**: one JSON file per answer under ``<cache_dir>/calls/v2/<2 hex>/<key>.json``,
-written whole (:func:`receval.core.io.atomic_write`). An entry names its endpoint, model
-and fields; one that disagrees with the key it was read for, or cannot be read, is asked
-again. The folders of earlier caches (``<cache_dir>/llm/``, the judge's ``judge/``) keyed
-answers without the server, so they are never read.
+**The cache** is data from elsewhere: one JSON file per answer under
+``<cache_dir>/calls/v2/<2 hex>/<key>.json`` (:mod:`receval.clients.entries`: written whole,
+bounded at 1 MiB, checked before it is read, tied to its key by a digest of its content,
+each field checked in type and range, the reply by the caller's own check). An entry
+that fails is asked again and the step says how many and why; one whose endpoint,
+model, fields and prompt hash do not make its key is another request's answer. The
+folders of earlier caches (``<cache_dir>/llm/``, the judge's ``judge/``) keyed answers
+without the server, so they are never read; ``calls/v2`` entries written before entries
+carried a digest are asked again once.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import threading
 import time
@@ -51,13 +61,18 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.core import numeric
+from receval.core import notices, numeric
 from receval.core.errors import RecevalError
+from receval.clients import entries
+from receval.clients.entries import digest
 from receval.core.io import WriteError, atomic_write
+from receval.core.marks import MARKS
+from receval.core.secrets import api_key, brief, hidden_message, hide_keys, key_tokens
 
 FOLDER = ("calls", "v2")  # under a cache_dir; v2: keys hold the endpoint
 DEFAULT_PORTS = {"http": 80, "https": 443}
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_TOKEN = re.compile(f"[\\w{MARKS}]+|[^\\w\\s{MARKS}]")  # a word (its combining marks in it) or a symbol
+_TOKEN_ASCII = re.compile(r"\w+|[^\w\s]")
 
 
 # ---------------------------------------------------------------------- identity
@@ -79,16 +94,15 @@ def normal_endpoint(url: str) -> str:
     return urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-def digest(value) -> str:
-    """sha256 of ``value`` as canonical JSON (sorted keys)."""
-    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+def key_of(endpoint: str, model: str, fields: dict, prompt_sha: str) -> str:
+    """The key of one answer from its parts, the prompt as its sha256 (what an entry stores)."""
+    return digest({"endpoint": normal_endpoint(endpoint), "model": str(model), "fields": fields,
+                   "prompt": prompt_sha})
 
 
 def call_key(endpoint: str, model: str, fields: dict, prompt) -> str:
     """The key of one answer: normalised endpoint, model, answer-changing fields, prompt hash."""
-    return digest({"endpoint": normal_endpoint(endpoint), "model": str(model), "fields": fields,
-                   "prompt": digest(prompt)})
+    return key_of(endpoint, model, fields, digest(prompt))
 
 
 def call_keys(endpoint: str, model: str, fields: dict, prompts: list) -> list[bytes]:
@@ -101,8 +115,10 @@ def call_keys(endpoint: str, model: str, fields: dict, prompts: list) -> list[by
 
 
 def estimate_tokens(texts: list[str]) -> np.ndarray:
-    """Tokens per text, estimated as words and punctuation marks (no model tokenizer)."""
-    return np.fromiter((len(_TOKEN.findall(text)) for text in texts), np.float64, len(texts))
+    """Tokens per text, estimated as words (with their combining marks:
+    :mod:`receval.core.marks`) and punctuation marks (no model tokenizer)."""
+    return np.fromiter((len((_TOKEN_ASCII if text.isascii() else _TOKEN).findall(text)) for text in texts),
+                       np.float64, len(texts))
 
 
 def usage_count(value, what: str, option: str, clip: Callable[..., str]) -> int:
@@ -111,7 +127,7 @@ def usage_count(value, what: str, option: str, clip: Callable[..., str]) -> int:
     number = numeric.count(value)
     if number is None:
         raise RecevalError(
-            f"{what} is {clip(repr(value), 80)}, not a count (a whole number from 0 to 2**53); "
+            f"{what} is {clip(brief(value), 80)}, not a count (a whole number from 0 to 2**53); "
             f"its usage cannot be priced: check the server behind {option}"
         )
     return number
@@ -242,15 +258,24 @@ def live_calls(stage_facts) -> int:
 class Calls:
     """Answers of one endpoint and model, from the cache when it holds them, else asked.
 
-    An answer this object asked is this run's own: read again (from the cache, or from
-    memory when ``cache_dir=None``), it is ``reused``, never ``replayed``, and no request
-    is sent for it. ``live``, ``replayed`` and ``reused`` count answers (thread-safe)."""
+    ``cache_dir=None`` keeps answers for this process only. An answer this object asked is
+    this run's own: read again (from the cache, or from memory when ``cache_dir=None``), it
+    is ``reused``, never ``replayed``, and no request is sent for it. ``secret_envs`` name
+    the variables whose values the requests send (the key, header values): an answer is
+    cleaned of them, and of every key-like word, before it is cached or returned
+    (:func:`receval.core.secrets.hide_keys`). ``live``, ``replayed`` and ``reused`` count
+    answers, ``hidden`` the values replaced, ``refused`` the cache entries refused by
+    reason, ``uncached`` the answers too large to cache (thread-safe; :meth:`note` hands
+    the last three to the step's warning and starts them again)."""
 
-    def __init__(self, endpoint: str, model: str, cache_dir: str | Path | None):
+    def __init__(self, endpoint: str, model: str, cache_dir: str | Path | None, secret_envs: tuple[str, ...] = ()):
         self.endpoint, self.model = normal_endpoint(endpoint), str(model)
         self.folder = Path(cache_dir).expanduser().joinpath(*FOLDER) if cache_dir else None
+        self.secret_envs = tuple(secret_envs)
         self.live = self.replayed = self.reused = 0
         self.own: dict[str, Answer | None] = {}  # keys this run asked: the answer itself when no folder keeps it
+        self.hidden = self.uncached = 0  # values hidden from answers, answers too large to cache: since note()
+        self.refused: dict[str, int] = {}  # cache entries refused, by reason (entries.REFUSED): since note()
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -265,65 +290,103 @@ class Calls:
     def key(self, fields: dict, prompt) -> str:
         return call_key(self.endpoint, self.model, fields, prompt)
 
+    def cleaned(self, answer: Answer, prompt) -> Answer:
+        """``answer`` without the request's own credentials or any key-like word the prompt
+        did not hold (:func:`receval.core.secrets.hide_keys`), counted in ``hidden``."""
+        credentials = [api_key(env) for env in self.secret_envs]
+        reply, count = hide_keys(answer.reply, credentials, key_tokens(prompt))
+        if not count:
+            return answer
+        with self._lock:
+            self.hidden += count
+        return replace(answer, reply=reply)
+
+    def note(self, step: str) -> None:
+        """Add to ``step``'s tallies (:mod:`receval.core.notices`, said once when the command's
+        step is done) what happened since the last call: the values hidden from answers (how
+        many, never the values), the cache entries refused by reason, the answers too large to cache."""
+        with self._lock:
+            hidden, refused, uncached = self.hidden, dict(self.refused), self.uncached
+            self.hidden, self.refused, self.uncached = 0, {}, 0
+        notices.add(step, hidden, hidden_message)
+        for reason, count in refused.items():
+            notices.add(step, count, entries.refused_message[reason])
+        notices.add(step, uncached, entries.uncached_message)
+
     def answer(self, fields: dict, prompt, ask: Callable[[], Answer], fresh: bool = False,
                check: Callable[[object], bool] | None = None) -> Answer:
-        """The cached answer to ``prompt`` with ``fields`` (unless ``fresh``; one whose reply
-        ``check`` refuses is asked again), else ``ask()``'s, timed and cached. ``ask``
-        returns an :class:`Answer` without its latency."""
-        key = self.key(fields, prompt)
+        """The cached answer to ``prompt`` with ``fields`` (unless ``fresh``; an entry refused
+        by its checks, :mod:`receval.clients.entries`, or whose reply ``check`` refuses, is
+        asked again and counted), else ``ask()``'s, timed and cached. ``ask`` returns an
+        :class:`Answer` without its latency."""
+        prompt_sha = digest(prompt)
+        key = key_of(self.endpoint, self.model, fields, prompt_sha)
         if not fresh:
             began = time.perf_counter()
             with self._lock:
                 mine, remembered = key in self.own, self.own.get(key)
-            found = remembered if remembered is not None else self.read(key, fields)
+            found = remembered if remembered is not None else self.read(key)
             if found is not None and check is not None and not check(found.reply):
-                found = None
+                found = self._refuse("misshapen")
             if found is not None:
                 with self._lock:
                     if mine:
                         self.reused += 1
                     else:
                         self.replayed += 1
+                found = self.cleaned(found, prompt)
                 return replace(found, replayed=not mine, reused=mine, replay_ms=1000.0 * (time.perf_counter() - began))
         began = time.perf_counter()
         answer = ask()
         answer = replace(answer, live_ms=1000.0 * (time.perf_counter() - began), replayed=False, replay_ms=0.0,
                          reused=False)
+        answer = self.cleaned(answer, prompt)  # before it is cached, returned or stored
         with self._lock:
             self.live += 1
             self.own[key] = answer if self.folder is None else None
-        self.write(key, fields, answer)
+        self.write(key, fields, prompt_sha, answer)
         return answer
 
     def path(self, key: str) -> Path | None:
         return self.folder / key[:2] / f"{key}.json" if self.folder is not None else None
 
-    def read(self, key: str, fields: dict) -> Answer | None:
-        """The entry of ``key``; None when absent, unreadable or not this endpoint's, model's and fields'."""
+    def _refuse(self, reason: str) -> None:
+        with self._lock:
+            self.refused[reason] = self.refused.get(reason, 0) + 1
+
+    def read(self, key: str) -> Answer | None:
+        """The entry of ``key``: None when there is none, or when it is refused (counted in
+        ``refused`` by reason: :func:`receval.clients.entries.decode`), or when its endpoint,
+        model, fields and prompt hash do not make ``key`` (``edited``)."""
         path = self.path(key)
-        if path is None or not path.is_file():
+        if path is None:
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if (data["endpoint"], data["model"], digest(data["fields"])) != (self.endpoint, self.model, digest(fields)):
-                return None  # another server's, model's or request's answer (as JSON: a tuple is a list)
-            counts = [numeric.count(data[name]) for name in ("input_tokens", "output_tokens")]
-            live_ms = numeric.real(data["live_ms"])
-            if None in counts or live_ms is None or live_ms < 0:
+            data = entries.decode(path, key)
+            if data is None:
                 return None
-            return Answer(data["reply"], float(counts[0]), float(counts[1]), bool(data["tokens_estimated"]),
-                          float(live_ms))
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # a damaged entry is asked again
+            if key_of(data["endpoint"], data["model"], data["fields"], data["prompt"]) != key:
+                raise entries.Refused("edited")  # another request's answer filed under this key
+        except entries.Refused as refused:
+            return self._refuse(refused.reason)
+        return Answer(data["reply"], float(data["input_tokens"]), float(data["output_tokens"]),
+                      data["tokens_estimated"], float(data["live_ms"]))
 
-    def write(self, key: str, fields: dict, answer: Answer) -> None:
+    def write(self, key: str, fields: dict, prompt_sha: str, answer: Answer) -> None:
+        """Cache ``answer`` under ``key`` with what the key is made of and its digest; an
+        answer over the entry bound is not cached (counted in ``uncached``)."""
         path = self.path(key)
         if path is None:
             return
-        data = {"endpoint": self.endpoint, "model": self.model, "fields": fields, "reply": answer.reply,
-                "input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens,
-                "tokens_estimated": answer.tokens_estimated, "live_ms": answer.live_ms}
-        blob = json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        blob = entries.encode({
+            "key": key, "endpoint": self.endpoint, "model": self.model, "fields": fields, "prompt": prompt_sha,
+            "reply": answer.reply, "input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens,
+            "tokens_estimated": bool(answer.tokens_estimated), "live_ms": answer.live_ms,
+        })
+        if blob is None:
+            with self._lock:
+                self.uncached += 1
+            return
         try:
             atomic_write(path, lambda tmp: Path(tmp).write_bytes(blob))
         except (OSError, WriteError):

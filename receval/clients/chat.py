@@ -94,7 +94,7 @@ class ChatClient:
         self.api_key_env = api_key_env or None
         self._mode = 0  # index into MODES; only ever increases
         self._lock = threading.Lock()
-        self.calls = Calls(self.url, self.model, cache_dir)
+        self.calls = Calls(self.url, self.model, cache_dir, self.client.secret_envs)
 
     def __repr__(self) -> str:
         return f"ChatClient(url={self.url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
@@ -162,7 +162,7 @@ class ChatClient:
                 problem = validate(parsed)
                 if not problem:
                     return parsed, _usage(reply.raw)
-                problem = f"reply rejected: {problem}"
+                problem = self.client.clip(f"reply rejected: {problem}")  # it may quote an echoed key
             raise http.Retryable(problem)
 
         try:
@@ -233,7 +233,7 @@ class ChatClient:
         """The JSON object in ``choices[0].message.content``, or (None, why not)."""
         try:
             payload = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None, f"the server's answer is not JSON: {self.client.clip(raw, 120)!r}"
         try:
             content = payload["choices"][0]["message"]["content"]
@@ -250,7 +250,7 @@ class ChatClient:
 def _usage(raw: bytes) -> dict:
     try:
         usage = json.loads(raw).get("usage")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return {}
     return usage if isinstance(usage, dict) else {}
 
@@ -271,7 +271,7 @@ def parse_json_object(content: str) -> dict | None:
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return value

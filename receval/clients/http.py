@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from receval.core.errors import ConfigError, RecevalError
-from receval.core.secrets import ENV_NAME, api_key, clip, is_local, shown, split_url
+from receval.core.secrets import ENV_NAME, api_key, clip, is_local, shown, split_url, url_secret
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx
 SNIPPET = 300  # characters of server text in a message
@@ -64,10 +64,10 @@ def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> 
     parts = split_url(base_url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{option}={shown(base_url)}: use an http:// or https:// URL, e.g. http://localhost:11434/v1")
-    if parts.username or parts.password or parts.query or parts.fragment:
+    if parts.username or parts.password or parts.query or parts.fragment or url_secret(base_url):
         raise ConfigError(
-            f"{option} must hold no user, password, query or fragment; give the API key through "
-            f"an environment variable and name it in {key_option}"
+            f"{option} must hold no user, password, query or fragment, nor a key-like part; give the API key "
+            f"through an environment variable and name it in {key_option}"
         )
     path = parts.path.rstrip("/")
     if suffix and path.endswith(suffix):
@@ -240,6 +240,11 @@ class Client:
         """The variables whose values this client sends (redacted from every message)."""
         return (self.api_key_env,) if self.api_key_env else ()
 
+    def credentials(self) -> tuple[str, ...]:
+        """The values this client sends (of :attr:`secret_envs`), read now: what an answer
+        that echoes its request is cleaned of (:func:`receval.core.secrets.hide_keys`)."""
+        return tuple(value for env in self.secret_envs if (value := api_key(env)))
+
     def clip(self, text, limit: int = SNIPPET) -> str:
         return clip(text, limit, *self.secret_envs)
 
@@ -319,6 +324,6 @@ class Client:
         reply = self.call(lambda: self.send(path, payload))
         try:
             data = json.loads(reply.raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack allows
             raise BadReply(f"malformed JSON: {self.clip(reply.raw, 200)!r}") from None
         return Reply(reply.raw, reply.status, reply.elapsed, data)

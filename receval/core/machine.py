@@ -68,6 +68,31 @@ def cpu_quota() -> float | None:
         return None
 
 
+def memory_bytes() -> int | None:
+    """The memory this process may use, in bytes: the machine's RAM, or a container's
+    limit (cgroup v2 ``memory.max``) when it is lower; None when neither is known."""
+    known = []
+    try:
+        known.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            known.append(int(limit))
+    except (OSError, ValueError):
+        pass
+    known = [value for value in known if value > 0]
+    return min(known) if known else None
+
+
+def cores() -> int:
+    """Whole cores this process may keep busy: a container's CPU quota when set (rounded
+    down, at least 1), else the cores its affinity allows."""
+    quota = cpu_quota()
+    return max(1, int(quota)) if quota else usable_cores()
+
+
 def threads() -> dict:
     """Threads the numeric libraries use: torch's (when loaded), each BLAS/OpenMP pool
     threadpoolctl finds (when installed), and the thread variables that are set."""

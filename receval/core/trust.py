@@ -139,20 +139,30 @@ def _secret_message(where: str) -> str:
     )
 
 
+def _name_message(where: str) -> str:
+    return (
+        f"{where} holds a setting whose NAME looks like a key (not shown); a config's names are saved "
+        "with the run: give the key through an environment variable, never as a name (nothing was written)"
+    )
+
+
 def _in_headers(path: tuple) -> bool:
     return len(path) >= 2 and isinstance(path[-2], str) and path[-2].lower() == "headers"
 
 
 def config_problems(data) -> list[str]:
     """Secrets written into a composed config (a config file or an override), one message
-    each, never echoing them: a URL carrying a key, a key where a variable NAME belongs,
-    and a key-like value anywhere (``retriever.body.token``, params, any mapping:
+    each, never echoing them: a URL carrying a key (in any part: user, host, path, query),
+    a key where a variable NAME belongs, a key-like setting NAME, and a key-like value anywhere (``retriever.body.token``, params, any mapping:
     :func:`receval.core.secrets.looks_like_key`, the one rule). Checked by the run spec
     and before Hydra saves the config (:mod:`receval.cli.preflight`); an interpolation
     (``${oc.env:VAR}``, how a secret should come) is left to run time."""
     problems = []
     for path, value, _ in _walk(data):
         key = _last_key(path)
+        if isinstance(path[-1], str) and not is_interpolation(path[-1]) and looks_like_key(path[-1]):
+            problems.append(_name_message(label(path[:-1])))  # a key as a setting's NAME is saved as well
+            continue
         if key == "headers" and isinstance(value, dict):
             if any(isinstance(v, str) and not is_interpolation(v) and not is_env_name(v) for v in value.values()):
                 problems.append(header_message(label(path)))

@@ -30,17 +30,19 @@ from pathlib import Path
 from receval.datasets.types import LIBRARY, Dataset, Section, fingerprint
 from receval.datasets.questions import read_questions
 from receval.core.errors import DatasetError
+from receval.core.marks import MARKS
 from receval.core.progress import warn
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # CommonMark ATX
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _APOSTROPHES = re.compile(r"['\u2019]")
+_NOT_SLUG = re.compile(f"(?:[^\\w{MARKS}]|_)+")  # runs of what is neither a letter, a digit nor a combining mark
 
 
 def slugify(heading: str) -> str:
     """The heading slug by the documented rule ("Late returns" -> ``late-returns``)."""
     text = _APOSTROPHES.sub("", unicodedata.normalize("NFC", heading).lower())
-    slug = re.sub(r"[\W_]+", "-", text).strip("-")
+    slug = _NOT_SLUG.sub("-", text).strip("-")
     return slug or "section"
 
 

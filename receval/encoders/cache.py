@@ -20,8 +20,12 @@ The cache lives under ``<cache_dir>/embeddings/``, one folder per model identity
   When a folder holds more than ``max_packs`` packs, the writer merges its smallest
   packs into one and then deletes the merged ones; a reader that finds a pack gone
   lists the folder again.
-- **Damage**: a pack whose size, header or checksum is wrong (a truncated copy, a
-  disk error) is reported, deleted, and its texts are encoded again. A cache that
+- **Damage**: a pack whose header, size or checksum is wrong (a truncated copy, a
+  disk error, an edit), whose vectors are not all finite or whose latencies are not NaN
+  or >= 0, is reported, deleted, and its texts are encoded again. The header is read
+  first and the file's size checked against it before the rest is read, so a pack
+  edited to a large size costs a ``stat``, not a read. The checksum ties each vector to
+  its key (both are in the payload it covers). A cache that
   cannot be written (read-only disk) is reported once and the run goes on without it.
 
 Why packs and not :class:`receval.chunking.cache.IndexCache` (one content-addressed file per
@@ -55,6 +59,7 @@ _MAGIC_V1 = b"RCVEMB\x00\x01"  # keys, vectors
 _MAGIC = b"RCVEMB\x00\x02"  # keys, live latencies (ms), vectors
 _HEADER = struct.Struct("<8sIQ32s")  # magic, dim, n, sha256(payload)
 _KEY = 32
+MAX_DIM = 1 << 16  # dimensions of a vector a pack may state (models use 384 to 4096)
 
 
 def _pack_size(magic: bytes, n: int, dim: int) -> int | None:
@@ -98,18 +103,26 @@ class EmbeddingCache:
     @staticmethod
     def read_pack(path: Path) -> tuple[list[bytes], np.ndarray, np.ndarray]:
         """Keys, (n, dim) vectors and (n,) live latencies in ms (NaN: not measured, or a
-        format-1 pack) of one pack; ``CorruptPack`` if damaged."""
-        data = path.read_bytes()
-        if len(data) < _HEADER.size:
-            raise CorruptPack(f"{len(data)} bytes, shorter than the header")
-        magic, dim, n, digest = _HEADER.unpack_from(data)
-        size = _pack_size(magic, n, dim)
-        if size is None:
-            raise CorruptPack("not a receval embeddings pack (bad magic bytes)")
-        if len(data) != size:
-            raise CorruptPack(f"{len(data)} bytes where {n} vectors of {dim} need {size} (truncated?)")
+        format-1 pack) of one pack; ``CorruptPack`` if damaged or edited. The header is read
+        first and the file's size must be the one it states (at most :data:`MAX_DIM` a
+        vector) before the rest is read; then the checksum, and every vector finite and every
+        latency NaN or a number >= 0."""
+        with open(path, "rb") as handle:
+            head = handle.read(_HEADER.size)
+            if len(head) < _HEADER.size:
+                raise CorruptPack(f"{len(head)} bytes, shorter than the header")
+            magic, dim, n, digest = _HEADER.unpack(head)
+            size = _pack_size(magic, n, dim)
+            if size is None:
+                raise CorruptPack("not a receval embeddings pack (bad magic bytes)")
+            if not 0 < dim <= MAX_DIM:
+                raise CorruptPack(f"vectors of {dim} dimensions (at most {MAX_DIM})")
+            found = os.fstat(handle.fileno()).st_size
+            if found != size:  # measured before the payload is read: an edited size costs nothing
+                raise CorruptPack(f"{found} bytes where {n} vectors of {dim} need {size} (truncated or edited?)")
+            data = head + handle.read(size - _HEADER.size)
         payload = memoryview(data)[_HEADER.size :]
-        if hashlib.sha256(payload).digest() != digest:
+        if len(data) != size or hashlib.sha256(payload).digest() != digest:
             raise CorruptPack("checksum mismatch")
         keys = [bytes(payload[i * _KEY : (i + 1) * _KEY]) for i in range(n)]
         start = _HEADER.size + n * _KEY
@@ -119,6 +132,10 @@ class EmbeddingCache:
         else:
             live = np.full(n, np.nan)
         vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=start)
+        if not np.isfinite(vectors).all():
+            raise CorruptPack("a vector holds NaN or infinity")
+        if not (np.isnan(live) | (np.isfinite(live) & (live >= 0))).all():
+            raise CorruptPack("a live latency is negative or infinite")
         return keys, vectors.reshape(n, dim), live
 
     def _readable(self, path: Path) -> tuple[list[bytes], np.ndarray, np.ndarray] | None:

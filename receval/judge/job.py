@@ -29,10 +29,10 @@ from omegaconf import OmegaConf
 
 from receval import components
 from receval.clients import failures
-from receval.core import outputs
+from receval.core import notices, outputs
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.io import atomic_write
-from receval.core.secrets import cut
+from receval.core.secrets import brief, cut, without_keys
 from receval.datasets import MAX_GRADE
 from receval.judge import circularity, probe
 from receval.judge.agreement import agreement, by_length
@@ -55,7 +55,9 @@ def check_config(cfg) -> None:
 
 
 def read_pool(path: str | Path) -> list[dict]:
-    """The pool's lines; a bad line is an error naming the file and line."""
+    """The pool's lines; a bad line (not a JSON object, ids that are not strings, a question
+    or text that is not a string, a role or known grade out of place) is an error naming
+    the file and line, before anything is sent."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise RecevalError(f"pool={path}: file not found; write one with receval pool RUNS --out {path}")
@@ -68,7 +70,7 @@ def read_pool(path: str | Path) -> list[dict]:
                 record = json.loads(text)
                 ok = record.get("role") == "run" or (isinstance(record["question_id"], str)
                                                      and isinstance(record["id"], str))
-            except (ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 ok = False
             if not ok or record.get("role", "hole") not in ROLES:
                 raise RecevalError(
@@ -80,11 +82,17 @@ def read_pool(path: str | Path) -> list[dict]:
                 raise RecevalError(
                     f"{path}:{number}: a support line names its nugget and nugget_text, as receval pool --nuggets writes"
                 )
+            for name in ("question", "text"):  # what is sent to a judge: text, never a number or a list
+                if record.get(name) is not None and not isinstance(record[name], str):
+                    raise RecevalError(
+                        f"{path}:{number}: {name} is {cut(brief(record[name]))}, not text; a pool line's question "
+                        "and text are strings, as receval pool writes"
+                    )
             if record.get("role") == "calibration" or "known_grade" in record:
                 grade = record.get("known_grade")
                 if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
                     raise RecevalError(
-                        f"{path}:{number}: known_grade {cut(repr(grade))} is not a grade; a calibration line's "
+                        f"{path}:{number}: known_grade {cut(brief(grade))} is not a grade; a calibration line's "
                         f"known_grade is an integer from 0 to {MAX_GRADE}, as receval pool writes"
                     )
             if problem := design_problem(record):
@@ -139,6 +147,7 @@ def probe_path(out: Path) -> Path:
 def run_judge(cfg) -> dict:
     """Judge ``cfg.pool`` with ``cfg.judge``; returns the summary written beside the labels."""
     check_config(cfg)
+    notices.clear()  # this job says what its own answers held
     inputs = [cfg.pool, *([cfg.reference] if cfg.reference else []),
               *([cfg.judge.path] if "path" in cfg.judge else [])]
     if Path(cfg.out).expanduser().is_file() and not cfg.force:
@@ -160,6 +169,7 @@ def run_judge(cfg) -> dict:
     to_support, supports = _supports(judge, records, cfg.pool)
     probes = probe.build(records, n_probes, int(node.get("seed", 0) or 0)) if n_probes else []
     verdicts = judge.judge(asked + probes, references) if asked or probes or not to_support else []
+    notices.say()
     counts = pair_counts(judge, verdicts + supports)
     check_graded(judge, counts, asked + probes, verdicts, out)
     verdicts, probed = verdicts[: len(asked)], verdicts[len(asked):]
@@ -167,7 +177,8 @@ def run_judge(cfg) -> dict:
     supported = _support_lines(judge.name, to_support, supports)
     holes = sum(r.get("role", "hole") == "hole" for r in records)
     summary = {
-        "pool": str(cfg.pool), "judge": judge.name, "config": OmegaConf.to_container(node, resolve=True),
+        "pool": str(cfg.pool), "judge": judge.name,
+        "config": without_keys(OmegaConf.to_container(node, resolve=True)),  # resolved: ${oc.env:...} too
         "holes": holes, "labelled": len(labels), "unlabelled": holes - len(labels),
         "grades": {str(g): sum(1 for x in labels if x["grade"] == g) for g in sorted({x["grade"] for x in labels})},
         "usage": dict(judge.usage), **_support_summary(len(to_support), supported),

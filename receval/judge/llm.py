@@ -135,6 +135,7 @@ class LlmJudge:
         tasks = [(i, s, prompt) for i, prompt in enumerate(prompts) for s in range(samples)]
         with ThreadPoolExecutor(max_workers=int(self.node.concurrency)) as pool:
             answers = list(pool.map(lambda t: self.answer(t[2], t[1], schema, validate), tasks))
+        self.client.calls.note(f"receval judge {self.name}")
         replies: list[list[dict]] = [[] for _ in prompts]
         for (i, _, _), found in zip(tasks, answers):
             if found is None:

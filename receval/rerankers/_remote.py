@@ -64,7 +64,7 @@ class Client:
             option=option, sleep=sleep,
         )
         self.option, self.path, self.url = option, path, self.shared.url(path)
-        self.calls = Calls(self.url, model, cache_dir)
+        self.calls = Calls(self.url, model, cache_dir, self.shared.secret_envs)
 
     def __repr__(self) -> str:
         return f"Client(url={self.url!r}, api_key_env={self.shared.api_key_env!r})"

@@ -108,6 +108,7 @@ class HttpReranker(RemoteScorer):
             requests[row] = 1
             estimated = estimated or answer.tokens_estimated
             tokens[row] = answer.input_tokens
+        self.client.calls.note("rerank=http")
         replay = batch_replay(answers, time.perf_counter() - began, 1)
         return Rescored(out, {"requests": requests, "input_tokens": tokens}, estimated, replay)
 

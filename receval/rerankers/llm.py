@@ -118,6 +118,7 @@ class LlmReranker(RemoteScorer):
             fix="raise rerank.retries or rerank.timeout, or check the server and that the model answers "
                 '{"grade": n}',
         )
+        self.client.calls.note("rerank=llm")
         replay = batch_replay(answers, time.perf_counter() - began, self.concurrency)
         graded = np.asarray(
             [(a.reply, a.input_tokens, a.output_tokens, a.tokens_estimated) for a in answers], dtype=np.float64

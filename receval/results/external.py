@@ -158,8 +158,14 @@ def export(
     qrels_path: str | Path | None = None,
     tag: str | None = None,
 ) -> tuple[Path, Path | None]:
-    """Write a stored run (and its labels) as TREC files; returns the paths written."""
+    """Write a stored run (and its labels) as TREC files; returns the paths written. Both
+    are formatted before either is written, so a problem (named with the run and the
+    question) leaves no file behind."""
     stored = run_dir if isinstance(run_dir, Run) else read_run(run_dir)
-    run_file = trec.write_run(trec_path, ranking(stored), tag or default_tag(stored))
-    qrels_file = trec.write_qrels(qrels_path, qrels(stored)) if qrels_path else None
-    return run_file, qrels_file
+    try:
+        run_text = trec.format_run(ranking(stored), tag or default_tag(stored))
+        qrels_text = trec.format_qrels(qrels(stored)) if qrels_path else None
+    except RecevalError as error:
+        raise RecevalError([f"{stored.run_dir}: {problem}" for problem in error.problems]) from None
+    run_file = trec.write_text(trec_path, run_text)
+    return run_file, trec.write_text(qrels_path, qrels_text) if qrels_path else None

@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from receval.core.errors import RecevalError
-from receval.core.secrets import cut
+from receval.core.secrets import brief, cut
 from receval.results.external import read_labels
 from receval.results.format import RANKS
 from receval.results.stored import Run
@@ -82,7 +82,7 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
                     records.append(record)
                     continue
                 qid, uid, grade = record["question_id"], record["id"], record["grade"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 raise RecevalError(
                     f"{path}:{number}: not a label; each line is a JSON object with question_id, id and grade"
                 ) from None
@@ -90,7 +90,7 @@ def read_labels_jsonl(path: str | Path, option: str = "--labels") -> tuple[Label
                     or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
                 raise RecevalError(
                     f"{path}:{number}: question_id and id must be strings and grade an integer from 0 to "
-                    f"{MAX_GRADE} (got {cut(repr(qid))}, {cut(repr(uid))}, {cut(repr(grade))})"
+                    f"{MAX_GRADE} (got {cut(brief(qid))}, {cut(brief(uid))}, {cut(brief(grade))})"
                 )
             before = labels.setdefault(qid, {}).get(uid)
             if before is not None and before != grade:

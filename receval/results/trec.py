@@ -127,7 +127,11 @@ def format_run(run: Mapping[str, Ranking], tag: str) -> str:
             seen.add(doc_id)
         if problems:
             continue
-        scores = strictly_decreasing(score for _, score in ranking)
+        try:
+            scores = strictly_decreasing(score for _, score in ranking)
+        except RecevalError as error:  # a NaN or infinite score: named with its question
+            problems += [f"question {qid!r}: {problem}" for problem in error.problems]
+            continue
         lines.extend(
             f"{qid} Q0 {doc_id} {rank} {score!r} {tag}"
             for rank, ((doc_id, _), score) in enumerate(zip(ranking, scores), start=1)
@@ -152,7 +156,8 @@ def format_qrels(qrels: Mapping[str, Mapping[str, int]]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _write_text(path: str | Path, text: str) -> Path:
+def write_text(path: str | Path, text: str) -> Path:
+    """``text`` written to ``path`` atomically (a run or qrels file already formatted)."""
     path = Path(path)
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return path
@@ -160,12 +165,12 @@ def _write_text(path: str | Path, text: str) -> Path:
 
 def write_run(path: str | Path, run: Mapping[str, Ranking], tag: str = "receval") -> Path:
     """Write ``run`` (question id -> [(docid, score), ...] best first) atomically."""
-    return _write_text(path, format_run(run, tag))
+    return write_text(path, format_run(run, tag))
 
 
 def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Path:
     """Write ``qrels`` (question id -> docid -> relevance) atomically."""
-    return _write_text(path, format_qrels(qrels))
+    return write_text(path, format_qrels(qrels))
 
 
 # --------------------------------------------------------------------------- reading

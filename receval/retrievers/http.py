@@ -37,7 +37,7 @@ from receval.retrievers.base import StageOutput
 from receval.retrievers.ranked import RankOnly
 from receval.retrievers.trajectory import is_trajectory, rank_answers
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
-from receval.core.secrets import shown, split_url
+from receval.core.secrets import brief, credential_values, shown, split_url
 from receval.core.trust import is_env_name
 
 
@@ -202,7 +202,7 @@ class HttpRetriever(RankOnly):
             except KeyError:
                 raise RecevalError(
                     f"{url}: malformed reply: a result without {node.id_key!r} and {node.score_key!r}: "
-                    f"{self.client.clip(repr(item), 120)} (set retriever.id_key / retriever.score_key)"
+                    f"{self.client.clip(brief(item), 120)} (set retriever.id_key / retriever.score_key)"
                 ) from None
         return pairs
 
@@ -215,8 +215,8 @@ class HttpRetriever(RankOnly):
         else:
             done = [self.ask(q, k) for q in questions]
         idx, scores, calls = rank_answers(
-            [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={self.client.root}",
-            questions, lambda text: self.client.clip(text, 80),
+            [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={shown(self.client.root)}",
+            questions, lambda text: self.client.clip(text, 80), self.client.credentials() + credential_values(self.body),
         )
         return idx, scores, np.array([seconds for _, seconds in done], dtype=np.float64), calls
 

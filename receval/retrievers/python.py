@@ -30,6 +30,7 @@ from omegaconf import OmegaConf
 
 from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
+from receval.core.secrets import credential_values
 from receval.retrievers.ranked import Passage, RankOnly
 from receval.retrievers.trajectory import rank_answers
 from receval.schema import SHORTLIST, range_
@@ -141,6 +142,7 @@ class PythonRetriever(RankOnly):
     def __init__(self, target: str, make, params: dict, context: Context, pool: int = 100):
         super().__init__("python", context, pool)
         self.target = target
+        self.credentials = credential_values(params)  # hidden from the queries its calls store
         self.user = user_call(f"{target}(**params)", make, **params)
         if not callable(getattr(self.user, "search", None)):
             raise ConfigError(
@@ -161,7 +163,7 @@ class PythonRetriever(RankOnly):
         if not isinstance(answers, (list, tuple)) or len(answers) != len(questions):
             got = len(answers) if isinstance(answers, (list, tuple)) else type(answers).__name__
             raise RecevalError(f"{where} returned {got} for {len(questions)} questions: return one list per question")
-        return rank_answers(list(answers), self.ids, self.tie_rank, k, where, questions)
+        return rank_answers(list(answers), self.ids, self.tie_rank, k, where, questions, own=self.credentials)
 
 
 @component("retriever", "python", PythonConfig)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from receval.core import numeric
-from receval.core.secrets import cut
+from receval.core.secrets import brief, cut
 from receval.core.errors import RecevalError
 from receval.ranking import sort_candidates
 from receval.retrievers.base import Block, Stage, StageOutput
@@ -80,7 +80,7 @@ class Ids:
         close = difflib.get_close_matches(name[:200], list(self.index), n=3, cutoff=0.5)
         hint = f"; closest known ids: {', '.join(map(repr, close))}" if close else ""
         return RecevalError(
-            f"{where} answered id {clip(repr(name))}, which is neither a chunk id nor a section id of this run{hint}"
+            f"{where} answered id {clip(brief(name))}, which is neither a chunk id nor a section id of this run{hint}"
         )
 
 
@@ -102,7 +102,7 @@ def top_lists(
             isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in answer
         ):
             raise RecevalError(
-                f"{where} answered question {cut(repr(questions[row]))} with {clip(repr(answer))}: "
+                f"{where} answered question {cut(brief(questions[row]))} with {clip(brief(answer))}: "
                 "each answer is a list of (id, score) pairs"
             )
     counts = np.fromiter((len(a) for a in answers), np.int64, n_rows)
@@ -112,8 +112,8 @@ def top_lists(
     if values is None:
         i = next(i for i, (_, score) in enumerate(flat) if numeric.real(score) is None)
         raise RecevalError(
-            f"{where} gave id {clip(repr(flat[i][0]))} the score {clip(repr(flat[i][1]))} for question "
-            f"{cut(repr(questions[rows[i]]))}: scores must be finite real numbers (not strings, booleans, "
+            f"{where} gave id {clip(brief(flat[i][0]))} the score {clip(brief(flat[i][1]))} for question "
+            f"{cut(brief(questions[rows[i]]))}: scores must be finite real numbers (not strings, booleans, "
             "lists or None)"
         )
     if ids is None:  # names are chunk positions already (a table's row number)
@@ -123,14 +123,14 @@ def top_lists(
         cols = np.fromiter((lookup.get(str(name), -1) for name, _ in flat), np.int64, len(flat))
         if (cols < 0).any():
             i = int(np.argmax(cols < 0))
-            raise ids.unknown(str(flat[i][0]), f"{where} (question {cut(repr(questions[rows[i]]))})", clip)
+            raise ids.unknown(str(flat[i][0]), f"{where} (question {cut(brief(questions[rows[i]]))})", clip)
     order = np.lexsort((cols, rows))
     twice = np.flatnonzero((rows[order][1:] == rows[order][:-1]) & (cols[order][1:] == cols[order][:-1]))
     if twice.size:
         a, b = (flat[order[twice[0] + step]][0] for step in (0, 1))
-        named = f"id {clip(repr(a))} twice" if a == b else f"one chunk twice, as {clip(repr(a))} and {clip(repr(b))}"
+        named = f"id {clip(brief(a))} twice" if a == b else f"one chunk twice, as {clip(brief(a))} and {clip(brief(b))}"
         raise RecevalError(
-            f"{where} named {named} for question {cut(repr(questions[rows[order[twice[0]]]]))}: "
+            f"{where} named {named} for question {cut(brief(questions[rows[order[twice[0]]]]))}: "
             "give each chunk at most once per answer (a section id stands for its first chunk)"
         )
     width = max(int(counts.max()) if n_rows else 0, 1)

@@ -1,6 +1,8 @@
 """The one tokenizer shared by every lexical retriever (TF-IDF, BM25).
 
-Tokens are Unicode words (``\\w+``) of the lowercased text, except two scripts' worth:
+Tokens are Unicode words (``\\w`` characters and the combining marks words are written
+with: :func:`receval.core.marks.words`, so Thai or Hindi words are not cut at every vowel
+sign) of the lowercased text, except two scripts' worth:
 
 - **CJK** (``tokenizer.cjk``, default ``bigram``): a run of Han, Hiragana, Katakana or
   Hangul characters becomes its overlapping character bigrams (``東京都`` -> ``東京``,
@@ -32,21 +34,22 @@ from pathlib import Path
 
 from receval.core.cjk import _CJK_ANY, CJK, CJK_RANGES, cjk_mask, has_cjk  # noqa: F401 (re-exported)
 from receval.core.errors import ConfigError
+from receval.core.marks import MARKS, words
 from receval.retrievers.stopwords import STOPWORDS as _LISTS
 
-WORD = re.compile(r"\w+")
 STOPWORDS = _LISTS["english"]  # the default language's list (RM3 reads it)
 
 _CJK_OR_WIDE = re.compile(f"[{CJK}\uff01-\uff5e]")  # a text the CJK rule can change
 _WIDE = re.compile("[\uff01-\uff5e\uff61-\uffdc]+")  # full-width ASCII, half-width kana and Hangul
-_CJK_WORD = re.compile(f"[{CJK}]+|[^\\W{CJK}]+")  # a CJK run (a bigram or a lone character) or a word
+# a CJK run (a bigram or a lone character) or a word (its combining marks in it: receval.core.marks)
+_CJK_WORD = re.compile(f"[{CJK}]+|(?:[^\\W{CJK}]|[{MARKS}])+")
 
 
 def cjk_words(text: str) -> list[str]:
     """Lowercase words of ``text`` with every CJK run as its overlapping character bigrams
     (a one-character run: that character); the ``\\w+`` words when it has no CJK."""
     if text.isascii() or not _CJK_OR_WIDE.search(text):
-        return WORD.findall(text.lower())
+        return words(text.lower())
     if _WIDE.search(text):
         text = _WIDE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     tokens = []
@@ -160,7 +163,7 @@ class Tokenizer:
     def many(self, texts: Iterable[str]) -> list[list[str]]:
         if self._subword is not None:
             return [e.tokens for e in self._subword.encode_batch(list(texts), add_special_tokens=False)]
-        split = cjk_words if self.cjk == CjkSplit.bigram else (lambda text: WORD.findall(text.lower()))
+        split = cjk_words if self.cjk == CjkSplit.bigram else (lambda text: words(text.lower()))
         tokenized = [split(text) for text in texts]
         if self.stopwords:
             stop = _LISTS[self.language]
@@ -182,6 +185,6 @@ class Tokenizer:
         if self._subword is not None:
             return f"subword;sha256={self._subword_sha}"
         return (
-            f"words-lower;cjk={self.cjk};language={self.language};"
+            f"words-marks-lower;cjk={self.cjk};language={self.language};"
             f"stopwords={int(self.stopwords)};stem={int(self.stem)}"
         )

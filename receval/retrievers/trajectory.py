@@ -13,6 +13,9 @@ plain answer; without it the final ranking is the calls' union in call order (ea
 chunk at its first appearance, with that call's score; scores of different calls are
 not compared). Every measure is of the final ranking; the calls feed ``n_calls``,
 ``first_relevant_call`` and ``recall_union`` (:func:`receval.evaluate.trajectory_columns`).
+A call's query is stored in ``results.parquet``: a server that echoes its request's
+Authorization header there, or any key-like word the question did not hold, is replaced
+by ``<hidden: key>`` first (:func:`hidden_queries`), and the run warns how many.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import numpy as np
 
 from receval.core import numeric
 from receval.core.errors import RecevalError
-from receval.core.secrets import cut
+from receval.core import notices
+from receval.core.secrets import brief, cut, hidden_message, hide_keys, key_tokens
 from receval.retrievers.ranked import Ids, top_lists
 
 
@@ -49,23 +53,23 @@ def _checked(
     """(queries, hits lists, latencies) of one trajectory answer; a RecevalError naming
     the question and the field otherwise (what is quoted of the answer through ``clip``:
     a server's reply is redacted)."""
-    about = f"{where} answered question {cut(repr(question))} with calls"
+    about = f"{where} answered question {cut(brief(question))} with calls"
     calls = answer["calls"]
     if not isinstance(calls, list):
-        raise RecevalError(f"{about} = {clip(repr(calls))}: give a list of {{\"query\", \"hits\"}} objects")
+        raise RecevalError(f"{about} = {clip(brief(calls))}: give a list of {{\"query\", \"hits\"}} objects")
     unknown = set(answer) - {"calls", "final"}
     if unknown:
         raise RecevalError(f"{about}: unknown key(s) {clip(', '.join(sorted(map(str, unknown))))}; use calls and final")
     queries, hits, latencies = [], [], []
     for n, call in enumerate(calls, 1):
         if not isinstance(call, dict) or "hits" not in call:
-            raise RecevalError(f"{about}: call {n} is {clip(repr(call))}; each call is {{\"query\", \"hits\"}}")
+            raise RecevalError(f"{about}: call {n} is {clip(brief(call))}; each call is {{\"query\", \"hits\"}}")
         query = call.get("query", "")
         if not isinstance(query, str):
-            raise RecevalError(f"{about}: call {n}'s query is {clip(repr(query))}, not a string")
+            raise RecevalError(f"{about}: call {n}'s query is {clip(brief(query))}, not a string")
         latency = call.get("latency_ms")
         if latency is not None and (numeric.real(latency) is None or latency < 0):
-            raise RecevalError(f"{about}: call {n}'s latency_ms is {clip(repr(latency))}, not a number >= 0")
+            raise RecevalError(f"{about}: call {n}'s latency_ms is {clip(brief(latency))}, not a number >= 0")
         queries.append(query)
         hits.append(call["hits"])
         latencies.append(None if latency is None else float(latency))
@@ -86,15 +90,31 @@ def union(rows_idx: np.ndarray, rows_scores: np.ndarray, depth: int) -> tuple[np
     return idx, out
 
 
+def hidden_queries(parsed: dict, questions: list[str], own: tuple[str, ...], where: str) -> None:
+    """Each call's query (what results.parquet stores) without the request's own
+    credentials ``own`` or a key-like word its question did not hold
+    (:func:`receval.core.secrets.hide_keys`), in place; the run's warning says how many
+    (:mod:`receval.core.notices`)."""
+    count = 0
+    for row, (queries, _, _) in parsed.items():
+        keep = key_tokens(questions[row])
+        for n, query in enumerate(queries):
+            queries[n], found = hide_keys(query, own, keep)
+            count += found
+    notices.add(f"{where}'s search calls", count, hidden_message)
+
+
 def rank_answers(
     answers: list, ids: Ids | None, tie_rank: np.ndarray, depth: int, where: str, questions: list[str],
-    clip: Callable[[str], str] = cut,
+    clip: Callable[[str], str] = cut, own: tuple[str, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray, list[list[Call] | None] | None]:
     """Plain answers and trajectories -> (idx (B, depth), scores, calls per question: None
-    for a plain answer; None for the whole batch when no answer has calls)."""
+    for a plain answer; None for the whole batch when no answer has calls). Queries are
+    stored without the request's credentials ``own`` or other keys (:func:`hidden_queries`)."""
     if not any(is_trajectory(a) for a in answers):
         return (*top_lists(answers, ids, tie_rank, depth, where, questions, clip), None)
     parsed = {row: _checked(a, where, questions[row], clip) for row, a in enumerate(answers) if is_trajectory(a)}
+    hidden_queries(parsed, questions, own, where)
     owners = [row for row, (queries, _, _) in parsed.items() for _ in queries]
     flat_hits = [h for _, hits, _ in parsed.values() for h in hits]
     call_idx, call_scores = top_lists(

@@ -1,8 +1,8 @@
 """Which generated questions are worth keeping: no near-duplicates, no empty ones, and
 no set that is mostly either (a broken server repeating one reply).
 
-Words. A question's words are the ``\\w+`` runs of its text in Unicode NFKC, case
-folded: "What is a fine?" and "what is a FINE" have the same words.
+Words. A question's words are the runs of ``\\w`` characters and combining marks of its
+text in Unicode NFKC, case folded: "What is a fine?" and "what is a FINE" have the same words.
 
 Near-duplicate. Two questions are near-duplicates when their word *sets* have a
 Jaccard similarity |A & B| / |A | B| of at least :data:`JACCARD` (0.9): the same
@@ -25,21 +25,22 @@ different passages does not do that.
 from __future__ import annotations
 
 import math
-import re
 import threading
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from receval.core import marks
+
 JACCARD = 0.9
 MOST = 0.5  # refused when more than this share of the replies were duplicates or empty
 JUDGED_FROM = 20  # replies seen before a running job may be stopped for it (the end judges any number)
-_WORD = re.compile(r"\w+")
 
 
 def words(question: str) -> frozenset[str]:
-    """The question's words: ``\\w+`` runs of its NFKC, case-folded text."""
-    return frozenset(_WORD.findall(unicodedata.normalize("NFKC", question).casefold()))
+    """The question's words (:func:`receval.core.marks.words`: their combining marks in
+    them) of its NFKC, case-folded text."""
+    return frozenset(marks.words(unicodedata.normalize("NFKC", question).casefold()))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from receval.core import outputs
+from receval.core import notices, outputs
 from receval.config import synth_problems
 from receval.datasets import LIBRARY, load_sections, questions_path
 from receval.core.errors import ConfigError, DatasetError, RecevalError
@@ -89,6 +89,7 @@ def make_client(syn) -> ChatClient:
 def generate(cfg, client: ChatClient | None = None, progress: bool | None = None) -> Summary:
     """Write the questions ``cfg.synth`` asks for to ``cfg.synth.out``; see the module doc."""
     check_config(cfg)
+    notices.clear()  # this job says what its own answers held
     syn = cfg.synth
     client = client or make_client(syn)
     out = Path(str(syn.out)).expanduser()
@@ -232,6 +233,8 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
             executor.shutdown(wait=True, cancel_futures=True)
             raise
         executor.shutdown(wait=True)
+    client.calls.note("receval synth")
+    notices.say()
     summary.requests, summary.mode, summary.replayed = client.requests, client.mode, client.calls.replayed
     summary.duplicates, summary.empty = verdict.duplicates, verdict.empty
     refuse(1)

@@ -159,7 +159,7 @@ class QuestionsFile:
 def _parse_line(raw: bytes) -> tuple[dict | None, str]:
     try:
         record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None, "not a valid JSON line"
     if not isinstance(record, dict) or not isinstance(record.get("id"), str) or not record["id"]:
         return None, "not a JSON object with a string 'id'"

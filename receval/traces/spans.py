@@ -31,7 +31,7 @@ from pathlib import Path
 
 from receval.core import numeric
 from receval.core.errors import RecevalError
-from receval.core.secrets import cut
+from receval.core.secrets import brief, cut
 
 KIND = "openinference.span.kind"
 RETRIEVER = "RETRIEVER"
@@ -109,10 +109,10 @@ def _ns(value, where: str, name: str) -> int:
             pass
         else:
             if when.tzinfo is None:
-                raise RecevalError(f"{where}: {name} {cut(repr(value))} has no time zone; give UTC (…Z)")
+                raise RecevalError(f"{where}: {name} {cut(brief(value))} has no time zone; give UTC (…Z)")
             seconds = int(when.timestamp())
             return seconds * 1_000_000_000 + when.microsecond * 1000
-    raise RecevalError(f"{where}: {name} is {cut(repr(value))}, not a time (ISO 8601 text or nanoseconds)")
+    raise RecevalError(f"{where}: {name} is {cut(brief(value))}, not a time (ISO 8601 text or nanoseconds)")
 
 
 def _first(data: dict, *names: str):
@@ -138,8 +138,10 @@ def read_spans(path: str | Path) -> tuple[list[Span], int]:
                 data = json.loads(text)
             except ValueError as error:
                 raise RecevalError(
-                    f"{where}: not JSON ({error.msg}); give one span as a JSON object per line"
+                    f"{where}: not JSON ({getattr(error, 'msg', error)}); give one span as a JSON object per line"
                 ) from None
+            except RecursionError:
+                raise RecevalError(f"{where}: JSON nested too deep to read; give one span as a JSON object per line") from None
             if not isinstance(data, dict):
                 raise RecevalError(f"{where}: a {type(data).__name__}, not a span (a JSON object)")
             span = _span(data, number, where)
@@ -177,7 +179,7 @@ def _span(data: dict, number: int, where: str) -> Span | None:
         score = doc.get("score")
         if score is not None and numeric.real(score) is None:
             raise RecevalError(
-                f"{where}: retrieval.documents.{position}.document.score is {cut(repr(score))}, not a finite number"
+                f"{where}: retrieval.documents.{position}.document.score is {cut(brief(score))}, not a finite number"
             )
         content = doc.get("content")
         docs.append(Document(str(doc["id"]), None if score is None else float(score),

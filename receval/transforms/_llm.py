@@ -125,6 +125,7 @@ class Asker:
             fix="raise transform.retries or transform.timeout, or check the server and that the model "
                 "answers the JSON the prompt asks for",
         )
+        self.client.calls.note(f"transform={self.kind}")
         replay = batch_replay(answers, time.perf_counter() - began, self.concurrency)
         with self._lock:
             self.replay = self.replay + replay if self.counting else self.replay
