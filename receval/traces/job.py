@@ -19,7 +19,8 @@ from receval.measures.spans import judge_spans, token_columns
 from receval.metrics import measures_for
 from receval.pipeline import written_facts
 from receval.results.identity import identity_hash
-from receval.results import manifest
+from receval.results import bond
+from receval.results.claim import Claim, holding
 from receval.results.format import CHUNKS
 from receval.results.write import write_json, write_results, write_run_json
 from receval.retrievers.trajectory import Call, union
@@ -92,10 +93,15 @@ def match(spans: list[Span], questions: list[Question]) -> tuple[dict[str, list[
     return matched, unmatched, repeated
 
 
-def import_traces(cfg, run_dir: Path) -> Summary:
-    """Score the traces of ``cfg.traces.path`` against ``cfg.dataset`` into ``run_dir``."""
-    began = time.perf_counter()
-    manifest.unseal(run_dir)  # until sealed again, the folder reads as incomplete
+def import_traces(cfg, run_dir: Path, claim: Claim | None = None) -> Summary:
+    """Score the traces of ``cfg.traces.path`` against ``cfg.dataset`` into ``run_dir``,
+    taken for this run (:mod:`receval.results.claim`; ``claim``: taken by the caller)."""
+    with holding(run_dir, claim) as held:
+        return _import(cfg, Path(run_dir), held.start())
+
+
+def _import(cfg, run_dir: Path, claim: Claim) -> Summary:
+    began = time.perf_counter()  # the folder reads as incomplete from here (claim.start) until claim.seal
     dataset = load_dataset(cfg.dataset)
     spans, others = read_spans(cfg.traces.path)
     matched, unmatched, repeated = match(spans, dataset.questions)
@@ -158,6 +164,7 @@ def import_traces(cfg, run_dir: Path) -> Summary:
         "repeated_traces": repeated, "untraced_questions": summary.untraced, "unknown_ids": summary.unknown_ids,
     }
     info = {
+        bond.KEY: claim.run_id,  # in results.parquet's metadata and run.json alike
         "config_hash": identity_hash(config),
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(dataset.sections),
@@ -173,10 +180,11 @@ def import_traces(cfg, run_dir: Path) -> Summary:
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names
     }
     written = written_facts(OmegaConf.create(config), names + token_columns(ks))  # label, params, measures
-    write_json(Path(run_dir) / CHUNKS, unit_facts(dataset.sections, units, final_idx))  # what report --show reads
+    write_json(Path(run_dir) / CHUNKS,  # what report --show reads
+               {**unit_facts(dataset.sections, units, final_idx), bond.KEY: claim.run_id})
     write_run_json(run_dir, {**info, **written, "timings": {"import_s": time.perf_counter() - began},
                              "config": config, "means": summary.means})
-    manifest.seal(run_dir)  # last: the folder is one run from here
+    claim.seal()  # last: the folder is one run from here
     return summary
 
 
