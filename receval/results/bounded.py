@@ -126,8 +126,8 @@ def check_pages(path: Path, data, meta: pq.FileMetaData, leaves: list[int]) -> N
     decoded, budget = widths, pages.MAX_PAGES
     try:
         for chunk in chunks:
-            size, walked = pages.page_bytes(data, chunk, budget)
-            decoded, budget = decoded + size, budget - walked
+            walk = pages.page_bytes(data, chunk, budget)
+            decoded, budget = decoded + walk.declared, budget - walk.pages
     except pages.PageError as error:
         raise RunError(f"{path}: cannot be read as results ({error}); {integrity.EDITED}") from None
     if decoded > MAX_DECODED_BYTES:

@@ -21,6 +21,8 @@ read here with depth, length and page-count limits, so a hostile header is a
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 #: Largest decompressed/compressed ratio of a codec whose decoder checks the length it
 #: declares (Snappy: a 64-byte copy in 3 bytes, https://github.com/google/snappy/blob/main/format_description.txt).
 MAX_EXPANSION = {"UNCOMPRESSED": 1, "SNAPPY": 22}
@@ -127,19 +129,27 @@ def chunk_range(column) -> tuple[int, int]:
     return start, start + column.total_compressed_size
 
 
-def page_bytes(data, column, budget: int) -> tuple[int, int]:
-    """(bytes the pages of ``column`` declare decompressed, pages walked) for a column
-    chunk (``pyarrow`` column chunk metadata) of the Parquet file ``data``; a
-    :class:`PageError` when the chunk leaves the file, a header cannot be read, or more
-    than ``budget`` pages are walked."""
+class Walk(NamedTuple):
+    """A column chunk's pages: the bytes they declare decompressed, how many, and the
+    bytes of their headers (with ``declared``, the footer's total when it is honest)."""
+
+    declared: int
+    pages: int
+    headers: int
+
+
+def page_bytes(data, column, budget: int) -> Walk:
+    """The pages of ``column`` (``pyarrow`` column chunk metadata) of the Parquet file
+    ``data``, walked from their headers; a :class:`PageError` when the chunk leaves the
+    file, a header cannot be read, or more than ``budget`` pages are walked."""
     start, end = chunk_range(column)
     if start < 4 or end > len(data) - 8 or end < start:  # "PAR1", then the footer and "PAR1"
         raise PageError(f"its column chunk {column.path_in_schema!r} lies outside the file")
-    total = pages = 0
+    total = count = headers = 0
     pos = start
     while pos < end:
-        pages += 1
-        if pages > budget:
+        count += 1
+        if count > budget:
             raise PageError(f"more than {MAX_PAGES:,} pages")
         reader = _Compact(data, pos, end)
         header = reader.struct()
@@ -147,10 +157,11 @@ def page_bytes(data, column, budget: int) -> tuple[int, int]:
         if not (isinstance(uncompressed, int) and isinstance(compressed, int) and uncompressed >= 0 and compressed >= 0):
             raise PageError(f"a page of {column.path_in_schema!r} declares no sizes")
         total += uncompressed
+        headers += reader.pos - pos
         pos = reader.pos + compressed
     if pos != end:
         raise PageError(f"the pages of {column.path_in_schema!r} run past their column chunk")
-    return total, pages
+    return Walk(total, count, headers)
 
 
 def expansion_bound(column) -> int | None:
