@@ -67,16 +67,16 @@ def test_dictionary_bomb_a_5_mb_question_over_600_rows_is_refused_on_its_diction
 
 
 def test_dictionary_bomb_within_the_text_limit_counts_each_use(good, tmp_path, monkeypatch):
-    """64 KB questions (within the text limit), one entry over 600 rows: 39 MB decoded,
+    """64 KB questions (within the text limit), one entry over 300 rows: 19.7 MB decoded,
     counted at each use against the decoded bound, before it is expanded."""
-    folder = with_question(good, tmp_path / "bomb", "y" * 65_536, 600)
-    assert (folder / RESULTS).stat().st_size < 200_000
-    monkeypatch.setattr(bounded, "MAX_DECODED_BYTES", 16 << 20)
-    with pytest.raises(RunError, match=r"the columns read would decode to 39,[\d,]+ bytes \(at most 16,777,216; "
-                                       r"column 'question' 39,3[\d,]+: a dictionary-encoded string counts at each use\)"):
+    folder = with_question(good, tmp_path / "bomb", "y" * 65_536, 300)
+    assert (folder / RESULTS).stat().st_size < 100_000
+    monkeypatch.setattr(bounded, "MAX_DECODED_BYTES", 8 << 20)
+    with pytest.raises(RunError, match=r"the columns read would decode to 19,[\d,]+ bytes \(at most 8,388,608; "
+                                       r"column 'question' 19,66[\d,]+: a dictionary-encoded string counts at each use\)"):
         open_run(folder)
-    monkeypatch.setattr(bounded, "MAX_DECODED_BYTES", 64 << 20)  # under the bound: read, and equal to the plain file
-    plain = with_question(good, tmp_path / "plain", "y" * 65_536, 600, plain=True)
+    monkeypatch.setattr(bounded, "MAX_DECODED_BYTES", 32 << 20)  # under the bound: read, and equal to the plain file
+    plain = with_question(good, tmp_path / "plain", "y" * 65_536, 300, plain=True)
     tables = [bounded.read_results(f / RESULTS, (f / RESULTS).read_bytes(), frozenset())[0] for f in (folder, plain)]
     assert tables[0].equals(tables[1]) and tables[0].column("question").type == pa.string()
 
@@ -121,22 +121,22 @@ def test_dictionary_bomb_report_refuses_it_with_one_message_under_1_gib(good, tm
 
 
 def zstd_bomb(good: Path, where: Path) -> Path:
-    """600 questions of 60 KB each, stored plain and zstd-compressed: 36 MB in pages that
+    """300 questions of 40 KB each, stored plain and zstd-compressed: 12 MB in pages that
     take a few KB, the footer's own total aside."""
-    return with_question(good, where, "w" * 60_000, 600, plain=True, compression="zstd", use_dictionary=False)
+    return with_question(good, where, "w" * 40_000, 300, plain=True, compression="zstd", use_dictionary=False)
 
 
 def test_a_compressed_page_bomb_is_refused_from_its_page_headers_before_any_row_is_read(good, tmp_path, monkeypatch):
     folder = zstd_bomb(good, tmp_path / "bomb")
-    assert (folder / RESULTS).stat().st_size < 300_000
-    monkeypatch.setattr(bounded, "MAX_DECODED_BYTES", 8 << 20)
+    assert (folder / RESULTS).stat().st_size < 200_000
+    monkeypatch.setattr(bounded, "MAX_DECODED_BYTES", 4 << 20)
 
     def never(*args, **kwargs):
         raise AssertionError("rows were read")
 
     monkeypatch.setattr(pq.ParquetFile, "read", never)
-    with pytest.raises(RunError, match=r"results\.parquet: its pages decode to 36,[\d,]+ bytes in the columns read "
-                                       r"\(at most 8,388,608\)"):
+    with pytest.raises(RunError, match=r"results\.parquet: its pages decode to 12,[\d,]+ bytes in the columns read "
+                                       r"\(at most 4,194,304\)"):
         open_run(folder)
 
 

@@ -4,7 +4,9 @@ TREC pooling of a sweep). A seeded sample of already-labelled pairs can join it
 (``calibrate``), marked with their known grade, so a judge's agreement with the known
 labels can be measured on pairs it judges blind. Each question's labelled units
 (grade >= 1) follow as ``reference`` lines, never judged: the one-shot judge compares
-a hole with them. Nothing is written into the runs.
+a hole with them. Nothing is written into the runs. Runs of different datasets (their
+fingerprints differ, or one question id holds two texts) are refused: their question
+ids would pool two datasets' questions as one.
 
 Roles: ``hole`` (to judge), ``calibration`` (judged blind, compared with
 ``known_grade``), ``reference`` (a known relevant unit, with ``known_grade``).
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval.core.errors import RecevalError
+from receval.core.secrets import cut
+from receval.results.identity import mixed_datasets
 from receval.results.stored import Run
 
 
@@ -48,13 +52,24 @@ def pool(runs: list[Run], depth: int, calibrate: int = 0, seed: int = 0) -> list
         raise RecevalError(f"--depth {depth}: give the number of top units pooled per run, >= 1 (e.g. 10)")
     if calibrate < 0:
         raise RecevalError(f"--calibrate {calibrate}: give a number of labelled pairs >= 0")
+    if mixed := mixed_datasets(runs):  # the same question ids would pool two datasets' questions as one
+        raise RecevalError(f"{mixed}; pool the runs of one dataset at a time")
     texts: dict[str, str] = {}
+    asked: dict[str, str] = {}  # question id -> the run that gave its text
     labels: dict[str, dict[str, int]] = {}
     seen: dict[tuple[str, str], list[int]] = {}  # (question, unit) -> [runs, best rank]
     for run in runs:
         columns = run.table.select(["question_id", "question", "relevant", "grades", "retrieved"]).to_pydict()
         for qid, text, relevant, grades, retrieved in zip(*columns.values()):
-            texts.setdefault(qid, text or "")
+            if text and texts.get(qid) and texts[qid] != text:
+                raise RecevalError(
+                    f"question {cut(repr(qid))} is {cut(repr(texts[qid]), 60)} in {asked[qid]} and "
+                    f"{cut(repr(text), 60)} in {run.run_dir}: these runs asked different questions under one id "
+                    "(another dataset, or another version of it); pool the runs of one dataset at a time"
+                )
+            if text and not texts.get(qid):
+                texts[qid], asked[qid] = text, str(run.run_dir)
+            texts.setdefault(qid, "")
             known = labels.setdefault(qid, {})
             known.update(zip(relevant or [], grades or []))
             for rank, uid in enumerate((retrieved or [])[:depth], 1):

@@ -3,7 +3,8 @@
 
 Exit status 0 when the run was written (spans that matched no question are counted,
 named on stderr and in run.json), 2 for every user error: a bad config value, a
-missing file, a line that is not a span, and a config Hydra cannot compose.
+missing file, a line that is not a span, traces that match no question of the dataset
+(nothing is written), and a config Hydra cannot compose.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def import_one(cfg) -> None:
     check_config(cfg)
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     with taken(run_dir) as claim:  # held before the import starts: a second import into it is refused
-        summary = import_traces(cfg, run_dir, claim.start(saved))
+        summary = import_traces(cfg, run_dir, claim, saved)
     for line in notes(summary):
         print(f"receval: note: {line}", file=sys.stderr)
     print(summary_line(summary), flush=True)

@@ -86,7 +86,7 @@ def read(run_dir: Path) -> Manifest:
     if not path.is_file():
         raise IncompleteRun(
             f"{run_dir}: incomplete run (no {MANIFEST}: it stopped before it finished, or was written "
-            f"by a receval older than manifests); {RERUN}, or 'receval reproduce' it"
+            f"by a receval older than manifests); {RERUN}"
         )
     if path.stat().st_size > MAX_MANIFEST_BYTES:
         raise IncompleteRun(f"{path}: {path.stat().st_size:,} bytes, not a manifest (at most {MAX_MANIFEST_BYTES:,}); {RERUN}")
