@@ -331,7 +331,7 @@ def test_reader_racing_a_swapping_writer_never_mixes_two_runs(runs, tmp_path, sw
     """A thread keeps replacing the folder's files (atomically, one at a time) with one run's
     or the other's while readers read: each read is refused as incomplete, or is one run
     whole, its config with its own numbers. (The door before it read each file once gave
-    one run's config with the other's numbers in about 1 read in 70.)"""
+    one run's config with the other's numbers in 3 of 200 reads.)"""
     folder = copy(runs["bm25"], tmp_path / "run")
     stop = threading.Event()
 
