@@ -71,8 +71,7 @@ def read_results(path: Path, data, skip: frozenset[str] = frozenset(),
         table = reader.read(columns=columns)
         integrity.check_lengths(path, table)  # on the dictionaries: no entry repeated yet
         check_expanded(path, table)
-        if strings:
-            table = table.cast(pa.schema([schema.field(name) for name in table.column_names], metadata=schema.metadata))
+        table = expanded(table, schema)
     except MemoryError:  # pyarrow's ArrowMemoryError included
         raise RunError(f"{path}: too large to read into memory; {integrity.EDITED}") from None
     except (pa.ArrowException, OSError, ValueError) as error:
@@ -149,6 +148,15 @@ def decoded_bytes(array: pa.Array) -> int:
     if pa.types.is_struct(kind):
         return sum(decoded_bytes(field) for field in array.flatten())
     return array.nbytes
+
+
+def expanded(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with its dictionary-encoded columns decoded to the file's own types."""
+    for i, name in enumerate(table.column_names):
+        field = schema.field(name)
+        if table.schema.field(i).type != field.type:
+            table = table.set_column(i, field, pc.cast(table.column(i), field.type))
+    return table.replace_schema_metadata(schema.metadata)
 
 
 def check_expanded(path: Path, table: pa.Table) -> None:
