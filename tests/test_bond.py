@@ -112,7 +112,8 @@ def test_two_writers_into_one_folder_the_second_is_refused_naming_the_first(runs
     folder = copy(runs["bm25"], tmp_path / "run")
     before = everything(folder)
     with taken(folder):
-        with pytest.raises(RunError, match=rf"{folder}: another run is writing into this folder \(pid {os.getpid()} on "):
+        refused = rf"{folder}: another run is writing into this folder \(pid {os.getpid()} on "
+        with pytest.raises(RunError, match=refused):
             pipeline.run(make_config("retriever=tfidf"), folder)
         assert {k: v for k, v in everything(folder).items() if k != LOCK} == before
     assert everything(folder) == before and consistent(open_run(folder), runs) == "bm25"

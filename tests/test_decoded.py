@@ -73,7 +73,8 @@ def test_dictionary_bomb_within_the_text_limit_counts_each_use(good, tmp_path, m
     assert (folder / RESULTS).stat().st_size < 100_000
     monkeypatch.setattr(bounded, "MAX_DECODED_BYTES", 8 << 20)
     with pytest.raises(RunError, match=r"the columns read would decode to 19,[\d,]+ bytes \(at most 8,388,608; "
-                                       r"column 'question' 19,66[\d,]+: a dictionary-encoded string counts at each use\)"):
+                                       r"column 'question' 19,66[\d,]+: a dictionary-encoded string counts "
+                                       r"at each use\)"):
         open_run(folder)
     monkeypatch.setattr(bounded, "MAX_DECODED_BYTES", 32 << 20)  # under the bound: read, and equal to the plain file
     plain = with_question(good, tmp_path / "plain", "y" * 65_536, 300, plain=True)
@@ -105,7 +106,8 @@ def test_dictionary_bomb_report_refuses_it_with_one_message_under_1_gib(good, tm
     assert (folder / RESULTS).stat().st_size < 2_000_000
     measure = (
         "import resource, subprocess, sys, json\n"
-        "done = subprocess.run([sys.executable, '-m', 'receval', 'report', sys.argv[1]], capture_output=True, text=True)\n"
+        "done = subprocess.run([sys.executable, '-m', 'receval', 'report', sys.argv[1]],\n"
+        "                      capture_output=True, text=True)\n"
         "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
         "print(json.dumps({'code': done.returncode, 'err': done.stderr, 'peak': peak}))\n"
     )

@@ -91,7 +91,8 @@ def test_pool_mixing_two_datasets_by_question_text_is_refused(good, tmp_path):
     pq.write_table(table, other / RESULTS)
     forged(other)
     first = read_run(good).table.column("question_id")[0].as_py()
-    with pytest.raises(RecevalError, match=rf"question '{first}' is .* in .* and 'a question of another dataset\?' in "):
+    asked = rf"question '{first}' is .* in .* and 'a question of another dataset\?' in "
+    with pytest.raises(RecevalError, match=asked):
         pool([read_run(good), read_run(other)], 10)
 
 

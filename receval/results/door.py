@@ -302,7 +302,8 @@ def open_run(
     if not chunks:
         blobs.pop(CHUNKS, None)
     info, config, overrides = _saved(present, blobs)  # small files first: a YAML bomb fails before any Parquet work
-    table, metadata = read_results(present[RESULTS], blobs.pop(RESULTS), skip, None if only is None else only | {"question_id"})
+    columns = None if only is None else only | {"question_id"}
+    table, metadata = read_results(present[RESULTS], blobs.pop(RESULTS), skip, columns)
     carried = {MANIFEST: sealed_by.run_id, RESULTS: metadata.get(bond.KEY)}
     if RUN_JSON in present:
         carried[RUN_JSON] = info.get(bond.KEY)

@@ -154,7 +154,7 @@ def page_bytes(data, column, budget: int) -> Walk:
         reader = _Compact(data, pos, end)
         header = reader.struct()
         uncompressed, compressed = header.get(2), header.get(3)
-        if not (isinstance(uncompressed, int) and isinstance(compressed, int) and uncompressed >= 0 and compressed >= 0):
+        if not all(isinstance(size, int) and size >= 0 for size in (uncompressed, compressed)):
             raise PageError(f"a page of {column.path_in_schema!r} declares no sizes")
         total += uncompressed
         headers += reader.pos - pos
