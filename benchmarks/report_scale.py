@@ -3,8 +3,8 @@
 Builds a synthetic sweep in a temporary directory -- 100 numbered job folders,
 each with a ``results.parquet`` written by ``receval.results.write.write_results`` (all
 stored columns: ids, kinds, splits, texts, labels, 10 retrieved sections with
-scores, first relevant rank, rr and hit/recall/precision/ndcg at 1, 3, 5, 10,
-latency), a minimal ``run.json`` and ``.hydra/config.yaml`` -- then times
+scores, first relevant rank, every measure at 1, 3, 5, 10, latency), a minimal
+``run.json`` and ``.hydra/config.yaml``, sealed by a manifest -- then times
 
     receval report SWEEP --baseline retriever=tfidf,max_words=120 --format json > /dev/null
 
@@ -28,6 +28,7 @@ import pyarrow as pa
 import yaml
 
 from receval.metrics import measures_for
+from receval.results.manifest import seal
 from receval.results.write import write_results, write_run_json
 
 GOAL_S = 20.0
@@ -86,12 +87,16 @@ def build_sweep(root: Path, n_runs: int, n_questions: int, seed: int = 0) -> Pat
             family, _, k = name.partition("@")
             k = int(k) if k else None
             within = (rank > 0) & (rank <= (k or DEPTH))
-            value = {
+            value = {  # one relevant section per answerable question: AP is RR within the cutoff
                 "rr": rr,
+                "ap": np.where(within, rr, 0.0),
+                "rprec": (rank == 1).astype(float),
+                "bpref": within.astype(float),
                 "hit": within.astype(float),
                 "recall": within.astype(float),
                 "precision": within / (k or 1),
                 "ndcg": np.where(within, 1.0 / np.log2(np.maximum(rank, 1) + 1.0), 0.0),
+                "judged": within / (k or 1),
             }[family]
             columns[name] = pa.array(value, mask=null, type=pa.float64())
         columns["latency_ms"] = pa.array(rng.gamma(2.0, 0.5, n_questions))
@@ -111,8 +116,11 @@ def build_sweep(root: Path, n_runs: int, n_questions: int, seed: int = 0) -> Pat
             "n_questions": n_questions,
             "n_unanswerable": int(null.sum()),
         }
+        # write_results takes Python values (its own Arrow columns, with the schema's types)
+        columns = {k: v.to_pylist() if isinstance(v, pa.Array) else v for k, v in columns.items()}
         write_results(run_dir, columns, names, info)
         write_run_json(run_dir, {**info, "config": config})
+        seal(run_dir)  # last, as a run is written: the door reads only sealed folders
     return root
 
 

@@ -316,7 +316,13 @@ def measures_page() -> str:
 FORMAT_MODULES = [
     ("results.parquet and run.json", "receval.results.format"),
     ("Writing a run", "receval.results.write"),
+    ("One run, one folder", "receval.results.claim"),
+    ("The run id", "receval.results.bond"),
+    ("The manifest", "receval.results.manifest"),
     ("Reading a run back", "receval.results.stored"),
+    ("The door", "receval.results.door"),
+    ("Results bounded as decoded", "receval.results.bounded"),
+    ("Page sizes from page headers", "receval.results.pages"),
     ("Checks before a run is read", "receval.results.integrity"),
     ("Finding runs", "receval.results.discovery"),
     ("Labels added later", "receval.results.judgments"),
@@ -327,8 +333,9 @@ FORMAT_MODULES = [
 def format_page() -> str:
     parts = [
         HEADER, "# Stored format\n",
-        "A run folder holds `results.parquet` (one row per question), `run.json` (the run's facts) and "
-        "Hydra's `.hydra/` (the saved config). Below: the shape of what each command prints with "
+        "A run folder holds `results.parquet` (one row per question), `run.json` (the run's facts), "
+        "`chunks.json` (what `report --show` reads), Hydra's `.hydra/` (the saved config) and `manifest.json` "
+        "(written last), each carrying the run's id. Below: the shape of what each command prints with "
         "`--format json`, then the code's own account of the stored files, from the docstrings of "
         "`receval.results`.\n",
     ]

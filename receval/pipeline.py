@@ -40,7 +40,8 @@ from receval.datasets.excluded import exclusion_counts
 from receval.datasets.nuggets import nugget_counts
 from receval.core.io import WriteError
 from receval.core import trust
-from receval.results import manifest
+from receval.results import bond
+from receval.results.claim import Claim, holding
 from receval.results.format import CHUNKS, RESULTS, stage_column
 from receval.results.record import flatten
 from receval.results.write import write_json, write_results, write_run_json
@@ -198,13 +199,20 @@ def check_config(cfg) -> None:
     run_spec(cfg)
 
 
-def run(cfg, run_dir: Path, dataset=None) -> RunResult:
+def run(cfg, run_dir: Path, dataset=None, claim: Claim | None = None) -> RunResult:
     """Evaluate one configuration (a composed config or its :class:`receval.spec.RunSpec`)
     and store its per-question results in ``run_dir`` (``dataset``: already loaded from
-    ``cfg.dataset``, e.g. to check resume). The config is validated once, by its spec."""
+    ``cfg.dataset``, e.g. to check resume). The config is validated once, by its spec,
+    before the folder is touched; then the run takes the folder for itself
+    (:mod:`receval.results.claim`; ``claim``: already taken by the caller, the command
+    line) and writes every file with its run id."""
     spec = run_spec(cfg)
-    cfg = spec.config
-    manifest.unseal(run_dir)  # from here until the manifest is written again, the folder reads as incomplete
+    with holding(run_dir, claim) as held:
+        return _run(spec, Path(run_dir), dataset, held.start())
+
+
+def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
+    cfg = spec.config  # the folder reads as incomplete from here (claim.start) until claim.seal
     at_start = machine.started()
     notices.clear()  # this run says what its own stages found
     timer = _Timer()
@@ -296,6 +304,7 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     extra.update(cost.question_costs(prices, hits.counts, stage_info, len(questions)))
     columns.update(extra)
     info = {
+        bond.KEY: claim.run_id,  # in results.parquet's metadata and run.json alike
         "config_hash": spec.config_hash,
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(chunks),
@@ -331,12 +340,12 @@ def run(cfg, run_dir: Path, dataset=None) -> RunResult:
     }
     facts = written_facts(cfg, names + chunk_names)
     try:
-        write_json(Path(run_dir) / CHUNKS, bounded_show_facts(
+        write_json(Path(run_dir) / CHUNKS, {**bounded_show_facts(
             questions, dataset.sections, dataset.pages, chunks, chunk_idx, section_idx,
             float(cfg.relevance.coverage), SHOW_TOP,
-        ))
+        ), bond.KEY: claim.run_id})
         write_run_json(run_dir, {**info, **facts, "timings": timer.seconds, "config": as_written(cfg), "means": means})
-        manifest.seal(run_dir)  # last: the folder is one run from here
+        claim.seal()  # last: the folder is one run from here
     except WriteError:  # results without their run.json would be a half-written run
         for name in (RESULTS, CHUNKS):
             (Path(run_dir) / name).unlink(missing_ok=True)

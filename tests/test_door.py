@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from conftest import exit_code, one_error_line, run_of
 from forge import forged
 
@@ -20,9 +21,10 @@ from receval.cli import report
 from receval.cli.report import report_for
 from receval.analysis.listing import listing
 from receval.core.errors import RunError
-from receval.results import door
+from receval.results import bounded, door
 from receval.results.door import open_run
 from receval.results.format import CHUNKS, CONFIG_PATH, MANIFEST, RESULTS, RUN_JSON
+from receval.results.claim import taken
 from receval.results.manifest import IncompleteRun
 
 
@@ -175,18 +177,18 @@ def test_aliases_that_stay_small_are_read(tmp_path):
 
 
 @pytest.mark.parametrize(("limit", "words"), [
-    ("MAX_ROWS", "rows (at most 48)"),
-    ("MAX_VALUES", "values in the columns read (at most 48)"),
-    ("MAX_DECODED_BYTES", "decoded bytes in the columns read (at most 48)"),
+    ("MAX_ROWS", "its footer declares [\\d,]+ rows [(]at most 48[)]"),
+    ("MAX_VALUES", "its footer declares [\\d,]+ values in the columns read [(]at most 48[)]"),
+    ("MAX_DECODED_BYTES", "its pages decode to [\\d,]+ bytes in the columns read [(]at most 48[)]"),
 ])
 def test_results_beyond_the_footer_limits_are_refused_before_any_row_is_read(good, monkeypatch, limit, words):
-    monkeypatch.setattr(door, limit, 48)  # the run has 49 questions
+    monkeypatch.setattr(bounded, limit, 48)  # the run has 49 questions
 
     def never(*args, **kwargs):
         raise AssertionError("rows were read")
 
     monkeypatch.setattr(pq.ParquetFile, "read", never)
-    with pytest.raises(RunError, match=rf"{RESULTS}: its footer declares [\d,]+ {words.replace('(', '[(]').replace(')', '[)]')}"):
+    with pytest.raises(RunError, match=rf"{RESULTS}: {words}"):
         open_run(good)
 
 
@@ -231,7 +233,7 @@ def test_an_interpolation_stays_literal_in_report_and_show(good, tmp_path, monke
     run_dir = copy(good, tmp_path / "run")
     literal = "${oc.env:RECEVAL_TEST_SECRET_PATH}"
     for name in (CONFIG_PATH, RUN_JSON):
-        data = json.loads((run_dir / name).read_text())
+        data = yaml.safe_load((run_dir / name).read_text())  # JSON is YAML; the config has its run id line
         node = data["config"] if name == RUN_JSON else data
         node["dataset"]["path"] = literal
         (run_dir / name).write_text(json.dumps(data))
@@ -295,9 +297,8 @@ def test_a_path_given_by_a_variable_is_saved_as_read_so_reproduce_and_pool_need_
     monkeypatch.setenv("RECEVAL_TEST_SHARED", str(shared))
     cfg = make_config("dataset=folder", "dataset.path=${oc.env:RECEVAL_TEST_SHARED,../shared}/datasets/site")
     run_dir = tmp_path / "run"
-    (run_dir / ".hydra").mkdir(parents=True)
-    OmegaConf.save(cfg, run_dir / CONFIG_PATH)  # as Hydra saves it: the interpolation as written
-    pipeline.run(cfg, run_dir)
+    with taken(run_dir) as claim:  # the config as Hydra saves it (the interpolation as written), as the command line does
+        pipeline.run(cfg, run_dir, claim=claim.start({CONFIG_PATH: OmegaConf.to_yaml(cfg)}))
     assert "${oc.env:RECEVAL_TEST_SHARED" in (run_dir / CONFIG_PATH).read_text()
     info = json.loads((run_dir / RUN_JSON).read_text())
     assert info["config"]["dataset"]["path"] == str(shared / "datasets" / "site")
@@ -316,14 +317,14 @@ def test_pool_reads_a_remote_runs_dataset_without_a_flag(good, tmp_path):
     run_dir = copy(good, tmp_path / "hyde")
     hyde = {"kind": "hyde", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "NO_KEY"}
     for name in (CONFIG_PATH, RUN_JSON):
-        data = json.loads((run_dir / name).read_text())
+        data = yaml.safe_load((run_dir / name).read_text())
         (data["config"] if name == RUN_JSON else data)["transform"] = hyde
         (run_dir / name).write_text(json.dumps(data))
     forged(run_dir)
     texts = unit_texts(open_run(run_dir))
     assert len(texts) > 40 and all(texts.values())
     remote = copy(good, tmp_path / "remote")
-    data = json.loads((remote / CONFIG_PATH).read_text())
+    data = yaml.safe_load((remote / CONFIG_PATH).read_text())
     data["dataset"]["url"] = "http://127.0.0.1:9/data"
     (remote / CONFIG_PATH).write_text(json.dumps(data))
     forged(remote)

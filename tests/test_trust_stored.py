@@ -177,9 +177,9 @@ def test_a_value_saved_at_the_same_position_fills_an_interpolation_and_nothing_e
         trust.fill_interpolations(data, saved, "f.yaml")
     assert [line for line in caught.value.problems] == [
         f"f.yaml: cost[1]='{INTERP}' is an interpolation; a stored run is data and receval evaluates none: "
-        "write the value itself there",
+        f"{trust.RERUN_CONFIG}",
         f"f.yaml: cost.l[1].x='{INTERP}' is an interpolation; a stored run is data and receval evaluates none: "
-        "write the value itself there",
+        f"{trust.RERUN_CONFIG}",
     ]
     shown = trust.fill_interpolations(data, saved, "f.yaml", strict=False)  # for display: kept as written
     assert shown == {"cost": {"a.b": 2, 1: INTERP, "l": [5, {"x": INTERP}]}}

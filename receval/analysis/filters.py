@@ -31,6 +31,18 @@ def where_pairs(where) -> list[tuple[str, str]]:
     return [(str(column), str(value)) for column, value in items]
 
 
+def _equal(column: pa.ChunkedArray, value: str, option: str) -> pa.ChunkedArray:
+    """Where ``column`` equals ``value`` as typed: a number column compared as numbers
+    (``rr=1.0``, ``rr=1`` and the listed ``1.0`` the same), any other as its text."""
+    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+        try:
+            number = float(value)
+        except ValueError:
+            raise RecevalError(f"{option}: the column holds numbers; give one (e.g. 1.0)") from None
+        return pc.equal(pc.cast(column, pa.float64()), number)
+    return pc.equal(pc.cast(column, pa.string()), value)
+
+
 def filter_questions(runs: list[Run], where: list[tuple[str, str]], option: str = "where") -> list[Run]:
     """Keep only the questions whose ``column`` equals ``value`` (all pairs must hold); a
     column a run lacks is an error naming ``option``."""
@@ -46,7 +58,7 @@ def filter_questions(runs: list[Run], where: list[tuple[str, str]], option: str 
                     f"{option} {column}={value}: no column {column!r} in {run.run_dir}; "
                     "columns: " + ", ".join(table.column_names)
                 )
-            this = pc.fill_null(pc.equal(pc.cast(table.column(column), pa.string()), value), False)
+            this = pc.fill_null(_equal(table.column(column), value, f"{option} {column}={value}"), False)
             mask = this if mask is None else pc.and_(mask, this)
         kept = table.filter(mask)
         if kept.num_rows == 0:

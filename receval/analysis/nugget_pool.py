@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from receval.core.errors import RecevalError
+from receval.results.identity import mixed_datasets
 from receval.results.stored import Run
 
 
@@ -38,6 +39,8 @@ def support_pool(runs: list[Run], depth: int) -> list[SupportPair]:
     """Every (question, nugget, unit in a run's top ``depth``), ordered as the module says."""
     if depth < 1:
         raise RecevalError(f"--depth {depth}: give the number of top units pooled per run, >= 1 (e.g. 10)")
+    if mixed := mixed_datasets(runs):  # the same question ids would pool two datasets' questions as one
+        raise RecevalError(f"{mixed}; pool the runs of one dataset at a time")
     needed = ("question_id", "question", "retrieved", "nuggets", "nugget_texts", "nugget_importance")
     texts: dict[str, str] = {}
     nuggets: dict[str, list[tuple[str, str, str]]] = {}

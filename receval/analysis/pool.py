@@ -19,7 +19,9 @@ their known grade, so a judge's agreement with the known labels can be measured 
 it judges blind. Each question's labelled units (grade >= 1) follow as ``reference``
 lines, never judged: the one-shot judge compares a hole with them. Every run pooled is
 described by a ``run`` line (its LLM stages: the judge warns when it grades runs it
-helped make). Nothing is written into the runs.
+helped make). Nothing is written into the runs. Runs of different datasets (their
+fingerprints differ, or one question id holds two texts) are refused: their question
+ids would pool two datasets' questions as one.
 
 Roles: ``hole`` (to judge), ``calibration`` (judged blind, compared with
 ``known_grade``), ``reference`` (a known relevant unit, with ``known_grade``), ``run``.
@@ -33,6 +35,8 @@ import numpy as np
 
 from receval.core.endpoints import endpoint_id
 from receval.core.errors import RecevalError
+from receval.core.secrets import cut
+from receval.results.identity import mixed_datasets
 from receval.results.labels import run_labels
 from receval.results.stored import Run
 from receval.stats.sampling import draw, importance, inclusion_probabilities, rank_weights, stratify
@@ -102,12 +106,21 @@ def _collect(runs: list[Run], depth: int, weights: np.ndarray | None):
     """Per question its text and labels; per (question, unit) in the top ``depth``:
     [runs, best rank, sum of rank weights, sum of squared weights]."""
     texts: dict[str, str] = {}
+    asked: dict[str, str] = {}  # question id -> the run that gave its text
     labels: dict[str, dict[str, int]] = {}
     seen: dict[tuple[str, str], list] = {}
     for run in runs:
         columns = run.table.select(["question_id", "question", "relevant", "grades", "retrieved"]).to_pydict()
         for qid, text, relevant, grades, retrieved in zip(*columns.values()):
-            texts.setdefault(qid, text or "")
+            if text and texts.get(qid) and texts[qid] != text:
+                raise RecevalError(
+                    f"question {cut(repr(qid))} is {cut(repr(texts[qid]), 60)} in {asked[qid]} and "
+                    f"{cut(repr(text), 60)} in {run.run_dir}: these runs asked different questions under one id "
+                    "(another dataset, or another version of it); pool the runs of one dataset at a time"
+                )
+            if text and not texts.get(qid):
+                texts[qid], asked[qid] = text, str(run.run_dir)
+            texts.setdefault(qid, "")
             labels.setdefault(qid, {}).update(zip(relevant or [], grades or []))
             for rank, uid in enumerate((retrieved or [])[:depth], 1):
                 entry = seen.setdefault((qid, uid), [0, rank, 0.0, 0.0])
@@ -131,6 +144,8 @@ def pool(runs: list[Run], depth: int | None = 10, calibrate: int = 0, seed: int 
         raise RecevalError(f"--depth {depth}: give the number of top units pooled per run, >= 1 (e.g. 10)")
     if calibrate < 0:
         raise RecevalError(f"--calibrate {calibrate}: give a number of labelled pairs >= 0")
+    if mixed := mixed_datasets(runs):  # the same question ids would pool two datasets' questions as one
+        raise RecevalError(f"{mixed}; pool the runs of one dataset at a time")
     if budget is not None and budget < 1:
         raise RecevalError(f"--budget {budget}: give the number of pairs to judge, >= 1 (e.g. the holes of a depth-10 pool)")
     try:

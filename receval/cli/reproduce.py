@@ -50,12 +50,12 @@ from receval import pipeline
 from receval.core import outputs
 from receval.core.errors import RecevalError, RunError, exit_on_error
 from receval.cli.options import ArgumentParser
-from receval.results.configs import CONFIG_YAML, HYDRA_DIR
+from receval.results.claim import taken
 from receval.written import saved_config
 from receval.results.discovery import find_runs
 from receval.analysis.reproduction import Reproduction, compare_tables
 from receval.results.door import open_run
-from receval.results.format import RESULTS
+from receval.results.format import CONFIG_PATH, RESULTS
 from receval.render import reproduce as rendered
 
 __all__ = ["Reproduction", "compare_tables", "main", "reproduce", "reproduce_all", "saved_config"]
@@ -114,10 +114,9 @@ def reproduce(
             raise RunError(
                 f"--out {target}: cannot create it ({error.strerror}); choose a folder you can write to"
             ) from None
-    (target / HYDRA_DIR).mkdir(parents=True, exist_ok=True)
-    OmegaConf.save(cfg, target / HYDRA_DIR / CONFIG_YAML)  # the values used, as data
     try:
-        pipeline.run(spec, target)
+        with taken(target) as claim:  # the values used, as data, saved with the new run's id
+            pipeline.run(spec, target, claim=claim.start({CONFIG_PATH: OmegaConf.to_yaml(cfg)}))
         new = open_run(target, skip=frozenset())
     except BaseException:
         if temporary:

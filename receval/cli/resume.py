@@ -20,23 +20,30 @@ from hydra.experimental.callback import Callback
 
 from receval.core.errors import RunError
 from receval.results.door import open_run
+from receval.results.record import Run
 from receval.results.format import MANIFEST, RESULTS, RUN_JSON
 
 
 def finished(run_dir: Path, config_hash: str, dataset_fingerprint: str | None = None) -> bool:
     """True when ``run_dir`` holds complete results of the config with this identity
     hash (:mod:`receval.results.identity`) and, when given, of the dataset with this fingerprint."""
+    return finished_run(run_dir, config_hash, dataset_fingerprint) is not None
+
+
+def finished_run(run_dir: Path, config_hash: str, dataset_fingerprint: str | None = None) -> Run | None:
+    """The run :func:`finished` finds (its id is sealed again with the config Hydra has
+    just saved), None when there is none."""
     run_dir = Path(run_dir)
     try:  # the results and run.json as the manifest sealed them (Hydra has just saved this job's config)
-        stored = open_run(run_dir, sealed=(RESULTS, RUN_JSON))
+        stored = open_run(run_dir, sealed=(RESULTS, RUN_JSON), only=frozenset())
     except (OSError, RunError):
-        return False
+        return None
     info = stored.info
     if dataset_fingerprint is not None and not (
         info.get("dataset_fingerprint") == dataset_fingerprint == stored.metadata.get("dataset_fingerprint")
     ):
-        return False
-    return info.get("config_hash") == config_hash == stored.metadata.get("config_hash")
+        return None
+    return stored if info.get("config_hash") == config_hash == stored.metadata.get("config_hash") else None
 
 
 class SweepSummary(Callback):

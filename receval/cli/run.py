@@ -27,8 +27,9 @@ from receval.clients.http import quiet_http_logs
 from receval.argv import check_argv
 from receval.datasets import load_dataset
 from receval.core.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
-from receval.cli.resume import finished
-from receval.results.manifest import seal
+from receval.cli.resume import finished_run
+from receval.results.claim import taken
+from receval.results.format import CONFIG_PATH, HYDRA_DIR, OVERRIDES_PATH
 from receval.core.overrides import swept_suffix
 from receval.spec import run_spec
 
@@ -116,20 +117,36 @@ def group_options(*groups: str) -> str:
     return "\n".join(lines)
 
 
+def hydra_saved(cfg) -> dict[str, str]:
+    """The files Hydra saved for this job (``.hydra/config.yaml``, ``overrides.yaml``
+    and ``hydra.yaml``) as it saved them, for the run to write again as its own
+    (:mod:`receval.results.claim`: another job's Hydra may save over them); none when
+    Hydra saves no ``.hydra/`` folder. Called before anything changes ``cfg``."""
+    hydra = HydraConfig.get()
+    if hydra.output_subdir != HYDRA_DIR:
+        return {}
+    return {CONFIG_PATH: OmegaConf.to_yaml(cfg), OVERRIDES_PATH: OmegaConf.to_yaml(hydra.overrides.task),
+            f"{HYDRA_DIR}/hydra.yaml": OmegaConf.to_yaml(HydraConfig.instance().cfg)}
+
+
 def run_one(cfg) -> float | None:
-    """One job of ``receval``: skip it if its results are there, else run it.
+    """One job of ``receval``: skip it if its results are there, else run it, holding its
+    folder throughout (a second run into the same folder is refused, naming this one).
     Returns the run's objective (``objective.metric`` on ``objective.split``) to a
     sweeper that uses it (Optuna); a grid sweep or a single run ignores it."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
+    saved = hydra_saved(cfg)
     spec = run_spec(cfg)  # the callback or the sweeper built it: reused, not checked again
     dataset = load_dataset(spec.config.dataset)  # its fingerprint is part of what resume compares
-    if finished(run_dir, spec.config_hash, dataset.fingerprint):
-        print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
-        seal(run_dir)  # Hydra saved this job's config again: the folder is one run with it
-    else:
-        result = pipeline.run(spec, run_dir, dataset)
-        overrides = list(HydraConfig.get().overrides.task)
-        print(pipeline.summary_line(spec.config, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
+    with taken(run_dir) as claim:
+        stored = finished_run(run_dir, spec.config_hash, dataset.fingerprint)
+        if stored is not None:
+            print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
+            claim.keep(stored.run_id, saved).seal()  # Hydra saved this job's config again: one run with it
+        else:
+            result = pipeline.run(spec, run_dir, dataset, claim.start(saved))
+            overrides = list(HydraConfig.get().overrides.task)
+            print(pipeline.summary_line(spec.config, result) + swept_suffix(overrides, sys.argv[1:]), flush=True)
     if objective.sweeper_uses_it():
         return objective.value(spec.config, run_dir, required=True)
     return None

@@ -38,7 +38,7 @@ _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]]*")
 
 AUTH_SCHEME = re.compile(r"(?:bearer|basic|token|apikey|digest)\s+\S{6,}", re.I)  # an Authorization value
 OPAQUE = re.compile(r"[A-Za-z0-9]{20,}")  # a key's random run: 20+ letters and digits, no separator
-HEX = re.compile(r"[0-9a-f]+")  # a hash as receval and git write one (lower case), not a key; upper-case hex may be one
+HEX = re.compile(r"(?:0x)?[0-9a-f]+")  # a hash or id as receval, git and OpenTelemetry write one (lower case, 0x allowed), not a key; upper-case hex may be one
 # a setting (or a URL's query parameter) named as a credential holds one (``token``,
 # ``body.api_key``, ``x-api-key``, ``client_secret``, ``?sig=``, ``X-Amz-Signature``): the
 # name's last word is one, or the whole name is a short one (``key``, ``sig``, ``auth``:

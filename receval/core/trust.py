@@ -49,6 +49,9 @@ KIND_KEYS = {"backend", "kind", "distributed"}  # distributed: ray joins a Ray c
 CODE_KEYS = {"target", "_target_"}
 PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 ABSENT = object()  # no value at this position
+#: The fix for a stored config that cannot be re-run as saved: editing it would unseal the
+#: run (every reader then calls it incomplete), so the configuration is run again.
+RERUN_CONFIG = "run the configuration again with this receval, which saves in run.json the values it read"
 
 
 # ----------------------------------------------------------------- values
@@ -199,7 +202,7 @@ def fill_interpolations(data: dict, saved, where: Path | str, *, strict: bool = 
                 if is_interpolation(key):
                     problems.append(
                         f"{where}: the key {label(path + (key,))} holds an interpolation; a stored run is "
-                        "data and receval evaluates none: rename the key"
+                        f"data and receval evaluates none: {RERUN_CONFIG}"
                     )
                 mate = twin.get(key, ABSENT) if isinstance(twin, dict) and isinstance(key, str) else ABSENT
                 out[key] = fill(value, mate, path + (key,))
@@ -217,7 +220,7 @@ def fill_interpolations(data: dict, saved, where: Path | str, *, strict: bool = 
             return value
         problems.append(
             f"{where}: {label(path)}={shown(node)} is an interpolation; a stored run is data and "
-            "receval evaluates none: write the value itself there"
+            f"receval evaluates none: {RERUN_CONFIG}"
         )
         return node
 
@@ -283,9 +286,31 @@ def sending(envs: tuple[str, ...]) -> str:
     return f"the key from {names}" if len(envs) == 1 else f"the keys from {names}"
 
 
+def imported(target) -> str:
+    """The module a code key names (``module:attribute``, or a dotted ``module.attribute``)
+    and where it would be imported from, found without importing anything."""
+    from importlib.machinery import PathFinder
+
+    text = str(target)
+    module = text.partition(":")[0] if ":" in text else text.rpartition(".")[0] or text
+    top = module.split(".")[0]
+    try:
+        spec = PathFinder.find_spec(top) if top.isidentifier() else None
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin not in (None, "built-in", "frozen"):
+        found = f"from {spec.origin}"
+    elif spec is not None and spec.submodule_search_locations:
+        found = f"from {list(spec.submodule_search_locations)[0]}"
+    else:
+        found = "not found on this Python's path"
+    return f"module {shown(module)} ({found})"
+
+
 def check_reach(data: dict, where: Path | str, *, allow_remote: bool, allow_code: bool, stream=None) -> None:
     """Refuse what the user did not allow; before anything runs, name every host an
-    allowed config sends requests to and every variable whose value goes with them."""
+    allowed config sends requests to and every variable whose value goes with them,
+    and every module it imports (:func:`imported`)."""
     found = reaches(data)
     problems = []
     for reach in found:
@@ -310,6 +335,10 @@ def check_reach(data: dict, where: Path | str, *, allow_remote: bool, allow_code
         raise RunError(problems)
     stream = stream or sys.stderr
     for reach in found:
+        if reach.what == "code":
+            print(f"receval: {where}: {reach.key} imports {imported(reach.value)}, and its code runs",
+                  file=stream, flush=True)
+            continue
         parts = network_url(reach.value) if reach.what == "remote" else None
         if parts is not None or (reach.what == "remote" and reach.name in REMOTE_KEYS):
             host = host_of(parts) if parts is not None else shown(reach.value)

@@ -22,6 +22,7 @@ from receval.core import trust
 from receval.core.errors import RunError
 from receval.results.door import contained, open_run, read_config_yaml
 from receval.results.format import CONFIG_PATH, HYDRA_DIR, RUN_JSON
+from receval.results.identity import PLACE_KEYS
 from receval.results.record import UNUSED_COLUMNS, flatten
 
 CONFIG_YAML = "config.yaml"
@@ -77,7 +78,9 @@ def runnable_config(
     setting that does not change results, by ``fallback(path)``: the run side's
     :func:`receval.written.own_default`) or refused, then
     checked for network and code use (:func:`receval.core.trust.check_reach`). Holds no
-    interpolation."""
+    interpolation. With a ``fallback``, the keys that say where a run writes
+    (:data:`receval.results.identity.PLACE_KEYS`: ``cache_dir``) are its value, whatever
+    the run saved."""
     run_dir = Path(run_dir)
     info = open_run(run_dir, skip=UNUSED_COLUMNS).info  # complete, contained, bounded
     saved = info.get("config") if isinstance(info.get("config"), dict) else None
@@ -90,6 +93,9 @@ def runnable_config(
     else:
         raise RunError(f"{run_dir}: no saved config (.hydra/config.yaml, or run.json's config); cannot re-run it")
     data = trust.fill_interpolations(data, saved, where, fallback=fallback)
+    for key in PLACE_KEYS if fallback is not None else ():
+        if key in data and (own := fallback((key,))) is not trust.ABSENT:
+            data[key] = own
     trust.check_reach(data, where, allow_remote=allow_remote, allow_code=allow_code, stream=stream)
     return data
 

@@ -1,19 +1,22 @@
 """The one door in: :func:`open_run` is how every command reads a run folder.
 
 A stored run is data from anywhere, so before anything is materialised the door
-1. checks the folder is complete: its files agree with the manifest written last
-   (:mod:`receval.results.manifest`), else the run is *incomplete*;
+1. reads each sealed file once (:func:`receval.core.io.read_whole`) and checks *those
+   bytes* against the manifest written last (:mod:`receval.results.manifest`), else the
+   run is *incomplete*; what it then parses are the same bytes (a file swapped between
+   the check and the use is never read);
 2. refuses a file that is a symlink leaving the folder (or a symlink loop), or not a
    regular file;
 3. bounds sizes: file bytes (:data:`MAX_YAML_BYTES`, :data:`MAX_JSON_BYTES`,
    :data:`MAX_RESULTS_BYTES`, :data:`MAX_CHUNKS_BYTES`), YAML nodes after alias
-   expansion (:data:`MAX_YAML_NODES`: a 1 KB alias bomb stops at once), and from the
-   Parquet footer, before any row is read, rows (:data:`MAX_ROWS`), columns
-   (:data:`MAX_COLUMNS`), values (:data:`MAX_VALUES`) and decoded bytes
-   (:data:`MAX_DECODED_BYTES`) of the columns read;
-4. checks types and ranges (:mod:`receval.results.integrity`), unique question ids
-   and run.json's counts;
-5. evaluates no interpolation: ``${oc.env:...}`` in a saved config stays the text it is
+   expansion (:data:`MAX_YAML_NODES`: a 1 KB alias bomb stops at once), and the results
+   as decoded, before they are decoded (:mod:`receval.results.bounded`: rows, columns,
+   values, pages decompressed and dictionary-encoded strings expanded at each use);
+4. checks types, ranges and string sizes (:mod:`receval.results.integrity`) and unique
+   question ids;
+5. checks the files are of one run (:mod:`receval.results.bond`): the run id each
+   carries, and run.json's counts and means against the rows;
+6. evaluates no interpolation: ``${oc.env:...}`` in a saved config stays the text it is
    (for display, the value run.json saved at the same place when there is one).
 
 It returns a frozen :class:`receval.results.record.Run`. Reading needs no flag: it
@@ -26,29 +29,22 @@ import json
 import re
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import yaml
 
 from receval.core import numeric, trust
 from receval.core.errors import RunError
+from receval.core.io import TooLarge, read_whole
 from receval.core.secrets import cut
-from receval.results import integrity, manifest
-from receval.results.format import (
-    CHUNKS, CONFIG_PATH, META_KEY, OVERRIDES_PATH, RESULTS, RUN_JSON,
-)
+from receval.results import bond, integrity, manifest
+from receval.results.bounded import MAX_COLUMNS, MAX_DECODED_BYTES, MAX_ROWS, MAX_VALUES, read_results
+from receval.results.format import CHUNKS, CONFIG_PATH, MANIFEST, OVERRIDES_PATH, RESULTS, RUN_JSON
 from receval.results.record import UNUSED_COLUMNS, Run
 
 MAX_YAML_BYTES = 1 << 20  # a saved config or overrides file
 MAX_YAML_NODES = 100_000  # YAML nodes once aliases are expanded
 MAX_JSON_BYTES = 16 << 20  # run.json
 MAX_CHUNKS_BYTES = 64 << 20  # chunks.json (the retrieved chunks, for --show)
-MAX_RESULTS_BYTES = 2 << 30  # results.parquet on disk
-MAX_ROWS = 2_000_000  # questions in one run
-MAX_COLUMNS = 10_000  # leaf columns in the footer
-MAX_VALUES = 500_000_000  # values (list items included) of the columns read, per the footer
-MAX_DECODED_BYTES = 4 << 30  # decoded bytes of the columns read, per the footer
+MAX_RESULTS_BYTES = 2 << 30  # results.parquet on disk (rows, values, decoded bytes: receval.results.bounded)
 
 
 def _limit(name: str) -> int:
@@ -85,28 +81,33 @@ def contained(run_dir: Path, name: str, root: Path | None = None) -> Path | None
     return path
 
 
-def _bounded_bytes(path: Path, limit: int) -> bytes:
-    size = path.stat().st_size
-    if size > limit:
-        raise RunError(f"{path}: {size:,} bytes, more than a run's file holds (at most {limit:,}); {integrity.EDITED}")
-    data = path.read_bytes()
-    if len(data) > limit:  # grew while read
-        raise RunError(f"{path}: more than {limit:,} bytes; {integrity.EDITED}")
-    return data
+def read_once(path: Path, limit: int) -> bytearray:
+    """The bytes of a checked file (:func:`contained`), read once and bounded: what is
+    hashed is what is parsed. A symlink inside the folder is read at its target; one
+    swapped in after the check is refused."""
+    real = Path(path).resolve() if Path(path).is_symlink() else path
+    try:
+        return read_whole(real, limit)
+    except TooLarge as error:
+        raise RunError(f"{path}: {error.size:,} bytes (at most {limit:,}); {integrity.EDITED}") from None
+    except OSError as error:
+        raise RunError(f"{path}: cannot be read ({error.strerror or error}); re-run this job") from None
 
 
 # ------------------------------------------------------------------ YAML
 
 
-class ConfigLoader(yaml.SafeLoader):
+class ConfigLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     """YAML as OmegaConf reads it (``1e-3`` a float, dates strings), bounded: the
     document's nodes, aliases expanded, are counted before anything is built, so an
-    alias bomb (or a recursive alias) is refused at once."""
+    alias bomb (or a recursive alias) is refused at once. libyaml's parser when PyYAML
+    has it (the door reads a config on every command: about 5 times faster), the same
+    resolvers and constructors either way."""
 
-    def compose_document(self):
-        node = super().compose_document()
+    def get_single_data(self):
+        node = self.get_single_node()
         _expanded_size(node, MAX_YAML_NODES)
-        return node
+        return self.construct_document(node) if node is not None else None
 
 
 class _TooLarge(Exception):
@@ -165,7 +166,11 @@ ConfigLoader.add_implicit_resolver(
 def read_yaml(path: Path, fix: str = "re-run this job"):
     """A YAML file as plain data, bounded (:data:`MAX_YAML_BYTES`, :data:`MAX_YAML_NODES`),
     nothing in it evaluated; a RunError naming the file (and line)."""
-    data = _bounded_bytes(path, MAX_YAML_BYTES)
+    return parse_yaml(read_once(path, MAX_YAML_BYTES), path, fix)
+
+
+def parse_yaml(data: bytes, path: Path, fix: str = "re-run this job"):
+    """:func:`read_yaml` of bytes already read (``path`` names them)."""
     try:
         return yaml.load(data.decode("utf-8"), Loader=ConfigLoader)  # noqa: S506 - a SafeLoader
     except _TooLarge:
@@ -180,19 +185,21 @@ def read_yaml(path: Path, fix: str = "re-run this job"):
         raise RunError(f"{path}: not readable YAML ({problem}{where}); {fix}") from None
 
 
-def read_config_yaml(path: Path) -> dict:
-    """A saved ``config.yaml`` as plain data, its ``hydra`` node dropped."""
-    data = read_yaml(path, "fix it, or re-run this job")
+def read_config_yaml(path: Path, data: bytes | None = None) -> dict:
+    """A saved ``config.yaml`` (or its bytes, already read) as plain data, its ``hydra`` node dropped."""
+    data = parse_yaml(read_once(path, MAX_YAML_BYTES) if data is None else data, path)
     if not isinstance(data, dict):
         raise RunError(f"{path}: not a config mapping; re-run this job")
     data.pop("hydra", None)
     return data
 
 
-def read_json(path: Path, limit: int = MAX_JSON_BYTES) -> dict:
-    """A JSON object file, bounded; a RunError naming it."""
+def read_json(path: Path, limit: int = MAX_JSON_BYTES, raw: bytes | None = None) -> dict:
+    """A JSON object file (or its bytes, already read), bounded; a RunError naming it."""
+    if raw is not None and len(raw) > limit:
+        raise RunError(f"{path}: {len(raw):,} bytes (at most {limit:,}); {integrity.EDITED}")
     try:
-        data = json.loads(_bounded_bytes(path, limit))
+        data = json.loads(read_once(path, limit) if raw is None else raw)
     except (ValueError, RecursionError) as error:
         data, why = None, cut(str(error), 120)
     else:
@@ -202,68 +209,7 @@ def read_json(path: Path, limit: int = MAX_JSON_BYTES) -> dict:
     return data
 
 
-# ------------------------------------------------------------------ results
-
-
-def _check_footer(path: Path, parquet: pq.ParquetFile, names: list[str] | None) -> None:
-    """Rows, columns, values and decoded bytes the footer declares, before any row is read."""
-    meta = parquet.metadata
-    problem = None
-    if meta.num_rows > MAX_ROWS:
-        problem = f"{meta.num_rows:,} rows (at most {MAX_ROWS:,})"
-    elif meta.num_columns > MAX_COLUMNS:
-        problem = f"{meta.num_columns:,} columns (at most {MAX_COLUMNS:,})"
-    else:
-        wanted = None if names is None else set(names)
-        values = decoded = 0
-        for g in range(meta.num_row_groups):
-            group = meta.row_group(g)
-            for c in range(group.num_columns):
-                column = group.column(c)
-                if wanted is not None and column.path_in_schema.split(".", 1)[0] not in wanted:
-                    continue
-                values += column.num_values
-                decoded += column.total_uncompressed_size
-        if values > MAX_VALUES:
-            problem = f"{values:,} values in the columns read (at most {MAX_VALUES:,})"
-        elif decoded > MAX_DECODED_BYTES:
-            problem = f"{decoded:,} decoded bytes in the columns read (at most {MAX_DECODED_BYTES:,})"
-    if problem:
-        raise RunError(f"{path}: its footer declares {problem}; {integrity.EDITED}")
-
-
-def read_results(path: Path, skip: frozenset[str] = frozenset(), only: frozenset[str] | None = None) -> tuple[pa.Table, dict]:
-    """``results.parquet`` checked: bytes, then footer bounds, metadata and column types
-    before any row is read, then values, string sizes and unique ids."""
-    size = path.stat().st_size
-    if size > MAX_RESULTS_BYTES:
-        raise RunError(f"{path}: {size:,} bytes (at most {MAX_RESULTS_BYTES:,}); {integrity.EDITED}")
-    failed = f"{path}: cannot be read as results ({{}}); re-run this job"
-    try:
-        parquet = pq.ParquetFile(path)
-        schema = parquet.schema_arrow
-        names = list(schema.names)  # a damaged name fails to decode here
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise RunError(failed.format(cut(str(error), 160))) from None
-    metadata = integrity.metadata_of(path, schema, META_KEY)
-    integrity.check_schema(path, schema)
-    columns = [n for n in names if n not in skip and (only is None or n in only)]
-    _check_footer(path, parquet, columns)
-    try:
-        table = parquet.read(columns=columns)
-    except MemoryError:  # pyarrow's ArrowMemoryError included
-        raise RunError(f"{path}: too large to read into memory; {integrity.EDITED}") from None
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise RunError(failed.format(cut(str(error), 160))) from None
-    integrity.check_values(path, table)
-    ids = table.column("question_id")
-    try:
-        distinct = len(pc.unique(ids))
-    except (pa.ArrowException, UnicodeDecodeError) as error:
-        raise RunError(failed.format(cut(str(error), 160))) from None
-    if distinct != len(ids):
-        raise RunError(f"{path}: question ids repeat; questions are paired by id, so {integrity.EDITED}")
-    return table, metadata
+# ------------------------------------------------------------------ run.json and chunks.json
 
 
 def _check_info(path: Path, info: dict) -> None:
@@ -275,12 +221,12 @@ def _check_info(path: Path, info: dict) -> None:
             raise RunError(f"{path}: {key} is {cut(repr(info[key]))}, not a mapping; {integrity.EDITED}")
 
 
-def _chunks(path: Path) -> tuple[dict[str, tuple], dict]:
-    """From ``chunks.json``, checked: chunk id -> (section id, start, end, text), and what
+def _chunks(path: Path, raw: bytes) -> tuple[dict[str, tuple], dict, object]:
+    """From ``chunks.json``'s bytes, checked: chunk id -> (section id, start, end, text), what
     else ``--show`` reads (:mod:`receval.shown`: ``sections``, section id -> (heading,
     text); ``evidence``, per question: ``found``, ``holds``, ``passages``; empty for a run
-    written before they were stored)."""
-    whole = read_json(path, MAX_CHUNKS_BYTES)
+    written before they were stored) and the run id it carries."""
+    whole = read_json(path, MAX_CHUNKS_BYTES, raw)
     data = whole.get("chunks")
     if not isinstance(data, dict):
         raise RunError(f"{path}: no chunks mapping; {integrity.EDITED}")
@@ -303,7 +249,7 @@ def _chunks(path: Path) -> tuple[dict[str, tuple], dict]:
         if not (isinstance(evidence, dict) and all(_evidence_facts(v) for v in evidence.values())):
             raise RunError(f"{path}: evidence is not a mapping of found, holds and passages; {integrity.EDITED}")
         shown["evidence"] = evidence
-    return out, shown
+    return out, shown, whole.get(bond.KEY)
 
 
 def _evidence_facts(facts) -> bool:
@@ -345,38 +291,48 @@ def open_run(
             f"{run_dir}: no {RESULTS} here; give a run directory written by "
             "'receval' (a sweep's runs are its numbered subfolders)"
         )
-    for name, path in present.items():  # bounded before a byte is hashed
-        limit = _limit(name)
-        if path.stat().st_size > limit:
-            raise RunError(f"{path}: {path.stat().st_size:,} bytes (at most {limit:,}); {integrity.EDITED}")
-    contained(run_dir, manifest.MANIFEST, root)  # a manifest linked from elsewhere is refused too
-    files = manifest.read(run_dir)
+    contained(run_dir, MANIFEST, root)  # a manifest linked from elsewhere is refused too
+    sealed_by = manifest.read(run_dir)
+    files = sealed_by.files
     if sealed is not None:
         files = {k: v for k, v in files.items() if k in sealed}
         present = {k: v for k, v in present.items() if k in sealed}
-    manifest.check(run_dir, files, present)
-    info, config, overrides = _saved(present)  # small files first: a YAML bomb fails before any Parquet work
-    table, metadata = read_results(present[RESULTS], skip, None if only is None else only | {"question_id"})
-    retrieved, shown = _chunks(present[CHUNKS]) if chunks and CHUNKS in present else (None, None)
+    blobs = {name: read_once(path, _limit(name)) for name, path in present.items()}  # each file read once
+    manifest.check(run_dir, files, blobs)  # those bytes, and no others, are parsed below
+    if not chunks:
+        blobs.pop(CHUNKS, None)
+    info, config, overrides = _saved(present, blobs)  # small files first: a YAML bomb fails before any Parquet work
+    columns = None if only is None else only | {"question_id"}
+    table, metadata = read_results(present[RESULTS], blobs.pop(RESULTS), skip, columns)
+    carried = {MANIFEST: sealed_by.run_id, RESULTS: metadata.get(bond.KEY)}
+    if RUN_JSON in present:
+        carried[RUN_JSON] = info.get(bond.KEY)
+    carried.update({name: bond.header_id(blobs[name]) for name in (CONFIG_PATH, OVERRIDES_PATH) if name in blobs})
+    retrieved = shown = None
+    if chunks and CHUNKS in present:
+        retrieved, shown, carried[CHUNKS] = _chunks(present[CHUNKS], blobs.pop(CHUNKS))
+    run_id = bond.check(run_dir, carried)
+    bond.check_rows(run_dir, info, table)
     digests = {name: entry["sha256"] for name, entry in files.items() if name in present}
-    return Run(run_dir, table, metadata, info, config, overrides, retrieved, digests, shown)
+    return Run(run_dir, table, metadata, info, config, overrides, retrieved, digests, shown, run_id)
 
 
-def _saved(present: dict[str, Path]) -> tuple[dict, dict, list[str]]:
+def _saved(present: dict[str, Path], blobs: dict[str, bytes]) -> tuple[dict, dict, list[str]]:
     """run.json, the saved config (for display: run.json's value where it saved one,
-    else as written) and the overrides, from checked paths."""
+    else as written) and the overrides, from the bytes read of checked paths."""
     info: dict = {}
     if RUN_JSON in present:
-        info = read_json(present[RUN_JSON])
+        info = read_json(present[RUN_JSON], raw=blobs[RUN_JSON])
         _check_info(present[RUN_JSON], info)
     saved = info.get("config") if isinstance(info.get("config"), dict) else None
     if CONFIG_PATH in present:
-        config = trust.fill_interpolations(read_config_yaml(present[CONFIG_PATH]), saved, present[CONFIG_PATH], strict=False)
+        stored = read_config_yaml(present[CONFIG_PATH], blobs[CONFIG_PATH])
+        config = trust.fill_interpolations(stored, saved, present[CONFIG_PATH], strict=False)
     else:
         config = dict(saved or {})
     overrides: list[str] = []
     if OVERRIDES_PATH in present:
-        data = read_yaml(present[OVERRIDES_PATH])
+        data = parse_yaml(blobs[OVERRIDES_PATH], present[OVERRIDES_PATH])
         overrides = [str(item) for item in data] if isinstance(data, list) else []
     return info, config, overrides
 
@@ -386,5 +342,6 @@ def peek(run_dir: str | Path) -> tuple[dict, dict, list[str]]:
     names such a run), read as the door reads them (contained, bounded); no results."""
     run_dir = Path(run_dir)
     root = run_dir.resolve()
-    names = (RUN_JSON, CONFIG_PATH, OVERRIDES_PATH)
-    return _saved({name: path for name in names if (path := contained(run_dir, name, root)) is not None})
+    present = {name: path for name in (RUN_JSON, CONFIG_PATH, OVERRIDES_PATH)
+               if (path := contained(run_dir, name, root)) is not None}
+    return _saved(present, {name: read_once(path, _limit(name)) for name, path in present.items()})

@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from receval.core.errors import RecevalError
+from receval.core.errors import RecevalError, RunError
+from receval.core.secrets import cut
 from receval.results import trec
 from receval.results.format import OVERLAP, SCHEMA_VERSION, results_schema
 from receval.results.stored import Run, read_run
@@ -104,10 +105,27 @@ def trec_run_table(
     return pa.table({f.name: columns[f.name] for f in schema}, schema=schema)
 
 
+def kept_depth(run: Run) -> int:
+    """The ranks a stored run kept per question: its saved ``depth``, capped as the run
+    capped it (at its chunks, never below its largest cutoff); a RunError naming the run
+    when the saved depth is no whole number >= 1 (it is data from anywhere)."""
+    value = run.flat.get("depth", 10)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RunError(
+            f"{run.run_dir}: its saved depth is {cut(repr(value))}, not a number of ranks (a whole number >= 1); "
+            "not a config receval wrote: re-run this job"
+        )
+    ks = run.flat.get("metrics.ks")
+    largest = max((k for k in ks if isinstance(k, int) and not isinstance(k, bool)), default=1) \
+        if isinstance(ks, tuple) else 1
+    chunks = run.n_chunks
+    return value if chunks is None else min(value, max(chunks, largest, 1))
+
+
 def import_trec_run(path: str | Path, qrels: str | Path, stored: list[Run], option: str = "qrels") -> Run:
     """A TREC run as a :class:`Run` at the stored runs' depth and measures, its
     questions' kind and split borrowed from theirs (see the module docstring)."""
-    depths = {int(r.flat.get("depth", 10)) for r in stored} or {10}
+    depths = {kept_depth(r) for r in stored} or {10}
     measures = list(dict.fromkeys(m for r in stored for m in r.measure_names))
     if not measures:
         measures = [m.name for m in measures_for(DEFAULT_CUTOFFS)]

@@ -55,12 +55,16 @@ add ``documents`` (list<struct<id: string, text: string>>): retrieved ids that a
 unit of the dataset, with the text the trace gave, for ``pool`` and ``judge``.
 
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
-version, schema version, config hash, dataset fingerprint, number of chunks and
-timings; run.json also the run's ``label`` parts, flat ``params`` and ``measures``.
+version, schema version, the run id (``run_id``: :mod:`receval.results.bond`), config
+hash, dataset fingerprint, number of chunks and timings; run.json also the run's
+``label`` parts, flat ``params``, ``measures`` and their ``means``.
 ``chunks.json`` holds the chunks of each question's top ranks (for ``report --show``) and
-``manifest.json``, written last, the hashes of the rest (:mod:`receval.results.manifest`).
-Writing them is :mod:`receval.results.write` (a temporary name renamed, so a reader never
-sees a half-written file); reading them back, checked, :func:`receval.results.door.open_run`.
+the run id; ``.hydra/config.yaml`` and ``overrides.yaml`` the saved config, the run id
+as their first line; ``manifest.json``, written last, the hashes of the rest and the run
+id (:mod:`receval.results.manifest`). A run takes its folder before writing
+(:mod:`receval.results.claim`: ``writer.lock`` while it writes). Writing them is
+:mod:`receval.results.write` (a temporary name renamed, so a reader never sees a
+half-written file); reading them back, checked, :func:`receval.results.door.open_run`.
 """
 
 from __future__ import annotations

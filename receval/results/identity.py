@@ -19,6 +19,10 @@ from receval.results.format import config_hash
 # report's intervals, and what a run returns to a sweeper (read from the stored results, skipped
 # runs included).
 NON_RESULT_KEYS = ("name", "cache_dir", "search_batch", "timing", "bootstrap", "objective")
+# Of those, the keys that say where a run writes: a re-run of a stored run (reproduce,
+# select --out) takes this receval's own value, never the one the run saved (a stored run
+# is data: it does not choose where anything is written).
+PLACE_KEYS = ("cache_dir",)
 # Keys of a component node (the retriever, its fused members, the re-ranker) that say
 # where a dense encoder runs, not what it computes: encoding on Ray gives the same vectors
 # (receval/encoders/distributed.py), so a run encoded there and one encoded here are one run.

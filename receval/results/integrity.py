@@ -21,10 +21,11 @@ file and the key or column, never a traceback:
   latency, counts and money (``cost_usd``...) are finite, >= 0 and present in every
   row (``select --prefer money`` once chose a run whose NaN cost read as $0); no
   question id is missing; the per-rank columns as :mod:`receval.results.ranks` checks them;
-- string sizes: an id or label (``question_id``, ``kind``, ``split``, the
-  ``relevant`` and ``retrieved`` ids) holds at most :data:`MAX_ID` characters and a
-  question at most :data:`MAX_TEXT`; what is shown of any stored string in a
-  message is cut (:func:`receval.core.secrets.cut`).
+- string sizes (:func:`check_lengths`, on a dictionary-encoded column's dictionary,
+  before its entries are repeated into the rows): an id or label (``question_id``,
+  ``kind``, ``split``, the ``relevant`` and ``retrieved`` ids) holds at most
+  :data:`MAX_ID` characters and a question at most :data:`MAX_TEXT`; what is shown of
+  any stored string in a message is cut (:func:`receval.core.secrets.cut`).
 """
 
 from __future__ import annotations
@@ -157,16 +158,23 @@ def check_schema(path: Path, schema: pa.Schema) -> None:
             raise RunError(f"{path}: column {cut(repr(name))} holds {field.type}, not {wanted}; {EDITED}")
 
 
-def check_values(path: Path, table: pa.Table) -> None:
-    """Numbers in range and strings of bounded size, on the Arrow columns read."""
+def check_lengths(path: Path, table: pa.Table) -> None:
+    """Strings of bounded size (:data:`MAX_ID`, :data:`MAX_TEXT`), on the Arrow columns
+    read; a dictionary-encoded column is checked on its dictionary, before any entry is
+    repeated into the rows that use it."""
     names = set(table.column_names)
-    if "question_id" in names and table.column("question_id").null_count:
-        raise RunError(f"{path}: column 'question_id' has a missing id; {EDITED}")
     for name, limit in (("question_id", MAX_ID), ("kind", MAX_ID), ("split", MAX_ID), ("relevant", MAX_ID),
                         ("retrieved", MAX_ID), ("question", MAX_TEXT), ("nuggets", MAX_ID),
                         ("nugget_texts", MAX_TEXT)):
         if name in names:
             _check_length(path, table, name, limit)
+
+
+def check_values(path: Path, table: pa.Table) -> None:
+    """Numbers in range and every question id present, on the Arrow columns read."""
+    names = set(table.column_names)
+    if "question_id" in names and table.column("question_id").null_count:
+        raise RunError(f"{path}: column 'question_id' has a missing id; {EDITED}")
     for name in table.column_names:
         bounds = _bounds(name)
         if bounds is not None:
@@ -176,12 +184,11 @@ def check_values(path: Path, table: pa.Table) -> None:
 
 def _check_length(path: Path, table: pa.Table, name: str, limit: int) -> None:
     column = table.column(name)
-    if not _strings(column.type):
+    if not (_strings(column.type) or pa.types.is_dictionary(column.type)):
         column = pc.list_flatten(column)
-    if not len(column):
-        return
-    longest = pc.max(pc.utf8_length(column)).as_py()
-    if longest is not None and longest > limit:
+    pieces = [chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk for chunk in column.chunks]
+    longest = max((pc.max(pc.utf8_length(piece)).as_py() or 0 for piece in pieces if len(piece)), default=0)
+    if longest > limit:
         raise RunError(
             f"{path}: column {name!r} holds a string of {longest:,} characters (at most {limit:,} in "
             f"{'a question' if name == 'question' else 'a nugget' if name == 'nugget_texts' else 'an id or label'}); {EDITED}"

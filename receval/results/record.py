@@ -59,6 +59,8 @@ class Run:
     #: the run's identity (``export``), never hashed a second time.
     digests: dict[str, str] = field(default_factory=dict)
     shown: dict | None = None  # what else --show reads from chunks.json (receval.results.door._chunks)
+    #: the id every file of the run carries (receval.results.bond); None for a run written before run ids
+    run_id: str | None = None
 
     @cached_property
     def flat(self) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from receval.measures.spans import judge_spans, token_columns
 from receval.metrics import measures_for
 from receval.pipeline import written_facts
 from receval.results.identity import identity_hash
-from receval.results import manifest
+from receval.results import bond
+from receval.results.claim import Claim, holding
 from receval.results.format import CHUNKS
 from receval.results.write import write_json, write_results, write_run_json
 from receval.retrievers.trajectory import Call, union
@@ -51,6 +52,7 @@ class Summary:
     calls: int = 0
     unmatched: list[tuple[int, str]] = field(default_factory=list)  # (line, query)
     repeated: int = 0  # traces of a question already matched by an earlier trace, left out
+    duplicates: int = 0  # spans read twice (the same trace and span), read once
     untraced: int = 0  # questions of the dataset no trace matched
     unknown_ids: int = 0  # document ids that are no unit of the dataset, kept with their text
     means: dict[str, float] = field(default_factory=dict)
@@ -92,14 +94,27 @@ def match(spans: list[Span], questions: list[Question]) -> tuple[dict[str, list[
     return matched, unmatched, repeated
 
 
-def import_traces(cfg, run_dir: Path) -> Summary:
-    """Score the traces of ``cfg.traces.path`` against ``cfg.dataset`` into ``run_dir``."""
+def import_traces(cfg, run_dir: Path, claim: Claim | None = None, saved: dict[str, str] | None = None) -> Summary:
+    """Score the traces of ``cfg.traces.path`` against ``cfg.dataset`` into ``run_dir``,
+    taken for this run (:mod:`receval.results.claim`; ``claim``: taken by the caller,
+    ``saved``: the files Hydra saved for the job). Traces that match no question are an
+    error, and the folder is left as it was."""
+    with holding(run_dir, claim) as held:
+        return _import(cfg, Path(run_dir), held, saved)
+
+
+def _import(cfg, run_dir: Path, claim: Claim, saved: dict[str, str] | None) -> Summary:
     began = time.perf_counter()
-    manifest.unseal(run_dir)  # until sealed again, the folder reads as incomplete
     dataset = load_dataset(cfg.dataset)
-    spans, others = read_spans(cfg.traces.path)
+    spans, others, duplicates = read_spans(cfg.traces.path)
     matched, unmatched, repeated = match(spans, dataset.questions)
     questions = [q for q in dataset.questions if q.id in matched]
+    if not questions:  # a run of no question is no run: nothing is written
+        raise ConfigError(
+            f"traces.path={cfg.traces.path}: none of its {len(spans)} retriever spans matched a question of the "
+            f"dataset ({len(dataset.questions)} questions; a span matches by receval.question_id or by the "
+            "question's text as its input.value): check that dataset= is the one the application answered"
+        )
     units = [s.id for s in dataset.sections]
     index = {uid: i for i, uid in enumerate(units)}
     texts: dict[str, str | None] = {}  # unknown ids -> the text a span gave
@@ -149,15 +164,19 @@ def import_traces(cfg, run_dir: Path) -> Summary:
     summary = Summary(
         Path(run_dir), spans=len(spans), others=others, questions=len(questions),
         calls=sum(map(len, calls)), unmatched=[(s.line, s.query) for s in unmatched], repeated=repeated,
+        duplicates=duplicates,
         untraced=len(dataset.questions) - len(questions), unknown_ids=len(texts),
     )
     config = run_config(cfg)
+    claim.start(saved)  # from here until claim.seal the folder reads as incomplete
     facts = {
         "path": str(cfg.traces.path), "spans": summary.spans, "other_spans": others, "calls": summary.calls,
         "unmatched_spans": len(unmatched), "unmatched": [{"line": n, "query": q} for n, q in summary.unmatched[:NAMED]],
-        "repeated_traces": repeated, "untraced_questions": summary.untraced, "unknown_ids": summary.unknown_ids,
+        "repeated_traces": repeated, "duplicate_spans": duplicates, "untraced_questions": summary.untraced,
+        "unknown_ids": summary.unknown_ids,
     }
     info = {
+        bond.KEY: claim.run_id,  # in results.parquet's metadata and run.json alike
         "config_hash": identity_hash(config),
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(dataset.sections),
@@ -173,10 +192,11 @@ def import_traces(cfg, run_dir: Path) -> Summary:
         name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names
     }
     written = written_facts(OmegaConf.create(config), names + token_columns(ks))  # label, params, measures
-    write_json(Path(run_dir) / CHUNKS, unit_facts(dataset.sections, units, final_idx))  # what report --show reads
+    write_json(Path(run_dir) / CHUNKS,  # what report --show reads
+               {**unit_facts(dataset.sections, units, final_idx), bond.KEY: claim.run_id})
     write_run_json(run_dir, {**info, **written, "timings": {"import_s": time.perf_counter() - began},
                              "config": config, "means": summary.means})
-    manifest.seal(run_dir)  # last: the folder is one run from here
+    claim.seal()  # last: the folder is one run from here
     return summary
 
 
@@ -228,6 +248,8 @@ def notes(summary: Summary) -> list[str]:
                    f"dataset, no question's text): {shown}{more}")
     if summary.repeated:
         out.append(f"{summary.repeated} traces repeat a question an earlier trace answered; the first was kept")
+    if summary.duplicates:
+        out.append(f"{summary.duplicates} spans were read twice (the same trace and span); each was counted once")
     if summary.untraced:
         out.append(f"{summary.untraced} questions of the dataset have no trace; the run holds the {summary.questions} "
                    "that do")

@@ -9,16 +9,22 @@ are flattened to dotted keys, list positions as numbers. Read from a span:
 - ``openinference.span.kind``: only ``RETRIEVER`` spans are kept (a span without the
   attribute is kept when it has documents); others are counted and skipped;
 - the trace (``context.trace_id``, ``trace_id`` or ``traceId``; a span without one is
-  its own trace) and start/end times (``start_time``/``end_time`` as ISO 8601 text or
-  nanoseconds, ``startTimeUnixNano``/``endTimeUnixNano``);
+  its own trace), the span's id (``context.span_id``, ``span_id`` or ``spanId``) and
+  start/end times (``start_time``/``end_time`` as ISO 8601 text or nanoseconds,
+  ``startTimeUnixNano``/``endTimeUnixNano``), from 1970 to 2262 (what 64-bit
+  nanoseconds hold) and at most :data:`MAX_SPAN_MS` apart;
 - ``input.value``: the query; ``receval.question_id``: the question, when the
   application set it;
 - ``retrieval.documents.N.document.id`` / ``.score`` / ``.content``: the documents in
   rank order (N).
 
-A line that is not a JSON object, a retriever span without times, an end before its
-start, a document without an id or with a score that is not a number are errors naming
-the file and line.
+A line that is not a JSON object, a retriever span without times, a time out of range,
+an end before its start, a span lasting more than a day, a document without an id or
+with a score that is not a number are errors naming the file and line.
+
+A span read twice (the same trace and span id, or, without ids, the same trace, times,
+query and documents: an exporter that retried, files concatenated twice) is kept once
+and counted; the same ids with other content is an error naming both lines.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ QUERY = "input.value"
 QUESTION_ID = "receval.question_id"
 _DOCUMENT = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score|content)$")
 _OTLP_VALUES = ("stringValue", "doubleValue", "intValue", "boolValue")
+MAX_NS = 2**63 - 1  # the latest time 64-bit nanoseconds hold (2262)
+MAX_SPAN_MS = 86_400_000  # a day: a retriever call that lasted longer is a time in the wrong unit
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,7 @@ class Span:
 
     line: int
     trace: str
+    span_id: str | None
     start_ns: int
     end_ns: int
     question_id: str | None
@@ -97,10 +106,15 @@ def _otlp(value):
 
 
 def _ns(value, where: str, name: str) -> int:
-    """A time as nanoseconds since the epoch: a number of ns, digits, or ISO 8601 text."""
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
+    """A time as nanoseconds since the epoch (from 0 to :data:`MAX_NS`): a number of ns,
+    digits, or ISO 8601 text."""
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 30:
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value <= MAX_NS:
+            raise RecevalError(
+                f"{where}: {name} is {value:.3g} ns, not a time a span can have (nanoseconds since 1970, before 2262)"
+            )
         return value
     if isinstance(value, str):
         try:
@@ -125,10 +139,12 @@ def _first(data: dict, *names: str):
     return None
 
 
-def read_spans(path: str | Path) -> tuple[list[Span], int]:
-    """The retriever spans of the file, in file order, and how many other spans it held."""
+def read_spans(path: str | Path) -> tuple[list[Span], int, int]:
+    """The retriever spans of the file, in file order, each once; how many other spans it
+    held; how many spans repeated one read before (left out)."""
     path = Path(path)
-    spans, others = [], 0
+    spans, others, repeated = [], 0, 0
+    first: dict[tuple, Span] = {}  # a span's identity -> the span read first
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, text in enumerate(handle, 1):
             if not text.strip():
@@ -147,9 +163,25 @@ def read_spans(path: str | Path) -> tuple[list[Span], int]:
             span = _span(data, number, where)
             if span is None:
                 others += 1
-            else:
+                continue
+            traced = span.trace if span.trace != f"line {number}" else None  # a span without a trace is its own
+            key = (traced, span.span_id) if span.span_id is not None else (traced, *_content(span))
+            seen = first.setdefault(key, span)
+            if seen is span:
                 spans.append(span)
-    return spans, others
+                continue
+            if _content(seen) != _content(span):
+                raise RecevalError(
+                    f"{where}: span {cut(str(span.span_id))} of trace {cut(span.trace)} was read at line {seen.line} "
+                    "with other times, query or documents; give each span once"
+                )
+            repeated += 1
+    return spans, others, repeated
+
+
+def _content(span: Span) -> tuple:
+    """What a span says: its times, question id, query and documents."""
+    return (span.start_ns, span.end_ns, span.question_id, span.query, span.documents)
 
 
 def _span(data: dict, number: int, where: str) -> Span | None:
@@ -170,7 +202,13 @@ def _span(data: dict, number: int, where: str) -> Span | None:
     start_ns, end_ns = _ns(start, where, "start_time"), _ns(end, where, "end_time")
     if end_ns < start_ns:
         raise RecevalError(f"{where}: end_time is before start_time")
+    if end_ns - start_ns > MAX_SPAN_MS * 1_000_000:
+        raise RecevalError(
+            f"{where}: the span lasts {(end_ns - start_ns) / 3.6e12:,.1f} hours; a retriever call lasts at most a "
+            "day: give its times in nanoseconds (or ISO 8601 text)"
+        )
     trace = _first(data, "context.trace_id", "trace_id", "traceId")
+    span_id = _first(data, "context.span_id", "span_id", "spanId")
     docs = []
     for position in sorted(documents):
         doc = documents[position]
@@ -187,7 +225,8 @@ def _span(data: dict, number: int, where: str) -> Span | None:
     question_id = attributes.get(QUESTION_ID)
     query = attributes.get(QUERY)
     return Span(
-        line=number, trace=str(trace) if trace is not None else f"line {number}", start_ns=start_ns, end_ns=end_ns,
+        line=number, trace=str(trace) if trace is not None else f"line {number}",
+        span_id=None if span_id is None else str(span_id), start_ns=start_ns, end_ns=end_ns,
         question_id=None if question_id is None else str(question_id),
         query="" if query is None else str(query), documents=tuple(docs),
     )
