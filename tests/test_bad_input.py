@@ -139,9 +139,12 @@ def damaged(runs, tmp_path, how: str) -> Path:
     data = results.read_bytes()
     if how == "truncated":
         results.write_bytes(data[: len(data) // 2])
-    elif how == "corrupt":
-        middle = len(data) // 2
-        results.write_bytes(data[:middle] + b"\0" * 512 + data[middle + 512:])
+    elif how == "corrupt":  # 512 zero bytes over the question ids' pages: a column every reader decodes
+        column = next(c for c in (pq.ParquetFile(results).metadata.row_group(0).column(i)
+                                  for i in range(pq.ParquetFile(results).metadata.num_columns))
+                      if c.path_in_schema == "question_id")
+        start = column.dictionary_page_offset or column.data_page_offset
+        results.write_bytes(data[:start] + b"\0" * 512 + data[start + 512:])
     elif how == "empty":
         results.write_bytes(b"")
     elif how in ("newer", "no-column"):

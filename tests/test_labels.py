@@ -383,7 +383,10 @@ def test_compare_names_a_reranker_added(stored, capsys, tmp_path):
     text = output(capsys, compare_mod.main, [root / "4", b])
     header = text.split("\n\n")[0]
     assert "config: identical" not in header
-    assert "config: rerank: none -> llm:qwen@30 (first_size 30, base_url 127.0.0.1, model qwen" in header
+    line = next(x for x in header.splitlines() if x.startswith("config: "))
+    assert line.startswith("config: rerank: none -> llm:qwen@30 (")  # its settings in run.json's (sorted) order
+    assert all(f"{setting}," in line or f"{setting})" in line
+               for setting in ("first_size 30", "base_url 127.0.0.1", "model qwen"))
     assert f"A rerank=none  ({root / '4'})" in header and f"B rerank=llm:qwen@30  ({b})" in header
     assert not URL.search(header)
     data = json.loads(output(capsys, compare_mod.main, [root / "4", b, "--format", "json"]))

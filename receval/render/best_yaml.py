@@ -18,12 +18,14 @@ re-running it sends nothing the user did not allow. Run it with::
 name without ``.yaml``. On the same data it reproduces the chosen run's results
 exactly (every column but the timings); any override still works
 (``... hydra.run.dir=runs/best``). Its relative paths (``dataset.path``, ``dataset.questions``,
-``tokenizer.subword``, ``cache_dir``, a component's model folder) are made absolute against
-the folder the run read them from (``run.json``'s ``workdir``; for a run written before
-that was stored, the folder ``select`` runs in, with a warning), so the file runs from
-any folder (:func:`receval.results.configs.anchor_paths`); a dataset path that is not there
-any more is warned about. Only the run's own ``hydra.run.dir`` stays relative: the
-re-run is written under the folder it is started from.
+``tokenizer.subword``, a component's model folder) are made absolute against the folder
+the run read them from (``run.json``'s ``workdir``; for a run written before that was
+stored, the folder ``select`` runs in, with a warning), so the file runs from any folder
+(:func:`receval.results.configs.anchor_paths`); a dataset path that is not there any more
+is warned about. Where the re-run writes is never the stored run's to choose: its
+``cache_dir`` is this receval's own (:data:`receval.results.identity.PLACE_KEYS`), and the
+run's ``hydra.run.dir`` stays relative, so the re-run is written under the folder it is
+started from.
 """
 
 from __future__ import annotations
