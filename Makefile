@@ -2,7 +2,7 @@
 #   make run    create .venv, install receval, run the default sweep on the built-in dataset
 #   make test   create .venv, install receval with its test and ray extras, run every test
 #   make docs   the site (docs/mkdocs.yml) into docs/site, reference pages regenerated from the code
-#   make docs-examples   rewrite the tutorials' shown outputs with what the commands print now
+#   make docs-examples   rewrite the tutorials' and how-to pages' shown outputs with what the commands print now
 #   make test-fast   under a minute: the same without slow (subprocess, wheel, Ray, or over
 #                    ~0.6 s: most compose several configs) and dense (real model) tests
 PYTHON ?= python3
@@ -62,10 +62,10 @@ docs: $(VENV)/.docs
 	$(BIN)/python docs/gen_reference.py
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict -f docs/mkdocs.yml
 
-# every tutorial block run twice in fresh folders; what it prints replaces what the page shows
+# every tutorial and how-to block run twice in fresh folders; what it prints replaces what the page shows
 # (tokens that differ between the two runs, latencies, become …)
 docs-examples: $(VENV)/.test
-	RECEVAL_DOCS_UPDATE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k tutorial
+	RECEVAL_DOCS_UPDATE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k shows_what
 
 clean:
 	rm -rf $(VENV) build *.egg-info docs/site

@@ -86,6 +86,16 @@ class RelevanceConfig:
 
 
 @dataclass
+class TimingConfig:
+    """How a run's latencies are measured (:func:`receval.retrievers.base.timed_search`);
+    part of its saved config, not of its identity (:mod:`receval.results.identity`)."""
+
+    # each question timed this many times, the passes interleaved (1..n, then 1..n again);
+    # its latency is their median. Remote answers are this run's own, never asked again
+    repeats: int = field(default=1, metadata=range_(1, 100, hint="1: timed once; 3-9 narrow a noisy clock"))
+
+
+@dataclass
 class RecevalConfig:
     """One run. ``chunking``, ``retriever`` and ``rerank`` are component nodes, typed by
     their group's base (:class:`receval.components.RetrieverConfig`, ...: Hydra's
@@ -111,6 +121,7 @@ class RecevalConfig:
     search_batch: int = field(default=1, metadata=range_(1, 1_000_000))
     cache_dir: Optional[str] = ".cache/receval"  # chunks, token counts, embeddings; null: off
     cost: Any = field(default_factory=dict)  # prices per stage: +cost.rerank.per_1k_requests=2 (receval/measures/cost.py)
+    timing: TimingConfig = field(default_factory=TimingConfig)  # timing.repeats=5: each latency the median of 5
 
 
 # receval's sweeper (receval/hydra_plugin): Hydra's basic sweeper's settings

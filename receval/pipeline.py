@@ -2,7 +2,10 @@
 
 Before the timed search, the first question is searched once and its answer dropped
 (:func:`receval.stages.warm_up`): its time is ``timings.warmup_s`` and the API
-calls it made are ``warmup_api_calls``, apart from the search's. ``run.json`` also
+calls it made are ``warmup_api_calls``, apart from the search's. With
+``timing.repeats=N`` the search passes over every question N times, interleaved, and
+each question's latency is the median of its N (:func:`receval.stages.timed_search`;
+run.json's ``timing.repeats``). ``run.json`` also
 stores the machine the run was timed on (:mod:`receval.core.machine`). Plain functions on
 a composed config; the Hydra shell in :mod:`receval.cli.run` only supplies the config and
 the output directory.
@@ -84,15 +87,21 @@ def stage_facts(
 
 
 def replay_facts(stage_info: dict[str, dict], replays: dict) -> int:
-    """Per stage with answers replayed from the cache (:class:`receval.clients.calls.Replay`),
-    add ``replayed_answers``, ``replayed_live_ms`` (the live time its latency column
-    reports) and ``replay_wall_ms`` (the replay's own wall time, kept apart) to its facts;
-    the run's replayed answers in all."""
+    """Per stage with answers not asked now (:class:`receval.clients.calls.Replay`), add to
+    its facts: for answers replayed from an earlier run's cache ``replayed_answers``,
+    ``replayed_live_ms`` (the live time its latency column reports) and ``replay_wall_ms``
+    (the replay's own wall time, kept apart); for this run's own answers read again (the
+    warm-up's, an earlier question's) ``reused_answers`` and ``reused_live_ms``. Returns
+    the run's replayed answers in all: what makes a run "replayed" (never its own answers)."""
     for stage, replay in replays.items():
-        stage_info.setdefault(stage, {}).update({
-            "replayed_answers": int(replay.answers), "replayed_live_ms": 1000.0 * replay.live_s,
-            "replay_wall_ms": 1000.0 * replay.own_s,
-        })
+        facts = stage_info.setdefault(stage, {})
+        if replay.answers:
+            facts.update({
+                "replayed_answers": int(replay.answers), "replayed_live_ms": 1000.0 * replay.live_s,
+                "replay_wall_ms": 1000.0 * replay.own_s,
+            })
+        if replay.reused:
+            facts.update({"reused_answers": int(replay.reused), "reused_live_ms": 1000.0 * replay.reused_live_s})
     return int(sum(replay.answers for replay in replays.values()))
 
 
@@ -215,6 +224,8 @@ def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
         checked=True,  # the spec checked every node
     )
     retriever = stages.build(cfg, context)
+    repeats = int(cfg.timing.repeats)
+    stages.check_repeats(retriever, repeats)
     prices = thawed(spec.prices)
     with timer("chunk"):
         chunks = cache.chunks(
@@ -232,8 +243,8 @@ def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
         stages.warm_up(retriever, [q.text for q in questions], depth, tie_rank)
     calls_after_warmup = stages.api_calls(retriever)
     with timer("search"):
-        hits = retrievers.search(
-            retriever, [q.text for q in questions], depth, tie_rank, cfg.search_batch, search_label(cfg),
+        hits = stages.timed_search(
+            retriever, [q.text for q in questions], depth, tie_rank, cfg.search_batch, search_label(cfg), repeats,
         )
     calls_after_search = stages.api_calls(retriever)
     stages.release(retriever)  # the index is not needed past here: measures are built beside it otherwise
@@ -276,7 +287,8 @@ def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
         "stages": stage_info,
-        "replayed": replayed,  # answers replayed from the cache: the latencies are their live ones
+        "replayed": replayed,  # answers an earlier run left in the cache: the latencies are their live ones
+        "timing": {"repeats": repeats},  # each question's latency: the median of this many interleaved passes
         "cost": {
             "index": cost.index_cost(prices, retriever, [chunk.text for chunk in chunks]),
             "tokens_estimated": sorted(hits.tokens_estimated),
@@ -287,6 +299,9 @@ def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
         "truncated": stages.truncated(retriever),  # chunks a dense model cut at its token limit
         # what explains the latencies: CPU, cores, threads, load
         "machine": machine.facts(at_start, stages.encoder_threads(retriever)),
+        # the folder its relative paths (dataset.path, cache_dir, ...) were read from: select's best.yaml
+        # makes them absolute against it (receval.results.configs.anchor_paths)
+        "workdir": os.getcwd(),
     }
     names = [m.name for m in measures]
     give_back_memory()

@@ -1,6 +1,7 @@
 """A run's stages: the first stage (any retriever, searched through a query transform
 when the run names one: :mod:`receval.transforms`), then an optional re-ranker, and
-the walks over the stage tree the pipeline needs (paid calls, facts, warm-up, release).
+the walks over the stage tree the pipeline needs (paid calls, facts, warm-up, timing
+repeats, release).
 
 :func:`build` composes them from the run's ``retriever`` and ``rerank`` nodes;
 :class:`Reranked` is the composition. Each stage lists its inner stages with
@@ -11,11 +12,14 @@ stage which attributes it happens to have.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from receval import components, retrievers, transforms
+from receval.clients import http
 from receval.clients.calls import merged
+from receval.core.errors import ConfigError
 from receval.components import Context
 from receval.ranking import select_top, sort_candidates
 from receval.rerankers import PAIRS, Scorer
@@ -67,8 +71,8 @@ class Reranked(Stage):
         scores = np.concatenate([new, scores[:, self.first_size :]], axis=1)[:, :depth]
         seconds = {**block.seconds, "rerank": time.perf_counter() - began}
         estimated = block.tokens_estimated | ({"rerank"} if rescored.tokens_estimated else set())
-        replayed = merged(block.replayed, {"rerank": rescored.replay} if rescored.replay.answers else {})
-        if rescored.replay.answers:
+        replayed = merged(block.replayed, {"rerank": rescored.replay} if rescored.replay else {})
+        if rescored.replay:  # answers not asked now (replayed or this run's own): their live time
             seconds["rerank"] += rescored.replay.shift
         return StageOutput(idx, scores, seconds, counts, tokens_estimated=estimated, replayed=replayed,
                            calls=block.calls)  # a trajectory's calls are the first stage's
@@ -140,6 +144,50 @@ def warm_up(stage: Stage, questions: list[str], depth: int, tie_rank) -> None:
     retrievers.search(stage, list(questions[:1]), depth, tie_rank, 1, label=None)
     for part in parts(stage):
         part.forget()
+
+
+REPEATED = ("a timing repeat re-times the local stages and never asks a remote one again, and this stage keeps no "
+            "answer to read again: set timing.repeats=1 for this run")
+
+
+def check_repeats(stage: Stage, repeats: int) -> None:
+    """Before anything is indexed: ``timing.repeats`` above 1 is refused for a run with a
+    stage that asks a remote service each question without keeping its answers (a
+    search service, an embeddings API: :attr:`Stage.asks_per_question`), which a repeat
+    would ask again. Remote stages that answer through the cached-call layer (re-rankers,
+    LLM transforms) read their own answers in a repeat instead."""
+    remote = [part.name for part in parts(stage) if part.asks_per_question]
+    if repeats > 1 and remote:
+        raise ConfigError(f"timing.repeats={repeats}: {', '.join(dict.fromkeys(remote))} asks a remote service for "
+                          f"each question; {REPEATED}")
+
+
+def timed_search(
+    stage: Stage, questions: list[str], depth: int, tie_rank, batch_size: int, label: str | None, repeats: int = 1,
+) -> retrievers.Hits:
+    """The timed search (:func:`receval.retrievers.search`), then ``repeats - 1`` more passes
+    over every question, interleaved (questions 1..n, then 1..n again: a drift of the
+    machine falls on every question alike, not on one question's repeats): each
+    question's latency, and each stage's, is the median of its passes; its answers and
+    counts are the first pass's. A repeat re-times the local stages; a remote stage's
+    answer is this run's own (the cached-call layer's, :mod:`receval.clients.calls`),
+    read again and standing for the latency it had live, never asked again: no request
+    may leave during a repeat (:func:`receval.clients.http.held`)."""
+    hits = retrievers.search(stage, questions, depth, tie_rank, batch_size, label)
+    if repeats <= 1 or not questions:
+        return hits
+    latency, stage_ms = [hits.latency_ms], {name: [values] for name, values in hits.stage_ms.items()}
+    with http.held(f"timing.repeats={repeats}: {REPEATED}"):
+        for again in range(2, repeats + 1):
+            for part in parts(stage):
+                part.repeat()
+            shown = None if label is None else f"{label}, timing {again} of {repeats}"
+            found = retrievers.search(stage, questions, depth, tie_rank, batch_size, shown)
+            latency.append(found.latency_ms)
+            for name, values in found.stage_ms.items():
+                stage_ms.setdefault(name, []).append(values)
+    return replace(hits, latency_ms=np.median(latency, axis=0),
+                   stage_ms={name: np.median(values, axis=0) for name, values in stage_ms.items()})
 
 
 def release(stage: Stage) -> None:

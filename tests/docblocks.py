@@ -1,7 +1,12 @@
-"""The docs' shown commands, run: a ```` ```console ```` block in a tutorial holds
-``$ command`` lines, each followed by what it prints. :func:`run_page` runs a page's
-blocks in order in one fresh folder (a tutorial's steps build on each other) and
-:func:`differences` says where the printed text departs from the shown text.
+"""The docs' shown commands, run: a ```` ```console ```` block in a tutorial or a how-to
+page holds ``$ command`` lines, each followed by what it prints. :func:`run_page` runs a
+page's blocks in order in one fresh folder (a page's steps build on each other) and
+:func:`differences` says where the printed text departs from the shown text. A step
+that shows no output, or only ``…`` (its output is long or varies), is checked by its
+exit status instead: it must exit 0 (a step that means to fail shows what it prints, or
+ends ``; echo "exit status $?"`` and shows that line). The folder has ``tests/fixtures``
+of this checkout, so a page may name ``tests/fixtures/essays`` as a reader in the
+checkout would.
 
 Compared token by token (spacing is free: a table's columns may widen):
 
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -32,9 +38,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = ROOT / "docs" / "pages" / "tutorials"
+HOWTO = ROOT / "docs" / "pages" / "how-to"
 ANY = "…"
 SHARED_DEFAULT = ROOT.parent / "shared"  # what conf/collection/*.yaml read: ${RECEVAL_SHARED}/datasets/<name>
-FENCE = re.compile(r"(?P<pre><!-- docs-test: (?P<note>[^>]*?) -->\n)?```console\n(?P<body>.*?)^```$", re.S | re.M)
+FENCE = re.compile(  # a console block, indented as a whole inside a list item or not, its note above it
+    r"^(?P<indent>[ \t]*)(?:<!-- docs-test: (?P<note>[^>]*?) -->\n(?P=indent))?```console\n(?P<body>.*?)^(?P=indent)```$",
+    re.S | re.M,
+)
 FILE = re.compile(r'^```\w+ title="(?P<name>[\w./-]+)"\n(?P<body>.*?)^```$', re.S | re.M)
 NUMBER = re.compile(r"^[\[(]?([+-]?\d+(?:,\d{3})*(?:\.(\d+))?)(%|[\])},;:]*)$")
 MASKS = [
@@ -49,6 +59,11 @@ class Step:
     command: str
     shown: list[str]
 
+    @property
+    def by_status(self) -> bool:
+        """The step shows no output of its own (nothing, or only ``…``): its exit status is checked."""
+        return all(not line.strip() or line.strip() == ANY for line in self.shown)
+
 
 @dataclass
 class Block:
@@ -56,15 +71,32 @@ class Block:
     end: int
     note: str
     steps: list[Step] = field(default_factory=list)
+    indent: str = ""  # of every line, inside a list item
+
+
+def _continues(command: str) -> bool:
+    """Whether a command's next line belongs to it: it ends in ``\\`` or leaves a quote open."""
+    if command.endswith("\\"):
+        return True
+    try:
+        shlex.split(command, comments=True)
+    except ValueError:  # no closing quotation
+        return True
+    return False
 
 
 def blocks(text: str) -> list[Block]:
-    """The ``console`` blocks of a page, each split into ``$ command`` steps."""
+    """The ``console`` blocks of a page, each split into ``$ command`` steps (a command
+    may run over several lines: a line ending in ``\\``, or a quote left open)."""
     found = []
     for match in FENCE.finditer(text):
-        block = Block(match.start("body"), match.end("body"), (match.group("note") or "").strip())
+        indent = match.group("indent")
+        block = Block(match.start("body"), match.end("body"), (match.group("note") or "").strip(), indent=indent)
         for line in match.group("body").splitlines():
-            if line.startswith("$ "):
+            line = line[len(indent):] if line.startswith(indent) else line
+            if block.steps and not block.steps[-1].shown and _continues(block.steps[-1].command):
+                block.steps[-1].command += "\n" + line
+            elif line.startswith("$ "):
                 block.steps.append(Step(line[2:], []))
             elif block.steps:
                 block.steps[-1].shown.append(line)
@@ -87,12 +119,18 @@ def why_skipped(block: Block) -> str | None:
 
 
 def environment(workdir: Path) -> dict:
-    """``receval`` on PATH as this Python's ``-m receval``; a private cache; fixed widths."""
+    """``receval`` on PATH as this Python's ``-m receval`` and ``python`` as this Python;
+    a private cache; fixed widths; ``tests/fixtures`` of this checkout in the folder."""
     bin_dir = workdir / ".bin"
     bin_dir.mkdir(exist_ok=True)
-    shim = bin_dir / "receval"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m receval "$@"\n')
-    shim.chmod(0o755)
+    for name, line in (("receval", f'"{sys.executable}" -m receval'), ("python", f'"{sys.executable}"')):
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec {line} "$@"\n')
+        shim.chmod(0o755)
+    fixtures = workdir / "tests" / "fixtures"
+    if not fixtures.exists():
+        fixtures.parent.mkdir(exist_ok=True)
+        fixtures.symlink_to(ROOT / "tests" / "fixtures", target_is_directory=True)
     shared = os.environ.get("RECEVAL_SHARED") or str(SHARED_DEFAULT)
     return {
         **os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "120",
@@ -101,8 +139,16 @@ def environment(workdir: Path) -> dict:
     }
 
 
-def run_step(step: Step, workdir: Path, env: dict) -> list[str]:
-    """What ``step.command`` prints (stdout then stderr), in ``workdir``, as lines."""
+@dataclass
+class Printed:
+    """What a step printed (stdout then stderr, as lines) and its exit status."""
+
+    lines: list[str]
+    status: int
+
+
+def run_step(step: Step, workdir: Path, env: dict) -> Printed:
+    """What ``step.command`` prints (stdout then stderr), in ``workdir``, and its exit status."""
     done = subprocess.run(
         ["bash", "-c", step.command], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
     )
@@ -110,7 +156,7 @@ def run_step(step: Step, workdir: Path, env: dict) -> list[str]:
     lines = [line.rstrip() for line in text.splitlines()]
     while lines and not lines[-1]:
         lines.pop()
-    return lines
+    return Printed(lines, done.returncode)
 
 
 def _mask(line: str) -> str:
@@ -201,7 +247,7 @@ def files(text: str) -> list[tuple[int, str, str]]:
     return [(m.start(), m.group("name"), m.group("body")) for m in FILE.finditer(text)]
 
 
-def _run_all(text: str, found: list[Block], workdir: Path) -> list[list[list[str]] | None]:
+def _run_all(text: str, found: list[Block], workdir: Path) -> list[list[Printed] | None]:
     """Every runnable block's steps' printed lines, run in order in ``workdir``."""
     workdir.mkdir(parents=True, exist_ok=True)
     env = environment(workdir)
@@ -224,23 +270,27 @@ def run_page(path: Path, workdir: Path, update: bool | str = False) -> tuple[lis
     found = blocks(text)
     skips = [f"{path.name}: $ {b.steps[0].command if b.steps else ''}: {why_skipped(b)}" for b in found if why_skipped(b)]
     printed = _run_all(text, found, workdir / "run")
-    if not update:
-        failures = []
-        for block, outputs in zip(found, printed):
-            for step, lines in zip(block.steps, outputs or []):
-                problems = differences(step.shown, lines)
-                if problems:
-                    failures.append("\n".join([f"{path.name}: $ {step.command}", *problems]))
+    failures = []
+    for block, outputs in zip(found, printed):
+        for step, done in zip(block.steps, outputs or []):
+            problems = [] if update else differences(step.shown, done.lines)
+            if step.by_status and done.status != 0:  # no rewrite of the shown output hides it
+                problems = [f"exit status {done.status} (a step showing no output of its own must exit 0)",
+                            "printed:", *done.lines]
+            if problems:
+                failures.append("\n".join([f"{path.name}: $ {step.command}", *problems]))
+    if not update or failures:
         return failures, skips
     again = _run_all(text, found, workdir / "again")
     for block, outputs, outputs_again in reversed(list(zip(found, printed, again))):
         if outputs is None:
             continue
         body = []
-        for step, lines, lines_again in zip(block.steps, outputs, outputs_again):
-            keep = update != "all" and not differences(step.shown, lines)
+        for step, done, done_again in zip(block.steps, outputs, outputs_again):
+            keep = update != "all" and not differences(step.shown, done.lines)
             old = [] if update == "all" else step.shown  # "all": a fresh account, no … kept from before
-            body += [f"$ {step.command}", *(step.shown if keep else updated(old, lines, lines_again))]
-        text = text[: block.start] + "\n".join(body).rstrip("\n") + "\n" + text[block.end:]
+            body += [f"$ {step.command}", *(step.shown if keep else updated(old, done.lines, done_again.lines))]
+        lines = "\n".join(body).rstrip("\n").splitlines()
+        text = text[: block.start] + "".join(f"{block.indent}{line}\n" for line in lines) + text[block.end:]
     path.write_text(text, encoding="utf-8")
     return [], skips

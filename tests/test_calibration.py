@@ -1,5 +1,5 @@
-"""receval.stats.calibration: A/A type I rates of each test on null pairs built from
-real runs' per-question scores (built-in library; Cranfield when shared)."""
+"""receval.stats.calibration: the paired procedure's A/A type I rate on null pairs built
+from real runs' per-question scores (built-in library; Cranfield when shared)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 from conftest import SHARED
-from receval.stats.bootstrap import bootstrap_means
 from receval.pipeline import run
 from receval.results import read_run
-from receval.stats.calibration import null_differences, type_one_rates
+from receval.stats.calibration import null_differences, type_one_rate
 
 CRANFIELD = SHARED / "datasets" / "cranfield"
 MEASURES = ("ndcg@10", "ap")
@@ -31,18 +30,14 @@ def pair_differences(folders, measures=MEASURES) -> np.ndarray:
     return np.column_stack(columns)
 
 
-def resampler(n_resamples: int, seed: int):
-    return lambda values: bootstrap_means(values, n_resamples=n_resamples, seed=seed)
-
-
-def assert_calibrated(diffs, n_null: int, n_resamples: int, seed: int):
-    rates = type_one_rates(diffs, 0.05, n_null, n_resamples, seed, resample_means=resampler(n_resamples, seed + 2))
-    assert [r.test for r in rates] == ["randomization", "t", "bootstrap"]
-    for rate in rates:
-        assert rate.n_null == n_null * diffs.shape[1]
-        assert rate.lo <= rate.rate <= rate.hi
-        assert 0.04 <= rate.rate <= 0.06, (rate.test, rate.rate)
-    return rates
+def assert_calibrated(diffs, n_null: int, n_resamples: int, seed: int, low: float = 0.03):
+    """At most about alpha (0.065, the A/A bound the tests hold it to), and not far below
+    it on measures with many values."""
+    rate = type_one_rate(diffs, 0.95, n_null, n_resamples, seed)
+    assert rate.n_null == n_null * diffs.shape[1]
+    assert rate.lo <= rate.rate <= rate.hi
+    assert low <= rate.rate <= 0.065, rate
+    return rate
 
 
 def test_null_differences_swap_within_question():
@@ -57,7 +52,7 @@ def test_null_differences_swap_within_question():
 @pytest.mark.slow
 def test_built_in_runs_reject_four_to_six_percent(make_config, tmp_path):
     """Three built-in runs (BM25, TF-IDF, BM25 on 41-word chunks): 3 pairs x ndcg@10 and
-    ap, 600 null pairs each (seed 0): every test rejects 4-6% at alpha 0.05."""
+    ap, 600 null pairs each (seed 0): the procedure rejects 3-6.5% at alpha 0.05."""
     folders = []
     for i, overrides in enumerate([("retriever=bm25",), ("retriever=tfidf",), ("retriever=bm25", "chunking.max_words=41")]):
         run(make_config(*overrides), tmp_path / str(i))
@@ -78,11 +73,3 @@ def test_cranfield_runs_reject_four_to_six_percent(make_config, tmp_path):
     diffs = pair_differences(folders)
     assert diffs.shape == (225, 6)
     assert_calibrated(diffs, n_null=400, n_resamples=2000, seed=0)
-
-
-def test_unknown_test_and_missing_resampler_are_refused():
-    d = np.random.default_rng(0).normal(0, 0.1, 20)
-    with pytest.raises(ValueError, match="unknown test 'wilcoxon': use randomization, t, bootstrap"):
-        type_one_rates(d, tests=("wilcoxon",), n_null=10)
-    with pytest.raises(ValueError, match="the bootstrap test's calibration needs resample_means"):
-        type_one_rates(d, tests=("bootstrap",), n_null=10)

@@ -277,3 +277,78 @@ def test_a_stage_s_live_calls_count_its_replayed_answers():
     assert live_calls({"search_api_calls": 0, "replayed_answers": 5}) == 5  # a replay is not free
     assert live_calls({"search_api_calls": 2, "index_api_calls": 7}) == 2
     assert live_calls(None) == 0 and live_calls({"search_api_calls": -3, "replayed_answers": "5"}) == 0
+
+
+def test_an_answer_this_run_asked_is_live_when_read_again_and_an_earlier_run_s_is_replayed(servers, tmp_path):
+    """"Replayed" means read from the cache an earlier run wrote, never this run's own:
+    the same prompt asked twice by one run (its warm-up and its timed search, two
+    questions asking the same) is live the second time too (``reused``), standing for
+    the latency it had live, and sends no second request; another run (a new Calls
+    over the same cache) replays it. Without a cache folder the run's own answer is
+    kept in memory, so a re-read sends nothing either."""
+    from receval.clients.calls import Answer, Replay, batch_replay
+
+    a, _ = servers
+    messages = [{"role": "user", "content": "Question: which fruit"}]
+    client = ChatClient(a.url, "m", None, option="transform", cache_dir=str(tmp_path))
+    first = client.answer(messages, {"type": "object"}, lambda reply: None)
+    again = client.answer(messages, {"type": "object"}, lambda reply: None)
+    assert len(a.requests) == 1 and not first.replayed and not first.reused
+    assert again.reused and not again.replayed and again.live_ms == first.live_ms
+    assert (client.calls.live, client.calls.reused, client.calls.replayed) == (1, 1, 0)
+    later = ChatClient(a.url, "m", None, option="transform", cache_dir=str(tmp_path))  # the next run
+    replayed = later.answer(messages, {"type": "object"}, lambda reply: None)
+    assert replayed.replayed and not replayed.reused and len(a.requests) == 1
+    memory = ChatClient(a.url, "m", None, option="transform", cache_dir=None)
+    memory.answer(messages, {"type": "object"}, lambda reply: None)
+    assert memory.answer(messages, {"type": "object"}, lambda reply: None).reused and len(a.requests) == 2
+    # a batch of one live, one replayed and two reused answers: each kind stands for its live time apart
+    batch = [Answer(1, live_ms=10.0), Answer(1, live_ms=40.0, replayed=True), Answer(1, live_ms=20.0, reused=True),
+             Answer(1, live_ms=30.0, reused=True)]
+    replay = batch_replay(batch, wall=0.004, concurrency=1)
+    assert replay == Replay(1, 0.040, 0.001, 2, 0.050, 0.002)
+    assert replay.shift == pytest.approx(0.040 - 0.001 + 0.050 - 0.002) and bool(replay) and not Replay()
+
+
+@pytest.mark.slow  # two runs composed through Hydra
+def test_a_live_llm_rerank_run_is_not_labelled_replayed_by_its_own_warm_up(make_config, tmp_path, monkeypatch):
+    """The warm-up grades the first question's pairs; the timed search reads them again:
+    this run's own answers, so run.json's ``replayed`` is 0 and the report has no replay
+    note, the stage counts them as ``reused_answers`` (each a request it took live, so
+    API calls per 1,000 questions are the pairs per question). The next run of the same
+    config replays every answer and says so."""
+    import pyarrow.parquet as pq
+
+    from receval.analysis.breakdown import stage_latency
+    from receval.cli.report import report_for
+    from receval.pipeline import run
+    from receval.results.format import RESULTS, RUN_JSON
+    from receval.results.stored import load_run
+
+    monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    server = ChatServer()
+    server.respond = answering("", [], 2)
+    server.thread.start()
+    overrides = ["rerank=llm", f"rerank.base_url={server.url}", "rerank.model=tiny-test", "rerank.first_size=2",
+                 "rerank.api_key_env=null", "rerank.concurrency=1"]
+    try:
+        live = run(make_config(*overrides), tmp_path / "live")
+        sent = len(server.requests)
+        run(make_config(*overrides), tmp_path / "replay")
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
+    assert len(server.requests) == sent  # the second run sent nothing
+    info = json.loads((tmp_path / "live" / RUN_JSON).read_text())
+    pairs = pq.read_table(tmp_path / "live" / RESULTS).column("pairs_scored").to_numpy()
+    facts = info["stages"]["rerank"]
+    assert info["replayed"] == 0 and "replayed_answers" not in facts
+    assert facts["reused_answers"] == pairs[0] == 2 and facts["warmup_api_calls"] == 2
+    assert facts["search_api_calls"] == pairs.sum() - 2 and sent == pairs.sum()  # the warm-up's are not asked again
+    assert stage_latency(load_run(tmp_path / "live"))["rerank"]["api_calls_per_1000"] == pytest.approx(
+        1000 * pairs.mean())
+    again = json.loads((tmp_path / "replay" / RUN_JSON).read_text())
+    assert again["replayed"] == pairs.sum() and again["stages"]["rerank"]["replayed_answers"] == pairs.sum()
+    built = report_for([str(tmp_path / "live"), str(tmp_path / "replay")])
+    assert [[note.split(":")[0] for note in r.notes] for r in built.runs] == [[], ["replayed"]]
+    assert live.n_questions == len(pairs)

@@ -91,7 +91,7 @@ def test_a_single_run_from_any_directory(tmp_path):
         ("depth=-1", "depth=-1: out of range; use an integer in [1, 2147483647]"),
         ("retriever.k1=-1", "retriever.k1=-1.0: out of range; use a number in [0, 1000]"),
         ("retriever.b=2", "retriever.b=2.0: out of range; use a number in [0, 1]"),
-        ("retriever=bm26", "Could not find 'retriever/bm26'"),
+        ("retriever=bm26", "retriever=bm26: no such option; did you mean bm25? (options: bm25, dense, "),
         ("chunking.overlap=200", "chunking.overlap=200 must be smaller than chunking.max_words=120"),
         ("metrics.ks=[1,20]", "raise depth or drop that cutoff"),
         ("dataset=folder", "dataset.path is required"),

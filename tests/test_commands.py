@@ -73,7 +73,7 @@ def test_each_argparse_command_help_exits_0_under_its_name(name, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(HYDRA))
+@pytest.mark.parametrize("name", sorted(HYDRA | {"traces"}))
 def test_each_hydra_command_help_exits_0(name, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["receval"])
     with pytest.raises(SystemExit) as stop:
@@ -82,6 +82,13 @@ def test_each_hydra_command_help_exits_0(name, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert f"receval {name}" in out if name != "run" else "receval retriever=bm25,tfidf" in out
     assert "== Config groups" in out or "Config groups" in out
+    if name == "traces":  # what it is: an import of spans, whose calls report --show prints
+        assert "import OpenInference retriever spans" in out and "--show" in out
+
+
+def test_traces_is_described_as_what_it_does():
+    summary = cli_main.COMMANDS["traces"].summary
+    assert "OpenInference" in summary and "stored run" in summary and "agentic" not in summary
 
 
 @pytest.mark.slow

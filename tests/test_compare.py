@@ -214,3 +214,36 @@ def test_function_api(runs):
     assert result.pair.metric == "rr"
     assert result.to_dict()["diff"] == result.pair.diff.mean
     assert "B - A" in render(result, "table")
+
+
+@pytest.mark.slow
+def test_several_measures_are_each_the_single_measure_comparison(runs, capsys):
+    """--metrics: a pair per measure, each exactly what --metric gives for it alone, in every format."""
+    a, b = runs["headings"], runs["tfidf"]
+    asked = ["hit@1", "hit@3", "recall@3", "rr", "MRR@3"]
+    data = as_json(capsys, a, b, "--metrics", ",".join(asked))
+    assert [m["metric"] for m in data["measures"]] == ["hit@1", "hit@3", "recall@3", "rr", "rr@3"]
+    for measure, name in zip(data["measures"], asked):
+        alone = as_json(capsys, a, b, "--metric", name)
+        assert alone["measures"] == [{k: alone[k] for k in measure}]
+        assert measure == alone["measures"][0]
+    assert {k: data[k] for k in ("metric", "diff", "ci")} == {  # the top level: the first measure
+        k: data["measures"][0][k] for k in ("metric", "diff", "ci")}
+    assert main([str(a), str(b), "--metrics", ",".join(asked), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["metric"], float(r["diff"]), r["fixed"]) for r in rows] == [
+        (m["metric"], m["diff"], " ".join(m["fixed"])) for m in data["measures"]]
+    assert main([str(a), str(b), "--metrics", ",".join(asked)]) == 0
+    text = capsys.readouterr().out
+    assert "5 measures, each interval on its own" in text
+    for label in ("hit@1", "hit@3", "recall@3", "MRR", "MRR@3"):
+        assert any(line.split()[:1] == [label] for line in text.splitlines()), label
+    assert main([str(a), str(b), "--metrics", "hit@3,rr", "--format", "markdown"]) == 0
+    shown = capsys.readouterr().out
+    assert "| hit@3 |" in shown and "| MRR |" in shown and "| fixed@1 (MRR) |" in shown
+    assert main([str(a), str(b), "--metrics", "hit@3,rr", "--format", "latex"]) == 0
+    assert capsys.readouterr().out.count("\\begin{tabular}") == 2
+    assert exit_code([a, b, "--metrics", "hit@3", "--metric", "rr"]) == 2
+    assert "give one" in one_error_line(capsys)
+    assert exit_code([a, b, "--metrics", "hit@3,f1"]) == 2
+    assert "--metrics: unknown measure 'f1'" in one_error_line(capsys)

@@ -1,5 +1,5 @@
-"""receval.stats.corrections: Holm and BH equal statsmodels' multipletests; maxT uses
-the randomization test's flips and the correlation between pairs."""
+"""receval.stats.corrections: Holm and BH equal statsmodels' multipletests, and the levels
+their intervals are drawn at agree with the adjusted p-values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from receval.stats.holm import holm as holm_steps
-from receval.stats import corrections, significance
+from receval.stats import corrections
 
 from conftest import lazy_import
 
@@ -54,44 +54,20 @@ def test_bh_rejects_at_least_what_holm_rejects():
 def test_bad_p_values_and_methods_are_refused():
     with pytest.raises(ValueError, match=r"p-values must lie in \[0, 1\]"):
         corrections.holm([0.1, 1.5])
-    with pytest.raises(ValueError, match="unknown correction 'sidak': use holm, bh, maxt"):
-        corrections.correct("sidak", [0.1])
-    with pytest.raises(ValueError, match="maxt needs the per-question differences"):
+    with pytest.raises(ValueError, match="unknown correction 'maxt': use holm, bh"):
         corrections.correct("maxt", [0.1])
+    with pytest.raises(ValueError, match="unknown correction 'sidak': use holm, bh"):
+        corrections.adjusted_levels("sidak", [0.1], 0.05)
 
 
-def test_maxt_of_one_pair_is_the_randomization_p():
-    rng = np.random.default_rng(2)
-    d = rng.normal(0.04, 0.3, 50)
-    randomization = significance.randomization(d, n_resamples=5000, seed=11)[0]
-    result = corrections.maxt(d, n_resamples=5000, seed=11)
-    assert result.p == (randomization.p,)
-    assert result.p_adjusted == (randomization.p,)
-
-
-def test_maxt_own_p_values_are_the_randomization_test_under_the_same_flips():
-    rng = np.random.default_rng(3)
-    d = rng.normal(0.0, 0.3, size=(45, 6)) + np.linspace(-0.1, 0.1, 6)
-    raw = [t.p for t in significance.randomization(d, n_resamples=3000, seed=4)]
-    result = corrections.maxt(d, n_resamples=3000, seed=4)
-    assert result.p == tuple(raw)
-    assert all(a >= p for a, p in zip(result.p_adjusted, result.p))
-    # monotone: a larger |t| never gets a larger adjusted p
-    t = np.abs(significance.t_statistics(d))
-    order = np.argsort(-t)
-    assert (np.diff(np.asarray(result.p_adjusted)[order]) >= 0).all()
-
-
-def test_maxt_costs_nothing_for_a_duplicated_pair_and_about_sidak_for_independent_ones():
-    """Two identical pairs: the maximum is the pair itself (Holm would double p).
-    Independent pairs: maxT is Sidak's 1 - (1 - p)^m within Monte Carlo error."""
-    rng = np.random.default_rng(4)
-    d = rng.normal(0.06, 0.3, 60)
-    twice = corrections.maxt(np.column_stack([d, d]), n_resamples=4000, seed=1)
-    assert twice.p_adjusted[0] == twice.p[0] == twice.p_adjusted[1]
-    independent = rng.normal(0.0, 0.3, size=(200, 5))
-    independent[:, 0] += 0.04
-    result = corrections.maxt(independent, n_resamples=20_000, seed=2)
-    sidak = 1 - (1 - np.asarray(result.p)) ** 5
-    np.testing.assert_allclose(result.p_adjusted, sidak, atol=0.03)
-    assert corrections.correct("maxt", result.p, independent, 20_000, 2) == result
+@pytest.mark.parametrize("p", P_SETS)
+@pytest.mark.parametrize("method", ["holm", "bh"])
+def test_each_comparison_is_rejected_exactly_when_its_p_is_within_its_level(p, method):
+    """The level an interval is drawn at agrees with the adjusted p: p <= level exactly
+    for the comparisons the correction rejects (so the interval excludes 0 exactly then)."""
+    for alpha in (0.05, 0.2):
+        levels = corrections.adjusted_levels(method, p, alpha)
+        rejected = corrections.correct(method, p).rejected(alpha)
+        assert [q <= a * (1 + 1e-9) for q, a in zip(p, levels)] == list(rejected)
+    if method == "bh":
+        assert len(set(corrections.adjusted_levels("bh", p, 0.05))) == 1  # one FCR level for all

@@ -1,14 +1,16 @@
-"""The docs site: what a tutorial shows a command printing is what it prints today.
+"""The docs site: what a tutorial or a how-to page shows a command printing is what it
+prints today.
 
-Every ``console`` block of docs/pages/tutorials/*.md is run (:mod:`docblocks`), and a
-test of this test alters one shown number and sees it fail. The generated reference
+Every ``console`` block of docs/pages/tutorials/*.md, docs/pages/how-to/*.md and the
+README is run (:mod:`docblocks`); a block that cannot run here is one skipped test saying
+why; a test of this test alters one shown number and sees it fail. The generated reference
 pages equal a fresh generation; ``mkdocs build --strict`` passes; the built site opens in
 headless Chromium with no console error and its search finds "select".
 
 Refresh the shown outputs after a change to what commands print:
 
     make docs-examples
-    (= RECEVAL_DOCS_UPDATE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k tutorial;
+    (= RECEVAL_DOCS_UPDATE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_docs.py -k shows_what;
      RECEVAL_DOCS_UPDATE=all rewrites every shown output, not only those that no longer match)
 """
 
@@ -26,13 +28,17 @@ import threading
 from pathlib import Path
 
 import pytest
-from docblocks import ANY, TUTORIALS, Block, Step, blocks, differences, run_page, why_skipped
+from docblocks import ANY, HOWTO, TUTORIALS, Block, Step, blocks, differences, run_page, why_skipped
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 UPDATE = {"": False, "all": "all"}.get(os.environ.get("RECEVAL_DOCS_UPDATE", ""), True)
 PAGES = sorted(TUTORIALS.glob("*.md"))
 TESTED = [*PAGES, ROOT / "README.md"]  # the README's tour is run too
+HOWTOS = sorted(HOWTO.glob("*.md"))
+#: every block no page may run here: (page, its number on the page, why)
+UNRUN = [(page, i + 1, why_skipped(block)) for page in [*TESTED, *HOWTOS]
+         for i, block in enumerate(blocks(page.read_text(encoding="utf-8"))) if why_skipped(block)]
 
 
 # ----------------------------------------------------------------- the comparison
@@ -79,6 +85,30 @@ def test_blocks_split_into_steps_and_say_what_they_need(monkeypatch, tmp_path):
     assert why_skipped(found[2]) == "shown, not run: an LLM endpoint"
 
 
+def test_a_command_may_span_lines_and_a_block_may_sit_in_a_list_item():
+    page = (
+        "- a list item:\n\n  <!-- docs-test: skip needs a cluster -->\n  ```console\n  $ receval a=1 \\\n"
+        "      b=2\n  printed\n  ```\n\n```console\n$ receval sql runs \"SELECT x,\n    y FROM runs\"\nx  y\n"
+        "$ echo it's  # an apostrophe in a comment leaves no quote open\n…\n```\n"
+    )
+    listed, sql = blocks(page)
+    assert listed.indent == "  " and why_skipped(listed) == "shown, not run: needs a cluster"
+    assert [(s.command, s.shown) for s in listed.steps] == [("receval a=1 \\\n    b=2", ["printed"])]
+    assert sql.steps[0].command == 'receval sql runs "SELECT x,\n    y FROM runs"' and sql.steps[0].shown == ["x  y"]
+    assert sql.steps[1].command.startswith("echo it's") and sql.steps[1].by_status
+    assert not sql.steps[0].by_status
+
+
+@pytest.mark.slow
+def test_a_step_checked_by_its_exit_status_fails_when_it_fails(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```console\n$ true\n$ echo long output\n…\n$ exit 3\n```\n")
+    failures, _ = run_page(page, tmp_path / "run")
+    assert len(failures) == 1 and failures[0].startswith("page.md: $ exit 3\nexit status 3")
+    page.write_text('```console\n$ (exit 3); echo "exit status $?"\nexit status 3\n```\n')  # shown: compared, not its status
+    assert run_page(page, tmp_path / "again") == ([], [])
+
+
 @pytest.mark.slow
 def test_the_docs_test_fails_when_a_shown_number_is_changed(tmp_path):
     """The test of the test: a tutorial's first block, one number in its shown output
@@ -115,14 +145,73 @@ def test_a_block_that_prints_other_text_fails_and_update_rewrites_it(tmp_path):
 # ----------------------------------------------------------------- the tutorials
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("page", TESTED, ids=[p.stem for p in TESTED])
-def test_tutorial_shows_what_its_commands_print(page, tmp_path):
+def _page_runs(page: Path, tmp_path: Path) -> None:
     failures, skips = run_page(page, tmp_path, update=UPDATE)
-    assert not failures, "\n\n".join(failures) + "\n\nrefresh with: RECEVAL_DOCS_UPDATE=1 pytest tests/test_docs.py -k tutorial"
+    assert not failures, "\n\n".join(failures) + "\n\nrefresh with: RECEVAL_DOCS_UPDATE=1 pytest tests/test_docs.py -k shows_what"
     ran = sum(1 for b in blocks(page.read_text()) if not why_skipped(b))
     if skips and not ran:
         pytest.skip("; ".join(skips))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", TESTED, ids=[p.stem for p in TESTED])
+def test_tutorial_shows_what_its_commands_print(page, tmp_path):
+    _page_runs(page, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", HOWTOS, ids=[p.stem for p in HOWTOS])
+def test_how_to_page_shows_what_its_commands_print(page, tmp_path):
+    """Each how-to page's blocks, in order in one folder: shown outputs compared, the
+    rest checked by exit status (:mod:`docblocks`)."""
+    _page_runs(page, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page, number, why", UNRUN, ids=[f"{p.stem}-{n}" for p, n, _ in UNRUN])
+def test_a_block_that_cannot_run_here_says_why(page, number, why):
+    """One skip per block a page marks ``docs-test: skip``/``needs``, its reason in the summary."""
+    assert why and not why.endswith("needs what the test machine lacks"), f"{page.name} block {number} gives no reason"
+    pytest.skip(f"{page.relative_to(ROOT)} block {number}: {why}")
+
+
+COMMAND = re.compile(r"^[ \t]*(?:\$ )?(?:[A-Z_]+=\S* )*(?:receval|python -m receval)\b(?!:)")
+OPEN = re.compile(r"^([ \t]*)```(\w*)")
+
+
+def fenced(text: str) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """A page's fenced blocks (language, lines) and its lines outside every fence."""
+    found, outside, current = [], [], None
+    for line in text.splitlines():
+        if current is None:
+            opened = OPEN.match(line)
+            if opened:
+                current = (opened.group(1), opened.group(2), [])
+            else:
+                outside.append(line)
+        elif line.strip() == "```" and line.startswith(current[0]):
+            found.append((current[1], current[2]))
+            current = None
+        else:
+            current[2].append(line)
+    return found, outside
+
+
+def test_every_how_to_command_is_in_a_block_that_runs_or_says_why():
+    """No how-to page leaves a command to be read and not run: every ``receval`` command
+    line in a fenced or indented code block sits in a ``console`` block (run, or skipped
+    with a reason); a workflow file (YAML) and Python are not commands; each page has a
+    console block."""
+    bare = []
+    for page in HOWTOS:
+        text = page.read_text(encoding="utf-8")
+        assert blocks(text), f"{page.name}: no console block"
+        found, outside = fenced(text)
+        for language, lines in found:
+            if language not in ("console", "yaml", "python"):
+                bare += [f"{page.name}: {line.strip()}" for line in lines if COMMAND.match(line)]
+        bare += [f"{page.name}: {line.strip()}" for line in outside if line.startswith(("    ", "\t")) and COMMAND.match(line)]
+    assert not bare, "commands outside a console block:\n" + "\n".join(bare)
 
 
 # ----------------------------------------------------------------- the site

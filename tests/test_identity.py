@@ -82,7 +82,7 @@ def test_report_warns_once_naming_runs_over_different_datasets(site, make_config
 @pytest.mark.slow
 def test_identity_ignores_non_result_settings(make_config):
     plain = make_config()
-    for override in ("cache_dir=/elsewhere", "search_batch=8", "bootstrap.n_resamples=100",
+    for override in ("cache_dir=/elsewhere", "search_batch=8", "timing.repeats=5", "bootstrap.n_resamples=100",
                      "bootstrap.level=0.9", "bootstrap.method=bca", "bootstrap.seed=5",
                      "objective.metric=hit@3", "objective.split=null"):
         assert config_hash_of(make_config(override)) == config_hash_of(plain), override
@@ -93,9 +93,9 @@ def test_identity_ignores_non_result_settings(make_config):
 def test_non_result_settings_are_no_differing_parameter():
     configs = [
         {"retriever": {"kind": "bm25"}, "cache_dir": "a", "search_batch": 1, "bootstrap": {"seed": 0},
-         "objective": {"metric": "rr"}},
+         "objective": {"metric": "rr"}, "timing": {"repeats": 1}},
         {"retriever": {"kind": "tfidf"}, "cache_dir": "b", "search_batch": 8, "bootstrap": {"seed": 1},
-         "objective": {"metric": "hit@3"}},
+         "objective": {"metric": "hit@3"}, "timing": {"repeats": 5}},
     ]
     assert naming(configs).keys == {"retriever": "retriever"}
 

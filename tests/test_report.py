@@ -69,10 +69,13 @@ def test_table_prints_one_row_per_run_in_sweep_order(sweep, capsys):
     assert "2000 resamples, seed 0" in lines[1]
     header = next(line for line in lines if line.startswith("#"))
     for name in ("retriever", "max_words", "chunks", "hit@1", "hit@3", "recall@3", "MRR",
-                 "MRR 95% CI", "nDCG@5", "p50 ms", "p95 ms"):
+                 "MRR 95% CI", "nDCG@5"):
         assert name in header
     assert header.index("retriever") < header.index("max_words")
-    rows = [line.split() for line in lines[lines.index(header) + 2:]]
+    start = lines.index(header) + 2
+    rows = [line.split() for line in lines[start:lines.index("", start)]]
+    latency = lines[lines.index("Latency per question (ms)") + 1]  # latency has its own table, with intervals
+    assert latency.split()[:3] == ["#", "retriever", "max_words"] and "p50 95% CI" in latency
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("0", "bm25", "20"), ("1", "bm25", "40"), ("2", "bm25", "120"),
         ("3", "tfidf", "20"), ("4", "tfidf", "40"), ("5", "tfidf", "120"),
@@ -125,14 +128,17 @@ def test_csv_markdown_and_latex_carry_the_same_rows(sweep, capsys):
     assert float(rows[3]["rr"]) == report.runs[3].metrics["rr"].mean
     assert float(rows[3]["rr_lo"]) == report.runs[3].metrics["rr"].lo
     assert rows[3]["retriever"] == "tfidf" and rows[3]["max_words"] == "20"
+    assert float(rows[3]["latency_p50_ms_lo"]) == report.runs[3].latency["p50"].lo
     markdown = rendered.render(report, "markdown").splitlines()
-    table = [line for line in markdown if line.startswith("|")]
-    assert len(table) == 2 + 6
-    assert len({line.count("|") for line in table}) == 1
+    parts = "\n".join(markdown).split("\n\n")
+    tables = [[line for line in part.splitlines() if line.startswith("|")] for part in parts]
+    tables = [table for table in tables if table]
+    assert [len(table) for table in tables] == [2 + 6, 2 + 6]  # the main table, then latency with its intervals
+    assert all(len({line.count("|") for line in table}) == 1 for table in tables)
     latex = rendered.render(report, "latex")
-    assert latex.count("\\begin{tabular}") == 1 and latex.count("\\end{tabular}") == 1
-    assert latex.count("\\\\") == 1 + 6
-    assert "MRR 95\\% CI" in latex
+    assert latex.count("\\begin{tabular}") == 2 and latex.count("\\end{tabular}") == 2
+    assert latex.count("\\\\") == 2 * (1 + 6)
+    assert "MRR 95\\% CI" in latex and "p50 95\\% CI" in latex
 
 
 @pytest.mark.slow
@@ -277,7 +283,7 @@ def test_fail_under_exits_1_naming_the_run(sweep, capsys):
         (["--metrics", "hit@30"], "hit@30 is not stored"),
         (["--metric", "rr@11"], "rr@11 is beyond"),
         (["--by", "colour"], "no column 'colour'"),
-        (["--by", "question_id"], "49 distinct values; pick a column with a few"),
+        (["--by", "question_id"], "47 distinct values; pick a column with a few"),  # the scored questions
         (["--split", "validation"], "split values present: dev, test"),
         (["--level", "95"], "between 0 and 1"),
         (["--format", "xml"], "invalid choice"),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from chatserver import PASSAGE, ChatServer, chat_reply, error, good_content, passages_of
+from chatserver import PASSAGE, ChatServer, chat_reply, error, first_sentence, good_content, passages_of
 from conftest import FIXTURES, ROOT, run_cli
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
@@ -25,6 +25,7 @@ from receval.datasets import LIBRARY, folder
 from receval.datasets.questions import read_questions
 from receval.core.errors import ConfigError, DatasetError, RecevalError
 from receval.clients.chat import ChatClient, ReplyError, ServerError, parse_json_object
+from receval.synth.quotes import Source, locate_quotes, without_heading
 from receval.synth import (
     QA_SCHEMA,
     Unit,
@@ -216,6 +217,53 @@ def test_a_job_failing_at_its_first_request_leaves_no_file(synth_config, server,
     with pytest.raises(ServerError):
         generate(synth_config(*site_cfg(), f"synth.out={out}"), progress=False)
     assert out.is_file()  # the user's own (empty) file stays
+
+
+def heading_quoting(alone: bool):
+    """A model quoting each passage as the prompt shows it: its ``Heading:`` line, then
+    (unless ``alone``) the first sentence; one plain quote beside the heading alone."""
+    def respond(body, attempt):
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        shown = PASSAGE.findall(user)
+        assert all(heading for heading, _ in shown)  # every section of the site has one
+        quotes = [f"Heading: {h}" if alone else f"Heading: {h}\n{first_sentence(t)}" for h, t in shown]
+        if alone:
+            quotes += [first_sentence(t) for _, t in shown]
+        content = json.loads(good_content(body))
+        return chat_reply(json.dumps({**content, "quotes": quotes}))
+    return respond
+
+
+@pytest.mark.parametrize("alone", [False, True])
+def test_a_quote_of_the_shown_heading_passes_the_check(synth_config, server, tmp_path, alone):
+    """The prompt shows each passage's heading on a ``Heading:`` line: a model quoting it
+    is answered at once (no re-ask), and its quote located by the text after the heading:
+    the same spans as a reply quoting the sentence alone."""
+    plain = generate(synth_config(*site_cfg(), f"synth.out={tmp_path / 'plain.jsonl'}"), progress=False)
+    asked = len(server.requests)
+    server.respond = heading_quoting(alone)
+    quoting = generate(synth_config(*site_cfg(), f"synth.out={tmp_path / 'heading.jsonl'}",
+                                    f"synth.cache_dir={tmp_path / 'other-cache'}"), progress=False)
+    assert quoting.written == plain.written == 8
+    assert len(server.requests) - asked == 8  # each question asked once: no reply refused
+    want = {r["id"]: r["spans"] for r in lines(plain.path)}
+    assert {r["id"]: r["spans"] for r in lines(quoting.path)} == want
+    assert all(span for span in want.values())
+
+
+def test_heading_quotes_are_located_by_what_follows_the_heading():
+    text = "The library opens at nine. It closes at five."
+    source = Source("hours", 100, text, "Opening hours")
+    assert locate_quotes(["Heading: Opening hours\nThe library opens at nine."], [source]) == (
+        [{"page": "hours", "start": 100, "end": 126}], None)
+    assert locate_quotes(["Opening  hours The library opens at nine."], [source])[0] == [
+        {"page": "hours", "start": 100, "end": 126}]
+    assert locate_quotes(["Heading: Opening hours"], [source]) == ([], None)  # quoted, no span
+    spans, problem = locate_quotes(["Heading: Closing hours"], [source])
+    assert spans == [] and "is not in the passage" in problem
+    assert "is not in the passage" in locate_quotes(["Heading: Opening hours"], [Source("p", 0, text)])[1]
+    assert without_heading("Opening hours are long", "Opening hours") == "are long"
+    assert without_heading("Opening hoursX", "Opening hours") == "Opening hoursX"
 
 
 # ----------------------------------------------------------------- structured output and retries

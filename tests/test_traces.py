@@ -117,6 +117,9 @@ def test_spans_of_a_bm25_run_import_with_its_per_question_rr_and_pool_works(bm25
     assert known.section_id == first["retrieved"][0] and known.heading and seen.note == ""
     assert known.snippet == snippet(library_text(known.section_id), first["question"])
     assert elsewhere.section_id == "wiki/elsewhere" and elsewhere.snippet == snippet(mirrored, first["question"])
+    (call,) = seen.calls  # the trace's one retriever span: its query, latency and documents as stored
+    assert seen.trajectory["n_calls"] == 1 and call.query == first["calls"][0]["query"]
+    assert call.latency_ms == first["calls"][0]["latency_ms"] and call.top == first["calls"][0]["retrieved"][:5]
     assert pool_main([str(tmp_path / "run"), "--depth", "10", "--out", str(tmp_path / "pool.jsonl")]) == 0
     pool = [json.loads(line) for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
     holes = {(p["question_id"], p["id"]): p for p in pool if p["role"] == "hole"}

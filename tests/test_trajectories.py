@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from receval.core.errors import RecevalError
+from receval.render.show import to_text
 from receval.ranking import tie_ranks
 from receval.retrievers.ranked import Ids
 from receval.retrievers.trajectory import rank_answers
@@ -86,11 +87,30 @@ def test_two_calls_the_first_finding_nothing_store_calls_2_first_relevant_2_reca
     for row in rows:
         if row["rr"] is None:  # unanswerable: calls kept, nothing to find
             assert row["n_calls"] == 2 and row["first_relevant_call"] is None and row["recall_union"] is None
+    # --show prints each question's calls as stored: query, latency, sections, relevant ones with their rank
+    q = labelled[0]
+    report = report_for([str(run_dir), "--show", q["question_id"], "--top", "2"])
+    (seen,) = report.shown[0].runs
+    assert seen.trajectory == {"n_calls": 2, "first_relevant_call": 2, "recall_union": 1.0}
+    first, second = seen.calls
+    assert (first.number, first.query, first.latency_ms, first.n_retrieved, first.relevant) == (
+        1, "first: " + q["question"], 4.0, 1, [])
+    assert second.latency_ms is None and second.n_retrieved == len(q["calls"][1]["retrieved"])
+    assert second.relevant == [(s, i) for i, s in enumerate(q["calls"][1]["retrieved"], start=1) if s in q["relevant"]]
+    assert seen.spent == {"requests.python": 2.0}
+    text = to_text(report.shown, q["question_id"])
+    assert "    calls: 2 calls; first relevant at call 2; recall over the calls 1.00" in text
+    assert f"       1.    4.0 ms  first: {q['question']}" in text and "    spent: requests.python 2" in text
+    assert f"-> 1 section: {q['calls'][0]['retrieved'][0]}" in text and f"*{q['relevant'][0]}" in text
+    bm25 = run_of(tmp_path_factory, "retriever=bm25", "cache_dir=null")
+    (plain,) = report_for([str(bm25), "--show", q["question_id"]]).shown[0].runs
+    assert plain.calls is None and plain.spent == {} and "calls:" not in to_text(
+        report_for([str(bm25), "--show", q["question_id"]]).shown, q["question_id"])
     report = report_for([str(run_dir), "--by", "calls", "--by-metric", "rr"])
     assert report.by.column == "calls" and report.by.values == ["2"] and report.by.counts == [47]
     assert report.by.cells[0][0].mean == pytest.approx(0.5)
     with pytest.raises(RecevalError, match="--by calls needs runs whose retriever answered with its search calls"):
-        report_for([str(run_of(tmp_path_factory, "retriever=bm25", "cache_dir=null")), "--by", "calls"])
+        report_for([str(bm25), "--by", "calls"])
 
 
 class Chunk:

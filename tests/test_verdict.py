@@ -40,3 +40,14 @@ def test_gate_outcome(lo, hi, margin, unchanged, expected):
     outcome = gate_outcome(lo, hi, margin, unchanged=unchanged)
     assert outcome is expected
     assert outcome.exit_code == {"pass": 0, "fail": 1, "undecided": 3}[expected.value]
+
+
+def test_an_open_end_on_the_bound_is_beyond_it_and_a_closed_one_is_not():
+    assert direction(0.0, 0.25, lo_open=True) is Direction.better  # (0, 0.25]
+    assert direction(0.0, 0.25) is Direction.not_shown  # [0, 0.25]
+    assert direction(-1e-15, 0.25, lo_open=True, tie=1e-12) is Direction.better  # within rounding of 0
+    assert direction(-0.3, 0.0, hi_open=True) is Direction.worse
+    assert not_worse(-0.02, 0.1, 0.02, lo_open=True)
+    assert not not_worse(-0.02, 0.1, 0.02)
+    assert direction(0.0, 0.25, False, lo_open=True) is Direction.worse  # fewer is better: a rise
+    assert gate_outcome(-0.1, 0.0, 0.02, hi_open=True) is GateOutcome.failed

@@ -10,7 +10,8 @@ commands print, as plain data, without a subprocess. Re-exported by
     diffs = analysis.pairs(runs, baseline="retriever=bm25")      # paired differences
     assert not analysis.floor(runs, {"hit@3": 0.70})             # [] when every run is above
     assert analysis.gate("runs/new", "runs/old", margin=0.02).passed
-    sure = analysis.how_sure(runs, "ap", all_pairs=True, test="t", correction="holm", ranks=True)
+    shown, sure = analysis.how_sure(runs, "ap", all_pairs=True, correction="holm", ranks=True)
+    assert not analysis.undecided(runs, "rr")                    # [] when the questions can decide
     over = analysis.suite_report(analysis.load("runs/suite"), "rr", baseline="retriever=bm25")  # --suite
 
 Arguments are typed: measures by name (``"hit@3"``, ``"MRR"``), ``where`` a mapping of
@@ -31,24 +32,25 @@ from pathlib import Path
 
 from receval.analysis import filters
 from receval.analysis.comparison import Comparison, compare
+from receval.analysis.decidable import Undecided
+from receval.analysis.decidable import undecided as notes_undecided
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate
 from receval.analysis.chain import chain_pairs
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.settings import bootstrap_settings
-from receval.analysis.significance import PairTest, Sureness, sureness
+from receval.analysis.significance import PairTest, Sureness, correct_family, sureness
 from receval.analysis.suite import Suite, suite
-from receval.analysis.summary import check_floors, failures, measure_names, summaries
+from receval.analysis.summary import check_floors, failures, measure_names, question_counts, summaries
 from receval.results.discovery import load
 from receval.results.labels import naming_of
 from receval.core.errors import RecevalError
 from receval.results.stored import Run
 from receval.stats.corrections import CORRECTIONS
-from receval.stats.significance import TESTS
 
 __all__ = [
-    "Comparison", "PairTest", "Suite", "Sureness", "compare", "floor", "gate", "how_sure", "load", "pairs", "suite_report",
-    "summary",
+    "Comparison", "PairTest", "Suite", "Sureness", "Undecided", "compare", "floor", "gate", "how_sure", "load", "pairs",
+    "suite_report", "summary", "undecided",
 ]
 
 
@@ -89,8 +91,10 @@ def pairs(
 ) -> list[dict]:
     """Every other run against ``baseline`` (a run folder, or ``key=value`` naming one of
     the runs), question by question: ``diff`` = mean(run - baseline), its paired interval
-    ``ci``, questions ``fixed`` / ``broken``, how many went ``up`` / ``down``. Runs over
-    different questions are paired on the shared ones only with ``intersect``."""
+    ``ci``, ``p`` and ``verdict`` (better, worse, not shown: the one paired procedure of
+    :mod:`receval.stats.paired`), questions ``fixed`` / ``broken``, how many went ``up`` /
+    ``down``. Runs over different questions are paired on the shared ones only with
+    ``intersect``."""
     runs = list(runs)
     index, base = filters.select_one(runs, str(baseline), option="baseline")
     if index is None:  # a run folder outside runs
@@ -120,22 +124,20 @@ def how_sure(
     baseline: str | Path | None = None,
     chain: bool = False,
     all_pairs: bool = False,
-    test: str | None = "randomization",
     correction: str | None = None,
     detect: float | None = None,
     ranks: bool = False,
     calibrate: bool = False,
     where: Mapping[str, str] | None = None,
     intersect: bool = False,
-) -> Sureness:
-    """What ``report --test/--correct/--detect/--ranks/--calibrate`` adds, as data: the
+) -> tuple[list[dict], Sureness]:
+    """What ``report --correct/--effects/--detect/--ranks/--calibrate`` adds, as data: the
     pairs are every run against ``baseline``, each run against the one before
-    (``chain``) and every run against every earlier one (``all_pairs``); each pair's
-    test (``test``: randomization, t, bootstrap), its p corrected over all of them
-    (``correction``: holm, bh, maxt), Hedges' g_z and detectable difference; with
-    ``ranks`` each run's rank interval, with ``calibrate`` each test's A/A type I rate."""
-    if test is not None and test not in TESTS:
-        raise RecevalError(f"test={test!r}: use one of {', '.join(TESTS)}")
+    (``chain``) and every run against every earlier one (``all_pairs``), corrected as one
+    family (``correction``: holm, bh); returns each pair as a dict (``diff``, ``ci``, ``p``,
+    ``p_adjusted``, ``verdict``, Hedges' g_z and the detectable difference) and the
+    :class:`Sureness` (with ``ranks`` each run's rank interval, with ``calibrate`` the
+    procedure's A/A type I rate)."""
     if correction is not None and correction not in CORRECTIONS:
         raise RecevalError(f"correction={correction!r}: use one of {', '.join(CORRECTIONS)}")
     runs = list(runs)
@@ -156,10 +158,27 @@ def how_sure(
         shown += chain_pairs(kept, metric, boot, intersect)
     if all_pairs:
         shown += every_pair(kept, metric, boot, intersect)
-    if test is not None and (correction is not None or detect is not None) and not shown:
+    if (correction is not None or detect is not None) and not shown:
         raise RecevalError("no pair to test: give baseline=, chain=True or all_pairs=True")
-    return sureness(kept, shown, metric, boot, test if shown else None, correction, detect, ranks, calibrate,
-                    intersect)
+    (shown,) = correct_family([shown], correction, boot)
+    sure = sureness(kept, shown, metric, boot, bool(shown), correction, detect, ranks, calibrate, intersect)
+    sizes = {(t.a, t.b): t.as_dict() for t in sure.pairs}
+    return [{**pair.against_baseline(), **sizes.get((pair.a, pair.b), {})} for pair in shown], sure
+
+
+def undecided(
+    runs: Sequence[Run], metric: str = "rr", metrics: list[str] | None = None, where: Mapping[str, str] | None = None,
+) -> list[Undecided]:
+    """The notes ``report`` shows when its questions cannot decide between the runs
+    (:mod:`receval.analysis.decidable`): ``metric`` when no paired difference reaches its
+    minimum detectable difference, each of ``metrics`` (default the report's columns)
+    when no question separates any two runs at its ceiling or floor; each with its cause,
+    numbers (``.to_dict()``) and the fix suggested. An empty list: the questions decide."""
+    kept = _kept(runs, where, [*(metrics or []), metric])
+    names, metric = measure_names(kept, metrics, metric)
+    boot = bootstrap_settings(kept)
+    return notes_undecided(kept, names, metric, 1.0 - boot.level, kinds=question_counts(kept, metric)["kinds"],
+                           n_resamples=boot.n_resamples, seed=boot.seed)
 
 
 def suite_report(

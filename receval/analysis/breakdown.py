@@ -16,11 +16,13 @@ import pyarrow as pa
 
 from receval.stats.bootstrap import Interval
 from receval.clients.calls import live_calls
+from receval.core import numeric
 from receval.core.errors import RecevalError, named
 from receval.core.settings import BootstrapConfig
 from receval.stats.pairing import grouped_intervals, mask_key
 from receval.results.stored import Run
 from receval.results.format import LATENCY, OVERLAP
+from receval.stats.quantiles import quantile_interval
 
 MAX_BY_VALUES = 32  # --by needs a column with a few values (kind, split), not question ids
 #: ``--by`` names that group by another stored column: ``calls`` by each question's
@@ -123,19 +125,32 @@ def check_by(runs: list[Run], column: str, names: Mapping[str, str] | None = Non
             raise RecevalError(f"{named(names, 'by')} {column}: no column {stored!r} in {run.run_dir}{hint}")
 
 
-def stage_latency(run: Run) -> dict[str, dict]:
-    """Per stage: p50 / p95 ms and API calls per 1,000 questions while answering them."""
+def stage_latency(run: Run, level: float = 0.95) -> dict[str, dict]:
+    """Per stage: p50 / p95 ms with their intervals at ``level`` (order statistics,
+    :mod:`receval.stats.quantiles`) over the run's rows (the report passes
+    :func:`receval.analysis.costs.answered`), and API calls per 1,000 questions: the mean
+    of the stage's ``requests.<stage>`` column over those rows when it is stored, else
+    the requests its answers took live over all the run's questions (run.json)."""
     facts = run.info.get("stages", {}) if isinstance(run.info.get("stages"), dict) else {}
-    n_questions = max(run.table.num_rows, 1)
+    n_questions = numeric.count(run.info.get("n_questions")) or max(run.table.num_rows, 1)
     out = {}
     for name in run.table.column_names:
         if not name.startswith(f"{LATENCY}."):
             continue
         stage = name[len(LATENCY) + 1:]
         values = run.values(name)
-        p50, p95 = (float(v) for v in np.nanpercentile(values, [50, 95])) if not np.isnan(values).all() else (None, None)
-        calls = live_calls(facts.get(stage))  # a replayed answer counts the request it took live
-        out[stage] = {"p50": p50, "p95": p95, "api_calls_per_1000": 1000.0 * calls / n_questions}
+        p50, p95 = (quantile_interval(values, q, level) for q in (0.5, 0.95))
+        requests = f"requests.{stage}"
+        if requests in run.table.column_names and run.table.num_rows:
+            per_1000 = 1000.0 * float(np.mean(np.nan_to_num(run.values(requests))))
+        else:
+            # a replayed answer counts the request it took live
+            per_1000 = 1000.0 * live_calls(facts.get(stage)) / n_questions
+        out[stage] = {
+            "p50": None if p50 is None else p50.value, "p95": None if p95 is None else p95.value,
+            "p50_ci": None if p50 is None else [p50.lo, p50.hi], "p95_ci": None if p95 is None else [p95.lo, p95.hi],
+            "api_calls_per_1000": per_1000,
+        }
     return out
 
 

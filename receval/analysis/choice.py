@@ -35,7 +35,9 @@ import numpy as np
 
 from receval.analysis import filters
 from receval.analysis.costs import costs_of, latencies, n_stages
+from receval.analysis.decidable import undecided
 from receval.analysis.pairs import align
+from receval.analysis.summary import question_counts
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
@@ -45,6 +47,7 @@ from receval.results.labels import nodes_of, run_labels
 from receval.results.stored import Run
 from receval.stats import noninferiority
 from receval.stats.bootstrap import Interval
+from receval.stats.paired import PairedTest
 from receval.stats.cheaper import PREFERENCES, CostOrder, Tree, cost_order
 from receval.stats.pairing import grouped_intervals, rows_key
 from receval.stats.power import POWER
@@ -67,6 +70,7 @@ class Candidate:
     diff_mean: float | None  # mean(run - leader); None for the leader
     cheaper: bool  # than the leader, by the cost used
     diff: Interval | None = None  # Holm-corrected interval; cheaper runs only
+    test: PairedTest | None = None  # the paired procedure behind it (p, open ends, changed questions)
     level: float | None = None  # its confidence level
     margin_needed: float | None = None  # qualifies at every margin above it; cheaper runs only
     qualifies: bool | None = None  # at the given margin; None without one
@@ -92,6 +96,7 @@ class Selection:
     n_questions: int  # paired questions the comparisons are over
     notes: list[str] = field(default_factory=list)
     held_out: dict | None = None  # --report-on: the chosen config on the held-out split
+    undecided: list = field(default_factory=list)  # receval.analysis.decidable.Undecided: the split cannot decide
 
     @property
     def tested(self) -> list[Candidate]:
@@ -131,6 +136,8 @@ class Selection:
                     "mean": c.mean.mean, "ci": [c.mean.lo, c.mean.hi],
                     "diff": c.diff_mean,
                     "diff_ci": None if c.diff is None else [c.diff.lo, c.diff.hi],
+                    "diff_ci_open": None if c.test is None else [c.test.lo_open, c.test.hi_open],
+                    "changed": None if c.test is None else c.test.changed,
                     "level": c.level, "status": status(c, self.leader), "cheaper": c.cheaper,
                     "qualifies": c.qualifies, "margin_needed": c.margin_needed,
                     "questions_needed": c.questions_needed, "contender": c.contender,
@@ -139,6 +146,7 @@ class Selection:
                 for c in self.candidates
             ],
             "held_out": self.held_out,
+            "undecided": [u.to_dict() for u in self.undecided],
         }
 
 
@@ -300,7 +308,8 @@ def choose(
         )
         if i in verdicts:
             v = verdicts[i]
-            candidate.diff, candidate.level, candidate.margin_needed = v.diff, v.level, v.margin_needed
+            candidate.diff, candidate.test, candidate.level = v.diff, v.test, v.level
+            candidate.margin_needed = v.margin_needed
             candidate.qualifies, candidate.questions_needed = v.qualifies, v.questions_needed
             candidate.contender = bool(v.qualifies)
         candidates.append(candidate)
@@ -308,10 +317,13 @@ def choose(
     chosen = order.cheapest(contenders, mean_values, stages)
     if order.noise_rule() and len(runs) > 1:
         notes.append(order.noise_rule())
+    unsure = undecided(runs, [metric], metric, 1.0 - boot.level, kinds=question_counts(runs, metric)["kinds"],
+                       n_resamples=boot.n_resamples, seed=boot.seed)
+    notes += [u.text for u in unsure]
     result = Selection(
         metric=metric, split=split, prefer=prefer, cost_by=cost_by, margin=margin, boot=boot,
         candidates=candidates, leader=leader, chosen=chosen, why="", n_questions=diffs.shape[0],
-        notes=notes,
+        notes=notes, undecided=unsure,
     )
     result.why = _why(result, order, named(names, "margin"))
     return result

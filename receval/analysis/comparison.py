@@ -1,4 +1,5 @@
-"""Two stored runs paired question by question, as data (:func:`compare`);
+"""Two stored runs paired question by question, as data (:func:`compare`), on one
+measure or several (``--metrics``: one :class:`Pair` each, from the same pairing);
 rendered by :mod:`receval.render.compare`."""
 
 from __future__ import annotations
@@ -21,11 +22,17 @@ from receval.results.discovery import load_one
 
 @dataclass(frozen=True)
 class Comparison:
-    pair: Pair
+    pair: Pair  # on the first measure
     labels: tuple[str, str]  # A's and B's labels (receval.results.labels)
     differences: list[Difference]  # every difference of the saved configs
     boot: BootstrapConfig
     where: list[tuple[str, str]]
+    others: tuple[Pair, ...] = ()  # on each further measure (--metrics)
+
+    @property
+    def pairs(self) -> list[Pair]:
+        """One pair per measure, in the order asked."""
+        return [self.pair, *self.others]
 
     @property
     def params(self) -> dict[str, list]:
@@ -47,6 +54,7 @@ class Comparison:
             **p.to_dict(),
             "where": {c: v for c, v in self.where},
             "bootstrap": self.boot.kwargs(),
+            "measures": [{"mean_a": q.mean_a, "mean_b": q.mean_b, **q.to_dict()} for q in self.pairs],
         }
 
 
@@ -61,24 +69,28 @@ def compare(
     level: float | None = None,
     method: str | None = None,
     names: Mapping[str, str] | None = None,
+    metrics: list[str] | None = None,
 ) -> Comparison:
     """Pair run B against run A by question id: mean(B - A) over the questions both
-    score, its paired bootstrap interval, questions fixed and broken, and every
-    difference of the saved configs. Errors name parameters as ``names`` maps them."""
+    score, its interval, p-value and verdict (receval.stats.paired), questions fixed and
+    broken, and every difference of the saved configs; on ``metric``, or on each of
+    ``metrics`` (a pair each, in that order). Errors name parameters as ``names`` maps them."""
     run_a = load_one(a, what="A")
     run_b = load_one(b, what="B")
     where = filters.where_pairs(where)
     both = filters.filter_questions([run_a, run_b], where, option=named(names, "where"))
-    both = with_derived(both, [metric], option=named(names, "metric"))  # rr@k
-    metric = filters.canonical_measure(metric, both, option=named(names, "metric"))
+    asked, option = (list(metrics), named(names, "metrics")) if metrics else ([metric], named(names, "metric"))
+    both = with_derived(both, asked, option=option)  # rr@k
+    measures = list(dict.fromkeys(filters.canonical_measure(m, both, option=option) for m in asked))
     fa = run_a.metadata.get("dataset_fingerprint")
     fb = run_b.metadata.get("dataset_fingerprint")
     if fa and fb and fa != fb:
         warn("A and B were run on different dataset files (fingerprints differ)")
     boot = bootstrap_settings(both, n_resamples, seed, level, method, overridden_by=named(names, "bootstrap", BOOTSTRAP_ARGS))
-    (pair,) = paired(both[0], [both[1]], metric, boot, intersect, option=named(names, "intersect"))
+    pairs = [paired(both[0], [both[1]], m, boot, intersect, option=named(names, "intersect"))[0] for m in measures]
     label_a, label_b = labels.run_labels([run_a, run_b])
     (config_a, texts_a), (config_b, texts_b) = (labels.as_written(r.config, (r.info or {}).get("label"))
                                                 for r in (run_a, run_b))
     found = differences_of(config_a, config_b, texts=(texts_a, texts_b))
-    return Comparison(pair=pair, labels=(label_a, label_b), differences=found, boot=boot, where=where)
+    return Comparison(pair=pairs[0], labels=(label_a, label_b), differences=found, boot=boot, where=where,
+                      others=tuple(pairs[1:]))

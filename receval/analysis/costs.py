@@ -4,6 +4,9 @@ nothing is re-priced here.
 
 - :func:`cost_facts`: what the report shows beside the latency per stage: pairs a
   re-ranker scored, money per 1,000 questions and the one-off index cost.
+- :func:`answered`: a run over the questions the report scores (unanswerable ones, with
+  no value of the report's measure, left out), which every mean, latency and cost of
+  the report is taken over.
 - :func:`costs_of`: each cost ``select --prefer`` can rank by (``p50_ms``, ``chunks``,
   ``money``); :func:`latencies` for the noise rule of :mod:`receval.stats.cheaper`.
 """
@@ -11,6 +14,7 @@ nothing is re-priced here.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from receval.clients.calls import live_calls
 from receval.core.errors import RunError
@@ -19,9 +23,18 @@ from receval.results.format import LATENCY
 from receval.results.stored import Run
 
 
+def answered(run: Run, metric: str) -> Run:
+    """``run`` over the questions it scores on ``metric`` (the report's header counts
+    the others as unanswerable and leaves them out): the one view the report's means,
+    latencies and costs are taken over."""
+    scored = ~np.isnan(run.values(metric))
+    return run if scored.all() else run.filtered(run.table.filter(pa.array(scored)))
+
+
 def cost_facts(run: Run) -> dict:
     """Per run: mean pairs scored per question, US dollars per 1,000 questions (in all
-    and per stage), the index cost, and the stages whose tokens were estimated."""
+    and per stage), the index cost, and the stages whose tokens were estimated; over
+    the run's rows (the report passes :func:`answered`)."""
     names = run.table.column_names
     facts: dict = {}
     if PAIRS in names:
@@ -59,18 +72,28 @@ def p50_ms(run: Run) -> float | None:
 
 
 def money(run: Run) -> float | None:
-    """The one place money per 1,000 questions is computed: US dollars per 1,000 questions from the per-question cost columns; 0 for a run
-    whose stages made no API call; None when a paid run recorded no cost."""
-    names = [c for c in run.table.column_names if c == COLUMN or c.startswith(COLUMN + ".")]
-    if COLUMN in names:
-        names = [COLUMN]
-    if names:
-        total = sum(np.nan_to_num(run.values(c)) for c in names)
-        return float(np.mean(total) * 1000)
+    """The one place money per 1,000 questions is computed: US dollars per 1,000 questions
+    from the per-question cost columns (:func:`question_money`); 0 for a run whose stages
+    made no API call; None when a paid run recorded no cost."""
+    values = question_money(run)
+    if values is not None:
+        return float(np.mean(values) * 1000) if values.size else None
     stages = run.info.get("stages")
     if isinstance(stages, dict) and stages and all(not live_calls(s) for s in stages.values()):
         return 0.0
     return None
+
+
+def question_money(run: Run) -> np.ndarray | None:
+    """Each question's US dollars (``cost_usd``, else the sum of ``cost_usd.<stage>``;
+    missing counts as 0); None when the run stores no cost column. What money per 1,000
+    questions and its interval over questions (:mod:`receval.analysis.summary`) are of."""
+    names = [c for c in run.table.column_names if c == COLUMN or c.startswith(COLUMN + ".")]
+    if COLUMN in names:
+        names = [COLUMN]
+    if not names:
+        return None
+    return np.asarray(sum(np.nan_to_num(run.values(c)) for c in names), dtype=np.float64)
 
 
 def costs_of(run: Run) -> dict[str, float | None]:

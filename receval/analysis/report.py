@@ -10,10 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from receval.analysis.breakdown import ByTable, QuestionRow
+from receval.analysis.latency import LatencyOrder
 from receval.analysis.pairs import Pair
 from receval.analysis.significance import Sureness
 from receval.analysis.summary import RunSummary, failures
 from receval.core.settings import BootstrapConfig
+from receval.stats.gate import Gate
+from receval.stats.verdict import GateOutcome
 
 OVERLAP_THRESHOLDS = (0.3, 0.6)  # low < 0.3 <= medium < 0.6 <= high
 
@@ -38,19 +41,30 @@ class Report:
     floors: dict[str, float] = field(default_factory=dict)  # --fail-under
     by_more: list[ByTable] = field(default_factory=list)  # --by over further --metrics
     shown: list | None = None  # --show: receval.analysis.show.QuestionView per question
-    gate: Any = None  # --gate: receval.stats.gate.Gate
+    gate: Gate | None = None  # --gate: the run gated against its baseline, and the outcome
     chain: list[Pair] = field(default_factory=list)  # --chain: each run against the one before (receval.analysis.chain)
     cautions: list[str] = field(default_factory=list)  # what makes the table misleading (latencies under unlike load)
     all_pairs: list[Pair] = field(default_factory=list)  # --all-pairs: every run against every earlier one
-    sure: Sureness | None = None  # --test/--correct/--detect/--ranks/--calibrate (receval.analysis.significance)
+    sure: Sureness | None = None  # --correct/--effects/--detect/--ranks/--calibrate (receval.analysis.significance)
     relabelled: list[str] = field(default_factory=list)  # --labels: what was added, contradictions
     label_agreement: Any = None  # --agreement: receval.analysis.holes.LabelAgreement
     ppi: list = field(default_factory=list)  # --human: receval.stats.ppi.PpiInterval per run
+    undecided: list = field(default_factory=list)  # receval.analysis.decidable.Undecided per measure the set cannot decide on
+    latency: LatencyOrder | None = None  # which timed run is faster than which (receval.analysis.latency)
 
     def shown_pairs(self) -> list[Pair]:
         """Every pair the report shows (baseline, chain, all pairs): the family a
         correction covers."""
         return [*self.pairs, *self.chain, *self.all_pairs]
+
+    def pairs_correction(self) -> str | None:
+        """The correction the shown pairs carry, in words, or None."""
+        pairs = self.shown_pairs()
+        if not pairs or pairs[0].correction is None:
+            return None
+        count = len({(p.a, p.b) for p in pairs})
+        what = {"holm": "Holm's family-wise", "bh": "Benjamini-Hochberg's false discovery rate"}[pairs[0].correction]
+        return f"corrected: {what} over {count} pair{'s' * (count != 1)}, each interval at its corrected level"
 
     def _pair_dict(self, pair: Pair) -> dict:
         out = pair.against_baseline()
@@ -71,8 +85,14 @@ class Report:
             "bootstrap": self.boot.kwargs(),
             "baseline": self.runs[self.baseline].run_dir if self.baseline is not None else None,
         }
+        if self.gate is not None:
+            out["gate"] = self.gate.to_dict()
+        if self.latency is not None:
+            out["latency"] = self.latency.to_dict()
         if self.cautions:
             out["warnings"] = list(self.cautions)
+        if self.undecided:
+            out["undecided"] = [u.to_dict() for u in self.undecided]
         if self.relabelled:
             out["labels"] = list(self.relabelled)
         if self.ppi:
@@ -109,3 +129,11 @@ class Report:
     def failures(self) -> list[str]:
         """One line per run and measure whose mean is below its floor."""
         return failures(self.runs, self.floors)
+
+    def exit_code(self) -> int:
+        """The command's exit status: 1 when the gate fails or a run is under a floor
+        (``--fail-under``), else 3 when the gate is undecided, else 0."""
+        outcome = self.gate.outcome if self.gate is not None else GateOutcome.passed
+        if outcome is GateOutcome.failed or self.failures():
+            return 1
+        return outcome.exit_code

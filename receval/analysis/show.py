@@ -20,7 +20,15 @@ showing a run reads no dataset and cuts no chunks. A unit the dataset does not h
 shown by the text a traces run stored for it (its ``documents`` column). A run written
 before headings and marks were stored shows ids and snippets, with a note saying so.
 The snippet is the 24-word window of the section (or chunk) sharing most words with the
-question. Rendered as text by :mod:`receval.render.show`, in the HTML page by
+question.
+
+A run whose retriever answered with its search calls (a Python or HTTP retriever's
+trajectory, or a traces run's spans) also shows the question's calls as it stored them
+(the ``calls`` column: each call's query, latency and the sections it returned, the
+relevant ones with their rank in the call) with ``n_calls``, ``first_relevant_call`` and
+``recall_union``; and any run what the question spent where it stored it: requests,
+tokens and money per stage (``requests.<stage>``, ``input_tokens.<stage>``, ...,
+``cost_usd``) and pairs re-ranked. All read from ``results.parquet``: no dataset, no request. Rendered as text by :mod:`receval.render.show`, in the HTML page by
 :mod:`receval.render.html`.
 """
 
@@ -35,11 +43,14 @@ import numpy as np
 from receval.core.errors import RecevalError, named
 from receval.results.door import open_run
 from receval.results.format import RESULTS
+from receval.results.integrity import AMOUNT_PREFIXES, AMOUNTS
 
 SNIPPET_WORDS = 24
 MAX_ALL = 500  # questions the HTML page expands (a BEIR set has thousands)
 _WORD = re.compile(r"\w+")
 _COLUMNS = ["question_id", "relevant", "retrieved", "scores", "first_relevant_rank"]
+TRAJECTORY = ["n_calls", "first_relevant_call", "recall_union", "calls"]  # a trajectory run's columns
+CALL_IDS = 5  # sections listed per call
 DOCUMENTS = "documents"  # a traces run's texts of the units its dataset does not hold
 OLD = "written before --show's headings and evidence marks were stored: ids and snippets only"
 
@@ -56,6 +67,18 @@ class Hit:
 
 
 @dataclass
+class CallView:
+    """One search call of a question, as the run stored it (``calls``)."""
+
+    number: int  # 1-based, in call order
+    query: str
+    latency_ms: float | None
+    n_retrieved: int  # sections it returned
+    top: list[str]  # the first CALL_IDS of them
+    relevant: list[tuple[str, int]]  # relevant sections it returned, with their rank in the call
+
+
+@dataclass
 class RunView:
     label: str
     run_dir: str
@@ -64,6 +87,9 @@ class RunView:
     missed: list[tuple[str, int | None]]  # relevant unit, the rank it was found at below the top (or None)
     by_evidence: bool = False  # scored at chunk ranks with evidence items as units
     note: str = ""  # why marks or headings are missing
+    calls: list[CallView] | None = None  # a trajectory run's calls for this question; None: not one
+    trajectory: dict = field(default_factory=dict)  # n_calls, first_relevant_call, recall_union
+    spent: dict[str, float] = field(default_factory=dict)  # requests, tokens, money, pairs: as stored
 
 
 @dataclass
@@ -87,8 +113,38 @@ def _stored(run, option: str = "show") -> dict[str, dict]:
         if not (run.run_dir / RESULTS).is_file():
             raise RecevalError(f"{option}: {run.run_dir} has no {RESULTS} with retrieved sections")
         table = open_run(run.run_dir, skip=frozenset()).table  # through the one door, checked
-    columns = _COLUMNS + [DOCUMENTS] * (DOCUMENTS in table.column_names)
+    names = table.column_names
+    columns = _COLUMNS + [c for c in [DOCUMENTS, *TRAJECTORY] if c in names] + [c for c in names if is_spent(c)]
     return {row["question_id"]: row for row in table.select(columns).to_pylist()}
+
+
+def is_spent(column: str) -> bool:
+    """A count or money column (``requests.<stage>``, ``cost_usd``, ``pairs_scored``, ...)."""
+    return column in AMOUNTS or column.startswith(AMOUNT_PREFIXES)
+
+
+def calls_of(row: dict) -> list[CallView] | None:
+    """The question's stored calls (None for a run without the ``calls`` column)."""
+    if "calls" not in row:
+        return None
+    wanted = set(row["relevant"] or [])
+    out = []
+    for number, call in enumerate(row["calls"] or [], start=1):
+        retrieved = list(call.get("retrieved") or [])
+        out.append(CallView(
+            number, call.get("query") or "", call.get("latency_ms"), len(retrieved), retrieved[:CALL_IDS],
+            [(sid, rank) for rank, sid in enumerate(retrieved, start=1) if sid in wanted],
+        ))
+    return out
+
+
+def _extras(row: dict) -> dict:
+    """What a run view carries beside its ranking: calls, trajectory measures, spending."""
+    return {
+        "calls": calls_of(row),
+        "trajectory": {c: row[c] for c in TRAJECTORY[:3] if c in row},
+        "spent": {c: v for c, v in row.items() if is_spent(c) and v is not None},
+    }
 
 
 class Written:
@@ -211,7 +267,7 @@ def _run_view(view: QuestionView, row: dict, run, label: str, written: Written, 
             (sid, retrieved.index(sid) + 1 if sid in retrieved else None)
             for sid in sorted(wanted) if sid not in retrieved[:top]
         ]
-        return RunView(label, str(run.run_dir), first, hits, missed, note=written.problem)
+        return RunView(label, str(run.run_dir), first, hits, missed, note=written.problem, **_extras(row))
     found, holds = facts["found"], facts["holds"]
     items = [item for item in relevant if item in found]
     for item in items:
@@ -228,4 +284,5 @@ def _run_view(view: QuestionView, row: dict, run, label: str, written: Written, 
             rank, cid, heading, snippet(text, view.question) if text else "", score, bool(covers), covers,
         ))
     missed = [(item, found.get(item)) for item in items if not found.get(item) or found[item] > top]
-    return RunView(label, str(run.run_dir), first, hits, missed, by_evidence=True, note=written.problem)
+    return RunView(label, str(run.run_dir), first, hits, missed, by_evidence=True, note=written.problem,
+                   **_extras(row))

@@ -1,8 +1,8 @@
-"""How sure the report is: a p-value, its correction, Hedges' g_z and the detectable
-difference for every pair the report shows; each run's rank with a bootstrap interval;
-the tests' A/A type I rates. All from one score matrix (the questions every shown run
-scores, in the first run's order), with the report's own bootstrap settings (resamples,
-seed, level: alpha is ``1 - level``). The formulas are :mod:`receval.stats`'."""
+"""How sure the report is, beyond each pair's verdict: the pairs shown as one corrected
+family (:func:`correct_family`), every pair's effect size and detectable difference,
+each run's rank with a bootstrap interval, and the paired procedure's A/A type I rate.
+The p-values and intervals themselves are each pair's (:mod:`receval.analysis.pairs`,
+the one procedure of :mod:`receval.stats.paired`); alpha is ``1 - level``."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.analysis.pairs import Pair, align
-from receval.core.settings import BootstrapConfig
+from receval.analysis.pairs import Pair, align, corrected
 from receval.core.errors import RunError
+from receval.core.settings import BootstrapConfig
 from receval.core.vocabulary import lower_is_better
 from receval.results.stored import Run
 from receval.stats.bootstrap import bootstrap_means
-from receval.stats.calibration import TypeOneRate, type_one_rates
+from receval.stats.calibration import TypeOneRate, type_one_rate
 from receval.stats.detectable import POWER, questions_for
-from receval.stats.pairwise import PairStats, all_pairs, pairwise
+from receval.stats.pairwise import PairSize, all_pairs, pair_size
 from receval.stats.ranks import RankInterval, rank_intervals
 
 #: Null pairs the A/A calibration builds in all (spread over the pairs shown).
@@ -27,35 +27,29 @@ N_NULL = 1000
 
 @dataclass(frozen=True)
 class PairTest:
-    """One shown pair's statistics (``stats``: B - A, B the run, A the baseline or the
-    run before) and, with ``--detect``, the questions needed to detect that difference."""
+    """One shown pair's size (``size``: of B - A, B the run, A the baseline or the run
+    before) and, with ``--detect``, the questions needed to detect that difference."""
 
     a: str  # run dir of A
     b: str  # run dir of B
-    stats: PairStats
+    size: PairSize
     detect: float | None = None
     questions_needed: int | None = None
 
     def as_dict(self) -> dict:
-        out = self.stats.as_dict()
+        out = self.size.as_dict()
         if self.detect is not None:
             out["mde"] = {**out["mde"], "detect": self.detect, "questions_needed": self.questions_needed}
         return out
 
-    def significant(self, alpha: float) -> bool:
-        """Rejected at ``alpha`` after the correction (before it, when none was asked)."""
-        p = self.stats.p_adjusted if self.stats.p_adjusted is not None else self.stats.test.p
-        return p <= alpha * (1.0 + 1e-9)
-
 
 @dataclass(frozen=True)
 class Sureness:
-    """Everything ``report --test/--ranks/--calibrate`` adds, over ``n_questions``."""
+    """Everything ``report --effects/--detect/--ranks/--calibrate`` adds."""
 
     n_questions: int
     alpha: float
     power: float
-    test: str | None = None
     correction: str | None = None
     pairs: tuple[PairTest, ...] = ()
     ranks: tuple[RankInterval, ...] | None = None
@@ -66,12 +60,12 @@ class Sureness:
 
     def detectable_range(self) -> tuple[float, float] | None:
         """The smallest and largest detectable difference over the pairs shown."""
-        values = [t.stats.detectable.difference for t in self.pairs]
+        values = [t.size.detectable.difference for t in self.pairs]
         return (min(values), max(values)) if values else None
 
     def to_dict(self) -> dict:
         out: dict = {"n_questions": self.n_questions, "alpha": self.alpha, "power": self.power,
-                     "test": self.test, "correction": self.correction}
+                     "correction": self.correction}
         if self.calibration is not None:
             out["calibration"] = [
                 {"test": r.test, "rate": r.rate, "rejections": r.rejections, "n_null": r.n_null,
@@ -79,6 +73,19 @@ class Sureness:
                 for r in self.calibration
             ]
         return out
+
+
+def correct_family(families: list[list[Pair]], method: str | None, boot: BootstrapConfig) -> list[list[Pair]]:
+    """The pairs of ``families`` (baseline pairs, chain steps, all pairs) corrected as one
+    family by ``method`` (:func:`receval.analysis.pairs.corrected`), each distinct
+    comparison counted once; in the same lists, in the same order."""
+    if method is None:
+        return families
+    unique: dict[tuple[str, str], Pair] = {}
+    for pair in (p for family in families for p in family):
+        unique.setdefault((pair.a, pair.b), pair)
+    done = dict(zip(unique, corrected(list(unique.values()), method, boot)))
+    return [[done[(p.a, p.b)] for p in family] for family in families]
 
 
 def score_matrix(runs: list[Run], metric: str, intersect: bool = False, option: str = "--intersect") -> np.ndarray:
@@ -97,7 +104,7 @@ def score_matrix(runs: list[Run], metric: str, intersect: bool = False, option: 
     scores = np.column_stack(columns)
     scored = ~np.isnan(scores).any(axis=1)
     if scored.sum() < 2:
-        raise RunError(f"fewer than 2 questions are scored by every run on {metric}; nothing to test")
+        raise RunError(f"fewer than 2 questions are scored by every run on {metric}; nothing to rank")
     return scores[scored]
 
 
@@ -106,64 +113,56 @@ def sureness(
     shown: list[Pair],
     metric: str,
     boot: BootstrapConfig,
-    test: str | None = None,
+    effects: bool = False,
     correction: str | None = None,
     detect: float | None = None,
     ranks: bool = False,
     calibrate: bool = False,
     intersect: bool = False,
 ) -> Sureness:
-    """Tests (``test``: randomization, t or bootstrap) of every pair in ``shown``,
-    corrected together (``correction``: holm, bh or maxt), each pair's effect and
-    detectable difference; ``ranks``: each run's rank interval; ``calibrate``: each
-    test's type I rate on null pairs (the shown pairs' differences with random signs
-    per question; every pair of runs when none is shown)."""
-    scores = score_matrix(runs, metric, intersect)
+    """``effects`` (or ``detect``): every pair in ``shown`` with its Hedges' g_z and
+    detectable difference (``detect``: the questions it needs to detect that difference);
+    ``ranks``: each run's rank interval; ``calibrate``: the paired procedure's type I rate
+    on null pairs (the shown pairs' differences with random signs per question; every pair
+    of runs when none is shown). ``correction`` names the family correction the shown
+    pairs already carry (:func:`correct_family`)."""
     alpha = 1.0 - boot.level
-    index = {str(run.run_dir): i for i, run in enumerate(runs)}
-
-    def resample_means(values: np.ndarray) -> np.ndarray:
-        return bootstrap_means(values, n_resamples=boot.n_resamples, seed=boot.seed)
-
     unique: list[Pair] = []
     for pair in shown:
         if (pair.a, pair.b) not in {(p.a, p.b) for p in unique}:
             unique.append(pair)
-    for pair in unique:
-        if pair.n_questions != scores.shape[0]:
-            raise RunError(
-                f"{pair.b} against {pair.a}: {pair.n_questions} questions scored by both, but "
-                f"{scores.shape[0]} by every run; tests and corrections need one question set "
-                f"(report those runs on their own, or --where to the shared questions)"
-            )
-    indices = [(index[p.b], index[p.a]) for p in unique]
-    tested: tuple[PairTest, ...] = ()
-    if indices and test is not None:
-        stats = pairwise(
-            scores, indices, test, correction, boot.n_resamples, boot.seed, boot.level,
-            alpha, POWER, resample_means,
+    sized: tuple[PairTest, ...] = ()
+    if effects or detect is not None:
+        sized = tuple(
+            PairTest(p.a, p.b, pair_size(p.d, boot.level, alpha, POWER), detect,
+                     questions_for(detect, p.d, alpha, POWER) if detect is not None else None)
+            for p in unique
         )
-        tested = tuple(
-            PairTest(
-                p.a, p.b, s, detect,
-                questions_for(detect, scores[:, a] - scores[:, b], alpha, POWER) if detect is not None else None,
-            )
-            for p, s, (a, b) in zip(unique, stats, indices)
-        )
+    n_questions = max((p.n_questions for p in unique), default=0)
+    scores = None
+    if ranks or (calibrate and not unique):
+        scores = score_matrix(runs, metric, intersect)
+        n_questions = n_questions or scores.shape[0]
     rank_list = None
     if ranks:
-        rank_list = tuple(rank_intervals(
-            scores.mean(axis=0), resample_means(scores), boot.level, higher_is_better=not lower_is_better(metric),
-        ))
+        resampled = bootstrap_means(scores, n_resamples=boot.n_resamples, seed=boot.seed)
+        rank_list = tuple(rank_intervals(scores.mean(axis=0), resampled, boot.level,
+                                         higher_is_better=not lower_is_better(metric)))
     rates = None
     if calibrate:
-        pairs = indices or all_pairs(len(runs))
-        if not pairs:
+        if len(runs) < 2:
             raise RunError("--calibrate needs two runs: its null pairs come from their differences")
-        diffs = np.column_stack([scores[:, a] - scores[:, b] for a, b in pairs])
-        n_null = max(1, -(-N_NULL // len(pairs)))
-        rates = tuple(type_one_rates(
-            diffs, alpha, n_null, boot.n_resamples, boot.seed, resample_means=resample_means,
-        ))
-    return Sureness(scores.shape[0], alpha, POWER, test if tested else None, correction if tested else None,
-                    tested, rank_list, rates)
+        diffs = [p.d for p in unique] or [scores[:, a] - scores[:, b] for a, b in all_pairs(len(runs))]
+        rates = tuple(type_one_rate(d, boot.level, max(1, -(-N_NULL // len(diffs))), boot.n_resamples, boot.seed)
+                      for d in diffs)
+        rates = (_pooled(rates),)
+    return Sureness(n_questions, alpha, POWER, correction, sized, rank_list, rates)
+
+
+def _pooled(rates: tuple[TypeOneRate, ...]) -> TypeOneRate:
+    """The type I rates of several pairs' null pairs as one (summed rejections)."""
+    from scipy import stats
+
+    rejected, total = sum(r.rejections for r in rates), sum(r.n_null for r in rates)
+    ci = stats.binomtest(rejected, total).proportion_ci(0.95, method="exact")
+    return TypeOneRate(rates[0].test, rejected / total, rejected, total, rates[0].alpha, ci.low, ci.high)

@@ -8,9 +8,11 @@ edited between runs is two) and into configurations by their saved config withou
 on every collection: the comparison is paired by collection, and by question within each.
 
 Per collection: each configuration's mean with its bootstrap interval over questions, and
-each configuration's paired difference against the baseline, ``mean(d)`` with the normal
-interval ``mean(d) +- z * sd(d) / sqrt(n)``: the effect and standard error that the
-pooling (:func:`receval.stats.meta.pool`) weighs, so the forest plot draws what is pooled.
+each configuration's paired difference against the baseline with its interval, p-value and
+verdict from the one paired procedure (:mod:`receval.stats.paired`), and its standard error
+``sd(d) / sqrt(n)``, which the pooling (:func:`receval.stats.meta.pool`) weighs. The pooled
+difference's verdict reads its random-effects interval, whose p-value comes from the same t
+(:func:`receval.stats.meta.p_values`).
 Over collections: the pooled difference (random effects and fixed effect, tau^2, I^2), and
 each configuration's mean over collections and Borda count with two-level bootstrap
 intervals and rank intervals (:func:`receval.stats.suite.suite_standing`).
@@ -26,7 +28,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from receval.analysis import filters
 from receval.analysis.derived import with_derived
@@ -38,24 +39,42 @@ from receval.results.identity import result_config
 from receval.results.labels import naming_of, shown
 from receval.results.stored import Run
 from receval.stats.bootstrap import Interval, confidence_intervals
-from receval.stats.meta import Pooled, mean_difference, pool
+from receval.core.vocabulary import lower_is_better
+from receval.stats.meta import Pooled, mean_difference, p_values, pool
+from receval.stats.paired import PairedTest, paired_tests
+from receval.stats.verdict import direction
 from receval.stats.ranks import RankInterval
 from receval.stats.suite import SuiteStanding, suite_standing
 
 
 @dataclass(frozen=True)
 class Difference:
-    """A configuration minus the baseline on one collection: mean paired difference, its
-    standard error and normal interval, over ``n`` questions."""
+    """A configuration minus the baseline on one collection: the paired procedure's test
+    (mean, interval, p-value), its verdict, and the standard error the pooling weighs."""
 
-    mean: float
+    test: PairedTest
     se: float
-    lo: float
-    hi: float
-    n: int
+    verdict: str
+
+    @property
+    def mean(self) -> float:
+        return self.test.mean
+
+    @property
+    def lo(self) -> float:
+        return self.test.lo
+
+    @property
+    def hi(self) -> float:
+        return self.test.hi
+
+    @property
+    def n(self) -> int:
+        return self.test.n
 
     def to_dict(self) -> dict:
-        return {"diff": self.mean, "se": self.se, "ci": [self.lo, self.hi], "n_questions": self.n}
+        return {"diff": self.mean, "se": self.se, "ci": [self.lo, self.hi], "p": self.test.p,
+                "verdict": self.verdict, "n_questions": self.n}
 
 
 @dataclass(frozen=True)
@@ -116,12 +135,23 @@ class Suite:
                     "mean_rank": rank(s.mean_rank[i]),
                     "borda": s.borda[i].as_dict(),
                     "borda_rank": rank(s.borda_rank[i]),
-                    **({"pooled_vs_baseline": self.pooled[i].to_dict()} if self.pooled[i] is not None else {}),
+                    **({"pooled_vs_baseline": pooled_dict(self.pooled[i], self.metric)}
+                       if self.pooled[i] is not None else {}),
                 }
                 for i, label in enumerate(self.labels)
             ],
             "notes": list(self.notes),
         }
+
+
+def pooled_verdict(pooled: Pooled, metric: str) -> str:
+    """The pooled difference's verdict: its random-effects interval read as every interval is."""
+    return str(direction(pooled.lo, pooled.hi, not lower_is_better(metric)))
+
+
+def pooled_dict(pooled: Pooled, metric: str) -> dict:
+    random, fixed = p_values(pooled)
+    return {**pooled.to_dict(), "p": random, "p_fixed": fixed, "verdict": pooled_verdict(pooled, metric)}
 
 
 def fingerprint_of(run: Run) -> str | None:
@@ -205,8 +235,8 @@ def _names(runs: list[Run], prints: list[str]) -> list[str]:
     return [f"{n} ({p[:8]})" if names.count(n) > 1 else n for n, p in zip(names, prints)]
 
 
-def _differences(collections: list[Collection], mats: list[np.ndarray], j: int, base: int, z: float,
-                 notes: list[str], label: str) -> None:
+def _differences(collections: list[Collection], mats: list[np.ndarray], j: int, base: int, boot: BootstrapConfig,
+                 notes: list[str], label: str, higher_is_better: bool) -> None:
     """Configuration ``j`` minus the baseline on each collection, set in ``collections``.
 
     A collection where the two runs score every question alike has a sample variance of
@@ -221,10 +251,10 @@ def _differences(collections: list[Collection], mats: list[np.ndarray], j: int, 
             notes.append(f"{collections[c].name}: {label} and the baseline score every question alike; "
                          f"its per-question variance is floored at the smallest other collection's ({v:.3g})")
         se = float(np.sqrt(v / x.size))
-        mean = float(x.mean())
+        (test,) = paired_tests(x, boot.level, boot.n_resamples, boot.seed)
         old = collections[c]
         diffs = list(old.diffs)
-        diffs[j] = Difference(mean, se, mean - z * se, mean + z * se, int(x.size))
+        diffs[j] = Difference(test, se, str(direction(higher_is_better=higher_is_better, **test.ends)))
         collections[c] = replace(old, diffs=diffs)
 
 
@@ -254,7 +284,6 @@ def suite(runs: list[Run], metric: str, boot: BootstrapConfig, baseline: str | i
         base = chosen.pop()
     labels = naming_of(grid[0]).labels
     names = _names([row[0] for row in grid], prints)
-    z = float(scipy_stats.norm.isf((1 - boot.level) / 2))
     collections, mats, notes = [], [], []
     for c, row in enumerate(grid):
         mat = _matrix(row, metric)
@@ -271,7 +300,7 @@ def suite(runs: list[Run], metric: str, boot: BootstrapConfig, baseline: str | i
         ))
     for j in range(len(keys)):
         if j != base:
-            _differences(collections, mats, j, base, z, notes, labels[j])
+            _differences(collections, mats, j, base, boot, notes, labels[j], not lower_is_better(metric))
     pooled = [
         None if j == base else pool([c.diffs[j].mean for c in collections], [c.diffs[j].se ** 2 for c in collections], boot.level)
         for j in range(len(keys))

@@ -3,7 +3,11 @@
 - :func:`measure_names`: the measures asked for, by canonical name (an explicit one must
   be stored; a default one a run lacks is left out).
 - :func:`summaries`: one :class:`RunSummary` per run: every measure's mean and bootstrap
-  interval (one bootstrap call per question set), latency, stages, costs, notes.
+  interval (one bootstrap call per question set), latency p50 / p95 with their
+  order-statistic intervals (:mod:`receval.stats.quantiles`), stages, costs (money per
+  1,000 questions with its bootstrap interval), notes. All of them over the questions
+  the run scores on the report's measure (:func:`receval.analysis.costs.answered`): the
+  header counts the others as unanswerable, left out of every mean, latency and cost.
 - :func:`question_counts`: the header's counts; :func:`latency_cautions`: what makes
   the latencies misleading.
 - :func:`check_floors` / :func:`failures`: means below a floor (``--fail-under``).
@@ -30,10 +34,13 @@ from receval.core.errors import RecevalError
 from receval.results import configs
 from receval.results.labels import Naming
 from receval.results.stored import Run
+from receval.results.format import LATENCY
 from receval.stats.bootstrap import Interval
+from receval.stats.quantiles import QuantileInterval, quantile_interval
 from receval.stats.pairing import grouped_intervals, mask_key
 
 DEFAULT_METRICS = ("hit@1", "hit@3", "recall@3", "rr", "ndcg@5")
+LATENCY_QUANTILES = {"p50": 0.5, "p95": 0.95}  # the latency quantiles the report shows
 
 
 @dataclass
@@ -47,6 +54,8 @@ class RunSummary:
     metrics: dict[str, Interval]
     latency_p50: float | None
     latency_p95: float | None
+    latency: dict[str, QuantileInterval] = field(default_factory=dict)  # p50, p95 with intervals
+    repeats: int = 1  # timing.repeats: each question's latency is the median of this many timings
     stages: dict[str, dict] = field(default_factory=dict)  # stage -> p50, p95, api calls per 1,000
     costs: dict = field(default_factory=dict)  # pairs, $ per 1,000 questions, index $ (receval.analysis.costs)
     settings: dict[str, Any] = field(default_factory=dict)  # its components' own keys, dotted
@@ -64,7 +73,11 @@ class RunSummary:
             "n_questions": self.n_questions,
             "n_unanswerable": self.n_unanswerable,
             "metrics": {name: iv.as_dict() for name, iv in self.metrics.items()},
-            "latency_ms": {"p50": self.latency_p50, "p95": self.latency_p95},
+            "latency_ms": {
+                "p50": self.latency_p50, "p95": self.latency_p95,
+                **{f"{name}_ci": [q.lo, q.hi] for name, q in self.latency.items()},
+                "n": next((q.n for q in self.latency.values()), 0), "repeats": self.repeats,
+            },
             "stages": self.stages,
             "costs": self.costs,
             "notes": self.notes,
@@ -92,26 +105,32 @@ def measure_names(
 
 def summaries(runs: list[Run], names: list[str], metric: str, boot: BootstrapConfig, naming: Naming) -> list[RunSummary]:
     """One :class:`RunSummary` per run: each of ``names`` with its interval (every run x
-    measure interval from one bootstrap call per question set), ``metric``'s scored
-    questions, latency p50/p95, stages, costs and notes; ``naming`` labels the runs."""
-    items = []
+    measure interval, and every run's money per question, from one bootstrap call per
+    question set), ``metric``'s scored questions, latency p50/p95 with their intervals,
+    stages, costs and notes; ``naming`` labels the runs. Everything is over the questions
+    scored on ``metric`` (:func:`receval.analysis.costs.answered`)."""
+    items, answered = [], []
     for run in runs:
+        scored = ~np.isnan(run.values(metric))
+        answered.append(costs.answered(run, metric))
         for name in names:
             values = run.values(name)
-            scored = ~np.isnan(values)
-            if not scored.any():
+            kept = scored & ~np.isnan(values)
+            if not kept.any():
                 raise RecevalError(f"{run.run_dir}: no question has a {name} value (all unanswerable?)")
-            items.append((mask_key(run.ids_digest, scored), values[scored]))
+            items.append((mask_key(run.ids_digest, kept), values[kept]))
+    money = [costs.question_money(run) for run in answered]
+    items += [(mask_key(run.ids_digest, ~np.isnan(run.values(metric))), spent * 1000.0)
+              for run, spent in zip(runs, money) if spent is not None and spent.size]
     intervals = iter(grouped_intervals(items, boot))
+    metric_ivs = [{name: next(intervals) for name in names} for _ in runs]
     out = []
-    for run, label, params in zip(runs, naming.labels, naming.params):
-        metric_ivs = {name: next(intervals) for name in names}
-        scored = ~np.isnan(run.values(metric))
-        latency = run.values("latency_ms") if "latency_ms" in run.table.column_names else np.array([np.nan])
-        p50, p95 = (
-            (float(v) for v in np.nanpercentile(latency, [50, 95]))
-            if not np.isnan(latency).all() else (None, None)
-        )
+    for run, kept, label, params, ivs, spent in zip(runs, answered, naming.labels, naming.params, metric_ivs, money):
+        latency = latency_intervals(kept, boot.level)
+        facts = costs.cost_facts(kept)
+        if spent is not None and spent.size:
+            interval = next(intervals)
+            facts["usd_per_1000_ci"] = [interval.lo, interval.hi]
         out.append(
             RunSummary(
                 run_dir=str(run.run_dir),
@@ -119,17 +138,37 @@ def summaries(runs: list[Run], names: list[str], metric: str, boot: BootstrapCon
                 params=params,
                 settings=configs.component_settings(run.config),
                 n_chunks=run.n_chunks,
-                n_questions=int(scored.sum()),
-                n_unanswerable=int((~scored).sum()),
-                metrics=metric_ivs,
-                latency_p50=p50,
-                latency_p95=p95,
-                stages=stage_latency(run),
-                costs=costs.cost_facts(run),
+                n_questions=int(kept.table.num_rows),
+                n_unanswerable=int(run.table.num_rows - kept.table.num_rows),
+                metrics=ivs,
+                latency_p50=latency["p50"].value if "p50" in latency else None,
+                latency_p95=latency["p95"].value if "p95" in latency else None,
+                latency=latency,
+                repeats=repeats_of(run),
+                stages=stage_latency(kept, boot.level),
+                costs=facts,
                 notes=run_notes(run),
             )
         )
     return out
+
+
+def latency_intervals(run: Run, level: float) -> dict[str, QuantileInterval]:
+    """The run's latency p50 and p95 over its rows, each with its order-statistic
+    interval at ``level`` (:mod:`receval.stats.quantiles`); empty when it stores none."""
+    if LATENCY not in run.table.column_names:
+        return {}
+    values = run.values(LATENCY)
+    found = {name: quantile_interval(values, q, level) for name, q in LATENCY_QUANTILES.items()}
+    return {name: q for name, q in found.items() if q is not None}
+
+
+def repeats_of(run: Run) -> int:
+    """How many timings each question's stored latency is the median of (run.json's
+    ``timing.repeats``; 1 for a run timed once, or saved before the key existed)."""
+    timing = (run.info or {}).get("timing")
+    found = numeric.count(timing.get("repeats")) if isinstance(timing, Mapping) else None
+    return found if found else 1
 
 
 def question_counts(runs: list[Run], metric: str) -> dict:

@@ -37,7 +37,7 @@ COMMANDS: dict[str, Command] = {
     "synth": Command("receval.cli.synth", "write synthetic questions from a collection (Hydra config conf/synth.yaml)"),
     "sql": Command("receval.cli.sql", "SQL (DuckDB) over stored runs"),
     "export": Command("receval.cli.export", "export stored runs: TREC run and qrels files, or MLflow"),
-    "traces": Command("receval.cli.traces", "the stored trajectories of an agentic retriever"),
+    "traces": Command("receval.cli.traces", "import OpenInference retriever spans (JSONL) as a stored run"),
 }
 
 

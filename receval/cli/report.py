@@ -7,10 +7,14 @@
     receval report RUNS... --split test --fail-under hit@3=0.70 --format markdown
 
 One row per run, in sweep order: the config values that differ between the runs,
-the number of chunks, hit@1, hit@3, recall@3, MRR with its bootstrap interval,
-nDCG@5 and per-question latency p50/p95. Every figure is derived from the stored
-per-question columns (MRR = mean of ``rr`` over the answerable questions);
-unanswerable questions (null measures) are left out and counted in the header.
+the number of chunks, hit@1, hit@3, recall@3, MRR with its bootstrap interval and
+nDCG@5; then each run's latency p50 and p95 with their order-statistic intervals and
+the runs it is shown faster than, by ``select``'s one rule (stages first: a pipeline is
+never faster than one it contains; the clock only beyond 10% and the sweep's noise),
+latency per stage and cost per question with their intervals. Every figure is derived
+from the stored per-question columns (MRR = mean of ``rr`` over the answerable
+questions); unanswerable questions (null measures) are left out of every mean, latency
+and cost, and counted in the header.
 
 - ``--metrics hit@1,rr,...`` picks the columns; ``--metric`` the one with the
   interval column, the baseline differences and the plot (default ``rr``).
@@ -19,7 +23,8 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--per-question``: each question's rank of its first relevant section per run
   (``-`` when not retrieved); questions every run misses are marked ``x``.
 - ``--baseline SELECTOR`` (a run dir, or ``key=value[,key=value]`` matching one run):
-  every other run's paired difference, its interval, questions fixed and broken.
+  every other run's paired difference with its interval, p-value and verdict (better,
+  worse, not shown: :mod:`receval.stats.paired`), questions fixed and broken.
 - ``--by overlap``: the derived column ``overlap`` buckets each question's ROUGE-1
   precision against its relevant sections (low / medium / high,
   ``--overlap-thresholds 0.3,0.6``), to see whether scores come from copied words.
@@ -27,15 +32,19 @@ unanswerable questions (null measures) are left out and counted in the header.
 - ``--fail-under hit@3=0.70[,rr=0.6]``: exit status 1 when a run's mean is below.
 - ``--runs KEY=VALUE[,...]``: keep the runs whose saved config matches, across sweeps.
 - ``--show q18,q19|misses|changed [--top 5]``: what came back for those questions.
-- ``--gate BASELINE_RUN [--margin M]``: exit 1 when the paired interval of RUN -
-  BASELINE lies entirely below -M; one line either way.
+- ``--gate BASELINE_RUN [--margin M]``: the verdict read off the paired interval of
+  RUN - BASELINE (:mod:`receval.stats.gate`): pass (exit 0), fail (exit 1) or undecided
+  (exit 3), one line first, then the report of the two runs, in every format (JSON
+  ``gate``, CSV ``gate_*`` columns); with ``--out`` the line goes to stderr too.
 - ``--metrics rr@3,rouge1_p``: MRR@k and numeric columns are averaged like measures.
-- ``--test randomization|t|bootstrap``: a p-value per paired difference shown (resamples
-  and seed from the bootstrap settings); ``--correct holm|bh|maxt`` over every pair shown
-  (``--baseline``, ``--chain``, ``--all-pairs``); each pair's Hedges' g_z with its interval
-  and the smallest difference the questions can detect; ``--detect D``: questions needed
-  to detect D. ``--ranks``: each run's rank with a bootstrap interval; ``--calibrate``:
-  each test's A/A type I rate on null pairs built from the runs' own differences.
+- Every pair shown (``--baseline``, ``--chain``, ``--all-pairs``) carries its p-value and
+  verdict from one paired procedure, its interval the differences that procedure keeps
+  (resamples and seed from the bootstrap settings). ``--correct holm|bh``: the pairs shown
+  as one family, p-values adjusted and intervals at the corrected levels; ``--effects``:
+  each pair's Hedges' g_z with its interval and the smallest difference the questions can
+  detect; ``--detect D``: questions needed to detect D. ``--ranks``: each run's rank with
+  a bootstrap interval; ``--calibrate``: the procedure's A/A type I rate on null pairs
+  built from the runs' own differences.
 - ``--labels labels.jsonl`` (repeatable): re-score every run from its stored ranking with
   these labels added (``receval judge`` writes them); the runs on disk are not
   changed, a label contradicting a stored one is listed and not applied, so is one for a
@@ -51,31 +60,40 @@ unanswerable questions (null measures) are left out and counted in the header.
   collections (random effects and fixed effect, tau^2, I^2), mean over collections and
   Borda rank with two-level bootstrap and rank intervals; ``--plot``: the forest plot.
 - ``--format table|markdown|csv|json|latex|html``, ``--out FILE``, ``--plot FILE.png|.svg``.
-  ``csv`` is one row per run (with ``--per-question``: one row per question).
+  ``csv`` is one row per run (with ``--per-question``: one row per question; with
+  ``--show``: one row per result shown, and ``--show`` in Markdown is its text fenced).
+
+When the questions cannot decide between the runs (no paired difference on ``--metric``
+reaches its minimum detectable difference, or a measure shown sits at its ceiling or
+floor in every run), a header line says so and suggests the fix; ``undecided`` in the
+JSON (:mod:`receval.analysis.decidable`).
 
 Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples``,
 ``--seed``, ``--level`` or ``--method`` are given; they repeat exactly. Exit status:
-0, 1 for ``--fail-under``, 2 for a user error (one line).
+0, 1 for ``--fail-under`` or a failed ``--gate``, 3 for an undecided ``--gate``, 2 for a
+user error (one line).
 
 The flags and how their values read: :mod:`receval.cli.report_flags`.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
 from receval.analysis import filters
 from receval.analysis import show as shown_questions
 from receval.analysis.breakdown import by_table, check_by, ranks_per_question, with_overlap
 from receval.analysis.chain import chain_pairs
+from receval.analysis.decidable import undecided
+from receval.analysis.costs import answered
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate_runs, split_baseline
 from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
+from receval.analysis.latency import latency_order
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
 from receval.analysis.settings import bootstrap_settings
-from receval.analysis.significance import sureness
+from receval.analysis.significance import correct_family, sureness
 from receval.analysis.suite import Suite
 from receval.analysis.summary import check_floors, latency_cautions, measure_names, question_counts, summaries
 from receval.cli import options
@@ -89,12 +107,12 @@ from receval.core.errors import RecevalError, exit_on_error
 from receval.core.progress import warn
 from receval.render import html, tables
 from receval.render import report as rendered
-from receval.render.show import to_text
+from receval.render import show as shown_views
 from receval.results.discovery import load_runs
 from receval.results.identity import mixed_datasets
 from receval.results.labels import naming_of
 from receval.results.stored import UNUSED_COLUMNS, Run
-from receval.stats.gate import Gate, check_margin
+from receval.stats.gate import check_margin
 
 __all__ = ["main", "report_for"]
 
@@ -114,10 +132,18 @@ def load(args) -> list[Run]:
     return runs
 
 
-def compute(args) -> Report | Gate:
+def compute(args) -> Report:
     """Everything ``receval report`` shows for parsed ``args``, composed from the
     functions of :mod:`receval.analysis`: load -> runs and questions kept -> measures ->
-    summaries -> pairs, chain, ``--by``, per question, ``--show``; or the ``--gate``."""
+    summaries -> the ``--gate``, pairs, chain, ``--by``, per question, ``--show``. With
+    ``--gate`` the report is of the baseline and the run gated, the baseline first and
+    the pairs against it (unless ``--baseline`` names another), and ``report.gate`` holds
+    the verdict."""
+    if args.test is not None:
+        raise RecevalError(
+            f"--test {args.test}: every pair shown now has its p-value and verdict from one paired procedure "
+            "(the sign-flip randomization test and the interval it keeps); drop --test (--effects adds g_z)"
+        )
     metrics = parse_metrics(args.metrics)
     where = options.question_filters(args)
     floors = parse_floors(args.fail_under)
@@ -137,11 +163,12 @@ def compute(args) -> Report | Gate:
         stored = relabel(stored, args.versus, option="--versus", unknown_units=unknown).runs
     human = relabel(original, args.human, option="--human", unknown_units=unknown) if args.human else None
     gated = None
-    if args.gate is not None:
-        runs, gated = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
+    if args.gate is not None:  # the baseline first, then the run gated: the report of the two
+        rest, gated_run = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
+        runs, gated = [gated_run, *rest], (str(gated_run.run_dir), str(rest[0].run_dir))
     if mixed := mixed_datasets(runs):
         warn(mixed)
-    base = None
+    base = 0 if gated is not None and args.baseline is None else None
     if args.baseline is not None:
         base, base_run = filters.select_one(runs, args.baseline, option="--baseline")
         if base is None:  # a run directory outside RUNS: shown first
@@ -154,8 +181,6 @@ def compute(args) -> Report | Gate:
         human.runs = with_derived(filters.filter_questions(human.runs, where, option="--where"), [args.metric], "--metric")
     by_names = [args.by_metric] if args.by_metric is not None else list(metrics or [])
     runs = with_derived(runs, [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
-    if gated is not None:
-        gated = with_derived(filters.filter_questions([gated], where, option="--where"), [args.metric], "--metrics")[0]
     names, metric = measure_names(runs, metrics, args.metric, metrics_option="--metrics", metric_option="--metric")
     floors = check_floors(floor_values(floors), runs, option="--fail-under")
     names += [name for name in floors if name not in names]
@@ -163,8 +188,6 @@ def compute(args) -> Report | Gate:
         check_by(runs, args.by, FLAGS)
         by_names = [filters.canonical_measure(m, runs, option="--by-metric") for m in by_names or ["hit@3"]]
     boot = bootstrap_settings(runs, args.n_resamples, args.seed, args.level, args.method, FLAGS["bootstrap"])
-    if gated is not None:
-        return gate_runs(runs[0], gated, metric, boot, margin, args.intersect, option="--intersect")
     naming = naming_of(runs)
     summary = summaries(runs, names, metric, boot, naming)
     report = Report(
@@ -172,7 +195,10 @@ def compute(args) -> Report | Gate:
         boot=boot, where=where, baseline=base, floors=floors,
         cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
+        latency=latency_order(runs, naming.labels, metric, boot),
     )
+    report.undecided = undecided(runs, names, metric, 1.0 - boot.level, kinds=report.questions["kinds"],
+                                  n_resamples=boot.n_resamples, seed=boot.seed)
     if human is not None:
         report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)
         report.relabelled += [f"--human: {line}" for line in human.cautions()]
@@ -181,25 +207,33 @@ def compute(args) -> Report | Gate:
             with_derived(stored, [metric], "--metric"), runs, metric, boot,
             what="stored + " + ", ".join(args.versus) if args.versus else "stored labels",
         )
+    if gated is not None:
+        by_dir = {str(run.run_dir): run for run in runs}
+        report.gate = gate_runs(by_dir[gated[1]], by_dir[gated[0]], metric, boot, margin, args.intersect,
+                                option="--intersect")
     if base is not None and len(runs) > 1:
         others = [run for i, run in enumerate(runs) if i != base]
         report.pairs = paired(runs[base], others, metric, boot, args.intersect, option="--intersect")
     if args.chain and len(runs) > 1:
         report.chain = chain_pairs(runs, metric, boot, args.intersect, option="--intersect")
     if args.by is not None:
-        report.by, *report.by_more = [by_table(runs, args.by, m, boot, FLAGS) for m in by_names]
+        scored = [answered(run, metric) for run in runs]  # the header's questions: unanswerable ones left out
+        report.by, *report.by_more = [by_table(scored, args.by, m, boot, FLAGS) for m in by_names]
     if args.per_question:
         report.per_question = ranks_per_question(runs)
     if args.all_pairs and len(runs) > 1:
         report.all_pairs = every_pair(runs, metric, boot, args.intersect, option="--intersect")
     if args.detect is not None and not 0 < args.detect < float("inf"):
         raise RecevalError(f"--detect {args.detect}: give the difference to detect, a number > 0 (e.g. 0.02)")
-    test = args.test or ("randomization" if args.correct or args.detect is not None else None)
-    if test is not None and not report.shown_pairs():
-        raise RecevalError(f"--{'test' if args.test else 'correct/--detect'}: no pair is shown; add --baseline RUN, --chain or --all-pairs")
-    if test is not None or args.ranks or args.calibrate:
+    wanted = [flag for flag, on in (("--correct", args.correct), ("--effects", args.effects),
+                                     ("--detect", args.detect is not None)) if on]
+    if wanted and not report.shown_pairs():
+        raise RecevalError(f"{wanted[0]}: no pair is shown; add --baseline RUN, --chain or --all-pairs")
+    report.pairs, report.chain, report.all_pairs = correct_family(
+        [report.pairs, report.chain, report.all_pairs], args.correct, boot)
+    if args.correct or args.effects or args.detect is not None or args.ranks or args.calibrate:
         report.sure = sureness(
-            runs, report.shown_pairs(), metric, boot, test, args.correct,
+            runs, report.shown_pairs(), metric, boot, args.effects, args.correct,
             args.detect, args.ranks, args.calibrate, args.intersect,
         )
     if show is not None:
@@ -207,7 +241,7 @@ def compute(args) -> Report | Gate:
     return report
 
 
-def report_for(argv: list[str]) -> Report | Gate | Suite:
+def report_for(argv: list[str]) -> Report | Suite:
     """What ``receval report ARGV`` computes, before it is rendered (for tests
     and for a notebook that wants the whole report)."""
     args = build_parser().parse_args(argv)
@@ -224,29 +258,34 @@ def main(argv: list[str] | None = None) -> int:
             write_suite(args, compute_suite(args, load(args)))
             return 0
         report = compute(args)
-        if isinstance(report, Gate):  # one line either way, exit 1 on a regression
-            print(report.line)
-            return report.exit_code
         if args.plot:
             rendered.plot(report, args.plot)
-        if args.format == "html":
-            options.write_output(html.render(report), args.out)
-        elif report.shown is not None:
-            text = (json.dumps([v.to_dict() for v in report.shown], indent=2) + "\n"
-                    if args.format == "json" else to_text(report.shown, args.show))
-            options.write_output(text, args.out)
-        elif args.format == "table" and args.out is None:
-            tables.print_rich(rendered.header_lines(report), rendered.tables_of(report))
-        else:
-            options.write_output(rendered.render(report, args.format), args.out)
+        write_report(report, args)
         if args.plot:
             print(f"receval: wrote {args.plot}", file=sys.stderr)
-        failures = report.failures()
-        for line in failures:
+        for line in report.failures():
             print(f"receval: fail-under: {line}", file=sys.stderr)
         sys.stderr.flush()
-        return 1 if failures else 0
+        return report.exit_code()
 
+
+def write_report(report: Report, args) -> None:
+    """The report in ``--format`` to ``--out`` (or stdout; ``table`` on a terminal through
+    rich). With ``--gate`` the output holds the verdict, and the verdict line goes to
+    stderr too when the output is not text on stdout (a file, JSON, CSV), so a CI log
+    shows it."""
+    if args.format == "html":
+        text = html.render(report)
+    elif report.shown is not None:
+        text = shown_views.render(report.shown, args.show, args.format, report.gate)
+    elif args.format == "table" and args.out is None:
+        tables.print_rich(rendered.header_lines(report), rendered.tables_of(report))
+        return
+    else:
+        text = rendered.render(report, args.format)
+    options.write_output(text, args.out)
+    if report.gate is not None and (args.out is not None or args.format in ("json", "csv")):
+        print(f"receval: {report.gate.line}", file=sys.stderr)
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -5,12 +5,13 @@ command's manual is :mod:`receval.cli.report`'s docstring."""
 
 from __future__ import annotations
 
+import argparse
+
 from receval.cli import options
 from receval.core import outputs
 from receval.core.errors import RecevalError
 from receval.results.format import OVERLAP
 from receval.stats.corrections import CORRECTIONS
-from receval.stats.significance import TESTS
 
 
 def parse_metrics(text: str | None) -> list[str] | None:
@@ -103,23 +104,27 @@ def build_parser() -> options.ArgumentParser:
     parser.add_argument("--top", type=int, default=5, help="sections shown per run by --show (default 5)")
     parser.add_argument(
         "--gate", metavar="BASELINE_RUN",
-        help="exit 1 when the paired interval of RUN - BASELINE_RUN (a run dir or KEY=VALUE) "
-        "lies entirely below -MARGIN; one line either way",
+        help="gate RUN against BASELINE_RUN (a run dir or KEY=VALUE) on --metric, read off the paired "
+        "interval of RUN - BASELINE_RUN: pass (exit 0) when it lies above -MARGIN or no question changed, "
+        "fail (exit 1) when it lies below 0 and reaches -MARGIN, undecided (exit 3) otherwise; the report "
+        "of the two runs follows the verdict line, in every --format",
     )
-    parser.add_argument("--margin", type=float, default=0.0, help="--gate's tolerated drop (default 0)")
+    parser.add_argument("--margin", type=float, default=0.0,
+                        help="--gate's tolerated drop, in --metric's units (default 0)")
     parser.add_argument("--all-pairs", action="store_true", help="pair every run with every earlier one")
-    parser.add_argument(
-        "--test", choices=TESTS,
-        help="a p-value per pair shown (randomization: paired sign flips, seeded; t: paired t-test; "
-        "bootstrap: the paired bootstrap's)",
-    )
+    parser.add_argument("--test", help=argparse.SUPPRESS)  # gone: every pair has its p-value (compute says so)
     parser.add_argument(
         "--correct", choices=CORRECTIONS,
-        help="correct the p-values over every pair shown (implies --test randomization unless given)",
+        help="correct every pair shown as one family (holm: family-wise; bh: false discovery rate): "
+        "p-values adjusted, intervals at the levels the correction tests them at",
+    )
+    parser.add_argument(
+        "--effects", action="store_true",
+        help="each pair's Hedges' g_z with its interval and the smallest difference its questions detect",
     )
     parser.add_argument(
         "--detect", type=float, metavar="D",
-        help="questions each pair needs to detect a difference of D (implies --test randomization unless given)",
+        help="questions each pair needs to detect a difference of D (implies --effects)",
     )
     parser.add_argument(
         "--suite", action="store_true",

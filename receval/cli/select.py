@@ -10,13 +10,15 @@ The leader is the best mean on ``--split``; a run cheaper than it by ``--prefer`
 is a contender only when shown not worse: the lower end of its Holm-corrected
 interval of ``run - leader`` lies above ``-margin``. The cheapest contender is
 chosen (ties in cost: the higher mean, then fewer stages, then the smaller index)
-and its complete config written to ``--out`` (re-run it with ``receval
--cp "$(pwd)" -cn best``), after the trust check ``reproduce`` makes (a config
+and its complete config written to ``--out`` (re-run it with the command it prints,
+``receval -cp /abs/folder -cn best``, from any folder: its relative paths are made
+absolute), after the trust check ``reproduce`` makes (a config
 that sends requests or names code needs ``--allow-remote`` / ``--allow-code``; no
 interpolation is evaluated or written). Without ``--margin`` the leader is chosen and each
 cheaper run's smallest qualifying margin printed. ``--report-on test`` then scores
 that one config on the held-out questions and says how far the selection split
-overstated it. ``--suite``: runs of the same configurations on several collections; the
+overstated it. A note says when the split's questions cannot decide between the runs on
+``--metric`` (:mod:`receval.analysis.decidable`). ``--suite``: runs of the same configurations on several collections; the
 choice is made on the difference pooled over the collections (random effects; Holm over
 the cheaper configurations; :mod:`receval.analysis.suite_choice`). The computation is :mod:`receval.analysis.choice`; the table
 :mod:`receval.render.select`; the plot :mod:`receval.render.choice_plot`; best.yaml
@@ -110,7 +112,7 @@ def select_suite(args) -> int:
         write_output(rendered_suite.render_selection(selection, args.format), None)
     if written:
         print(f"receval: wrote {written} (the dataset of {selection.suite.collections[0].name}: set dataset=... "
-              "for another)", file=sys.stderr)
+              f"for another); re-run it with: {best_yaml.rerun_command(written)}", file=sys.stderr)
     return 0
 
 
@@ -118,7 +120,7 @@ def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog="receval select",
         description="Choose the cheapest configuration shown not worse than the best one "
-        "(within --margin; paired bootstrap, Holm-corrected) and write its config.",
+        "(within --margin; the paired sign-flip test, Holm-corrected) and write its config.",
     )
     parser.add_argument("paths", nargs="+", metavar="RUNS", help="sweep or run directories")
     parser.add_argument("--split", default=None,
@@ -194,10 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             write_output(rendered.render(selection, args.format), None)
         if written:
-            print(
-                f"receval: wrote {written}; re-run it from its folder with: "
-                f'receval -cp "$(pwd)" -cn {written.stem}', file=sys.stderr,
-            )
+            print(f"receval: wrote {written}; re-run it with: {best_yaml.rerun_command(written)}", file=sys.stderr)
         if args.plot:
             print(f"receval: wrote {args.plot}", file=sys.stderr)
     return 0

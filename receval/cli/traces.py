@@ -1,5 +1,8 @@
-"""The thin Hydra shell of ``python -m receval.traces``: compose ``conf/traces.yaml``, call
-:func:`receval.traces.import_traces` on the run folder, print what it did.
+"""The thin Hydra shell of ``receval traces`` (also ``python -m receval.traces``): import
+OpenInference retriever spans, exported one JSON span a line, as a stored run that every
+read command takes (``report --show Q`` prints each question's calls). Composes
+``conf/traces.yaml``, calls :func:`receval.traces.import_traces` on the run folder,
+prints what it did.
 
 Exit status 0 when the run was written (spans that matched no question are counted,
 named on stderr and in run.json), 2 for every user error: a bad config value, a

@@ -17,10 +17,14 @@ infinity, ``-1e12``, a fraction, a string, a boolean) stops the step with a mess
 naming the server and the field, since it would become money. A count the server does
 not report (absent or null) is estimated by :func:`estimate_tokens` and said to be.
 
-**Provenance** (:class:`Answer`): an answer is ``live`` (asked now) or ``replayed`` (read
-from the cache); it carries the latency (``live_ms``) and the tokens it had when it was
-asked live, and a replay's own read time apart (``replay_ms``). A replayed step reports
-its live cost, never the replay's wall time (:class:`Replay`).
+**Provenance** (:class:`Answer`): an answer is ``live`` (asked by this run: now, or
+earlier and read again, ``reused``) or ``replayed`` (read from the cache an earlier run
+wrote); it carries the latency (``live_ms``) and the tokens it had when it was asked
+live, and the reading's own wall time apart (``replay_ms``). "Replayed" means an earlier
+run's answer, never this run's own: the run's warm-up, an earlier question asking the
+same, or a timing repeat (``timing.repeats``) read an answer this run asked, which is
+live. Either way a step reports the answer's live cost, never the reading's wall time
+(:class:`Replay`).
 
 **Embeddings** keep their per-text packs (:mod:`receval.encoders.cache`: one file per
 text would be millions of files), keyed by :func:`call_keys`, this key function, and
@@ -162,39 +166,54 @@ class Answer:
     output_tokens: float = 0.0
     tokens_estimated: bool = False
     live_ms: float = 0.0  # the request's latency when it was asked live
-    replayed: bool = False  # read from the cache (or from this run's memory), not asked now
-    replay_ms: float = 0.0  # the replay's own wall time (0 when live)
+    replayed: bool = False  # read from the cache an earlier run wrote: not asked by this run
+    replay_ms: float = 0.0  # the reading's own wall time (0 when asked now)
+    reused: bool = False  # asked live by this run before (warm-up, an earlier question, a repeat), read again
 
 
 @dataclass(frozen=True)
 class Replay:
-    """What a batch's replayed answers stand for in a stage's time: ``answers`` replayed,
-    ``live_s`` the seconds they took live (the stage reports these), ``own_s`` the
-    replay's own wall time (kept apart, never reported as the stage's)."""
+    """What a batch's answers not asked now stand for in a stage's time: ``answers``
+    replayed from an earlier run's cache, ``live_s`` the seconds they took live (the
+    stage reports these), ``own_s`` the replay's own wall time (kept apart, never
+    reported as the stage's); ``reused`` answers this run asked before and read again
+    (live, not replayed), with their ``reused_live_s`` and ``reused_own_s`` alike."""
 
     answers: int = 0
     live_s: float = 0.0
     own_s: float = 0.0
+    reused: int = 0
+    reused_live_s: float = 0.0
+    reused_own_s: float = 0.0
 
     def __add__(self, other: "Replay") -> "Replay":
-        return Replay(self.answers + other.answers, self.live_s + other.live_s, self.own_s + other.own_s)
+        return Replay(*(a + b for a, b in zip(self.fields(), other.fields())))
+
+    def fields(self) -> tuple:
+        return (self.answers, self.live_s, self.own_s, self.reused, self.reused_live_s, self.reused_own_s)
+
+    def __bool__(self) -> bool:
+        """True when any answer of the batch was not asked now (replayed or reused)."""
+        return bool(self.answers or self.reused)
 
     @property
     def shift(self) -> float:
-        """Seconds to add to the stage's measured wall time: the live time in place of the replay's."""
-        return self.live_s - self.own_s
+        """Seconds to add to the stage's measured wall time: the live time in place of the reading's."""
+        return self.live_s - self.own_s + self.reused_live_s - self.reused_own_s
 
 
 def batch_replay(answers: list[Answer], wall: float, concurrency: int) -> Replay:
-    """The replayed answers of one batch asked ``concurrency`` at a time in ``wall`` seconds:
-    they stand for their live latencies, ``concurrency`` at a time, and their share of
-    the wall time is the replay's own."""
-    replayed = [a for a in answers if a.replayed]
-    if not replayed:
-        return Replay()
-    at_once = max(1, min(int(concurrency), len(answers)))
-    live = sum(a.live_ms for a in replayed) / 1000.0 / at_once
-    return Replay(len(replayed), live, wall * len(replayed) / len(answers))
+    """The answers of one batch not asked now (replayed or reused), the batch asked
+    ``concurrency`` at a time in ``wall`` seconds: they stand for their live latencies,
+    ``concurrency`` at a time, and their share of the wall time is the reading's own."""
+    at_once = max(1, min(int(concurrency), len(answers) or 1))
+
+    def part(found: list[Answer]) -> tuple[int, float, float]:
+        if not found:
+            return 0, 0.0, 0.0
+        return len(found), sum(a.live_ms for a in found) / 1000.0 / at_once, wall * len(found) / len(answers)
+
+    return Replay(*part([a for a in answers if a.replayed]), *part([a for a in answers if a.reused]))
 
 
 def merged(*maps: dict[str, Replay]) -> dict[str, Replay]:
@@ -209,9 +228,12 @@ def merged(*maps: dict[str, Replay]) -> dict[str, Replay]:
 def live_calls(stage_facts) -> int:
     """The requests a stage's answers took live, from its ``run.json`` facts: those this
     run sent (``search_api_calls``) plus the answers it replayed (``replayed_answers``,
-    each asked once when live); what report and select count, so a replay is not free."""
+    each asked once when live) and the ones it read again of its own (``reused_answers``:
+    the warm-up's, asked before the timed search); what report and select count, so a
+    replay is not free."""
     facts = stage_facts if isinstance(stage_facts, dict) else {}
-    return sum(numeric.count(facts.get(name) or 0) or 0 for name in ("search_api_calls", "replayed_answers"))
+    names = ("search_api_calls", "replayed_answers", "reused_answers")
+    return sum(numeric.count(facts.get(name) or 0) or 0 for name in names)
 
 
 # ---------------------------------------------------------------------- the layer
@@ -220,13 +242,15 @@ def live_calls(stage_facts) -> int:
 class Calls:
     """Answers of one endpoint and model, from the cache when it holds them, else asked.
 
-    ``cache_dir=None`` keeps answers for this process only. ``live`` and ``replayed``
-    count answers (thread-safe)."""
+    An answer this object asked is this run's own: read again (from the cache, or from
+    memory when ``cache_dir=None``), it is ``reused``, never ``replayed``, and no request
+    is sent for it. ``live``, ``replayed`` and ``reused`` count answers (thread-safe)."""
 
     def __init__(self, endpoint: str, model: str, cache_dir: str | Path | None):
         self.endpoint, self.model = normal_endpoint(endpoint), str(model)
         self.folder = Path(cache_dir).expanduser().joinpath(*FOLDER) if cache_dir else None
-        self.live = self.replayed = 0
+        self.live = self.replayed = self.reused = 0
+        self.own: dict[str, Answer | None] = {}  # keys this run asked: the answer itself when no folder keeps it
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -249,18 +273,25 @@ class Calls:
         key = self.key(fields, prompt)
         if not fresh:
             began = time.perf_counter()
-            found = self.read(key, fields)
+            with self._lock:
+                mine, remembered = key in self.own, self.own.get(key)
+            found = remembered if remembered is not None else self.read(key, fields)
             if found is not None and check is not None and not check(found.reply):
                 found = None
             if found is not None:
                 with self._lock:
-                    self.replayed += 1
-                return replace(found, replayed=True, replay_ms=1000.0 * (time.perf_counter() - began))
+                    if mine:
+                        self.reused += 1
+                    else:
+                        self.replayed += 1
+                return replace(found, replayed=not mine, reused=mine, replay_ms=1000.0 * (time.perf_counter() - began))
         began = time.perf_counter()
         answer = ask()
-        answer = replace(answer, live_ms=1000.0 * (time.perf_counter() - began), replayed=False, replay_ms=0.0)
+        answer = replace(answer, live_ms=1000.0 * (time.perf_counter() - began), replayed=False, replay_ms=0.0,
+                         reused=False)
         with self._lock:
             self.live += 1
+            self.own[key] = answer if self.folder is None else None
         self.write(key, fields, answer)
         return answer
 

@@ -24,6 +24,10 @@ One request (:meth:`Client.send`) ends in one of three ways:
 :class:`GaveUp` holding the last problem. :meth:`Client.post_json` is ``send`` under
 ``call`` plus JSON decoding. ``requests`` counts every request sent, ``retries``
 every wait; both are safe across threads.
+
+:func:`held`: while it is open no request leaves this process (:class:`Held`, naming
+why): a timing repeat (``timing.repeats``) re-times the local stages and never asks a
+remote one again.
 """
 
 from __future__ import annotations
@@ -34,11 +38,12 @@ import os
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from receval.core.errors import ConfigError
+from receval.core.errors import ConfigError, RecevalError
 from receval.core.secrets import ENV_NAME, api_key, clip, is_local, shown, split_url
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx
@@ -121,6 +126,23 @@ def backoff_delay(attempt: int, retry_after: str | None, base: float, cap: float
             pass  # an HTTP date: keep the backoff
     return max(0.0, min(delay, cap))
 
+
+
+_HELD: list[str] = []  # why requests are held, innermost last (every thread sees it)
+
+
+class Held(RecevalError):
+    """A request asked for while :func:`held` is open: the message says why none may leave."""
+
+
+@contextmanager
+def held(why: str) -> Iterator[None]:
+    """No request is sent while open: :meth:`Client.send` raises :class:`Held` ``<url>: <why>``."""
+    _HELD.append(why)
+    try:
+        yield
+    finally:
+        _HELD.pop()
 
 
 class Retryable(Exception):
@@ -229,7 +251,10 @@ class Client:
     # ------------------------------------------------------------------ one request
 
     def send(self, path: str, payload: dict) -> Reply:
-        """One POST of ``payload`` as JSON; raises :class:`Retryable` or :class:`StatusError`."""
+        """One POST of ``payload`` as JSON; raises :class:`Retryable` or :class:`StatusError`
+        (:class:`Held` while :func:`held` is open: nothing is sent)."""
+        if _HELD:
+            raise Held(f"{shown(self.url(path))}: {_HELD[-1]}")
         httpx, _ = _libraries()
         with self._lock:
             if self._http is None:

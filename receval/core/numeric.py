@@ -75,9 +75,11 @@ def fmt_signed(value: float | None, digits: int = 3) -> str:
     return f"{value:+.{digits}f}"
 
 
-def fmt_ci(lo: float, hi: float, digits: int = 3, signed: bool = False) -> str:
+def fmt_ci(lo: float, hi: float, digits: int = 3, signed: bool = False, lo_open: bool = False,
+           hi_open: bool = False) -> str:
+    """``[lo, hi]``; an open end in a round bracket, ``(0.000, 0.250]``."""
     f = fmt_signed if signed else fmt
-    return f"[{f(lo, digits)}, {f(hi, digits)}]"
+    return f"{'(' if lo_open else '['}{f(lo, digits)}, {f(hi, digits)}{')' if hi_open else ']'}"
 
 
 def fmt_ms(value: float | None) -> str:
@@ -90,3 +92,9 @@ def fmt_ms(value: float | None) -> str:
     if value >= 1:
         return f"{value:.2f}"
     return f"{value:#.3g}"
+
+
+def fmt_ms_ci(interval) -> str:
+    """A latency interval ``[lo, hi]`` in ms (an end that does not exist: ``-``)."""
+    lo, hi = interval if interval is not None else (None, None)
+    return f"[{fmt_ms(lo)}, {fmt_ms(hi)}]"

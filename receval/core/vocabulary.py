@@ -74,6 +74,15 @@ def lower_is_better(name: str) -> bool:
     return name.startswith("context_tokens@")
 
 
+def in_unit_interval(name: str) -> bool:
+    """Measures whose per-question value lies in [0, 1], 1 the best: every ranking measure,
+    ``rr@k`` and the token measures but ``context_tokens@k`` (a count). Where a question
+    set's ceiling (1) and floor (0) are (:mod:`receval.stats.decidable`)."""
+    if re.fullmatch(r"rr@[1-9]\d*", name):
+        return True
+    return is_measure(name) or (is_token_measure(name) and not lower_is_better(name))
+
+
 def is_measure(name: str) -> bool:
     """True for a canonical measure name (``rr``, ``hit@3``, ``ndcg@10``...)."""
     try:

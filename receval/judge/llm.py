@@ -106,7 +106,7 @@ class LlmJudge:
         self.name = f"llm:{self.model}"
         self.usage = {"requests": 0.0, "input_tokens": 0.0, "output_tokens": 0.0, "cached_answers": 0.0,
                       "failed_pairs": 0.0, "tokens_estimated": False, "live_input_tokens": 0.0,
-                      "live_output_tokens": 0.0, "live_ms": 0.0, "replay_wall_ms": 0.0}
+                      "live_output_tokens": 0.0, "live_ms": 0.0, "replay_wall_ms": 0.0, "reused_answers": 0.0}
         self.prompt_sha256 = hashlib.sha256(SYSTEM.encode()).hexdigest()
         self.last_reason: str | None = None
 
@@ -144,6 +144,8 @@ class LlmJudge:
             if found.replayed:
                 self.usage["cached_answers"] += 1
                 self.usage["replay_wall_ms"] += found.replay_ms
+            elif found.reused:  # this job asked it before (the same prompt twice): live, paid once
+                self.usage["reused_answers"] += 1
             else:
                 self.usage["requests"] += 1
                 self.usage["input_tokens"] += found.input_tokens
@@ -152,7 +154,8 @@ class LlmJudge:
         self.usage["requests_sent"] = float(self.client.requests)  # retries and fallbacks included
         self.usage["cost_usd"] = self.money(self.usage["requests"], self.usage["input_tokens"], self.usage["output_tokens"])
         self.usage["live_cost_usd"] = self.money(
-            self.usage["requests"] + self.usage["cached_answers"], self.usage["live_input_tokens"],
+            self.usage["requests"] + self.usage["cached_answers"] + self.usage["reused_answers"],
+            self.usage["live_input_tokens"],
             self.usage["live_output_tokens"],
         )
         provenance = {"model": self.model, "temperature": self.temperature, "seed": self.seed,

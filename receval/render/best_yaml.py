@@ -17,20 +17,28 @@ re-running it sends nothing the user did not allow. Run it with::
 ``-cp`` must be absolute and name the folder holding the file; ``-cn`` is the file
 name without ``.yaml``. On the same data it reproduces the chosen run's results
 exactly (every column but the timings); any override still works
-(``... hydra.run.dir=runs/best``). A relative ``dataset.path`` is read from the
-current directory, as the original run read it.
+(``... hydra.run.dir=runs/best``). Its relative paths (``dataset.path``, ``dataset.questions``,
+``tokenizer.subword``, ``cache_dir``, a component's model folder) are made absolute against
+the folder the run read them from (``run.json``'s ``workdir``; for a run written before
+that was stored, the folder ``select`` runs in, with a warning), so the file runs from
+any folder (:func:`receval.results.configs.anchor_paths`); a dataset path that is not there
+any more is warned about. Only the run's own ``hydra.run.dir`` stays relative: the
+re-run is written under the folder it is started from.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import shlex
 from pathlib import Path
 
 import yaml
 
 from receval.core.errors import RecevalError
 from receval.core.groups import primary_defaults
-from receval.results.configs import runnable_config
+from receval.core.progress import warn
+from receval.results.configs import anchor_paths, runnable_config, workdir_of
 from receval.results.stored import Run
 from receval.core.io import atomic_write
 
@@ -43,7 +51,25 @@ def best_config(run: Run, *, allow_remote: bool = False, allow_code: bool = Fals
     :func:`receval.written.own_default`), without a ``defaults`` list of its own."""
     data = runnable_config(run.run_dir, allow_remote=allow_remote, allow_code=allow_code, fallback=fallback)
     data.pop("defaults", None)
+    base, known = paths_base(run)
+    data, changed = anchor_paths(data, base)
+    if changed and not known:
+        warn(f"{run.run_dir} does not say which folder it was run in (written before run.json kept its "
+             f"workdir): its relative paths ({', '.join(changed)}) are taken from the current folder {base}; "
+             "run select from the folder the run was made in")
+    dataset = data.get("dataset") if isinstance(data.get("dataset"), dict) else {}
+    for key in ("path", "questions"):
+        value = dataset.get(key)
+        if isinstance(value, str) and value != "???" and not Path(value).exists():
+            warn(f"best.yaml's dataset.{key}={value} does not exist now: the re-run will stop there")
     return data
+
+
+def paths_base(run: Run) -> tuple[Path, bool]:
+    """The folder a run's relative paths are read from, and whether the run said so (its
+    ``workdir``); else the current folder."""
+    base = workdir_of(run.info)
+    return (base, True) if base is not None else (Path.cwd(), False)
 
 
 def best_yaml(run: Run, out: Path, why: str, config: dict) -> str:
@@ -52,8 +78,10 @@ def best_yaml(run: Run, out: Path, why: str, config: dict) -> str:
     header = [
         f"# Chosen by receval select: {run.run_dir}",
         f"# {why}",
+        f"# Relative paths made absolute, as the run read them from {paths_base(run)[0]}",
         "# Re-run it (same results on the same data, timings aside):",
         f'#   receval -cp "$(pwd)" -cn {name}     # from the folder holding {out.name}',
+        f"#   {rerun_command(out)}     # from any folder",
         "",
     ]
     body = {
@@ -64,6 +92,12 @@ def best_yaml(run: Run, out: Path, why: str, config: dict) -> str:
     stream = io.StringIO()
     yaml.safe_dump(body, stream, sort_keys=False, default_flow_style=None, allow_unicode=True)
     return "\n".join(header) + stream.getvalue()
+
+
+def rerun_command(out: Path) -> str:
+    """The command re-running ``best.yaml`` from any folder: ``-cp`` its absolute folder."""
+    folder = os.path.abspath(out.parent)
+    return f"receval -cp {shlex.quote(folder)} -cn {shlex.quote(out.stem)}"
 
 
 def check_out(out: str | Path) -> Path:

@@ -2,8 +2,8 @@
 
 Inline CSS and inline SVG only: the page makes no network request (no fonts,
 scripts or images from elsewhere). It holds the header, the main table, an
-intervals plot, the ``--by`` tables, the paired differences with a forest plot,
-and a per-question view where each question expands (``<details>``) to show each
+intervals plot, the ``--by`` tables, the paired differences with a forest plot
+(with ``--gate``, its verdict above everything), and a per-question view where each question expands (``<details>``) to show each
 run's top sections.
 """
 
@@ -14,8 +14,8 @@ from html import escape
 from receval.analysis.show import MAX_ALL
 from receval.core.vocabulary import measure_label
 from receval.render import report as rendered
-from receval.render import sureness
-from receval.render.show import holds, missed_text
+from receval.render import costs, sureness
+from receval.render.show import calls_lines, holds, missed_text, spent_text
 from receval.render.tables import shown
 
 CSS = """
@@ -27,6 +27,8 @@ th{background:#f3f3f3;text-align:left}td.r{text-align:right;font-variant-numeric
 td.b{font-weight:bold}tr.x td{background:#fff0f0}
 .note,.head{color:#555}.rel{color:#0a6b2b;font-weight:bold}.snip{color:#666;font-size:.9em}
 details{margin:.2em 0}summary{cursor:pointer}svg text{font:12px system-ui,sans-serif}
+.gate{padding:.5em .8em;border-left:4px solid #888}.gate.pass{border-color:#0a6b2b}
+.gate.fail{border-color:#b00020;background:#fff0f0}.gate.undecided{border-color:#b8860b;background:#fffbe6}
 """
 
 
@@ -120,6 +122,11 @@ def questions_html(views, total: int) -> str:
             out.append("</ol>")
             for unit_id, rank in run.missed:
                 out.append(f"<p class='note'>{escape(missed_text(run, unit_id, rank))}</p>")
+            if run.spent:
+                out.append(f"<p class='note'>spent: {escape(spent_text(run.spent))}</p>")
+            calls = calls_lines(run)
+            if calls:
+                out.append("<pre class='note'>" + escape("\n".join(calls)) + "</pre>")
         out.append("</details>")
     return "\n".join(out)
 
@@ -130,8 +137,13 @@ def render(report) -> str:
     label = measure_label(metric)
     level = f"{report.boot.level:.0%} CI"
     body = ["<h1>receval report</h1>"]
-    body += [f'<p class="head">{escape(line)}</p>' for line in rendered.header_lines(report)]
+    if report.gate is not None:  # the verdict first, as a CI reader looks for it
+        body.append(f'<p class="gate {report.gate.outcome.value}"><b>{escape(report.gate.line)}</b></p>')
+    body += [f'<p class="head">{escape(line)}</p>' for line in rendered.header_lines(report, verdict=False)]
     body.append(table_html(rendered.main_table(report)))
+    for table in (costs.latency_table(report), costs.stage_table(report), costs.cost_table(report)):
+        if table is not None:
+            body.append(table_html(table))
     body.append(intervals_svg(
         [run.label for run in report.runs], [run.metrics[metric] for run in report.runs],
         f"{label} per run ({level})",
@@ -146,8 +158,8 @@ def render(report) -> str:
             [labels[p.b] for p in report.pairs], [p.diff for p in report.pairs],
             f"{label} difference vs baseline ({level})", zero=True,
         ))
-    for table in (rendered.chain_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
-                  sureness.calibration_table(report)):
+    for table in (rendered.chain_table(report), rendered.all_pairs_table(report), sureness.pairs_table(report),
+                  sureness.ranks_table(report), sureness.calibration_table(report)):
         if table is not None:
             body.append(table_html(table))
     if report.shown:

@@ -1,6 +1,7 @@
 """The report rendered: a computed :class:`receval.analysis.report.Report` turned into
-header lines and :class:`receval.render.tables.Table` objects (main, latency per stage
-with costs, paired differences, stage by stage, by column, per question), its CSV rows
+header lines and :class:`receval.render.tables.Table` objects (main, latency with its
+intervals and verdicts, latency per stage and cost (:mod:`receval.render.costs`),
+paired differences, stage by stage, by column, per question), its CSV rows
 (:func:`to_csv`), every format (:func:`render`) and its plot (:func:`plot`). Nothing
 here computes a statistic."""
 
@@ -12,15 +13,19 @@ from typing import Any
 from receval.analysis.holes import ppi_lines
 from receval.analysis.report import Report
 from receval.core.vocabulary import lower_is_better, measure_label
-from receval.render import sureness, tables
+from receval.render import sureness, tables, verdicts
+from receval.render.costs import cost_table, latency_table, stage_table
+from receval.render.costs import params_cells as _params_cells
+from receval.render.gated import verdict_markdown, with_gate
 from receval.render.plots import plot_report
-from receval.results.labels import shown
 from receval.stats.pairing import cutoff
 
 MAX_IDS_SHOWN = 12  # question ids listed per cell in the text formats (JSON has all)
 
 
-def header_lines(report: Report) -> list[str]:
+def header_lines(report: Report, verdict: bool = True) -> list[str]:
+    """The lines above the tables: the gate's verdict first when there is one (``verdict``
+    false leaves it out, for a page that shows it apart), then what was scored and how."""
     q = report.questions
     kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
     splits = ", ".join(f"{k} {n}" for k, n in q["splits"].items())
@@ -35,13 +40,21 @@ def header_lines(report: Report) -> list[str]:
         first += "; where " + ", ".join(f"{c}={v}" for c, v in report.where)
     if not q["same_questions"]:
         first += "; NOTE the runs are not over the same questions (see n)"
-    lines = [first, tables.describe_boot(report.boot), *(f"note: {note}" for note in q.get("notes", []))]
+    lines = [report.gate.line] if verdict and report.gate is not None else []
+    lines += [first, tables.describe_boot(report.boot)]
+    if report.shown_pairs():
+        boot = report.boot
+        lines.append(verdicts.describe(boot.level, boot.n_resamples, boot.seed)
+                     + (f"; {report.pairs_correction()}" if report.pairs_correction() else ""))
+    lines += [f"note: {note}" for note in q.get("notes", [])]
     if report.baseline is not None:
         base = report.runs[report.baseline]
         lines.append(f"baseline: #{report.baseline} {base.label} ({base.run_dir})")
     for i, run in enumerate(report.runs):
         lines += [f"note: #{i} {run.label}: {note}" for note in run.notes]
     lines += [f"warning: {caution}" for caution in report.cautions]
+    lines += [u.text for u in report.undecided]  # receval.analysis.decidable: a set that cannot decide
+    lines += [f"latency: {conflict}" for conflict in (report.latency.conflicts if report.latency else [])]
     lines += [f"labels: {line}" for line in report.relabelled]
     if report.label_agreement is not None:
         lines += report.label_agreement.lines([run.label for run in report.runs])
@@ -49,11 +62,6 @@ def header_lines(report: Report) -> list[str]:
     if (detectable := sureness.header_line(report)) is not None:
         lines.append(detectable)
     return lines
-
-
-def _params_cells(report: Report, run) -> list[str]:
-    """The run's value of each parameter column; ``-`` where it does not apply."""
-    return [shown(run.params[p]) if p in run.params else "-" for p in report.params]
 
 
 def main_table(report: Report) -> tables.Table:
@@ -68,7 +76,6 @@ def main_table(report: Report) -> tables.Table:
         columns.append(measure_label(name))
         if name == report.metric:
             columns.append(f"{measure_label(name)} {level}")
-    columns += ["p50 ms", "p95 ms"]
     rows = []
     for i, run in enumerate(report.runs):
         row = [str(i), *_params_cells(report, run)] + ([run.run_dir] if show_dir else [])
@@ -80,7 +87,6 @@ def main_table(report: Report) -> tables.Table:
             row.append(tables.fmt(iv.mean))
             if name == report.metric:
                 row.append(tables.fmt_ci(iv.lo, iv.hi))
-        row += [tables.fmt_ms(run.latency_p50), tables.fmt_ms(run.latency_p95)]
         rows.append(row)
     bold = set()
     if len(report.runs) > 1:
@@ -99,24 +105,41 @@ def ambiguous_params(report: Report) -> bool:
     return not report.params or len(set(keys)) < len(keys)
 
 
+def _level(report: Report) -> str:
+    correction = report.shown_pairs()[0].correction if report.shown_pairs() else None
+    return f"{report.boot.level:.0%} CI" + (f" ({correction})" if correction else "")
+
+
+def _pair_cells(pair) -> list[str]:
+    """diff, interval, p (adjusted when corrected), verdict: the same four cells everywhere."""
+    return [tables.fmt_signed(pair.diff.mean), verdicts.interval(pair.test), verdicts.p_value(pair.p), str(pair.verdict)]
+
+
+def _pair_notes(report: Report, pairs, labels: list[str]) -> list[str]:
+    notes = [verdicts.open_note([p.test for p in pairs]), verdicts.few_changed(labels, [p.test for p in pairs])]
+    return [note for note in notes if note]
+
+
 def pairs_table(report: Report) -> tables.Table | None:
     if report.baseline is None or not report.pairs:
         return None
     base = report.runs[report.baseline]
     label = measure_label(report.metric)
-    level = f"{report.boot.level:.0%} CI"
     index = {run.run_dir: i for i, run in enumerate(report.runs)}
     k = cutoff(report.metric)
-    columns = ["#", *report.params, label, f"diff {label}", level, "up", "down", "same", f"fixed@{k}", f"broken@{k}"]
+    p_name = f"p {report.pairs[0].correction}" if report.pairs[0].correction else "p"
+    columns = ["#", *report.params, label, f"diff {label}", _level(report), p_name, "verdict", "up", "down", "same",
+               f"fixed@{k}", f"broken@{k}"]
     rows = []
     for pair in report.pairs:
         i = index[pair.b]
         rows.append([
-            str(i), *_params_cells(report, report.runs[i]), tables.fmt(pair.mean_b),
-            tables.fmt_signed(pair.diff.mean), tables.fmt_ci(pair.diff.lo, pair.diff.hi, signed=True),
+            str(i), *_params_cells(report, report.runs[i]), tables.fmt(pair.mean_b), *_pair_cells(pair),
             str(pair.up), str(pair.down), str(pair.same), _ids_cell(pair.fixed), _ids_cell(pair.broken),
         ])
-    align = ["r"] + ["l"] * len(report.params) + ["r"] * 6 + ["l", "l"]
+    align = ["r"] + ["l"] * len(report.params) + ["r"] * 5 + ["l"] + ["r"] * 3 + ["l", "l"]
+    notes = [f"fixed@{k}: {fixed_note(report.metric, 'the baseline', 'the run')}; broken@{k}: the reverse",
+             *_pair_notes(report, report.pairs, [f"#{index[p.b]}" for p in report.pairs])]
     return tables.Table(
         columns=columns,
         rows=rows,
@@ -124,8 +147,25 @@ def pairs_table(report: Report) -> tables.Table | None:
         title=f"Paired differences vs baseline #{report.baseline} {base.label} "
         f"({label} {base.metrics[report.metric].mean:.3f})" if report.metric in base.metrics else
         f"Paired differences vs baseline #{report.baseline} {base.label}",
-        note=f"fixed@{k}: {fixed_note(report.metric, 'the baseline', 'the run')}; broken@{k}: the reverse",
+        note="; ".join(notes),
         wrap={len(columns) - 2, len(columns) - 1},
+    )
+
+
+def all_pairs_table(report: Report) -> tables.Table | None:
+    """``--all-pairs``: every run against every earlier one, with its verdict."""
+    if not report.all_pairs:
+        return None
+    label = measure_label(report.metric)
+    index = {run.run_dir: i for i, run in enumerate(report.runs)}
+    p_name = f"p {report.all_pairs[0].correction}" if report.all_pairs[0].correction else "p"
+    names = [f"#{index[p.b]} vs #{index[p.a]}" for p in report.all_pairs]
+    rows = [[name, *_pair_cells(pair), str(pair.up), str(pair.down)] for name, pair in zip(names, report.all_pairs)]
+    return tables.Table(
+        columns=["pair", f"diff {label}", _level(report), p_name, "verdict", "up", "down"], rows=rows,
+        align=["l", "r", "r", "r", "l", "r", "r"],
+        title=f"Every pair ({label}, paired: the later run minus the earlier)",
+        note="; ".join(_pair_notes(report, report.all_pairs, names)) or None,
     )
 
 
@@ -171,36 +211,10 @@ def question_table(report: Report) -> tables.Table | None:
     )
 
 
-def stage_table(report: Report) -> tables.Table | None:
-    """Latency per stage, shown when a run has stages beyond one retriever and the
-    top-k selection, or calls a paid API."""
-    multi = any(len([s for s in run.stages if s != "select"]) > 1 for run in report.runs)
-    paid = any(f["api_calls_per_1000"] for run in report.runs for f in run.stages.values())
-    if not (multi or paid):
-        return None
-    stages = list(dict.fromkeys(s for run in report.runs for s in run.stages))
-    columns = ["#", *report.params]
-    for stage in stages:
-        columns += [f"{stage} p50", f"{stage} p95"]
-    if paid:
-        columns.append("API calls / 1k questions")
-    rows = []
-    for i, run in enumerate(report.runs):
-        row = [str(i), *_params_cells(report, run)]
-        for stage in stages:
-            fact = run.stages.get(stage)
-            row += [tables.fmt_ms(fact["p50"]), tables.fmt_ms(fact["p95"])] if fact else ["-", "-"]
-        if paid:
-            row.append(f"{sum(f['api_calls_per_1000'] for f in run.stages.values()):.0f}")
-        rows.append(row)
-    align = ["r"] + ["l"] * len(report.params) + ["r"] * (len(columns) - 1 - len(report.params))
-    return tables.Table(columns=columns, rows=rows, align=align, title="Latency per stage (ms per question)")
-
-
 def tables_of(report: Report) -> list[tables.Table]:
     """Every table the report shows, in order (those with nothing to show left out)."""
-    found = [main_table(report), with_costs(stage_table(report), report.runs), pairs_table(report),
-             chain_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
+    found = [main_table(report), latency_table(report), stage_table(report), cost_table(report), pairs_table(report),
+             chain_table(report), all_pairs_table(report), sureness.pairs_table(report), sureness.ranks_table(report),
              sureness.calibration_table(report), by_table(report), *(by_table(report, b) for b in report.by_more),
              question_table(report)]
     return [t for t in found if t is not None]
@@ -220,19 +234,25 @@ def to_csv(report: Report) -> str:
              *(("" if i in q.absent else r) for i, r in enumerate(q.ranks)), q.question]
             for q in report.per_question
         ]
-        return tables.to_csv(columns, rows)
+        return tables.to_csv(*with_gate(report.gate, columns, rows))
     columns = ["run", "label", "run_dir", *report.params, "n_chunks", "n_questions", "n_unanswerable"]
     for name in report.metrics:
         columns += [name, f"{name}_lo", f"{name}_hi"]
-    columns += ["latency_p50_ms", "latency_p95_ms"]
+    columns += [f"latency_{q}_ms{end}" for q in ("p50", "p95") for end in ("", "_lo", "_hi")]
+    priced = any(run.costs.get("usd_per_1000") is not None for run in report.runs)
+    columns += ["usd_per_1000", "usd_per_1000_lo", "usd_per_1000_hi"] if priced else []
+    order = report.latency
+    columns += ["latency_faster_than"] if order else []
+    columns += ["latency_vs_baseline"] if order and report.baseline is not None else []
     pairs = {p.b: p for p in report.pairs}
     if report.baseline is not None:
         m = report.metric
-        columns += [f"diff_{m}", f"diff_{m}_lo", f"diff_{m}_hi", "up", "down", "same", "fixed", "broken"]
+        columns += [f"diff_{m}", f"diff_{m}_lo", f"diff_{m}_hi", "p", "p_adjusted", "verdict",
+                    "up", "down", "same", "fixed", "broken"]
     sure = report.sure
     tested = sure is not None and bool(sure.pairs) and report.baseline is not None
     if tested:
-        columns += ["p", "p_adjusted", "hedges_gz", "hedges_gz_lo", "hedges_gz_hi", "mde"]
+        columns += ["hedges_gz", "hedges_gz_lo", "hedges_gz_hi", "mde"]
     if sure is not None and sure.ranks is not None:
         columns += ["rank", "rank_lo", "rank_hi"]
     if report.by is not None:
@@ -246,19 +266,26 @@ def to_csv(report: Report) -> str:
         for name in report.metrics:
             iv = run.metrics[name]
             row += [iv.mean, iv.lo, iv.hi]
-        row += [run.latency_p50, run.latency_p95]
+        for q in ("p50", "p95"):
+            found = run.latency.get(q)
+            row += [found.value, found.lo, found.hi] if found else [None] * 3
+        if priced:
+            row += [run.costs.get("usd_per_1000"), *(run.costs.get("usd_per_1000_ci") or [None, None])]
+        if order:
+            row.append(" ".join(str(j) for j in order.faster_than(i)))
+        if order and report.baseline is not None:
+            row.append("baseline" if i == report.baseline else order.verdict(i, report.baseline))
         if report.baseline is not None:
             p = pairs.get(run.run_dir)
             if p is None:
-                row += [None] * 8
+                row += [None] * 11
             else:
-                row += [p.diff.mean, p.diff.lo, p.diff.hi, p.up, p.down, p.same,
-                        " ".join(p.fixed), " ".join(p.broken)]
+                row += [p.diff.mean, p.diff.lo, p.diff.hi, p.test.p, p.p_adjusted, str(p.verdict), p.up, p.down,
+                        p.same, " ".join(p.fixed), " ".join(p.broken)]
         if tested:
             t = sure.for_pair(pairs[run.run_dir]) if run.run_dir in pairs else None
-            row += [None] * 6 if t is None else [
-                t.stats.test.p, t.stats.p_adjusted, t.stats.effect.hedges_gz, t.stats.effect.lo,
-                t.stats.effect.hi, t.stats.detectable.difference,
+            row += [None] * 4 if t is None else [
+                t.size.effect.hedges_gz, t.size.effect.lo, t.size.effect.hi, t.size.detectable.difference,
             ]
         if sure is not None and sure.ranks is not None:
             r = sure.ranks[i]
@@ -267,7 +294,7 @@ def to_csv(report: Report) -> str:
             for cell in report.by.cells[i]:
                 row += [None] * 3 if cell is None else [cell.mean, cell.lo, cell.hi]
         rows.append(row)
-    return tables.to_csv(columns, rows)
+    return tables.to_csv(*with_gate(report.gate, columns, rows))
 
 
 def plot(report: Report, path: str | Path) -> None:
@@ -291,24 +318,23 @@ def chain_table(report: Report) -> tables.Table | None:
         return None
     label = measure_label(report.metric)
     k = cutoff(report.metric)
-    level = f"{report.boot.level:.0%} CI"
     index = {run.run_dir: i for i, run in enumerate(report.runs)}
-    rows = []
-    for step in steps:
-        a, b = index[step.a], index[step.b]
-        rows.append([
-            f"#{a} -> #{b}", tables.fmt(step.mean_a), tables.fmt(step.mean_b),
-            tables.fmt_signed(step.diff.mean), tables.fmt_ci(step.diff.lo, step.diff.hi, signed=True),
-            str(step.up), str(step.down), _ids_cell(step.fixed), _ids_cell(step.broken),
-        ])
+    p_name = f"p {steps[0].correction}" if steps[0].correction else "p"
+    names = [f"#{index[step.a]} -> #{index[step.b]}" for step in steps]
+    rows = [
+        [name, tables.fmt(step.mean_a), tables.fmt(step.mean_b), *_pair_cells(step),
+         str(step.up), str(step.down), _ids_cell(step.fixed), _ids_cell(step.broken)]
+        for name, step in zip(names, steps)
+    ]
     return tables.Table(
-        columns=["step", f"{label} before", f"{label} after", "diff", level, "up", "down",
+        columns=["step", f"{label} before", f"{label} after", "diff", _level(report), p_name, "verdict", "up", "down",
                  f"fixed@{k}", f"broken@{k}"],
         rows=rows,
-        align=["l", "r", "r", "r", "r", "r", "r", "l", "l"],
-        wrap={7, 8},
+        align=["l", "r", "r", "r", "r", "r", "l", "r", "r", "l", "l"],
+        wrap={9, 10},
         title=f"Stage by stage: each run against the one before it ({label}, paired)",
-        note=f"fixed@{k}: {fixed_note(report.metric)}; broken@{k}: the reverse",
+        note="; ".join([f"fixed@{k}: {fixed_note(report.metric)}; broken@{k}: the reverse",
+                        *_pair_notes(report, steps, names)]),
     )
 
 
@@ -319,49 +345,11 @@ def fixed_note(metric: str, earlier: str = "the run before", later: str = "the s
     return f"{metric} 0 in {earlier}, above 0 in {later}"
 
 
-def with_costs(table: tables.Table | None, runs: list) -> tables.Table | None:
-    """The latency-per-stage table with pairs / question, $ / 1k questions and index $
-    columns added, where any run has them (``runs``: the report's run summaries)."""
-    if table is None:
-        return None
-    facts = [getattr(run, "costs", None) or {} for run in runs]
-    added = [
-        ("pairs / q", "pairs_per_question", lambda v: f"{v:.1f}"),
-        ("$ / 1k q", "usd_per_1000", _usd),
-        ("index $", "index_usd", _usd),
-    ]
-    priced = any(f.get("priced") for f in facts)  # $ columns only when some run was priced
-    added = [
-        column for column in added
-        if any(f.get(column[1]) is not None for f in facts) and (column[1] != "usd_per_1000" or priced)
-    ]
-    if not added:
-        return table
-    estimated = any(f.get("tokens_estimated") for f in facts)
-    for row, fact in zip(table.rows, facts):
-        for _, key, show in added:
-            value = fact.get(key)
-            row.append("-" if value is None else show(value) + ("*" if key == "usd_per_1000" and fact.get("tokens_estimated") else ""))
-    table.columns += [name for name, _, _ in added]
-    if table.align:
-        table.align += ["r"] * len(added)
-    notes = [table.note] if table.note else []
-    if any(key != "pairs_per_question" for _, key, _ in added):
-        notes.append("$ from the prices in each run's cost.<stage> config; index $: embedding the corpus once")
-    if estimated:
-        notes.append("*: some tokens estimated (the API reported no usage)")
-    table.note = "; ".join(notes)
-    return table
-
-
-def _usd(value: float) -> str:
-    if value == 0:
-        return "0"
-    return f"{value:.4f}" if value < 1 else f"{value:.2f}"
-
-
 def render(report: Report, fmt: str) -> str:
-    """The report in ``fmt`` (table, markdown, csv, json or latex)."""
+    """The report in ``fmt`` (table, markdown, csv, json or latex); in Markdown the
+    gate's verdict is a bold paragraph of its own."""
+    if fmt == "markdown" and report.gate is not None:
+        return verdict_markdown(report.gate) + tables.to_markdown(header_lines(report, verdict=False), tables_of(report))
     return tables.formatted(
         fmt, lambda: header_lines(report), lambda: tables_of(report), report.to_dict, lambda: to_csv(report)
     )

@@ -4,7 +4,7 @@ the computed fields)."""
 
 from __future__ import annotations
 
-from receval.render import tables
+from receval.render import tables, verdicts
 from receval.analysis.choice import RULE, fmt_cost, status
 from receval.stats.power import POWER
 from receval.core.vocabulary import measure_label
@@ -45,11 +45,12 @@ def header_lines(selection) -> list[str]:
     lines.append(f"mean: {tables.describe_boot(selection.boot)}")
     if selection.tested:
         lines.append(
-            f"diff = run - leader over {selection.n_questions} paired questions; Holm CI: percentile "
-            f"bootstrap corrected by {selection.correction} (family-wise "
-            f"{selection.boot.level:.0%}; same question draws for every run); level: the one it "
-            + ("is tested at" if selection.margin is not None else "would qualify at")
+            f"diff = run - leader over {selection.n_questions} paired questions; Holm CI: the paired "
+            f"procedure's interval corrected by {selection.correction} (family-wise {selection.boot.level:.0%}); "
+            "level: the one it " + ("is tested at" if selection.margin is not None else "would qualify at")
         )
+        boot = selection.boot
+        lines.append(verdicts.describe(boot.level, boot.n_resamples, boot.seed))
     lines += selection.notes
     lines += shortfall_lines(selection)
     chosen = selection.candidates[selection.chosen]
@@ -88,7 +89,8 @@ def tables_of(selection) -> list[tables.Table]:
     show_questions = selection.margin is not None and any(c.qualifies is False for c in selection.candidates)
     for c in selection.candidates:
         diff = "leader" if c.diff_mean is None else tables.fmt_signed(c.diff_mean)
-        ci = tables.fmt_ci(c.diff.lo, c.diff.hi, signed=True) if c.diff else ""
+        bounds = (0.0,) if selection.margin is None else (0.0, -selection.margin)
+        ci = verdicts.interval(c.test, bounds) if c.test else ""
         level = f"{100 * c.level:.4g}%" if c.level is not None else ""
         needed = f"{c.margin_needed:.3f}" if c.margin_needed is not None else ""
         row = [f"#{c.index}", c.label, tables.fmt(c.mean.mean), tables.fmt_ci(c.mean.lo, c.mean.hi),

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from receval.analysis.suite import Suite
+from receval.analysis.suite import Suite, pooled_verdict
+from receval.render.verdicts import interval, p_value
+from receval.stats.meta import p_values
 from receval.core.vocabulary import measure_label
 from receval.render import tables
 from receval.render.tables import Table, fmt, fmt_ci, fmt_signed
@@ -24,8 +26,8 @@ def header_lines(s: Suite) -> list[str]:
         f"({', '.join(c.name for c in s.collections)}); {n} questions; {measure_label(s.metric)}",
         f"baseline: {s.labels[s.baseline]}" + ("" if s.baseline_given else " (the first configuration; --baseline to choose)"),
         f"{level} CI per collection: {s.boot.method} bootstrap over questions ({s.boot.n_resamples} resamples, seed "
-        f"{s.boot.seed}); differences: mean +- z*se; pooled: DerSimonian-Laird random effects with the "
-        f"Hartung-Knapp interval (t, k-1 df), fixed effect beside it",
+        f"{s.boot.seed}); differences: the paired sign-flip test (mid-p) and the interval it keeps; pooled: "
+        f"DerSimonian-Laird random effects with the Hartung-Knapp interval and p (t, k-1 df), fixed effect beside it",
         "mean over collections and Borda count: two-level bootstrap (collections, then questions within each), "
         "rank intervals over the same resamples",
     ]
@@ -70,14 +72,23 @@ def differences_table(s: Suite) -> Table | None:
     if len(s.labels) < 2:
         return None
     level = f"{s.boot.level:.0%} CI"
-    columns = ["configuration", "collection", "n", "diff", level, "tau^2", "I^2"]
+    columns = ["configuration", "collection", "n", "diff", level, "p", "verdict", "tau^2", "I^2"]
     rows = []
+    tests = {(label, c.name): c.diffs[j] for j, label in enumerate(s.labels) for c in s.collections if c.diffs[j]}
     for label, kind, collection, n, estimate, lo, hi, p in difference_rows(s):
         name = {"random": f"pooled, random (k={p.k})", "fixed": "pooled, fixed"}.get(kind, collection)
         spread = [f"{p.tau2:.2g}", f"{p.i2:.0%}"] if kind == "random" else ["", ""]
-        rows.append([label, name, "" if n is None else str(n), fmt_signed(estimate), fmt_ci(lo, hi, signed=True), *spread])
+        if kind == "collection":
+            d = tests[(label, collection)]
+            cells = [interval(d.test), p_value(d.test.p), d.verdict]
+        else:
+            random, fixed = p_values(p)
+            verdict = pooled_verdict(p, s.metric) if kind == "random" else ""
+            cells = [fmt_ci(lo, hi, signed=True), p_value(random if kind == "random" else fixed), verdict]
+        rows.append([label, name, "" if n is None else str(n), fmt_signed(estimate), *cells, *spread])
     return Table(columns=columns, rows=rows, title=f"{measure_label(s.metric)} difference vs {s.labels[s.baseline]}",
-                 align=["l", "l", "r", "r", "r", "r", "r"])
+                 align=["l", "l", "r", "r", "r", "r", "l", "r", "r"],
+                 note="the verdict over collections reads the random-effects interval")
 
 
 def standing_table(s: Suite) -> Table:

@@ -1,20 +1,13 @@
-"""The report's "how sure" tables: each shown pair's test, corrected p (a dagger when
-significant after the correction), Hedges' g_z and detectable difference; the rank
-intervals; the A/A type I rates. Formats :class:`receval.analysis.significance.Sureness`."""
+"""The report's "how sure" tables: each shown pair's size (Hedges' g_z) and detectable
+difference; the rank intervals; the paired procedure's A/A type I rate. Formats
+:class:`receval.analysis.significance.Sureness` (the verdicts themselves are in the pair
+tables: :mod:`receval.render.verdicts`)."""
 
 from __future__ import annotations
 
 from receval.analysis.report import Report
 from receval.core.vocabulary import measure_label
 from receval.render import tables
-
-DAGGER = "†"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def header_line(report: Report) -> str | None:
@@ -33,7 +26,7 @@ def header_line(report: Report) -> str | None:
 
 
 def pairs_table(report: Report) -> tables.Table | None:
-    """One row per pair shown: B - A, its interval, p, corrected p, g_z, MDE."""
+    """One row per pair shown: B - A, its g_z with interval, MDE (and questions needed)."""
     sure = report.sure
     if sure is None or not sure.pairs:
         return None
@@ -41,30 +34,22 @@ def pairs_table(report: Report) -> tables.Table | None:
     label = measure_label(report.metric)
     level = f"{report.boot.level:.0%} CI"
     detect = sure.pairs[0].detect
-    columns = ["pair", f"diff {label}", level, f"p ({sure.test})"]
-    columns += [f"p {sure.correction}"] if sure.correction else []
-    columns += ["g_z", f"g_z {level}", "MDE"]
+    columns = ["pair", f"diff {label}", "g_z", f"g_z {level}", "MDE"]
     columns += [f"n for {detect:g}"] if detect is not None else []
     shown = {(p.a, p.b): p for p in report.shown_pairs()}
     rows = []
     for tested in sure.pairs:
-        pair, s = shown[(tested.a, tested.b)], tested.stats
-        mark = DAGGER if tested.significant(sure.alpha) else ""
+        pair, size = shown[(tested.a, tested.b)], tested.size
         row = [f"#{index[pair.b]} vs #{index[pair.a]}", tables.fmt_signed(pair.diff.mean),
-               tables.fmt_ci(pair.diff.lo, pair.diff.hi, signed=True)]
-        row += [_p(s.test.p) + ("" if sure.correction else mark)]
-        row += [_p(s.p_adjusted) + mark] if sure.correction else []
-        row += [f"{s.effect.hedges_gz:+.2f}", f"[{s.effect.lo:+.2f}, {s.effect.hi:+.2f}]",
-                tables.fmt(s.detectable.difference)]
+               f"{size.effect.hedges_gz:+.2f}", f"[{size.effect.lo:+.2f}, {size.effect.hi:+.2f}]",
+               tables.fmt(size.detectable.difference)]
         row += [str(tested.questions_needed)] if detect is not None else []
         rows.append(row)
-    after = f"after {sure.correction} over {len(sure.pairs)} pairs" if sure.correction else "uncorrected"
     return tables.Table(
         columns=columns, rows=rows, align=["l"] + ["r"] * (len(columns) - 1),
-        title=f"How sure: {label}, {sure.n_questions} questions paired",
-        note=f"{DAGGER} p <= {sure.alpha:.2g} {after}; g_z: Hedges' g_z (mean difference over its "
-        f"standard deviation, small-sample corrected); MDE: smallest difference detectable at alpha "
-        f"{sure.alpha:.2g}, power {sure.power:.0%}"
+        title=f"How large: {label} per pair (effect size, smallest detectable difference)",
+        note=f"g_z: Hedges' g_z (mean difference over its standard deviation, small-sample corrected); "
+        f"MDE: smallest difference detectable at alpha {sure.alpha:.2g}, power {sure.power:.0%}"
         + (f"; n for {detect:g}: questions needed to detect {detect:g}" if detect is not None else ""),
     )
 
@@ -97,5 +82,5 @@ def calibration_table(report: Report) -> tables.Table | None:
         columns=["test", "type I rate", "95% CI", "rejected"], rows=rows, align=["l", "r", "r", "r"],
         title=f"A/A calibration at alpha {alpha:.2g}",
         note="null pairs: the shown pairs' per-question differences with random signs (swapped within "
-        "question); a well-calibrated test rejects about alpha of them",
+        "question); the procedure rejects at most about alpha of them, fewer where few questions change",
     )

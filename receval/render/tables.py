@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from receval.core.numeric import fmt, fmt_ci, fmt_ms, fmt_signed  # noqa: F401 - the formats every table uses
+from receval.core.numeric import fmt, fmt_ci, fmt_ms, fmt_ms_ci, fmt_signed  # noqa: F401 - the formats every table uses
 from receval.core.terminal import printable
 
 
@@ -180,7 +180,6 @@ _LATEX = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
-    "†": r"\dag{}",  # the corrected-significance mark (receval.render.sureness)
 }
 
 

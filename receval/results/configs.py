@@ -5,12 +5,16 @@
   left, network and code use refused unless allowed): what ``reproduce`` re-runs and
   ``select --out`` writes, the one path from a stored config to something runnable.
   (:func:`receval.written.saved_config` merges it onto receval's schema, on the run side).
+- :func:`anchor_paths`: a config's relative paths made absolute against the folder the
+  run read them from (``run.json``'s ``workdir``), so ``select --out``'s best.yaml runs
+  from any folder.
 - :func:`ordered_as_named`: keys in the order the command line named them (the naming
   of runs, :func:`receval.results.labels.naming`, orders its columns so).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +101,49 @@ def runnable_config(
 
 
 COMPONENT_GROUPS = ("chunking", "retriever", "rerank", "transform")
+
+#: Keys whose value is a path, read from the working directory when relative.
+PATH_KEYS = ("dataset.path", "dataset.questions", "tokenizer.subword", "cache_dir")
+#: A component's ``model`` is a path when a folder of that name is there (else a bundled
+#: or an API model's name: all-MiniLM-L6-v2).
+MODEL_KEY = "model"
+
+
+def workdir_of(info: dict | None) -> Path | None:
+    """The folder a run read its relative paths from (``run.json``'s ``workdir``); None for
+    a run written before it was stored, or a value that is no absolute path."""
+    value = (info or {}).get("workdir")
+    return Path(value) if isinstance(value, str) and os.path.isabs(value) else None
+
+
+def _relative(value: Any) -> bool:
+    return isinstance(value, str) and bool(value) and value != "???" and "://" not in value and not (
+        os.path.isabs(value) or value.startswith("~"))
+
+
+def anchor_paths(config: dict, base: Path) -> tuple[dict, dict[str, str]]:
+    """``config`` with each relative path made absolute against ``base`` (the run's
+    working directory): the :data:`PATH_KEYS`, and a component's ``model`` (at any depth:
+    a fused member's too) when ``base`` holds a folder of that name; and what changed,
+    dotted key -> new value. Normalised, links not followed: the path the run read."""
+    changed: dict[str, str] = {}
+
+    def absolute(value: str) -> str:
+        return os.path.normpath(os.path.join(base, value))
+
+    def walk(node: Any, key: str) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v, f"{key}.{k}" if key else str(k)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, f"{key}.{i}") for i, v in enumerate(node)]
+        in_component = key.split(".")[0] in COMPONENT_GROUPS
+        if _relative(node) and (key in PATH_KEYS or (
+                in_component and key.rsplit(".", 1)[-1] == MODEL_KEY and (base / node).is_dir())):
+            changed[key] = absolute(node)
+            return changed[key]
+        return node
+
+    return walk(config, ""), changed
 
 
 def component_settings(config: dict) -> dict[str, Any]:

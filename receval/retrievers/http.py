@@ -138,6 +138,8 @@ class SearchClient(http.Client):
 
 
 class HttpRetriever(RankOnly):
+    asks_per_question = True  # a search service: one request per question, never cached
+
     def __init__(self, node, context: Context):
         super().__init__("http", context, int(node.pool))
         self.node = node

@@ -113,6 +113,10 @@ class LanceRetriever(RankOnly):
         return self.dense.api_calls if self.dense is not None else 0
 
     @property
+    def asks_per_question(self) -> bool:
+        return self.dense is not None and self.dense.asks_per_question
+
+    @property
     def truncated(self) -> int | None:
         """Chunks the dense model cut at its token limit (run.json ``truncated``)."""
         return self.dense.truncated if self.dense is not None else None

@@ -10,5 +10,5 @@ family of pairs), :mod:`.effects` (Hedges' g_z with its interval), :mod:`.detect
 over questions), :mod:`.calibration` (A/A type I rates), :mod:`.pairwise` (all of these
 for each shown pair from one score matrix), :mod:`.meta` (a difference pooled over
 collections: fixed effect, DerSimonian-Laird random effects), :mod:`.suite` (mean over
-collections, Borda count and rank intervals by a two-level bootstrap). Nothing here
-reads a run."""
+collections, Borda count and rank intervals by a two-level bootstrap), :mod:`.quantiles`
+(a latency quantile with its order-statistic interval). Nothing here reads a run."""

@@ -92,8 +92,30 @@ class CostOrder:
                 return self._across_repeats(i, j)
         if not self.costs[i] < self.costs[j]:
             return False
-        (_, hi), = percentile_bounds(self.medians[:, i] - self.medians[:, j], self.level)
+        _, hi = self.difference(i, j)
         return hi < -self.threshold * self.costs[j]
+
+    def step(self, i: int, j: int) -> str:
+        """Which step of the rule decides between runs ``i`` and ``j`` (either order):
+        ``stages`` (one's stages are part of the other's), ``same stages`` (equal stages:
+        a tie unless ``repeats`` differ), ``clock`` (latency beyond the threshold) or
+        ``exact`` (counts and prices)."""
+        if self.medians is None:
+            return "exact"
+        if self.trees is not None:
+            if part_of(self.trees[i], self.trees[j]) or part_of(self.trees[j], self.trees[i]):
+                return "stages"
+            if self.trees[i] == self.trees[j]:
+                return "repeats" if self._across_repeats(i, j) or self._across_repeats(j, i) else "same stages"
+        return "clock"
+
+    def difference(self, i: int, j: int) -> tuple[float, float] | None:
+        """The percentile bootstrap interval (the order's level) of ``median_i - median_j``
+        in milliseconds; None for an exact cost."""
+        if self.medians is None:
+            return None
+        (lo, hi), = percentile_bounds(self.medians[:, i] - self.medians[:, j], self.level)
+        return lo, hi
 
     def _across_repeats(self, i: int, j: int) -> bool:
         if not self.groups:

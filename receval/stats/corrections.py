@@ -1,4 +1,4 @@
-"""Corrections for many paired comparisons at once: Holm, Benjamini-Hochberg, maxT.
+"""Corrections for many paired comparisons at once: Holm, Benjamini-Hochberg.
 
 A sweep's report tests every pair shown (against a baseline, along a chain, or all
 pairs); at 5% per test, some pair would look different by luck far more often than 5%
@@ -10,14 +10,10 @@ order; a comparison is rejected at level ``alpha`` when its adjusted p is <= ``a
   ``p~_(i) = max_{j <= i} min(1, (m - j + 1) p_(j))`` (1-based ``i``).
 - ``bh``: false discovery rate (Benjamini & Hochberg, "Controlling the false discovery
   rate", JRSS B 57(1):289-300, 1995): ``p~_(i) = min_{j >= i} min(1, m p_(j) / j)``.
-- ``maxt``: single-step maxT (Westfall & Young, *Resampling-Based Multiple Testing*,
-  1993, algorithm 2.8; Boytsov, Belova & Westfall, "Deciding on an adjustment for
-  multiplicity in IR experiments", SIGIR 2013): one set of sign flips for every pair;
-  each flip's largest ``|t|`` over the pairs is the null of the maximum, and
-  ``p~_j = (1 + #{max_k |t*_k| >= |t_j|}) / (B + 1)``. It uses the correlation between
-  pairs that share a run, so it rejects more than Holm at the same family-wise level.
-
-These match statsmodels' ``multipletests`` (``holm``, ``fdr_bh``) value for value.
+These match statsmodels' ``multipletests`` (``holm``, ``fdr_bh``) value for value. Each
+comes with the levels its intervals are drawn at (:func:`adjusted_levels`), so a
+corrected interval and a corrected p-value never disagree. (Westfall-Young maxT is not
+offered: its adjusted p-values have no interval that agrees with them.)
 """
 
 from __future__ import annotations
@@ -26,12 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.stats.significance import TIE, as_columns, sign_flips, t_statistics
-
 #: Relative slack on the rejection threshold (the bootstrap's count rounding): an adjusted
 #: p of 2 * 50 / 2000 * (1 + 1e-16) must still count as <= 0.05.
 SLACK = 1e-9
-CORRECTIONS = ("holm", "bh", "maxt")
+CORRECTIONS = ("holm", "bh")
 
 
 @dataclass(frozen=True)
@@ -81,47 +75,42 @@ def bh(p_values) -> Corrected:
     return Corrected("bh", tuple(p.tolist()), tuple(out.tolist()))
 
 
-def _flipped_t(flips: np.ndarray, arr: np.ndarray, sum_squares: np.ndarray) -> np.ndarray:
-    """|t| of every column under each flip: the flips change the mean, not sum d^2."""
-    n = arr.shape[0]
-    mean = flips @ arr / n
-    variance = np.maximum(sum_squares - n * mean**2, 0.0) / (n - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.abs(mean) / np.sqrt(variance / n)
-    return np.where(variance > 0, t, np.where(mean == 0, 0.0, np.inf))
+def adjusted_levels(method: str, p_values, alpha: float) -> list[float]:
+    """Per comparison, the significance level its correction tests it at, so that its
+    interval at ``1 - level`` excludes the null value exactly when the correction rejects
+    it (the interval and the adjusted p never disagree):
+
+    - ``holm``: sort the p-values ascending (ties in input order); the ``i``-th smallest
+      (``i = 0, 1, ...``) is tested at ``alpha / (m - i)`` while every smaller one was
+      rejected; at the first that is not, stop: it and every larger one are reported at
+      the stop's level (its p-value is at least the stop's, so its interval at that level
+      still reaches the null value) (:func:`receval.stats.holm.holm` reads these);
+    - ``bh``: every comparison at ``max(R, 1) * alpha / m``, ``R`` the number rejected: the
+      false coverage-statement rate intervals of Benjamini & Yekutieli ("False discovery
+      rate-adjusted multiple confidence intervals for selected parameters", JASA 100,
+      2005), which exclude 0 exactly for the comparisons BH rejects."""
+    p = _p_array(p_values)
+    if method == "holm":
+        m = p.size
+        adjusted = holm_adjusted(p)
+        levels = [0.0] * m
+        stopped: float | None = None
+        for i, j in enumerate(np.argsort(p, kind="stable")):
+            if stopped is None and not adjusted[j] <= alpha * (1.0 + SLACK):
+                stopped = alpha / (m - i)
+            levels[j] = alpha / (m - i) if stopped is None else stopped
+        return levels
+    if method == "bh":
+        rejected = sum(bh(p).rejected(alpha))
+        return [max(rejected, 1) * alpha / p.size] * p.size
+    raise ValueError(f"unknown correction {method!r}: use {', '.join(CORRECTIONS)}")
 
 
-def maxt(diffs, n_resamples: int = 10_000, seed: int = 0, p_values=None) -> Corrected:
-    """Westfall-Young single-step maxT over the columns of ``diffs`` ``(n, m)`` with the
-    flips of :func:`receval.stats.significance.sign_flips` (same ``seed``: the same flips
-    as the per-pair randomization tests). ``p_values``: the unadjusted p-values to keep
-    beside the adjusted ones (by default each pair's own randomization p from these
-    flips, which equals :func:`~receval.stats.significance.randomization`'s: ``|t|`` rises
-    with ``|mean|`` when ``sum d^2`` is fixed)."""
-    arr = as_columns(diffs)
-    n, m = arr.shape
-    threshold = np.abs(t_statistics(arr)) * (1.0 - TIE)
-    sum_squares = (arr**2).sum(axis=0)
-    beaten = np.zeros(m)  # flips whose largest |t| over all pairs reaches the pair's |t|
-    own = np.zeros(m)  # flips whose |t| for the pair itself reaches it
-    for flips in sign_flips(n, n_resamples, seed, m):
-        t = _flipped_t(flips, arr, sum_squares)
-        beaten += (t.max(axis=1)[:, None] >= threshold).sum(axis=0)
-        own += (t >= threshold).sum(axis=0)
-    adjusted = (beaten + 1.0) / (n_resamples + 1.0)
-    raw = (own + 1.0) / (n_resamples + 1.0) if p_values is None else _p_array(p_values)
-    return Corrected("maxt", tuple(map(float, raw)), tuple(map(float, adjusted)))
-
-
-def correct(method: str, p_values, diffs=None, n_resamples: int = 10_000, seed: int = 0) -> Corrected:
-    """``method`` in :data:`CORRECTIONS`; maxT also needs the differences behind the p-values."""
+def correct(method: str, p_values) -> Corrected:
+    """``method`` in :data:`CORRECTIONS`."""
     if method == "holm":
         return holm(p_values)
     if method == "bh":
         return bh(p_values)
-    if method == "maxt":
-        if diffs is None:
-            raise ValueError("maxt needs the per-question differences, not only p-values")
-        return maxt(diffs, n_resamples, seed, p_values)
     raise ValueError(f"unknown correction {method!r}: use {', '.join(CORRECTIONS)}")
 

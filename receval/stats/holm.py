@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from receval.stats.corrections import SLACK, holm_adjusted
+from receval.stats.corrections import SLACK, adjusted_levels, holm_adjusted
 
 
 @dataclass(frozen=True)
@@ -33,23 +33,12 @@ def holm(p_values: list[float], alpha: float) -> list[HolmStep]:
 
     The verdicts read Holm's adjusted p-values (:func:`receval.stats.corrections.holm_adjusted`,
     the one home of the rule): rejected when ``max_{j<=i} (m - j) p_(j) <= alpha``, which is
-    the step-down stop above.
-
-    A kept comparison after the stop is reported at the stop's level
-    ``alpha / (m - stop)``: its p-value is at least the stop's, so its interval at that
-    level still reaches the null value, and every kept interval reads as kept.
+    the step-down stop above; each step's level is
+    :func:`receval.stats.corrections.adjusted_levels`' (a kept comparison after the stop
+    at the stop's level, so every kept interval reads as kept).
     """
-    m = len(p_values)
-    adjusted = holm_adjusted(p_values) if m else []
-    order = sorted(range(m), key=lambda j: (p_values[j], j))
-    steps: list[HolmStep | None] = [None] * m
-    stopped_at: float | None = None
-    for i, j in enumerate(order):
-        if stopped_at is None:
-            level = alpha / (m - i)
-            if adjusted[j] <= alpha * (1.0 + SLACK):
-                steps[j] = HolmStep(alpha=level, rejected=True)
-                continue
-            stopped_at = level
-        steps[j] = HolmStep(alpha=stopped_at, rejected=False)
-    return steps  # type: ignore[return-value]
+    if not p_values:
+        return []
+    rejected = holm_adjusted(p_values) <= alpha * (1.0 + SLACK)
+    return [HolmStep(alpha=level, rejected=bool(r))
+            for level, r in zip(adjusted_levels("holm", p_values, alpha), rejected)]

@@ -120,6 +120,18 @@ def interval_at(p: Pooled, level: float) -> tuple[float, float]:
     return p.estimate - half, p.estimate + half
 
 
+def p_values(p: Pooled) -> tuple[float, float]:
+    """Two-sided p-values of "no difference" for the random-effects pool (the t with
+    k-1 degrees of freedom and the standard error its interval uses, so p <= 1 - level
+    exactly when that interval excludes 0) and for the fixed-effect pool (normal)."""
+    def tail(statistic: float, k: int) -> float:
+        return float(stats.norm.sf(statistic) if k == 1 else stats.t.sf(statistic, k - 1))
+
+    random = 0.0 if p.hk_se <= 0 else min(1.0, 2 * tail(abs(p.estimate) / p.hk_se, p.k))
+    fixed = 0.0 if p.fixed_se <= 0 else min(1.0, 2 * float(stats.norm.sf(abs(p.fixed) / p.fixed_se)))
+    return random, fixed
+
+
 def not_worse_p(p: Pooled, margin: float) -> float:
     """The p-value for "the pooled difference is at most ``-margin``" on the convention
     of :mod:`receval.stats.noninferiority`: twice the one-sided tail, so ``p <= a``

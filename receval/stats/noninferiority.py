@@ -1,21 +1,20 @@
-"""Shown not worse: Holm-corrected non-inferiority of several runs against one leader.
+"""Shown not worse: Holm-corrected non-inferiority of several runs against one leader,
+by the one paired procedure (:mod:`receval.stats.paired`).
 
-Per run, the ``n`` per-question differences ``run - leader`` are resampled together
-(:func:`receval.stats.bootstrap.bootstrap_means`, the same question draws for every run).
-A run *qualifies* at margin ``d`` when the lower end of its Holm-corrected percentile
-interval lies above ``-d``: its one-sided bootstrap p-value
-``p = 2 * #{resampled mean <= -d} / B`` is at most the level Holm tests it at
-(:func:`receval.stats.holm.holm`, family-wise ``alpha = 1 - level``), which is exactly "the
-two-sided percentile interval at ``1 - a`` has its lower end above ``-d``" for
-``p <= a``. The lower end of a two-sided interval is the usual non-inferiority rule
-(a one-sided test at ``a / 2``; ICH E9, CONSORT for non-inferiority trials).
+Per run, the per-question differences ``run - leader`` are tested as the paired
+procedure tests any shift: the run *qualifies* at margin ``d`` when the procedure rejects
+"the run is worse by ``d`` or more", i.e. its two-sided mid-p value at the shift ``-d``
+(for a run whose mean lies above ``-d``; otherwise 1) is at most the level Holm tests it
+at (:func:`receval.stats.holm.holm`, family-wise ``alpha = 1 - level``). That is exactly
+"its two-sided interval at ``1 - a`` lies above ``-d``" for the Holm level ``a``: the lower
+end of a two-sided interval, the usual non-inferiority rule (a one-sided test at
+``a / 2``; ICH E9, CONSORT for non-inferiority trials). The interval shown is drawn at
+that level, so it reads as the verdict.
 
-"Above" is strict and compared with a slack of :data:`EPS` (metric units) so that
-floating-point noise in a resampled mean never decides: at margin ``d`` a run
-qualifies exactly when ``d > margin_needed + EPS``. ``margin_needed`` (the smallest
-margin at which the run would qualify) is found exactly: the p-values only change
-where ``-d`` crosses a resampled mean, and Holm's verdicts only improve as every
-p-value falls, so a binary search over those crossing points finds it.
+``margin_needed`` (the smallest margin above which the run qualifies) is found exactly:
+the p-values change only where ``-d`` crosses one of the subset means the procedure's
+interval is built from, and Holm's verdicts only improve as every p-value falls, so a
+binary search over those crossing points finds it.
 """
 
 from __future__ import annotations
@@ -24,56 +23,71 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.stats.bootstrap import Interval, bootstrap_means, percentile_bounds
-from receval.stats.holm import HolmStep, holm
-from receval.stats.power import POWER, non_inferiority_questions
 from receval.core.settings import BootstrapConfig
-
-#: Slack (metric units) under which a resampled mean counts as on the margin.
-EPS = 1e-9
+from receval.stats.bootstrap import Interval
+from receval.stats.holm import HolmStep, holm
+from receval.stats.paired import PairedTest, ShiftNull, shift_nulls, tested_at
+from receval.stats.power import POWER, non_inferiority_questions
 
 
 @dataclass(frozen=True)
 class Verdict:
     """One run against the leader."""
 
-    diff: Interval  # mean(run - leader) and its Holm-corrected percentile interval
-    level: float  # that interval's confidence level
-    margin_needed: float  # it qualifies at every margin above this (and none at or below)
+    test: PairedTest  # mean(run - leader), its interval at the level Holm tests it at
+    margin_needed: float  # it qualifies at every margin above this
     qualifies: bool | None  # at the given margin; None when no margin was given
     questions_needed: int | None = None  # at the given margin, when it does not qualify
 
+    @property
+    def diff(self) -> Interval:
+        return self.test.interval
 
-def _steps(resampled: np.ndarray, threshold: float, strict: bool, alpha: float) -> list[HolmStep]:
-    """Holm over the columns of ``resampled`` with p-values from how many
-    resampled means lie at or below (``strict``: below) ``threshold``."""
-    counts = np.count_nonzero(resampled < threshold if strict else resampled <= threshold, axis=0)
-    return holm([min(1.0, 2.0 * int(c) / resampled.shape[0]) for c in counts], alpha)
+    @property
+    def level(self) -> float:
+        return self.test.level
 
 
-def smallest_margins(resampled: np.ndarray, alpha: float) -> list[tuple[float, HolmStep]]:
-    """Per column of sorted ``resampled`` means: the smallest margin ``d >= 0`` such
-    that it qualifies at every margin above ``d + EPS``, and the Holm step it then
-    qualifies at."""
-    # qualifying at margin d counts resampled means <= EPS - d; just above a crossing
-    # point t = EPS - s the count is of means < s, i.e. strictly below EPS - t
-    crossings = np.unique(EPS - resampled.ravel())
-    crossings = np.concatenate([[0.0], crossings[crossings > 0]])
+def _p(null: ShiftNull, margin: float) -> float:
+    """The p-value of "worse by ``margin`` or more": the mid-p at ``-margin`` on the
+    run's side of it, 1 when its mean lies at or below ``-margin``."""
+    return null.p_at(-margin) if null.mean > -margin + null.tie else 1.0
+
+
+def _steps(nulls: list[ShiftNull], margin: float, alpha: float) -> list[HolmStep]:
+    return holm([_p(null, margin) for null in nulls], alpha)
+
+
+def smallest_margins(nulls: list[ShiftNull], alpha: float) -> list[float]:
+    """Per run: the smallest margin ``d >= 0`` above which it qualifies (Holm over all):
+    searched over the crossing points, or by bisection under the normal limit (where the
+    p-values are continuous in ``d``)."""
+    tie = max(null.tie for null in nulls)
     out = []
-    for j in range(resampled.shape[1]):
-        closed = _steps(resampled, EPS, False, alpha)[j]
-        if closed.rejected:  # qualifies at margin 0 itself
-            out.append((0.0, closed))
-            continue
-        low, high = 0, len(crossings) - 1  # above the last crossing every count is 0
-        while low < high:
-            mid = (low + high) // 2
-            if _steps(resampled, EPS - crossings[mid], True, alpha)[j].rejected:
-                high = mid
-            else:
-                low = mid + 1
-        step = _steps(resampled, EPS - crossings[low], True, alpha)[j]
-        out.append((max(0.0, float(crossings[low]) - EPS), step))
+    for j in range(len(nulls)):
+        def qualifies(margin: float) -> bool:
+            return _steps(nulls, margin, alpha)[j].rejected
+
+        if qualifies(0.0):  # qualifies at margin 0 itself: shown better
+            out.append(0.0)
+        elif nulls[j].lower is None:
+            low, high = 0.0, 1.0
+            while not qualifies(high):
+                low, high = high, 2 * high
+            for _ in range(200):
+                if high - low <= 1e-12 * max(high, 1.0):
+                    break
+                mid = (low + high) / 2
+                low, high = (low, mid) if qualifies(mid) else (mid, high)
+            out.append(high)
+        else:
+            crossings = np.unique(np.concatenate([-null.lower for null in nulls]))
+            crossings = np.concatenate([[0.0], crossings[crossings > 0]])
+            low, high = 0, len(crossings) - 1  # beyond the last crossing every p is at its least
+            while low < high:  # just above crossing ``mid``: does it qualify?
+                mid = (low + high) // 2
+                low, high = (low, mid) if qualifies(crossings[mid] + 2 * tie) else (mid + 1, high)
+            out.append(float(crossings[low]))
     return out
 
 
@@ -81,27 +95,25 @@ def verdicts(diffs: np.ndarray, margin: float | None, boot: BootstrapConfig) -> 
     """A :class:`Verdict` per column of ``diffs`` (``(n_questions, m)``, run - leader).
 
     With a ``margin``, each interval is at the level Holm tests it at for that margin;
-    without, at the level it would qualify at, just above its ``margin_needed``."""
+    without, at the level it would qualify at just above its ``margin_needed``."""
     m = diffs.shape[1]
     alpha = 1.0 - boot.level
-    matrix = diffs if m > 1 else np.column_stack([diffs, diffs])  # one BLAS path for all m
-    resampled = np.sort(bootstrap_means(matrix, n_resamples=boot.n_resamples, seed=boot.seed)[:, :m], axis=0)
-    needed = smallest_margins(resampled, alpha)
+    nulls = shift_nulls(diffs, boot.n_resamples, boot.seed)
+    needed = smallest_margins(nulls, alpha)
+    tie = max(null.tie for null in nulls)
     if margin is None:
-        steps = [step for _, step in needed]
+        steps = [_steps(nulls, d + 2 * tie, alpha)[j] for j, d in enumerate(needed)]
     else:
-        steps = _steps(resampled, EPS - margin, False, alpha)
-    bounds = {a: percentile_bounds(resampled, 1.0 - a) for a in {s.alpha for s in steps}}
+        steps = _steps(nulls, margin, alpha)
+    changed = (np.abs(diffs) > np.array([null.tie for null in nulls])).sum(axis=0)
     out = []
-    for j, step in enumerate(steps):
-        lo, hi = bounds[step.alpha][j]
+    for j, (null, step) in enumerate(zip(nulls, steps)):
+        bounds = (0.0,) if margin is None else (0.0, -margin)
+        test = tested_at(null, 1.0 - step.alpha, int(changed[j]), bounds)
         qualifies = None if margin is None else step.rejected
         questions = None
         if margin is not None and not qualifies:
             # planned as Holm's first step tests: one-sided at alpha / (2 m)
             questions = non_inferiority_questions(diffs[:, j], margin, alpha / (2 * m), POWER)
-        out.append(Verdict(
-            diff=Interval(float(np.mean(diffs[:, j])), lo, hi), level=1.0 - step.alpha,
-            margin_needed=needed[j][0], qualifies=qualifies, questions_needed=questions,
-        ))
+        out.append(Verdict(test=test, margin_needed=needed[j], qualifies=qualifies, questions_needed=questions))
     return out

@@ -22,6 +22,10 @@ says so rather than passing:
 - ``pass`` (exit 0): shown not worse at the margin, or no question changed at all;
 - ``fail`` (exit 1): shown worse, and not shown within the margin;
 - ``undecided`` (exit 3): neither: the interval reaches both 0 and ``-margin``.
+
+An interval's end may be *open* (:class:`receval.stats.paired.PairedTest`): that value
+itself is rejected. An open end on the bound counts as beyond it; ``tie`` is the rounding
+under which an end counts as on the bound.
 """
 
 from __future__ import annotations
@@ -50,34 +54,45 @@ class GateOutcome(StrEnum):
         return {"pass": 0, "fail": 1, "undecided": 3}[self.value]
 
 
-def _gain(lo: float, hi: float, higher_is_better: bool) -> tuple[float, float]:
-    """The interval as a gain of B over A (its lower and upper end), whatever the direction."""
-    return (lo, hi) if higher_is_better else (-hi, -lo)
+def _gain(lo: float, hi: float, lo_open: bool, hi_open: bool, higher_is_better: bool):
+    """The interval as a gain of B over A: (low end, high end, low open, high open)."""
+    return (lo, hi, lo_open, hi_open) if higher_is_better else (-hi, -lo, hi_open, lo_open)
 
 
-def direction(lo: float, hi: float, higher_is_better: bool = True) -> Direction:
+def _beyond(end: float, bound: float, open_: bool, tie: float, above: bool) -> bool:
+    """The interval's ``end`` lies strictly beyond ``bound`` (above it for a low end, below
+    for a high end), or on it (within ``tie``) while that end is open."""
+    if abs(end - bound) <= tie:
+        return open_
+    return end > bound if above else end < bound
+
+
+def direction(lo: float, hi: float, higher_is_better: bool = True, *, lo_open: bool = False,
+              hi_open: bool = False, tie: float = 0.0) -> Direction:
     """better, worse or not shown, from the interval ``[lo, hi]`` of ``mean(B - A)``."""
-    low, high = _gain(lo, hi, higher_is_better)
-    if low > 0:
+    low, high, low_open, high_open = _gain(lo, hi, lo_open, hi_open, higher_is_better)
+    if _beyond(low, 0.0, low_open, tie, above=True):
         return Direction.better
-    if high < 0:
+    if _beyond(high, 0.0, high_open, tie, above=False):
         return Direction.worse
     return Direction.not_shown
 
 
-def not_worse(lo: float, hi: float, margin: float, higher_is_better: bool = True) -> bool:
+def not_worse(lo: float, hi: float, margin: float, higher_is_better: bool = True, *, lo_open: bool = False,
+              hi_open: bool = False, tie: float = 0.0) -> bool:
     """B is shown not worse than A by more than ``margin``: the interval lies on the
-    better side of ``-margin`` (strictly: an end on the margin shows nothing)."""
-    low, _ = _gain(lo, hi, higher_is_better)
-    return low > -margin
+    better side of ``-margin`` (a closed end on the margin shows nothing)."""
+    low, _, low_open, _ = _gain(lo, hi, lo_open, hi_open, higher_is_better)
+    return _beyond(low, -margin, low_open, tie, above=True)
 
 
-def gate_outcome(lo: float, hi: float, margin: float, higher_is_better: bool = True,
-                 unchanged: bool = False) -> GateOutcome:
+def gate_outcome(lo: float, hi: float, margin: float, higher_is_better: bool = True, unchanged: bool = False, *,
+                 lo_open: bool = False, hi_open: bool = False, tie: float = 0.0) -> GateOutcome:
     """The gate's outcome (module docstring); ``unchanged``: every question scored the
     same in both runs, which passes whatever the margin (nothing moved to infer from)."""
-    if unchanged or not_worse(lo, hi, margin, higher_is_better):
+    ends = {"lo_open": lo_open, "hi_open": hi_open, "tie": tie}
+    if unchanged or not_worse(lo, hi, margin, higher_is_better, **ends):
         return GateOutcome.passed
-    if direction(lo, hi, higher_is_better) is Direction.worse:
+    if direction(lo, hi, higher_is_better, **ends) is Direction.worse:
         return GateOutcome.failed
     return GateOutcome.undecided

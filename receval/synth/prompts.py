@@ -62,6 +62,7 @@ INSTRUCTIONS = {
 }
 
 PASSAGE = "<passage>\n{heading}{text}\n</passage>"
+HEADING = "Heading: "  # the line a passage's heading is shown on (quotes of it pass: receval.synth.quotes)
 EARLIER = "Questions already written about this text (ask something different):\n{questions}"
 
 
@@ -79,7 +80,7 @@ def _cut(text: str, max_words: int) -> str:
 def build_messages(style: str, units: list["Unit"], earlier: list[str], max_words: int = 800) -> list[dict]:
     """The chat messages for one question about ``units`` (two for ``multi``)."""
     passages = "\n\n".join(
-        PASSAGE.format(heading=f"Heading: {u.heading}\n" if u.heading else "", text=_cut(u.text, max_words))
+        PASSAGE.format(heading=f"{HEADING}{u.heading}\n" if u.heading else "", text=_cut(u.text, max_words))
         for u in units
     )
     parts = [passages, INSTRUCTIONS[style]]

@@ -73,9 +73,10 @@ class Spent:
         self.first_counts: dict[str, np.ndarray] = {}  # its per-text counts (requests.<name>)
 
     def replayed(self, stage: str, replay: Replay) -> None:
-        """Answers replayed from the cache: ``stage`` reports their live time in place of
-        the replay's own (:class:`receval.clients.calls.Replay`), which is kept apart."""
-        if replay.answers:
+        """Answers not asked now (replayed from an earlier run's cache, or this run's own
+        read again): ``stage`` reports their live time in place of the reading's
+        (:class:`receval.clients.calls.Replay`), which is kept apart."""
+        if replay:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + replay.shift
             self.replays = merged(self.replays, {stage: replay})
 

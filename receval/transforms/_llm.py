@@ -12,7 +12,8 @@ money, and reports the live latency as the ``transform`` stage's time
 (:func:`receval.clients.calls.batch_replay`); the replay's own wall time is kept apart
 (``run.json``'s ``replayed`` and the stage's ``replay_wall_ms``). ``run.json``'s
 ``stages.transform.search_api_calls`` counts only the requests this run sent (0 on a
-replay) and ``transform.from_cache`` the answers it found. ``cache_dir=null`` keeps
+replay) and ``transform.from_cache`` the answers it found an earlier run had asked
+(``transform.reused``: this run's own, asked once and read again: live, not replayed). ``cache_dir=null`` keeps
 answers for the run only.
 """
 
@@ -98,8 +99,9 @@ class Asker:
         self.memory: dict[str, Answer] = {}
         self.recent: set[str] = set()  # keys asked since the last forget()
         self.again: set[str] = set()  # keys to ask again, not read (warm-up's, after forget())
-        self.asked = self.from_cache = 0
-        self.replay = Replay()  # the run's replayed answers (since the last forget())
+        self.asked = self.from_cache = self.reused = 0
+        self.replay = Replay()  # the run's replayed and reused answers (since the last forget())
+        self.counting = True  # False in timing repeats: what they read is not counted again
         self.tokens_estimated = False
         self._lock = threading.Lock()
 
@@ -125,7 +127,7 @@ class Asker:
         )
         replay = batch_replay(answers, time.perf_counter() - began, self.concurrency)
         with self._lock:
-            self.replay = self.replay + replay
+            self.replay = self.replay + replay if self.counting else self.replay
         return answers, replay
 
     def one(self, messages: list[dict]) -> Answer:
@@ -134,14 +136,17 @@ class Asker:
             again = key in self.again
             self.again.discard(key)
             remembered = self.memory.get(key)
-        if remembered is not None and not again:
+        if remembered is not None and not again:  # asked before by this run (live) or read from an earlier run's
             with self._lock:
-                self.from_cache += 1
-            return replace(remembered, replayed=True, replay_ms=0.0)
+                self.from_cache += remembered.replayed * self.counting
+                self.reused += (not remembered.replayed) * self.counting
+            return replace(remembered, replayed=remembered.replayed, reused=not remembered.replayed, replay_ms=0.0)
         answer = self.client.answer(messages, self.schema, self.validate, self.temperature, self.seed, fresh=again)
         with self._lock:
             if answer.replayed:
                 self.from_cache += 1
+            elif answer.reused:
+                self.reused += 1
             else:
                 self.asked += 1
                 self.recent.add(key)
@@ -162,7 +167,7 @@ class Asker:
                 self.memory.pop(key, None)
             self.again |= self.recent
             self.recent = set()
-            self.asked = self.from_cache = 0
+            self.asked = self.from_cache = self.reused = 0
             self.replay = Replay()
 
     def usage(self, answers: list[list[Answer]]) -> dict[str, np.ndarray]:
@@ -175,7 +180,7 @@ class Asker:
 
     def facts(self) -> dict:
         return {"model": self.model, "endpoint": self.client.calls.endpoint, "temperature": self.temperature,
-                "seed": self.seed, "asked": self.asked, "from_cache": self.from_cache,
+                "seed": self.seed, "asked": self.asked, "from_cache": self.from_cache, "reused": self.reused,
                 "tokens_estimated": self.tokens_estimated}
 
 
@@ -199,3 +204,7 @@ class Rewritten(Transformed):
 
     def forget(self) -> None:
         self.asker.forget()
+
+    def repeat(self) -> None:
+        """A timing repeat reads this run's own answers (never asks again) and counts none of them."""
+        self.asker.counting = False
