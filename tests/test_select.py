@@ -4,6 +4,7 @@ on real sweeps."""
 
 import json
 import math
+import os
 import shlex
 import shutil
 from pathlib import Path
@@ -455,7 +456,9 @@ def test_best_yaml_reruns_from_any_folder_to_identical_results(tmp_path):
     command = shlex.split(printed.split("re-run it with: ", 1)[1])
     assert command == ["receval", "-cp", str(elsewhere), "-cn", "best"]
     config = yaml.safe_load(out.read_text())
-    assert config["dataset"]["path"] == str(work / "data" / "library") and config["cache_dir"] == str(work / "cache")
+    assert config["dataset"]["path"] == str(work / "data" / "library")
+    # where a run writes is receval's own (receval.results.identity.PLACE_KEYS), never what a stored run saved
+    assert config["cache_dir"] == os.environ["RECEVAL_CACHE_DIR"] != str(work / "cache")
     assert 'receval -cp "$(pwd)" -cn best' in out.read_text()  # from the folder holding it: the same file
     done = run_cli(*command[1:], "hydra.run.dir=rerun", cwd=other)
     assert done.returncode == 0, done.stderr
@@ -464,7 +467,7 @@ def test_best_yaml_reruns_from_any_folder_to_identical_results(tmp_path):
     found = compare_tables(pq.read_table(job / "results.parquet"), pq.read_table(other / "rerun" / "results.parquet"))
     assert found["differences"] == {} and not found["only_stored"] and not found["only_reproduced"]
     assert json.loads((job / "run.json").read_text())["workdir"] == str(work)
-    assert not (other / "cache").exists() and (work / "cache").is_dir()  # the run's own cache, not a new one
+    assert not (other / "cache").exists() and (work / "cache").is_dir()  # receval's own cache, not one beside the rerun
 
 
 def test_relative_paths_are_anchored_where_the_run_read_them(tmp_path):
