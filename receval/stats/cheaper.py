@@ -148,17 +148,22 @@ class CostOrder:
 
 def cost_order(
     costs: list[float], by: str, boot: BootstrapConfig, latencies: list[np.ndarray] | None = None,
-    trees: list[Tree] | None = None, groups: list[Hashable] | None = None,
+    trees: list[Tree] | None = None, groups: list[Hashable] | None = None, medians: np.ndarray | None = None,
 ) -> CostOrder:
     """The :class:`CostOrder` of runs costing ``costs`` by ``by``; for ``p50_ms`` each
     run's per-question ``latencies`` (milliseconds, none missing), whose medians are
     resampled on their own (seed ``boot.seed + run index``; drawn from the bootstrap
     median's exact law, :mod:`receval.stats.medians`: no cost per question and resample), its stage ``trees`` and
-    its repeat ``groups`` (both optional)."""
+    its repeat ``groups`` (both optional). ``medians``: the runs' resampled medians
+    already drawn (:func:`resampled_median`, ``(n_resamples, runs)``), instead of ``latencies``."""
     if by != "p50_ms":
         return CostOrder(by, costs, boot.level)
-    medians = np.empty((boot.n_resamples, len(latencies)))
-    for j, latency in enumerate(latencies):
-        medians[:, j] = median_draws(latency, n_resamples=boot.n_resamples, seed=boot.seed + j)
+    if medians is None:
+        medians = np.column_stack([resampled_median(latency, boot, j) for j, latency in enumerate(latencies)])
     noise = sweep_noise(costs, trees) if trees is not None else 0.0
     return CostOrder(by, costs, boot.level, medians, trees, list(groups or []), noise)
+
+
+def resampled_median(latency: np.ndarray, boot: BootstrapConfig, j: int) -> np.ndarray:
+    """The ``j``-th timed run's resampled medians (seed ``boot.seed + j``), ``(n_resamples,)``."""
+    return median_draws(latency, n_resamples=boot.n_resamples, seed=boot.seed + j)
