@@ -40,7 +40,7 @@ from receval.results import bond
 from receval.results.claim import Claim, holding
 from receval.results.format import CHUNKS, RESULTS, stage_column
 from receval.results.record import flatten
-from receval.results.write import write_json, write_results, write_run_json
+from receval.results.write import write_results, write_run_json
 
 from receval.retrievers.text import Tokenizer
 from receval.shown import SHOW_TOP, bounded_show_facts
@@ -315,10 +315,10 @@ def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
     }
     facts = written_facts(cfg, names + [n for n in token_columns(list(cfg.metrics.ks))])
     try:
-        write_json(Path(run_dir) / CHUNKS, {**bounded_show_facts(
+        bounded_show_facts(  # written as it is sized: never one string of the whole file
             questions, dataset.sections, dataset.pages, chunks, hits.chunk_idx, section_idx,
-            float(cfg.relevance.coverage), SHOW_TOP,
-        ), bond.KEY: claim.run_id})
+            float(cfg.relevance.coverage), SHOW_TOP, target=Path(run_dir) / CHUNKS, extra={bond.KEY: claim.run_id},
+        )
         write_run_json(run_dir, {**info, **facts, "timings": timer.seconds, "config": as_written(cfg), "means": means})
         claim.seal()  # last: the folder is one run from here
     except WriteError:  # results without their run.json would be a half-written run
