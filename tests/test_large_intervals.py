@@ -35,3 +35,19 @@ def test_grouped_intervals_switch_above_large(method):
     # at this size the two agree to the third decimal: the switch changes no figure shown
     (resampled,) = confidence_intervals(large, **boot.kwargs())
     assert got_large.lo == pytest.approx(resampled.lo, abs=2e-3) and got_large.hi == pytest.approx(resampled.hi, abs=2e-3)
+
+
+def test_resampled_means_switch_to_their_normal_limit_above_large():
+    from receval.stats.bootstrap import bootstrap_means
+    from receval.stats.pairing import resampled_means
+
+    rng = np.random.default_rng(4)
+    small = rng.random((200, 3))
+    np.testing.assert_array_equal(resampled_means(small, 300, 2), bootstrap_means(small, n_resamples=300, seed=2))
+    base = rng.random(LARGE + 1)
+    large = np.column_stack([base, base + rng.normal(0, 0.1, LARGE + 1), base])  # the third equals the first
+    drawn = resampled_means(large, 4000, 1)
+    assert drawn.shape == (4000, 3) and np.array_equal(drawn[:, 0], drawn[:, 2])  # equal columns, equal draws
+    covariance = np.cov(large, rowvar=False) / len(large)
+    np.testing.assert_allclose(np.cov(drawn, rowvar=False), covariance, rtol=0.1, atol=1e-9)
+    np.testing.assert_allclose(drawn.mean(axis=0), large.mean(axis=0), atol=4 * np.sqrt(covariance.max() / 4000))

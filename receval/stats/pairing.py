@@ -26,7 +26,7 @@ import numpy as np
 from receval.core.settings import BootstrapConfig
 from scipy.stats import t as student_t
 
-from receval.stats.bootstrap import Interval, confidence_intervals
+from receval.stats.bootstrap import Interval, bootstrap_means, confidence_intervals
 from receval.stats.paired import LARGE
 
 _CUTOFF = re.compile(r"@(\d+)$")
@@ -82,6 +82,24 @@ def t_interval(values: np.ndarray, level: float) -> Interval:
         return Interval(mean, mean, mean)
     half = float(student_t.ppf((1.0 + level) / 2.0, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
     return Interval(mean, mean - half, mean + half)
+
+
+def resampled_means(scores: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """The runs' means over resamples of the questions, ``(n_resamples, runs)`` from
+    ``scores`` ``(questions, runs)``: :func:`receval.stats.bootstrap.bootstrap_means` up to
+    :data:`receval.stats.paired.LARGE` questions; above, draws from its normal limit,
+    ``N(means, S / n)`` with ``S`` the runs' covariance over the questions (the same
+    joint law the resampled means tend to; cost ``n r^2 + B r^2``, not ``n B``). Equal
+    columns get equal draws, as they would from resampling."""
+    scores = np.asarray(scores, dtype=np.float64)
+    n = scores.shape[0]
+    if n <= LARGE:
+        return bootstrap_means(scores, n_resamples=n_resamples, seed=seed)
+    unique, column_of = np.unique(scores, axis=1, return_inverse=True)
+    centre = unique.mean(axis=0)
+    spread = np.atleast_2d(np.cov(unique, rowvar=False)) / n
+    draws = np.random.default_rng(seed).multivariate_normal(centre, spread, size=n_resamples, method="eigh")
+    return draws[:, np.ravel(column_of)]
 
 
 def rows_key(ids_digest: bytes, rows: np.ndarray) -> bytes:
