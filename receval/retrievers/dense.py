@@ -76,6 +76,7 @@ class EncoderChoice:
     """What picks an encoder: the fields one shared encoder (and its vectors) is keyed by."""
 
     model: str = "all-MiniLM-L6-v2"  # the bundled model, a local model folder, or an API model
+    # conf/'s dense options say ${receval_dense_backend:}: onnx where the onnx extra is installed, else local (torch)
     backend: Backend = Backend.local
     base_url: Optional[str] = None  # http: e.g. http://localhost:11434/v1
     api_key_env: Optional[str] = None  # http: NAME of the variable holding the key
