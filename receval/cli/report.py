@@ -218,7 +218,8 @@ def _streamed(args, metrics, where, floors) -> Prepared | None:
         if first is None:
             by_names = [args.by_metric] if args.by_metric is not None else list(metrics or [])
             (run,) = with_derived([run], [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
-            names, metric = measure_names([run], metrics, args.metric, metrics_option="--metrics", metric_option="--metric")
+            names, metric = measure_names([run], metrics, args.metric, metrics_option="--metrics",
+                                          metric_option="--metric")
             floor_of = check_floors(floor_values(floors), [run], option="--fail-under")
             names += [name for name in floor_of if name not in names]
             if args.by is not None:
@@ -247,7 +248,8 @@ def _streamed(args, metrics, where, floors) -> Prepared | None:
         kept = streamed.drop(kept, separated.separated - {metric} - set(by_names if args.by else ()))
     if not kept:
         raise RecevalError("no complete runs in " + ", ".join(map(str, args.runs)) + " (every job was skipped)")
-    questions["same_questions"] = all(run.ids_digest == kept[0].ids_digest for run in kept)  # the digest holds the count
+    # the digest names the ids in order, their count included
+    questions["same_questions"] = all(run.ids_digest == kept[0].ids_digest for run in kept)
     questions["notes"] = [note for note in [one_label_note(kept)] if note]
     naming = naming_of(kept)
     base = 0 if gated is not None and args.baseline is None else None

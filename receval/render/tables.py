@@ -271,7 +271,8 @@ def describe_boot(boot, n: int = 0) -> str:
     line; with ``n`` (the most questions a mean is over) above
     :data:`receval.stats.paired.LARGE`, the t interval of the mean that replaces the
     bootstrap there (:func:`receval.stats.pairing.grouped_intervals`)."""
-    line = f"{boot.level:.0%} CI: {boot.method} bootstrap over questions, {boot.n_resamples} resamples, seed {boot.seed}"
+    line = (f"{boot.level:.0%} CI: {boot.method} bootstrap over questions, "
+            f"{boot.n_resamples} resamples, seed {boot.seed}")
     if n > LARGE:
         line += f"; a mean over more than {LARGE:,} questions: the t interval of the mean (its normal limit)"
     return line

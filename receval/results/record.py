@@ -86,7 +86,8 @@ class Run:
         if ids.null_count:  # never from the door; an id-less row still names a position
             ids = pc.fill_null(ids, "\x00")
         _, ends, data = ids.buffers()
-        ends = np.frombuffer(ends, np.int64)[ids.offset: ids.offset + len(ids) + 1] if len(ids) else np.zeros(1, np.int64)
+        ends = (np.frombuffer(ends, np.int64)[ids.offset: ids.offset + len(ids) + 1] if len(ids)
+                else np.zeros(1, np.int64))
         digest = hashlib.blake2b(digest_size=16)
         digest.update((ends - ends[0]).tobytes())
         if data is not None:
