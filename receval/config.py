@@ -129,6 +129,10 @@ class RecevalConfig:
 SWEEPER = {"_target_": "hydra_plugins.receval_sweeper.RecevalSweeper", "max_batch_size": None, "params": None}
 
 
+#: How conf/'s dense options name their default backend (:func:`default_dense_backend`).
+DENSE_BACKEND = "${receval_dense_backend:}"
+
+
 def default_dense_backend() -> str:
     """``${receval_dense_backend:}``, the dense encoders' default backend: ``onnx`` (int8 on
     onnxruntime, 0.32x torch's time on SciFact, nDCG@10 within 0.004) where the onnx extra

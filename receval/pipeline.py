@@ -24,6 +24,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from receval import chunking, retrievers, stages
+from receval.config import DENSE_BACKEND, default_dense_backend
 from receval.measures import cost
 from receval.core import machine
 from receval.chunking.cache import IndexCache, key_of
@@ -133,7 +134,7 @@ def as_written(cfg) -> dict:
     (the identity hash is of :func:`resolved`). The dataset's file paths
     (:data:`DATASET_PATHS`, e.g. a suite's ``${oc.env:RECEVAL_SHARED,../shared}/...``)
     are saved as the paths this run read (an existing file or folder; anything else, as written)."""
-    data = plain(cfg, resolve=False)
+    data = chosen_backends(plain(cfg, resolve=False))
     dataset = data.get("dataset")
     if isinstance(dataset, dict):
         for key in DATASET_PATHS:
@@ -142,6 +143,17 @@ def as_written(cfg) -> dict:
                 if isinstance(value, str) and Path(value).exists():  # a path it read, never a secret
                     dataset[key] = value
     return data
+
+
+def chosen_backends(node):
+    """``node`` with every dense backend left to the default (:data:`receval.config.DENSE_BACKEND`)
+    saved as the backend it chose here: which vectors a run's numbers come from is part of
+    the run (its identity hashes the resolved config), never a choice a re-run makes anew."""
+    if isinstance(node, dict):
+        return {key: chosen_backends(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [chosen_backends(value) for value in node]
+    return default_dense_backend() if node == DENSE_BACKEND else node
 
 
 def written_facts(cfg, measure_names: list[str]) -> dict:

