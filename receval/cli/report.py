@@ -68,6 +68,12 @@ reaches its minimum detectable difference, or a measure shown sits at its ceilin
 floor in every run), a header line says so and suggests the fix; ``undecided`` in the
 JSON (:mod:`receval.analysis.decidable`).
 
+The runs are read one at a time (:mod:`receval.analysis.streamed`): each is summarised,
+then only the columns the comparisons across runs need stay, so memory holds one whole run
+at a time (``--labels``, ``--human``, ``--show``, ``--qrels`` and ``--suite`` read every run
+whole). A mean over more than 10,000 questions gets the t interval of the mean, as the
+header says (:func:`receval.stats.pairing.grouped_intervals`).
+
 Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples``,
 ``--seed``, ``--level`` or ``--method`` are given; they repeat exactly. Exit status:
 0, 1 for ``--fail-under`` or a failed ``--gate``, 3 for an undecided ``--gate``, 2 for a
