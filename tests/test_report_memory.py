@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from receval.cli import report
-from receval.cli.report import _loaded, _streamed, compute
+from receval.cli.report import compute
+from receval.cli.report_runs import loaded_runs, streamed_runs
 from receval.cli import options
 from receval.cli.report_flags import build_parser, parse_floors, parse_metrics
 from receval.results.manifest import seal
@@ -47,7 +48,7 @@ def write_sweep(root, n_runs: int):
 def prepared(argv, streamed=True):
     args = build_parser().parse_args(argv)
     parts = (args, parse_metrics(args.metrics), options.question_filters(args), parse_floors(args.fail_under))
-    return _streamed(*parts) if streamed else _loaded(*parts)
+    return streamed_runs(*parts) if streamed else loaded_runs(*parts)
 
 
 def held(runs) -> int:
@@ -86,5 +87,5 @@ def test_the_streamed_report_is_the_whole_tables_report(tmp_path, extra, monkeyp
     argv = ([str(sweep / "1"), str(sweep / "0"), "--gate", "retriever.k1=0.5"] if extra == "gate"
             else [str(sweep), "--baseline", "retriever.k1=0.5", *extra])
     streamed = compute(build_parser().parse_args(argv)).to_dict()
-    monkeypatch.setattr(report, "_streams", lambda args, show: False)  # every run whole, at once
+    monkeypatch.setattr(report, "streams", lambda args, show: False)  # every run whole, at once
     assert compute(build_parser().parse_args(argv)).to_dict() == streamed

@@ -85,226 +85,33 @@ The flags and how their values read: :mod:`receval.cli.report_flags`.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 
-from receval.analysis import filters
 from receval.analysis import show as shown_questions
-from receval.analysis import streamed
-from receval.analysis.breakdown import BY_COLUMNS, by_table, check_by, ranks_per_question, with_overlap
+from receval.analysis.breakdown import by_table, ranks_per_question
 from receval.analysis.chain import chain_pairs
 from receval.analysis.decidable import undecided
 from receval.analysis.costs import answered
 from receval.analysis.derived import with_derived
-from receval.analysis.gate import gate_runs, split_baseline
-from receval.analysis.holes import judged_column, judged_cautions, label_agreement, ppi_intervals, relabel
-from receval.analysis.latency import Latencies, latency_order
+from receval.analysis.gate import gate_runs
+from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
-from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import correct_family, sureness
 from receval.analysis.suite import Suite
-from receval.analysis.summary import (
-    Summaries, check_floors, latency_cautions, measure_names, question_counts, summaries,
-)
-from receval.analysis.units import one_label_note
+from receval.analysis.summary import latency_cautions
 from receval.cli import options
 from receval.cli.options import FLAGS
-from receval.cli.report_flags import (
-    build_parser, floor_values, parse_floors, parse_metrics, parse_show, parse_thresholds,
-)
+from receval.cli.report_flags import build_parser, parse_floors, parse_metrics, parse_show
+from receval.cli.report_runs import load, loaded_runs, streamed_runs, streams
 from receval.cli.suite import compute_suite, write_suite
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
-from receval.core.progress import warn
 from receval.render import html, tables
 from receval.render import report as rendered
 from receval.render import show as shown_views
-from receval.core.settings import BootstrapConfig
-from receval.results.discovery import find_runs, load_runs
-from receval.results.door import open_run
-from receval.results.identity import mixed_datasets
-from receval.results.labels import Naming, naming_of
-from receval.results.manifest import IncompleteRun
-from receval.results.stored import UNUSED_COLUMNS, Run
 from receval.stats.gate import check_margin
 
 __all__ = ["main", "report_for"]
-
-_UNREAD = frozenset({"question"})  # the question's text: only --per-question shows it
-
-
-# ----------------------------------------------------------------- what the report computes
-
-
-def load(args) -> list[Run]:
-    """The runs named (TREC run files beside them with ``--qrels``), each with the derived
-    ``overlap`` column, kept by ``--runs``."""
-    thresholds = parse_thresholds(args.overlap_thresholds)
-    skip = frozenset() if args.labels else UNUSED_COLUMNS  # re-scoring reads rankings and labels
-    runs = load_runs(args.runs, qrels=args.qrels, names=FLAGS, skip=skip)
-    runs = [with_overlap(run, args.overlap_measure, thresholds, FLAGS) for run in runs]
-    if args.select_runs is not None:
-        runs = filters.pick(runs, args.select_runs, option="--runs")
-    return runs
-
-
-@dataclass
-class Prepared:
-    """The runs a report is over and what it computed of each (:func:`_loaded`, :func:`_streamed`)."""
-
-    runs: list[Run]  # whole, or slim (receval.analysis.streamed.slim)
-    names: list[str]
-    metric: str
-    floors: dict[str, float]
-    by_names: list[str]
-    boot: BootstrapConfig
-    naming: Naming
-    summary: list
-    questions: dict
-    latency: object
-    base: int | None = None
-    gated: tuple[str, str] | None = None
-    separated: frozenset[str] = frozenset()
-    stored_measures: frozenset[str] | None = None  # the measures the runs store (slim runs hold fewer)
-    relabelled: object = None
-    stored: list[Run] | None = None
-    human: object = None
-
-
-def _streams(args, show) -> bool:
-    """Whether the report can read its runs one at a time (:func:`_streamed`): not when
-    it re-scores them (``--labels``), shows what they retrieved (``--show``, HTML),
-    imports TREC runs (``--qrels``) or pools collections (``--suite``)."""
-    return not (args.labels or args.human or args.qrels or args.suite or show is not None)
-
-
-def _order(args, headers: list[Run]) -> tuple[list[Run], tuple | None]:
-    """The runs kept by ``--runs``, in the report's order (``--gate``: the baseline, then
-    the run gated; a ``--baseline`` directory outside them first), and the gate's pair."""
-    if args.select_runs is not None:
-        headers = filters.pick(headers, args.select_runs, option="--runs")
-    gated = None
-    if args.gate is not None:
-        rest, gated_run = split_baseline(headers, args.gate, option="--gate", narrow="--runs KEY=VALUE")
-        headers, gated = [streamed.header(gated_run.run_dir), *rest], (str(gated_run.run_dir), str(rest[0].run_dir))
-    if args.baseline is not None and "=" not in args.baseline and Path(args.baseline).is_dir():
-        inside = {run.run_dir.resolve() for run in headers}
-        if Path(args.baseline).resolve() not in inside:
-            headers = [streamed.header(Path(args.baseline)), *headers]
-    return headers, gated
-
-
-def _streamed(args, metrics, where, floors) -> Prepared | None:
-    """The runs read one at a time (:mod:`receval.analysis.streamed`): each opened, its
-    summary, latency and counts taken, then kept slim, so memory holds one whole run at
-    a time. None when the runs do not all store the default measures the first one does
-    (then :func:`_loaded` decides which to show)."""
-    thresholds = parse_thresholds(args.overlap_thresholds)
-    named_dirs = {Path(p).resolve() for p in args.runs}
-    headers, gated = _order(args, [streamed.header(d) for d in find_runs(args.runs)])
-    if mixed := mixed_datasets(headers):
-        warn(mixed)
-    boot = bootstrap_settings(headers, args.n_resamples, args.seed, args.level, args.method, FLAGS["bootstrap"])
-    first = names = builder = latencies = separated = questions = None
-    keep: set[str] = set()
-    unread = UNUSED_COLUMNS | (frozenset() if args.per_question else _UNREAD)
-    kept: list[Run] = []
-    for seen in headers:
-        try:
-            run = open_run(seen.run_dir, skip=unread)
-        except IncompleteRun as error:  # a job of a sweep: skipped, as one without results is
-            if seen.run_dir.resolve() in named_dirs or gated is not None:
-                raise
-            warn(f"{error.problems[0]}; skipped")
-            continue
-        streamed.check_header(run, seen)
-        run = with_overlap(run, args.overlap_measure, thresholds, FLAGS)
-        (run,) = filters.filter_questions([run], where, option="--where")
-        if first is None:
-            by_names = [args.by_metric] if args.by_metric is not None else list(metrics or [])
-            (run,) = with_derived([run], [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
-            names, metric = measure_names([run], metrics, args.metric, metrics_option="--metrics",
-                                          metric_option="--metric")
-            floor_of = check_floors(floor_values(floors), [run], option="--fail-under")
-            names += [name for name in floor_of if name not in names]
-            if args.by is not None:
-                by_names = [filters.canonical_measure(m, [run], option="--by-metric") for m in by_names or ["hit@3"]]
-            builder, latencies = Summaries(names, metric, boot), Latencies(metric, boot)
-            separated = streamed.Separated([name for name in names if name != metric])
-            questions = question_counts([run], metric)
-            stored_measures = frozenset(run.measure_names)
-            judged = judged_column([run])
-            keep = {metric, *names, *([judged] if judged else []), *(by_names if args.by else []),
-                    *([BY_COLUMNS.get(args.by, args.by)] if args.by else []),
-                    *(("kind", "split", "question") if args.per_question else ())}
-            needed = {*keep, *floor_of, "rr"}  # rr@k is derived from rr
-            unread |= frozenset(m for m in run.measure_names if m not in needed)  # the later runs' measures not shown
-            first = True  # names, measures and counts are the first run's
-        else:
-            (run,) = with_derived([run], [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
-            if any(name not in run.table.column_names for name in names):
-                return None  # a measure this run lacks: the loaded path picks the measures all store
-        if args.by is not None:
-            check_by([run], args.by, FLAGS)
-        builder.add(run)
-        latencies.add(run)
-        separated.add(run)
-        kept.append(streamed.slim(run, keep, kept[0] if kept else None))
-        kept = streamed.drop(kept, separated.separated - {metric} - set(by_names if args.by else ()))
-    if not kept:
-        raise RecevalError("no complete runs in " + ", ".join(map(str, args.runs)) + " (every job was skipped)")
-    # the digest names the ids in order, their count included
-    questions["same_questions"] = all(run.ids_digest == kept[0].ids_digest for run in kept)
-    questions["notes"] = [note for note in [one_label_note(kept)] if note]
-    naming = naming_of(kept)
-    base = 0 if gated is not None and args.baseline is None else None
-    if args.baseline is not None:
-        base, _ = filters.select_one(kept, args.baseline, option="--baseline")
-    return Prepared(kept, names, metric, floor_of, by_names, boot, naming, builder.finish(naming), questions,
-                    latencies.finish(naming.labels), base, gated, separated.separated, stored_measures)
-
-
-def _loaded(args, metrics, where, floors) -> Prepared:
-    """The runs read whole, every one at once (re-scoring, ``--show``, TREC runs)."""
-    runs = original = load(args)
-    unknown = getattr(args, "unknown_units", "skip")
-    relabelled = relabel(runs, args.labels, unknown_units=unknown) if args.labels else None
-    stored, runs = (runs, relabelled.runs) if relabelled else (runs, runs)
-    if args.versus:
-        stored = relabel(stored, args.versus, option="--versus", unknown_units=unknown).runs
-    human = relabel(original, args.human, option="--human", unknown_units=unknown) if args.human else None
-    gated = None
-    if args.gate is not None:  # the baseline first, then the run gated: the report of the two
-        rest, gated_run = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
-        runs, gated = [gated_run, *rest], (str(gated_run.run_dir), str(rest[0].run_dir))
-    if mixed := mixed_datasets(runs):
-        warn(mixed)
-    base = 0 if gated is not None and args.baseline is None else None
-    if args.baseline is not None:
-        base, base_run = filters.select_one(runs, args.baseline, option="--baseline")
-        if base is None:  # a run directory outside RUNS: shown first
-            runs.insert(0, base_run)
-            base = 0
-    runs = filters.filter_questions(runs, where, option="--where")
-    if relabelled is not None and args.agreement:
-        stored = filters.filter_questions(stored, where, option="--where")
-    if human is not None:
-        human.runs = with_derived(filters.filter_questions(human.runs, where, option="--where"), [args.metric], "--metric")
-    by_names = [args.by_metric] if args.by_metric is not None else list(metrics or [])
-    runs = with_derived(runs, [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
-    names, metric = measure_names(runs, metrics, args.metric, metrics_option="--metrics", metric_option="--metric")
-    floors = check_floors(floor_values(floors), runs, option="--fail-under")
-    names += [name for name in floors if name not in names]
-    if args.by is not None:
-        check_by(runs, args.by, FLAGS)
-        by_names = [filters.canonical_measure(m, runs, option="--by-metric") for m in by_names or ["hit@3"]]
-    boot = bootstrap_settings(runs, args.n_resamples, args.seed, args.level, args.method, FLAGS["bootstrap"])
-    naming = naming_of(runs)
-    return Prepared(runs, names, metric, floors, by_names, boot, naming, summaries(runs, names, metric, boot, naming),
-                    question_counts(runs, metric), latency_order(runs, naming.labels, metric, boot), base, gated,
-                    relabelled=relabelled, stored=stored, human=human)
-
 
 def compute(args) -> Report:
     """Everything ``receval report`` shows for parsed ``args``, composed from the
@@ -329,8 +136,8 @@ def compute(args) -> Report:
         raise RecevalError("--human corrects a judge's labels: give the judge's with --labels")
     if args.versus and not args.agreement:
         raise RecevalError("--versus names the labels --agreement compares against: add --agreement")
-    found = _streamed(args, metrics, where, floors) if _streams(args, show) else None
-    found = found or _loaded(args, metrics, where, floors)
+    found = streamed_runs(args, metrics, where, floors) if streams(args, show) else None
+    found = found or loaded_runs(args, metrics, where, floors)
     runs, names, metric, boot, naming = found.runs, found.names, found.metric, found.boot, found.naming
     base, gated, summary, relabelled, human = found.base, found.gated, found.summary, found.relabelled, found.human
     report = Report(
