@@ -20,7 +20,7 @@ N = 3000  # questions per run
 MEASURES = [f"{family}@{k}" for family in ("hit", "recall", "ndcg", "precision", "judged") for k in (1, 3, 5, 10)]
 
 
-def write_sweep(root, n_runs: int):
+def write_sweep(root, n_runs: int, measures_of=lambda job: MEASURES):
     rng = np.random.default_rng(0)
     ids = [f"q{i:05d}" for i in range(N)]
     for job in range(n_runs):
@@ -34,11 +34,11 @@ def write_sweep(root, n_runs: int):
             "first_relevant_rank": [int(r) if r else None for r in rank], "rr": rr.tolist(),
             "latency_ms": rng.gamma(2.0, 0.5, N).tolist(),
         }
-        for name in MEASURES:
+        for name in measures_of(job):
             k = int(name.split("@")[1])
             columns[name] = ((rank > 0) & (rank <= k)).astype(float).tolist()
         config = {"retriever": {"kind": "bm25", "k1": 0.5 + job / 10}}
-        write_results(folder, columns, ["rr", *MEASURES], {"n_chunks": 100})
+        write_results(folder, columns, ["rr", *measures_of(job)], {"n_chunks": 100})
         write_run_json(folder, {"n_chunks": 100, "n_questions": N, "config": config})
         (folder / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
         seal(folder)
@@ -88,4 +88,17 @@ def test_the_streamed_report_is_the_whole_tables_report(tmp_path, extra, monkeyp
             else [str(sweep), "--baseline", "retriever.k1=0.5", *extra])
     streamed = compute(build_parser().parse_args(argv)).to_dict()
     monkeypatch.setattr(report, "streams", lambda args, show: False)  # every run whole, at once
+    assert compute(build_parser().parse_args(argv)).to_dict() == streamed
+
+
+@pytest.mark.slow
+def test_runs_that_store_other_measures_are_read_whole(tmp_path, monkeypatch):
+    """A later run without the first one's judged@10 (or a measure shown): the report reads
+    every run whole, as it always did, and says what the whole tables say."""
+    fewer = [name for name in MEASURES if name != "judged@10"]
+    sweep = write_sweep(tmp_path / "s", 3, lambda job: MEASURES if job == 0 else fewer)
+    argv = [str(sweep), "--baseline", "retriever.k1=0.5"]
+    assert prepared(argv) is None
+    streamed = compute(build_parser().parse_args(argv)).to_dict()
+    monkeypatch.setattr(report, "streams", lambda args, show: False)
     assert compute(build_parser().parse_args(argv)).to_dict() == streamed

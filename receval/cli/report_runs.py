@@ -123,12 +123,14 @@ class Stream:
         self.floor_of = check_floors(floor_values(self.floors), [run], option="--fail-under")
         self.names += [name for name in self.floor_of if name not in self.names]
         if args.by is not None:
-            self.by_names = [filters.canonical_measure(m, [run], option="--by-metric") for m in self.by_names or ["hit@3"]]
-        self.summaries, self.latencies = Summaries(self.names, self.metric, self.boot), Latencies(self.metric, self.boot)
+            self.by_names = [filters.canonical_measure(m, [run], option="--by-metric")
+                             for m in self.by_names or ["hit@3"]]
+        self.summaries = Summaries(self.names, self.metric, self.boot)
+        self.latencies = Latencies(self.metric, self.boot)
         self.separated = streamed.Separated([name for name in self.names if name != self.metric])
         self.questions = question_counts([run], self.metric)
         self.stored = frozenset(run.measure_names)
-        judged = judged_column([run])
+        self.judged = judged = judged_column([run])
         shown = [*self.by_names, BY_COLUMNS.get(args.by, args.by)] if args.by else []
         self.keep = {self.metric, *self.names, *([judged] if judged else []), *shown,
                      *(("kind", "split", "question") if args.per_question else ())}
@@ -137,11 +139,11 @@ class Stream:
 
     def add(self, run: Run) -> bool:
         """Add ``run`` (opened, questions kept); False when it lacks a measure the first one
-        fixed (the loaded path then picks the measures every run stores)."""
+        fixed, or its ``judged@k`` (the loaded path then picks those every run stores)."""
         run = self._derived(run)
         if self.names is None:
             self._first(run)
-        elif any(name not in run.table.column_names for name in self.names):
+        elif any(name not in run.table.column_names for name in self.names) or judged_column([run]) != self.judged:
             return False
         if self.args.by is not None:
             check_by([run], self.args.by, FLAGS)
