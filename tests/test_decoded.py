@@ -99,14 +99,15 @@ def test_dictionary_bomb_decoded_bytes_equal_the_plain_columns(good):
     ("z" * 99_000, 45_000, "the columns read would decode to 4,4"),
 ], ids=["5MB-x-600", "99KB-x-45000"])
 def test_dictionary_bomb_report_refuses_it_with_one_message_under_1_gib(good, tmp_path, text, rows, words):
-    """``receval report`` on the dictionary bombs (3 GB and 4.5 GB decoded, from files
+    """``receval report --per-question`` (which reads the questions' text; without it the
+    streamed report never decodes that column) on the dictionary bombs (3 GB and 4.5 GB decoded, from files
     of 0.3 MB and 1 MB): exit 2, one message, and the process's peak memory (its maximum
     resident set, measured by a parent of its own) under 1 GiB."""
     folder = with_question(good, tmp_path / "bomb", text, rows)
     assert (folder / RESULTS).stat().st_size < 2_000_000
     measure = (
         "import resource, subprocess, sys, json\n"
-        "done = subprocess.run([sys.executable, '-m', 'receval', 'report', sys.argv[1]],\n"
+        "done = subprocess.run([sys.executable, '-m', 'receval', 'report', sys.argv[1], '--per-question'],\n"
         "                      capture_output=True, text=True)\n"
         "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
         "print(json.dumps({'code': done.returncode, 'err': done.stderr, 'peak': peak}))\n"

@@ -80,8 +80,9 @@ class Prepared:
 def streams(args, show) -> bool:
     """Whether the report can read its runs one at a time (:func:`streamed_runs`): not when
     it re-scores them (``--labels``), shows what they retrieved (``--show``, HTML),
-    imports TREC runs (``--qrels``) or pools collections (``--suite``)."""
-    return not (args.labels or args.human or args.qrels or args.suite or show is not None)
+    imports TREC runs (``--qrels``, or a file given as RUN) or pools collections (``--suite``)."""
+    return not (args.labels or args.human or args.qrels or args.suite or show is not None
+                or any(not Path(path).is_dir() for path in args.runs))  # a TREC run file: the loaded path says what it needs
 
 
 def order(args, headers: list[Run]) -> tuple[list[Run], tuple | None]:
