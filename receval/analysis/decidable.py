@@ -22,7 +22,7 @@ note suggests follows the cause:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from receval.analysis.significance import score_matrix
@@ -167,16 +167,22 @@ def note(measure: str, f: Decidability, kinds: Mapping[str, int] | None = None,
 def undecided(
     runs: list[Run], names: list[str], metric: str, alpha: float, power: float = POWER,
     kinds: Mapping[str, int] | None = None, n_resamples: int = 2000, seed: int = 0,
+    separated: Collection[str] = frozenset(), stored: frozenset[str] | None = None,
 ) -> list[Undecided]:
     """A note for each of ``names`` the questions every run scores cannot decide on
     (module docstring): ``metric`` whatever the cause, the others only when no question
     separates any two runs and most sit at the ceiling or floor. Nothing for fewer than 2
-    runs or 2 shared questions, or runs whose questions cannot be paired by id."""
+    runs or 2 shared questions, or runs whose questions cannot be paired by id.
+    ``separated``: measures other than ``metric`` already known to separate some two runs
+    (:class:`receval.analysis.streamed.Separated`: their columns need not be there);
+    ``stored``: the measures the runs store (default: the first run's columns)."""
     if len(runs) < 2:
         return []
-    stored = frozenset(runs[0].measure_names)
+    stored = frozenset(runs[0].measure_names) if stored is None else stored
     out = []
     for name in dict.fromkeys(names):
+        if name != metric and name in separated:
+            continue
         try:
             scores = score_matrix(runs, name, intersect=True)
         except RunError:  # fewer than 2 shared questions, or ids that repeat: nothing to decide on

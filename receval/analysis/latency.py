@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from receval.analysis import costs
 from receval.analysis.choice import stage_tree
 from receval.core.numeric import fmt_ms
 from receval.core.settings import BootstrapConfig
 from receval.results.stored import Run
-from receval.stats.cheaper import cost_order, part_of
+from receval.stats.cheaper import cost_order, part_of, resampled_median
 
 FASTER, SLOWER, WITHIN_NOISE = "faster", "slower", "within noise"
 
@@ -79,25 +81,52 @@ class LatencyOrder:
 def latency_order(runs: list[Run], labels: list[str], metric: str, boot: BootstrapConfig) -> LatencyOrder | None:
     """The :class:`LatencyOrder` of ``runs`` (named ``labels``) over the questions each
     scores on ``metric``; None when fewer than two runs store a latency."""
-    answered = [costs.answered(run, metric) for run in runs]
-    timed = [i for i, run in enumerate(answered) if costs.p50_ms(run) is not None]
-    if len(timed) < 2:
-        return None
-    kept = [answered[i] for i in timed]
-    p50 = [costs.p50_ms(run) for run in kept]
-    trees = [stage_tree(run) for run in kept]
-    repeats = [run.info.get("config_hash") or str(run.run_dir) for run in kept]
-    order = cost_order(p50, "p50_ms", boot, costs.latencies(kept), trees, repeats)
-    found = LatencyOrder(boot.level, order.threshold, order.noise, order.noise_rule() or "")
-    for x, i in enumerate(timed):
-        for y in range(x + 1, len(timed)):
-            j = timed[y]
-            verdict = FASTER if order.cheaper(x, y) else SLOWER if order.cheaper(y, x) else WITHIN_NOISE
-            found.pairs.append(LatencyPair(i, j, verdict, order.step(x, y), order.difference(x, y)))
-            for big, small in ((x, y), (y, x)):
-                if part_of(trees[small], trees[big]) and p50[big] < p50[small]:
-                    found.conflicts.append(_conflict(timed[big], timed[small], labels, p50[big], p50[small]))
-    return found
+    builder = Latencies(metric, boot)
+    for run in runs:
+        builder.add(run)
+    return builder.finish(labels)
+
+
+class Latencies:
+    """:func:`latency_order` one run at a time (a caller may drop each run's table once
+    added): per timed run its p50, resampled medians, stage tree and repeat group."""
+
+    def __init__(self, metric: str, boot: BootstrapConfig):
+        self.metric, self.boot = metric, boot
+        self.timed: list[int] = []  # indices of the timed runs among those added
+        self.p50: list[float] = []
+        self.medians: list[np.ndarray] = []
+        self.trees: list = []
+        self.repeats: list[str] = []
+        self.added = 0
+
+    def add(self, run: Run) -> None:
+        kept = costs.answered(run, self.metric)
+        p50 = costs.p50_ms(kept)
+        if p50 is not None:
+            (latency,) = costs.latencies([kept])
+            self.medians.append(resampled_median(latency, self.boot, len(self.timed)))
+            self.timed.append(self.added)
+            self.p50.append(p50)
+            self.trees.append(stage_tree(kept))
+            self.repeats.append(kept.info.get("config_hash") or str(kept.run_dir))
+        self.added += 1
+
+    def finish(self, labels: list[str]) -> LatencyOrder | None:
+        timed, p50, trees = self.timed, self.p50, self.trees
+        if len(timed) < 2:
+            return None
+        order = cost_order(p50, "p50_ms", self.boot, None, trees, self.repeats, np.column_stack(self.medians))
+        found = LatencyOrder(self.boot.level, order.threshold, order.noise, order.noise_rule() or "")
+        for x, i in enumerate(timed):
+            for y in range(x + 1, len(timed)):
+                j = timed[y]
+                verdict = FASTER if order.cheaper(x, y) else SLOWER if order.cheaper(y, x) else WITHIN_NOISE
+                found.pairs.append(LatencyPair(i, j, verdict, order.step(x, y), order.difference(x, y)))
+                for big, small in ((x, y), (y, x)):
+                    if part_of(trees[small], trees[big]) and p50[big] < p50[small]:
+                        found.conflicts.append(_conflict(timed[big], timed[small], labels, p50[big], p50[small]))
+        return found
 
 
 def _conflict(big: int, small: int, labels: list[str], p50_big: float, p50_small: float) -> str:

@@ -92,8 +92,8 @@ def align(a: Run, b: Run, intersect: bool = False, option: str | None = "interse
     """Row indices into A and B of their shared questions (A's order), and how many
     questions only A and only B have. Different question sets are an error unless
     ``intersect`` (the message names ``option``, how the caller asks for it)."""
-    if len(a.ids) == len(b.ids) and a.ids_digest == b.ids_digest:
-        rows = np.arange(len(a.ids))
+    if a.table.num_rows == b.table.num_rows and a.ids_digest == b.ids_digest:
+        rows = np.arange(a.table.num_rows)
         return rows, rows, 0, 0
     for run in (a, b):
         if len(set(run.ids)) != len(run.ids):

@@ -15,7 +15,7 @@ from receval.core.errors import RunError
 from receval.core.settings import BootstrapConfig
 from receval.core.vocabulary import lower_is_better
 from receval.results.stored import Run
-from receval.stats.bootstrap import bootstrap_means
+from receval.stats.pairing import resampled_means
 from receval.stats.calibration import TypeOneRate, type_one_rate
 from receval.stats.detectable import POWER, questions_for
 from receval.stats.pairwise import PairSize, all_pairs, pair_size
@@ -145,7 +145,7 @@ def sureness(
         n_questions = n_questions or scores.shape[0]
     rank_list = None
     if ranks:
-        resampled = bootstrap_means(scores, n_resamples=boot.n_resamples, seed=boot.seed)
+        resampled = resampled_means(scores, boot.n_resamples, boot.seed)  # the normal limit above LARGE questions
         rank_list = tuple(rank_intervals(scores.mean(axis=0), resampled, boot.level,
                                          higher_is_better=not lower_is_better(metric)))
     rates = None

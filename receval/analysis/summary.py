@@ -37,6 +37,7 @@ from receval.results.stored import Run
 from receval.results.format import LATENCY
 from receval.stats.bootstrap import Interval
 from receval.stats.quantiles import QuantileInterval, quantile_interval
+from receval.stats.paired import LARGE
 from receval.stats.pairing import grouped_intervals, mask_key
 
 DEFAULT_METRICS = ("hit@1", "hit@3", "recall@3", "rr", "ndcg@5")
@@ -109,48 +110,70 @@ def summaries(runs: list[Run], names: list[str], metric: str, boot: BootstrapCon
     question set), ``metric``'s scored questions, latency p50/p95 with their intervals,
     stages, costs and notes; ``naming`` labels the runs. Everything is over the questions
     scored on ``metric`` (:func:`receval.analysis.costs.answered`)."""
-    items, answered = [], []
+    builder = Summaries(names, metric, boot)
     for run in runs:
-        scored = ~np.isnan(run.values(metric))
-        answered.append(costs.answered(run, metric))
-        for name in names:
+        builder.add(run)
+    return builder.finish(naming)
+
+
+class Summaries:
+    """:func:`summaries` one run at a time, so a caller can drop each run's table once
+    added (``report`` over runs of a million questions): :meth:`add` keeps the run's
+    per-run facts and, for a mean over at most :data:`receval.stats.paired.LARGE`
+    questions, its values (the bootstrap draws are shared by every run over the same
+    questions, so those intervals wait for :meth:`finish`); above that, its t interval
+    at once (:func:`receval.stats.pairing.grouped_intervals`): the values are not kept."""
+
+    def __init__(self, names: list[str], metric: str, boot: BootstrapConfig):
+        self.names, self.metric, self.boot = names, metric, boot
+        self.items: list[tuple[bytes, np.ndarray | Interval]] = []  # values, or the interval already found
+        self.money: list[int | None] = []  # per run: its index into items, or None
+        self.out: list[RunSummary] = []
+
+    def _item(self, key: bytes, values: np.ndarray) -> int:
+        if len(values) > LARGE:
+            (values,) = grouped_intervals([(key, values)], self.boot)
+        self.items.append((key, values))
+        return len(self.items) - 1
+
+    def add(self, run: Run) -> None:
+        scored = ~np.isnan(run.values(self.metric))
+        key = mask_key(run.ids_digest, scored)
+        for name in self.names:
             values = run.values(name)
             kept = scored & ~np.isnan(values)
             if not kept.any():
                 raise RecevalError(f"{run.run_dir}: no question has a {name} value (all unanswerable?)")
-            items.append((mask_key(run.ids_digest, kept), values[kept]))
-    money = [costs.question_money(run) for run in answered]
-    items += [(mask_key(run.ids_digest, ~np.isnan(run.values(metric))), spent * 1000.0)
-              for run, spent in zip(runs, money) if spent is not None and spent.size]
-    intervals = iter(grouped_intervals(items, boot))
-    metric_ivs = [{name: next(intervals) for name in names} for _ in runs]
-    out = []
-    for run, kept, label, params, ivs, spent in zip(runs, answered, naming.labels, naming.params, metric_ivs, money):
-        latency = latency_intervals(kept, boot.level)
-        facts = costs.cost_facts(kept)
-        if spent is not None and spent.size:
-            interval = next(intervals)
-            facts["usd_per_1000_ci"] = [interval.lo, interval.hi]
-        out.append(
-            RunSummary(
-                run_dir=str(run.run_dir),
-                label=label,
-                params=params,
-                settings=configs.component_settings(run.config),
-                n_chunks=run.n_chunks,
-                n_questions=int(kept.table.num_rows),
-                n_unanswerable=int(run.table.num_rows - kept.table.num_rows),
-                metrics=ivs,
-                latency_p50=latency["p50"].value if "p50" in latency else None,
-                latency_p95=latency["p95"].value if "p95" in latency else None,
-                latency=latency,
-                repeats=repeats_of(run),
-                stages=stage_latency(kept, boot.level),
-                costs=facts,
-                notes=run_notes(run),
-            )
-        )
-    return out
+            self._item(key if kept.all() or np.array_equal(kept, scored) else mask_key(run.ids_digest, kept),
+                       values[kept])
+        kept = costs.answered(run, self.metric)
+        spent = costs.question_money(kept)
+        self.money.append(self._item(key, spent * 1000.0) if spent is not None and spent.size else None)
+        latency = latency_intervals(kept, self.boot.level)
+        self.out.append(RunSummary(
+            run_dir=str(run.run_dir), label="", params={}, settings=configs.component_settings(run.config),
+            n_chunks=run.n_chunks, n_questions=int(kept.table.num_rows),
+            n_unanswerable=int(run.table.num_rows - kept.table.num_rows), metrics={},
+            latency_p50=latency["p50"].value if "p50" in latency else None,
+            latency_p95=latency["p95"].value if "p95" in latency else None,
+            latency=latency, repeats=repeats_of(run), stages=stage_latency(kept, self.boot.level),
+            costs=costs.cost_facts(kept), notes=run_notes(run),
+        ))
+
+    def finish(self, naming: Naming) -> list[RunSummary]:
+        """The summaries of the runs added, in order, labelled by ``naming``."""
+        waiting = [i for i, (_, item) in enumerate(self.items) if not isinstance(item, Interval)]
+        found = dict(zip(waiting, grouped_intervals([self.items[i] for i in waiting], self.boot)))
+        intervals = [found.get(i, item) for i, (_, item) in enumerate(self.items)]
+        per_run = len(self.names)
+        for r, (summary, label, params) in enumerate(zip(self.out, naming.labels, naming.params)):
+            start = r * per_run + sum(1 for m in self.money[:r] if m is not None)
+            summary.label, summary.params = label, params
+            summary.metrics = dict(zip(self.names, intervals[start:start + per_run]))
+            if self.money[r] is not None:
+                interval = intervals[self.money[r]]
+                summary.costs["usd_per_1000_ci"] = [interval.lo, interval.hi]
+        return self.out
 
 
 def latency_intervals(run: Run, level: float) -> dict[str, QuantileInterval]:

@@ -73,6 +73,12 @@ reaches its minimum detectable difference, or a measure shown sits at its ceilin
 floor in every run), a header line says so and suggests the fix; ``undecided`` in the
 JSON (:mod:`receval.analysis.decidable`).
 
+The runs are read one at a time (:mod:`receval.analysis.streamed`): each is summarised,
+then only the columns the comparisons across runs need stay, so memory holds one whole run
+at a time (``--labels``, ``--human``, ``--show``, ``--qrels`` and ``--suite`` read every run
+whole). A mean over more than 10,000 questions gets the t interval of the mean, as the
+header says (:func:`receval.stats.pairing.grouped_intervals`).
+
 Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples``,
 ``--seed``, ``--level`` or ``--method`` are given; they repeat exactly. Exit status:
 0, 1 for ``--fail-under`` or a failed ``--gate``, 3 for an undecided ``--gate``, 2 for a
@@ -85,58 +91,33 @@ from __future__ import annotations
 
 import sys
 
-from receval.analysis import filters
-from receval.analysis import show as shown_questions
-from receval.analysis.breakdown import by_table, check_by, ranks_per_question, with_overlap
+from receval.analysis import filters, show as shown_questions
+from receval.analysis.breakdown import by_table, ranks_per_question
 from receval.analysis.chain import chain_pairs
 from receval.analysis.decidable import undecided
 from receval.analysis.costs import answered
 from receval.analysis.derived import with_derived
-from receval.analysis.gate import gate_runs, split_baseline
-from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals, relabel
-from receval.analysis.latency import latency_order
-from receval.analysis.humans import certifications, human_sample, judge_labels, stratified_ppi
+from receval.analysis.gate import gate_runs
+from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals
+from receval.analysis.humans import certifications, judge_labels, stratified_ppi
 from receval.analysis.pairs import every_pair, paired
 from receval.analysis.report import Report
-from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import correct_family, sureness
 from receval.analysis.suite import Suite
-from receval.analysis.summary import check_floors, latency_cautions, measure_names, question_counts, summaries
+from receval.analysis.summary import latency_cautions
 from receval.cli import options
 from receval.cli.options import FLAGS
-from receval.cli.report_flags import (
-    build_parser, floor_values, parse_floors, parse_metrics, parse_show, parse_thresholds,
-)
+from receval.cli.report_flags import build_parser, parse_floors, parse_metrics, parse_show
+from receval.cli.report_runs import load, loaded_runs, streamed_runs, streams
 from receval.cli.suite import compute_suite, write_suite
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
-from receval.core.progress import warn
 from receval.render import html, tables
 from receval.render import report as rendered
 from receval.render import show as shown_views
-from receval.results.discovery import load_runs
-from receval.results.identity import mixed_datasets
-from receval.results.labels import naming_of
-from receval.results.stored import UNUSED_COLUMNS, Run
 from receval.stats.gate import check_margin
 
 __all__ = ["main", "report_for"]
-
-
-# ----------------------------------------------------------------- what the report computes
-
-
-def load(args) -> list[Run]:
-    """The runs named (TREC run files beside them with ``--qrels``), each with the derived
-    ``overlap`` column, kept by ``--runs``."""
-    thresholds = parse_thresholds(args.overlap_thresholds)
-    skip = frozenset() if args.labels else UNUSED_COLUMNS  # re-scoring reads rankings and labels
-    runs = load_runs(args.runs, qrels=args.qrels, names=FLAGS, skip=skip)
-    runs = [with_overlap(run, args.overlap_measure, thresholds, FLAGS) for run in runs]
-    if args.select_runs is not None:
-        runs = filters.pick(runs, args.select_runs, option="--runs")
-    return runs
-
 
 def compute(args) -> Report:
     """Everything ``receval report`` shows for parsed ``args``, composed from the
@@ -161,52 +142,22 @@ def compute(args) -> Report:
         raise RecevalError("--human corrects a judge's labels: give the judge's with --labels")
     if args.versus and not args.agreement:
         raise RecevalError("--versus names the labels --agreement compares against: add --agreement")
-    runs = original = load(args)
-    unknown = getattr(args, "unknown_units", "skip")
-    relabelled = relabel(runs, args.labels, unknown_units=unknown) if args.labels else None
-    stored, runs = (runs, relabelled.runs) if relabelled else (runs, runs)
-    if args.versus:
-        stored = relabel(stored, args.versus, option="--versus", unknown_units=unknown).runs
-    sampled_human = human_sample(args.human) if args.human else None
-    human = (relabel(original, args.human, option="--human", unknown_units=unknown)
-             if args.human and sampled_human is None else None)
-    gated = None
-    if args.gate is not None:  # the baseline first, then the run gated: the report of the two
-        rest, gated_run = split_baseline(runs, args.gate, option="--gate", narrow="--runs KEY=VALUE")
-        runs, gated = [gated_run, *rest], (str(gated_run.run_dir), str(rest[0].run_dir))
-    if mixed := mixed_datasets(runs):
-        warn(mixed)
-    base = 0 if gated is not None and args.baseline is None else None
-    if args.baseline is not None:
-        base, base_run = filters.select_one(runs, args.baseline, option="--baseline")
-        if base is None:  # a run directory outside RUNS: shown first
-            runs.insert(0, base_run)
-            base = 0
-    runs = filters.filter_questions(runs, where, option="--where")
-    if relabelled is not None and args.agreement:
-        stored = filters.filter_questions(stored, where, option="--where")
-    if human is not None:
-        human.runs = with_derived(filters.filter_questions(human.runs, where, option="--where"), [args.metric], "--metric")
-    by_names = [args.by_metric] if args.by_metric is not None else list(metrics or [])
-    runs = with_derived(runs, [*(metrics or []), args.metric, *floors, *by_names], option="--metrics")
-    names, metric = measure_names(runs, metrics, args.metric, metrics_option="--metrics", metric_option="--metric")
-    floors = check_floors(floor_values(floors), runs, option="--fail-under")
-    names += [name for name in floors if name not in names]
-    if args.by is not None:
-        check_by(runs, args.by, FLAGS)
-        by_names = [filters.canonical_measure(m, runs, option="--by-metric") for m in by_names or ["hit@3"]]
-    boot = bootstrap_settings(runs, args.n_resamples, args.seed, args.level, args.method, FLAGS["bootstrap"])
-    naming = naming_of(runs)
-    summary = summaries(runs, names, metric, boot, naming)
+    found = streamed_runs(args, metrics, where, floors) if streams(args, show) else None
+    found = found or loaded_runs(args, metrics, where, floors)
+    runs, names, metric, boot, naming = found.runs, found.names, found.metric, found.boot, found.naming
+    base, gated, summary, relabelled, human = found.base, found.gated, found.summary, found.relabelled, found.human
+    sampled_human, original = found.sampled_human, found.original
     report = Report(
-        runs=summary, params=naming.columns, metrics=names, metric=metric, questions=question_counts(runs, metric),
-        boot=boot, where=where, baseline=base, floors=floors,
+        runs=summary, params=naming.columns, metrics=names, metric=metric, questions=found.questions,
+        boot=boot, where=where, baseline=base, floors=found.floors,
         cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
         relabelled=relabelled.cautions() if relabelled else [],
-        latency=latency_order(runs, naming.labels, metric, boot),
+        latency=found.latency,
     )
     report.undecided = undecided(runs, names, metric, 1.0 - boot.level, kinds=report.questions["kinds"],
-                                  n_resamples=boot.n_resamples, seed=boot.seed)
+                                  n_resamples=boot.n_resamples, seed=boot.seed, separated=found.separated,
+                                  stored=found.stored_measures)
+    by_names = found.by_names
     if relabelled is not None and relabelled.estimation is not None:
         relabelled.estimation.judge_intervals(runs, [metric, *names], boot.level, boot.n_resamples, boot.seed)
         report.estimation = relabelled.estimation
@@ -224,7 +175,7 @@ def compute(args) -> Report:
         report.certify = certifications(args.labels, args.precision, boot.level)
     if relabelled is not None and args.agreement:
         report.label_agreement = label_agreement(
-            with_derived(stored, [metric], "--metric"), runs, metric, boot,
+            with_derived(found.stored, [metric], "--metric"), runs, metric, boot,
             what="stored + " + ", ".join(args.versus) if args.versus else "stored labels",
         )
     if gated is not None:

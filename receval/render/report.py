@@ -42,7 +42,7 @@ def header_lines(report: Report, verdict: bool = True) -> list[str]:
     if not q["same_questions"]:
         first += "; NOTE the runs are not over the same questions (see n)"
     lines = [report.gate.line] if verdict and report.gate is not None else []
-    lines += [first, tables.describe_boot(report.boot)]
+    lines += [first, tables.describe_boot(report.boot, max((run.n_questions for run in report.runs), default=0))]
     if report.shown_pairs():
         boot = report.boot
         lines.append(verdicts.describe(boot.level, boot.n_resamples, boot.seed)

@@ -42,7 +42,7 @@ def header_lines(selection) -> list[str]:
                 f"margin: {selection.margin:g} ({label} units, --margin): a cheaper run qualifies "
                 f"when its interval's lower end lies above {-selection.margin:g}"
             )
-    lines.append(f"mean: {tables.describe_boot(selection.boot)}")
+    lines.append(f"mean: {tables.describe_boot(selection.boot, selection.n_questions or 0)}")
     if selection.tested:
         lines.append(
             f"diff = run - leader over {selection.n_questions} paired questions; Holm CI: the paired "

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from receval.core.numeric import fmt, fmt_ci, fmt_ms, fmt_ms_ci, fmt_signed  # noqa: F401 - the formats every table uses
 from receval.core.terminal import printable
+from receval.stats.paired import LARGE
 
 
 @dataclass
@@ -265,9 +266,13 @@ def formatted(
     return {"table": to_text, "markdown": to_markdown, "latex": to_latex}[fmt](lines(), tables())
 
 
-def describe_boot(boot) -> str:
-    """The bootstrap settings (:class:`receval.core.settings.BootstrapConfig`) in a header line."""
-    return (
-        f"{boot.level:.0%} CI: {boot.method} bootstrap over questions, "
-        f"{boot.n_resamples} resamples, seed {boot.seed}"
-    )
+def describe_boot(boot, n: int = 0) -> str:
+    """The bootstrap settings (:class:`receval.core.settings.BootstrapConfig`) in a header
+    line; with ``n`` (the most questions a mean is over) above
+    :data:`receval.stats.paired.LARGE`, the t interval of the mean that replaces the
+    bootstrap there (:func:`receval.stats.pairing.grouped_intervals`)."""
+    line = (f"{boot.level:.0%} CI: {boot.method} bootstrap over questions, "
+            f"{boot.n_resamples} resamples, seed {boot.seed}")
+    if n > LARGE:
+        line += f"; a mean over more than {LARGE:,} questions: the t interval of the mean (its normal limit)"
+    return line

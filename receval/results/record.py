@@ -82,7 +82,20 @@ class Run:
 
     @cached_property
     def ids_digest(self) -> bytes:
-        return hashlib.blake2b("\x1f".join(self.ids).encode(), digest_size=16).digest()
+        """Names the question ids in order (equal ids, equal digest): hashed from the
+        column's bytes (its strings and where each ends), no Python string per question."""
+        column = self.table.column("question_id")
+        ids = (column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)).cast(pa.large_string())
+        if ids.null_count:  # never from the door; an id-less row still names a position
+            ids = pc.fill_null(ids, "\x00")
+        _, ends, data = ids.buffers()
+        ends = (np.frombuffer(ends, np.int64)[ids.offset: ids.offset + len(ids) + 1] if len(ids)
+                else np.zeros(1, np.int64))
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update((ends - ends[0]).tobytes())
+        if data is not None:
+            digest.update(memoryview(data)[int(ends[0]):int(ends[-1])])
+        return digest.digest()
 
     @property
     def n_chunks(self) -> int | None:

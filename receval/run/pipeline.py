@@ -24,8 +24,8 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from receval import chunking, retrievers
-
 from receval.run import stages
+from receval.run.config import DENSE_BACKEND, default_dense_backend
 from receval.measures import cost
 from receval.core import machine, notices
 from receval.chunking.cache import IndexCache, key_of
@@ -46,7 +46,7 @@ from receval.results import bond
 from receval.results.claim import Claim, holding
 from receval.results.format import CHUNKS, RESULTS, stage_column
 from receval.results.record import flatten
-from receval.results.write import write_json, write_results, write_run_json
+from receval.results.write import write_results, write_run_json
 
 from receval.retrievers.text import Tokenizer
 from receval.run.shown import SHOW_TOP, bounded_show_facts
@@ -139,7 +139,7 @@ def as_written(cfg) -> dict:
     (the identity hash is of :func:`resolved`). The dataset's file paths
     (:data:`DATASET_PATHS`, e.g. a suite's ``${oc.env:RECEVAL_SHARED,../shared}/...``)
     are saved as the paths this run read (an existing file or folder; anything else, as written)."""
-    data = plain(cfg, resolve=False)
+    data = chosen_backends(plain(cfg, resolve=False))
     dataset = data.get("dataset")
     if isinstance(dataset, dict):
         for key in DATASET_PATHS:
@@ -148,6 +148,17 @@ def as_written(cfg) -> dict:
                 if isinstance(value, str) and Path(value).exists():  # a path it read, never a secret
                     dataset[key] = value
     return data
+
+
+def chosen_backends(node):
+    """``node`` with every dense backend left to the default (:data:`receval.run.config.DENSE_BACKEND`)
+    saved as the backend it chose here: which vectors a run's numbers come from is part of
+    the run (its identity hashes the resolved config), never a choice a re-run makes anew."""
+    if isinstance(node, dict):
+        return {key: chosen_backends(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [chosen_backends(value) for value in node]
+    return default_dense_backend() if node == DENSE_BACKEND else node
 
 
 def written_facts(cfg, measure_names: list[str]) -> dict:
@@ -342,10 +353,10 @@ def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
     }
     facts = written_facts(cfg, names + chunk_names)
     try:
-        write_json(Path(run_dir) / CHUNKS, {**bounded_show_facts(
+        bounded_show_facts(  # written as it is sized: never one string of the whole file
             questions, dataset.sections, dataset.pages, chunks, chunk_idx, section_idx,
-            float(cfg.relevance.coverage), SHOW_TOP,
-        ), bond.KEY: claim.run_id})
+            float(cfg.relevance.coverage), SHOW_TOP, target=Path(run_dir) / CHUNKS, extra={bond.KEY: claim.run_id},
+        )
         write_run_json(run_dir, {**info, **facts, "timings": timer.seconds, "config": as_written(cfg), "means": means})
         claim.seal()  # last: the folder is one run from here
     except WriteError:  # results without their run.json would be a half-written run

@@ -22,7 +22,9 @@ by ``p50_ms`` must hold on a rerun of the same sweep; in this order:
    the larger of :data:`MIN_DIFFERENCE` (10%, the minimum practical difference) and the
    noise measured in the sweep: the largest relative spread of the medians of runs
    with the same stages (their true cost is equal, so their spread is what the clock
-   adds). Each run's latencies are resampled on their own (seed ``seed + run index``).
+   adds). Each run's latencies are resampled on their own (seed ``seed + run index``),
+   the resampled medians drawn from their exact law (:mod:`receval.stats.medians`), so
+   the cost is the same at a million questions as at a hundred.
 
 The tie rule (:meth:`CostOrder.cheapest`): of the runs given, those no other of them is
 cheaper than are tied; of these the higher mean wins, then fewer stages, then the
@@ -39,7 +41,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from receval.core.settings import BootstrapConfig
-from receval.stats.bootstrap import bootstrap_medians, percentile_bounds
+from receval.stats.bootstrap import percentile_bounds
+from receval.stats.medians import median_draws
 
 PREFERENCES = ("p50_ms", "chunks", "money")
 MIN_DIFFERENCE = 0.10  # latency: cheaper only by more than this share of the dearer run's median
@@ -145,16 +148,22 @@ class CostOrder:
 
 def cost_order(
     costs: list[float], by: str, boot: BootstrapConfig, latencies: list[np.ndarray] | None = None,
-    trees: list[Tree] | None = None, groups: list[Hashable] | None = None,
+    trees: list[Tree] | None = None, groups: list[Hashable] | None = None, medians: np.ndarray | None = None,
 ) -> CostOrder:
     """The :class:`CostOrder` of runs costing ``costs`` by ``by``; for ``p50_ms`` each
     run's per-question ``latencies`` (milliseconds, none missing), whose medians are
-    resampled on their own (seed ``boot.seed + run index``), its stage ``trees`` and
-    its repeat ``groups`` (both optional)."""
+    resampled on their own (seed ``boot.seed + run index``; drawn from the bootstrap
+    median's exact law, :mod:`receval.stats.medians`: no cost per question and resample), its stage ``trees`` and
+    its repeat ``groups`` (both optional). ``medians``: the runs' resampled medians
+    already drawn (:func:`resampled_median`, ``(n_resamples, runs)``), instead of ``latencies``."""
     if by != "p50_ms":
         return CostOrder(by, costs, boot.level)
-    medians = np.empty((boot.n_resamples, len(latencies)))
-    for j, latency in enumerate(latencies):
-        medians[:, j] = bootstrap_medians(latency, n_resamples=boot.n_resamples, seed=boot.seed + j)[:, 0]
+    if medians is None:
+        medians = np.column_stack([resampled_median(latency, boot, j) for j, latency in enumerate(latencies)])
     noise = sweep_noise(costs, trees) if trees is not None else 0.0
     return CostOrder(by, costs, boot.level, medians, trees, list(groups or []), noise)
+
+
+def resampled_median(latency: np.ndarray, boot: BootstrapConfig, j: int) -> np.ndarray:
+    """The ``j``-th timed run's resampled medians (seed ``boot.seed + j``), ``(n_resamples,)``."""
+    return median_draws(latency, n_resamples=boot.n_resamples, seed=boot.seed + j)

@@ -2,7 +2,9 @@
 and the Python API:
 
 - :func:`grouped_intervals`: many means' intervals, one bootstrap call per question set
-  (:func:`rows_key` / :func:`mask_key` name a question set cheaply);
+  (:func:`rows_key` / :func:`mask_key` name a question set cheaply); above
+  :data:`receval.stats.paired.LARGE` questions the t interval of the mean
+  (:func:`t_interval`), whose cost does not grow with questions times resamples;
 - :func:`align_ids`: the questions two id lists share, by id;
 - :func:`fixed_broken`: the questions fixed and broken going from one run to another,
   the one rule that follows the metric (:func:`cutoff`): fixed at k when the metric at
@@ -22,7 +24,10 @@ import re
 import numpy as np
 
 from receval.core.settings import BootstrapConfig
-from receval.stats.bootstrap import Interval, confidence_intervals
+from scipy.stats import t as student_t
+
+from receval.stats.bootstrap import Interval, bootstrap_means, confidence_intervals
+from receval.stats.paired import LARGE
 
 _CUTOFF = re.compile(r"@(\d+)$")
 
@@ -38,12 +43,21 @@ def grouped_intervals(items: list[tuple[bytes, np.ndarray]], boot: BootstrapConf
     interval should not depend on which other runs share its report. The mean is
     ``np.mean`` of the column itself (not the bootstrap module's centred mean), so
     it equals the mean of the stored values exactly.
+
+    Above :data:`receval.stats.paired.LARGE` questions (the paired procedure's switch to
+    its normal limit) each item gets :func:`t_interval` instead, percentile and BCa alike:
+    at that size the bootstrap interval of a mean is its normal limit to three decimals,
+    and resampling a million questions 2,000 times is not.
     """
     groups: dict[bytes, list[int]] = {}
     for i, (key, _) in enumerate(items):
         groups.setdefault(key, []).append(i)
     out: list[Interval | None] = [None] * len(items)
     for indices in groups.values():
+        if len(items[indices[0]][1]) > LARGE:
+            for i in indices:
+                out[i] = t_interval(items[i][1], boot.level)
+            continue
         unique: dict[bytes, int] = {}  # equal columns (an imported copy of a run) share one
         column_of = [unique.setdefault(items[i][1].tobytes(), len(unique)) for i in indices]
         first = {c: i for i, c in reversed(list(zip(indices, column_of)))}
@@ -54,6 +68,38 @@ def grouped_intervals(items: list[tuple[bytes, np.ndarray]], boot: BootstrapConf
         for i, c in zip(indices, column_of):
             out[i] = Interval(float(np.mean(items[i][1])), intervals[c].lo, intervals[c].hi)
     return out  # type: ignore[return-value]
+
+
+def t_interval(values: np.ndarray, level: float) -> Interval:
+    """The t interval of the mean of ``values``: ``mean +- t_{n-1, (1 + level) / 2} s / sqrt(n)``,
+    ``s`` the sample standard deviation (divisor n - 1; Student, "The probable error of a
+    mean", Biometrika 6, 1908). What :func:`grouped_intervals` gives above
+    :data:`receval.stats.paired.LARGE` questions; a constant column's interval is its value."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    mean = float(np.mean(values))
+    if n < 2:
+        return Interval(mean, mean, mean)
+    half = float(student_t.ppf((1.0 + level) / 2.0, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
+    return Interval(mean, mean - half, mean + half)
+
+
+def resampled_means(scores: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """The runs' means over resamples of the questions, ``(n_resamples, runs)`` from
+    ``scores`` ``(questions, runs)``: :func:`receval.stats.bootstrap.bootstrap_means` up to
+    :data:`receval.stats.paired.LARGE` questions; above, draws from its normal limit,
+    ``N(means, S / n)`` with ``S`` the runs' covariance over the questions (the same
+    joint law the resampled means tend to; cost ``n r^2 + B r^2``, not ``n B``). Equal
+    columns get equal draws, as they would from resampling."""
+    scores = np.asarray(scores, dtype=np.float64)
+    n = scores.shape[0]
+    if n <= LARGE:
+        return bootstrap_means(scores, n_resamples=n_resamples, seed=seed)
+    unique, column_of = np.unique(scores, axis=1, return_inverse=True)
+    centre = unique.mean(axis=0)
+    spread = np.atleast_2d(np.cov(unique, rowvar=False)) / n
+    draws = np.random.default_rng(seed).multivariate_normal(centre, spread, size=n_resamples, method="eigh")
+    return draws[:, np.ravel(column_of)]
 
 
 def rows_key(ids_digest: bytes, rows: np.ndarray) -> bytes:

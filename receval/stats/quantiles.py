@@ -55,10 +55,15 @@ def order_ranks(n: int, q: float, level: float) -> tuple[int | None, int | None]
     if n < 1:
         return None, None
     tail = (1.0 - float(level)) / 2.0
-    cdf = binom.cdf(np.arange(n + 1), n, float(q))  # F(0) .. F(n); F(n) = 1
-    below = int(np.count_nonzero(cdf <= tail))  # counts 0 .. below-1 have F <= tail: r - 1 = below - 1
+    # F only near n q: further than 20 sqrt(n) counts away it is within exp(-800) of 0 or 1
+    # (Hoeffding), below any tail a level leaves, so a million values cost a few thousand terms
+    reach = int(np.ceil(20.0 * np.sqrt(n))) + 2
+    first = max(0, int(n * float(q)) - reach)
+    cdf = binom.cdf(np.arange(first, min(n, int(n * float(q)) + reach) + 1), n, float(q))
+    cdf[-1] = 1.0 if first + len(cdf) - 1 == n else cdf[-1]  # F(n) = 1
+    below = first + int(np.count_nonzero(cdf <= tail))  # counts 0 .. below-1 have F <= tail: r - 1 = below - 1
     low = below - 1 if below >= 1 else None  # x(r) with r = below: index below - 1
-    high = int(np.argmax(cdf >= 1.0 - tail))  # s - 1: the first count with F >= 1 - tail
+    high = first + int(np.argmax(cdf >= 1.0 - tail))  # s - 1: the first count with F >= 1 - tail
     return low, (high if high < n else None)
 
 
