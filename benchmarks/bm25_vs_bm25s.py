@@ -33,7 +33,7 @@ from pathlib import Path  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
 from receval.datasets import load_dataset  # noqa: E402
-from receval.ranking import tie_ranks  # noqa: E402
+from receval.run.ranking import tie_ranks  # noqa: E402
 from receval.retrievers import search  # noqa: E402
 from receval.retrievers.bm25 import BM25  # noqa: E402
 from receval.retrievers.text import Tokenizer  # noqa: E402

@@ -3,7 +3,7 @@ bigrams against whole runs as words.
 
     python benchmarks/cjk_figure.py [--out docs/pages/img/cjk-mrr.png] [--runs DIR]
 
-Runs the pipeline (``receval.pipeline.run``, what ``receval`` calls) on
+Runs the pipeline (``receval.run.pipeline.run``, what ``receval`` calls) on
 ``tests/fixtures/cjk`` (12 Chinese sections, 12 questions) with ``retriever=bm25,tfidf``
 and ``tokenizer.cjk=bigram,off``, default settings otherwise and no cache; each run's
 MRR comes from the run's own ``means``, its 95% bootstrap interval from the per-question
@@ -29,8 +29,8 @@ def measure(runs: Path) -> dict[tuple[str, str], tuple[float, np.ndarray]]:
     """(retriever, cjk) -> (MRR, per-question rr) from a real run of each setting."""
     from hydra import compose, initialize_config_dir
 
-    from receval.config import config_dir, register
-    from receval.pipeline import run
+    from receval.run.config import config_dir, register
+    from receval.run.pipeline import run
 
     register()
     found = {}

@@ -45,7 +45,7 @@ def corpus(n: int, folder: Path = CRANFIELD) -> tuple[list[str], str]:
         from hydra import compose, initialize_config_dir
 
         from receval.chunking.words import chunk_sections
-        from receval.config import config_dir, register
+        from receval.run.config import config_dir, register
         from receval.datasets import load_dataset
 
         register()

@@ -73,7 +73,7 @@ def main() -> None:
     import lancedb
     import pyarrow as pa
 
-    from receval.ranking import select_top
+    from receval.run.ranking import select_top
     from receval.retrievers.lancedb import ann_index, ann_recall, vector_search
 
     k = 10

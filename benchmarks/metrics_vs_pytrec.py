@@ -8,9 +8,9 @@ labels per question (grades 1..3; about half of them retrieved somewhere in the
 precision@k, ndcg@k: 21 values per question -- against the equivalent trec_eval
 set: ``recip_rank``, ``success.k``, ``recall.k``, ``P.k``, ``ndcg_cut.k``.
 
-- receval: :func:`receval.evaluate.judge` (grades of the retrieved sections and
+- receval: :func:`receval.run.evaluate.judge` (grades of the retrieved sections and
   each question's ideal grades, from the (Q, K) section index array and the
-  questions' labels) plus every :class:`~receval.metrics.Measure`; the measures
+  questions' labels) plus every :class:`~receval.run.metrics.Measure`; the measures
   alone (from the ``Judged``) are also timed.
 - pytrec_eval: ``RelevanceEvaluator(qrels, measures)`` plus ``evaluate(run)``.
 
@@ -29,8 +29,8 @@ import time
 import numpy as np
 
 from receval.datasets import Question
-from receval.evaluate import judge
-from receval.metrics import measures_for
+from receval.run.evaluate import judge
+from receval.run.metrics import measures_for
 
 KS = [1, 3, 5, 10, 100]
 POOL = 10_007  # prime: any stride from 1 to POOL-1 visits distinct documents

@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import yaml
 
-from receval.metrics import measures_for
+from receval.run.metrics import measures_for
 from receval.results.manifest import seal
 from receval.results.write import write_results, write_run_json
 

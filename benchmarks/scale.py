@@ -118,7 +118,7 @@ def side(name: str, collection: Path, out: Path) -> None:
     base_gib = rss_gib("VmRSS")
     began, cpu_began = time.perf_counter(), time.process_time()
     if name == "receval":
-        from receval.ranking import tie_ranks
+        from receval.run.ranking import tie_ranks
         from receval.retrievers import search
         from receval.retrievers.bm25 import BM25
 

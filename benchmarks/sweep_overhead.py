@@ -43,7 +43,7 @@ main()
 SAME_CONFIG_APP = '''
 import hydra
 import numpy, scipy.sparse, pyarrow.parquet  # receval's imports
-from receval.config import config_dir, register
+from receval.run.config import config_dir, register
 
 register()
 

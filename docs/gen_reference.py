@@ -196,7 +196,7 @@ def table(rows) -> str:
 
 def group_options(group: str) -> dict[str, str]:
     """``conf/<group>/*.yaml`` option -> the component kind it selects."""
-    from receval import config
+    from receval.run import config
 
     folder = Path(config.config_dir()) / group
     options = {}
@@ -207,7 +207,7 @@ def group_options(group: str) -> dict[str, str]:
 
 
 def configuration_page() -> str:
-    from receval import components, config
+    from receval.run import components, config
     from receval.measures.cost import StagePrices
 
     components.discover()
@@ -215,7 +215,7 @@ def configuration_page() -> str:
         HEADER, "# Configuration\n",
         "Every key a run's config holds, with its default, its range (a number outside it is refused "
         "before anything runs) and what it means, read from the schemas in the code "
-        "(`receval/config.py`, each component's dataclass beside its code). Override any key on the "
+        "(`receval/run/config.py`, each component's dataclass beside its code). Override any key on the "
         "command line (`receval retriever.k1=0.9`), sweep a list with `-m` "
         "(`receval chunking.max_words=40,120 -m`), pick a group's option by name (`retriever=tfidf`). "
         "`receval --cfg job` prints the composed config.\n",
@@ -252,7 +252,7 @@ def configuration_page() -> str:
 
 
 def ranges_page() -> str:
-    from receval import config
+    from receval.run import config
 
     return (HEADER + "# Ranges\n\nEvery number receval's configs hold, with its range "
             "(`python -m receval.schema` prints this table).\n\n" + config.ranges_table())

@@ -19,7 +19,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from receval.core import progress
-from receval.config import config_dir, register, register_synth
+from receval.run.config import config_dir, register, register_synth
 from receval.core.errors import RecevalWarning
 from receval.retrievers.base import Stage
 
@@ -266,7 +266,7 @@ def run_of(tmp_path_factory, *overrides: str) -> Path:
     """One run on a config composed with ``overrides``, in-process; returns its folder."""
     from hydra import compose
 
-    from receval.pipeline import run
+    from receval.run.pipeline import run
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         cfg = compose("config", overrides=list(overrides))
@@ -281,7 +281,7 @@ def sweep_in_process(root: Path, *axes: list[str]) -> Path:
     Hydra's job order, each run as ``receval`` runs it; returns ``root``."""
     from itertools import product
 
-    from receval.pipeline import run
+    from receval.run.pipeline import run
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         for job, overrides in enumerate(product(*axes)):

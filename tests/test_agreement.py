@@ -21,11 +21,11 @@ import pytest
 from conftest import SHARED, lazy_import
 from receval.results import trec
 from receval.datasets import Question
-from receval.evaluate import judge
+from receval.run.evaluate import judge
 from receval.results.external import export
-from receval.metrics import parse_measure
-from receval.pipeline import run
-from receval.ranking import select_top, tie_ranks
+from receval.run.metrics import parse_measure
+from receval.run.pipeline import run
+from receval.run.ranking import select_top, tie_ranks
 from receval.results import read_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

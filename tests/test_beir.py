@@ -9,11 +9,11 @@ import pytest
 
 from conftest import FIXTURES, SHARED
 from receval.chunking.words import chunk_sections
-from receval.config import check
+from receval.run.config import check
 from receval.datasets import load_dataset
 from receval.datasets.beir import fingerprint
 from receval.core.errors import ConfigError, DatasetError
-from receval.pipeline import run
+from receval.run.pipeline import run
 from receval.results import read_run
 
 CRANFIELD = SHARED / "datasets" / "cranfield"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from receval.ranking import select_top
+from receval.run.ranking import select_top
 from receval.retrievers import search
 from receval.retrievers.bm25 import BM25
 from receval.retrievers.tfidf import TfIdf

@@ -19,12 +19,12 @@ from conftest import exit_code, one_error_line
 from forge import forged
 from omegaconf import OmegaConf
 
-from receval import pipeline
+from receval.run import pipeline
 from receval.analysis.listing import listing
 from receval.cli import report
 from receval.cli.resume import finished_run
 from receval.core.errors import RunError
-from receval.pipeline import config_hash_of
+from receval.run.pipeline import config_hash_of
 from receval.results import bond, manifest
 from receval.results.claim import LOCK, taken
 from receval.results.door import open_run
@@ -51,7 +51,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     """bm25 and tfidf on the built-in library, each in its own folder."""
     from hydra import compose, initialize_config_dir
 
-    from receval.config import config_dir
+    from receval.run.config import config_dir
 
     out = {}
     for kind in ("bm25", "tfidf"):

@@ -16,7 +16,7 @@ from conftest import results_without_timings, run_cli
 from receval.chunking import cache as cache_module
 from receval.chunking.cache import IndexCache, key_of
 from receval.chunking import Chunk
-from receval.pipeline import run
+from receval.run.pipeline import run
 from receval.retrievers.lexical import Vocabulary
 from receval.results.format import RESULTS, RUN_JSON
 from receval.retrievers.text import Tokenizer

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from chatserver import ChatServer, chat_reply
 
-from receval import components
+from receval.run import components
 from receval.clients import entries
 from receval.clients.calls import FOLDER, Answer, Calls
-from receval.components import Context
+from receval.run.components import Context
 from receval.core import notices
 from receval.judge.llm import LlmJudge, LlmJudgeConfig
 from receval.retrievers.base import search

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import SHARED
-from receval.pipeline import run
+from receval.run.pipeline import run
 from receval.results import read_run
 from receval.stats.calibration import null_differences, type_one_rate
 

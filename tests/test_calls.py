@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from chatserver import ChatServer, chat_reply
-from receval import components
+from receval.run import components
 from receval.clients.calls import FOLDER, Calls, call_key, normal_endpoint
 from receval.clients.chat import ChatClient
-from receval.components import Context
+from receval.run.components import Context
 from receval.core.errors import RecevalError
 from receval.judge.llm import LlmJudge, LlmJudgeConfig
 from receval.retrievers.base import search
@@ -195,7 +195,7 @@ def test_a_replayed_run_reports_its_live_latency_and_is_marked(make_config, tmp_
 
     from receval.cli.report import report_for
     from receval.cli.select import select
-    from receval.pipeline import run
+    from receval.run.pipeline import run
     from receval.results.format import RESULTS, RUN_JSON
 
     monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "cache"))
@@ -245,7 +245,7 @@ def test_the_llm_reranker_replays_its_own_server_only(servers, tmp_path):
     stage's time), then by B with the same model name: B is asked and its grades used.
     An entry whose grade is not 0-3 is asked again."""
     from conftest import Fixed
-    from receval.stages import Reranked
+    from receval.run.stages import Reranked
 
     a, b = servers
 
@@ -321,7 +321,7 @@ def test_a_live_llm_rerank_run_is_not_labelled_replayed_by_its_own_warm_up(make_
 
     from receval.analysis.breakdown import stage_latency
     from receval.cli.report import report_for
-    from receval.pipeline import run
+    from receval.run.pipeline import run
     from receval.results.format import RESULTS, RUN_JSON
     from receval.results.stored import load_run
 

@@ -17,7 +17,7 @@ from receval.results import load_runs
 from receval.results.write import write_results, write_run_json
 from receval.stats.cheaper import MIN_DIFFERENCE, CostOrder, part_of, sweep_noise
 from receval.results.manifest import seal
-from receval.written import label_facts
+from receval.run.written import label_facts
 
 N = 40
 BM25 = {"kind": "bm25"}
@@ -65,7 +65,7 @@ def sweep(root, seed: int):
 def test_a_hybrid_runs_the_stages_of_its_members_as_they_run_alone(tmp_path):
     """The members of conf/retriever/hybrid.yaml as saved (only what the file gives) and the
     same retrievers alone with every default written out are the same stages."""
-    from receval.written import filled
+    from receval.run.written import filled
 
     answered = np.ones(4)
     write_run(tmp_path / "h", {"kind": "fused", "members": [{"kind": "bm25", "k1": 1.2, "b": 0.75},

@@ -14,7 +14,7 @@ from receval.chunking.packing import pack
 from receval.chunking.paragraphs import paragraph_spans
 from receval.chunking.sentences import sentence_spans
 from receval.datasets import Section, load_dataset
-from receval.pipeline import run
+from receval.run.pipeline import run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 KINDS = ["words", "paragraphs", "sentences", "recursive", "tokens"]
@@ -65,7 +65,7 @@ def test_no_chunk_exceeds_max_words(kind):
 
 
 def test_tokens_never_exceed_the_model_limit_with_the_heading():
-    from receval import components
+    from receval.run import components
     from receval.chunking.tokens import Tokens
 
     for limit in (24, 64, None):

@@ -14,8 +14,8 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from receval import components
-from receval.config import check, config_dir
+from receval.run import components
+from receval.run.config import check, config_dir
 from receval.core.errors import ConfigError
 from receval.schema import Range, range_
 
@@ -266,7 +266,7 @@ def test_each_group_node_is_typed_by_its_base_then_by_its_options_schema(make_co
     group by its base; the chosen option's schema (a subclass) is what the node holds."""
     from omegaconf import OmegaConf
 
-    from receval.config import RecevalConfig
+    from receval.run.config import RecevalConfig
     from receval.rerankers.cross_encoder import CrossEncoderConfig
     from receval.retrievers.dense import DenseConfig
 
@@ -284,13 +284,13 @@ def test_a_schema_not_deriving_from_its_groups_base_is_refused_at_registration()
     class Loose:
         kind: str = "loose_test"
 
-    with pytest.raises(TypeError, match=r"Loose: a retriever schema derives from receval.components.RetrieverConfig"):
+    with pytest.raises(TypeError, match=r"Loose: a retriever schema derives from receval.run.components.RetrieverConfig"):
         components.component("retriever", "loose_test", Loose)
     assert ("retriever", "loose_test") not in components._REGISTRY
 
 
 def test_every_composition_reads_the_one_config_store_and_leaves_it_as_it_was():
-    """receval.hydra_internals.share_config_store: Hydra deep-copies its config repository for each
+    """receval.run.hydra_internals.share_config_store: Hydra deep-copies its config repository for each
     composition, and with it the process-wide ConfigStore (every schema receval registers:
     about 30% of a composition's time). The copy must hand back the store itself, and a
     composition must not change what is stored. Fails loudly if Hydra stops holding the

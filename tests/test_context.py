@@ -352,7 +352,7 @@ def support_server():
 def test_pool_nuggets_judge_support_and_report_labels_end_to_end(with_nuggets, support_server, tmp_path, capsys):
     from hydra import compose, initialize_config_dir
 
-    from receval import config as config_schema
+    from receval.run import config as config_schema
     from receval.cli import pool as pool_command
     from receval.judge.job import run_judge
 
@@ -422,8 +422,8 @@ def test_the_budget_tokenizers_bytes_are_part_of_the_runs_identity(make_config, 
     from test_languages import SENTENCES, subword_file
 
     from receval.core.errors import ConfigError
-    from receval.pipeline import config_hash_of
-    from receval.spec import run_spec
+    from receval.run.pipeline import config_hash_of
+    from receval.run.spec import run_spec
 
     path = subword_file(tmp_path, SENTENCES)
     before = config_hash_of(make_config(f"metrics.tokenizer={path}"))

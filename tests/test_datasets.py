@@ -8,7 +8,7 @@ import pytest
 
 from receval.datasets import load_dataset
 from receval.core.errors import DatasetError
-from receval.pipeline import run
+from receval.run.pipeline import run
 
 
 def load(make_config, path, *overrides):

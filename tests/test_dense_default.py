@@ -1,5 +1,5 @@
 """The dense encoders' default backend: onnx where the onnx extra is installed, else torch
-(receval.config.default_dense_backend), saved as resolved, and never sharing vectors."""
+(receval.run.config.default_dense_backend), saved as resolved, and never sharing vectors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from receval import config
+from receval.run import config
 from receval.encoders import EmbeddingCache, LocalEncoder, OnnxEncoder
 
 HAS_ONNX = all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
@@ -37,7 +37,7 @@ def test_every_dense_default_resolves_to_it_and_an_explicit_backend_stays():
     assert str(OmegaConf.to_container(vector, resolve=True)["retriever"]["backend"]) == backend
     assert str(local.retriever.backend) == "local"
     # run.json saves the backend chosen, never the default's name: a re-run elsewhere encodes the same way
-    from receval.pipeline import as_written
+    from receval.run.pipeline import as_written
 
     assert as_written(stages)["retriever"]["members"][1]["backend"] == backend
     assert OmegaConf.to_container(stages)["retriever"]["members"][1]["backend"] == config.DENSE_BACKEND

@@ -241,7 +241,7 @@ def test_the_generated_reference_pages_equal_a_fresh_generation():
 
 
 def test_a_field_s_meaning_is_the_comment_beside_or_above_it():
-    from receval.config import RecevalConfig
+    from receval.run.config import RecevalConfig
 
     meanings = _reference().field_comments(RecevalConfig)
     assert meanings["depth"] == "chunks kept per question before collapsing to sections; beyond the chunks it is capped"

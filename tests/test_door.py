@@ -77,7 +77,8 @@ def test_export_s_identity_is_the_digest_the_door_checked_never_a_second_hash(go
 def test_a_reused_and_interrupted_run_folder_reads_as_incomplete(tmp_path, make_config, monkeypatch, capsys):
     """bm25 into a folder, then tfidf into the same folder stopped by Ctrl-C mid-search:
     bm25's files are still there, but the folder is no run (never bm25 under tfidf)."""
-    from receval import pipeline, retrievers
+    from receval import retrievers
+    from receval.run import pipeline
 
     folder = tmp_path / "run"
     pipeline.run(make_config("retriever=bm25"), folder)
@@ -288,7 +289,7 @@ def test_a_path_given_by_a_variable_is_saved_as_read_so_reproduce_and_pool_need_
     gone) and the re-run is identical; .hydra/ keeps the text as written."""
     from omegaconf import OmegaConf
 
-    from receval import pipeline
+    from receval.run import pipeline
     from receval.cli.pool import unit_texts
     from receval.cli.reproduce import reproduce
 

@@ -299,7 +299,7 @@ def test_importing_receval_and_running_bm25_never_imports_torch(tmp_path):
     code = textwrap.dedent(
         """
         import sys
-        import receval, receval.pipeline, receval.encoders, receval.retrievers.dense
+        import receval, receval.run.pipeline, receval.encoders, receval.retrievers.dense
         from receval.retrievers.bm25 import BM25
         from receval.retrievers.dense import Dense
         from receval.retrievers.text import Tokenizer

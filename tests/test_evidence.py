@@ -327,7 +327,7 @@ def test_relevance_coverage_sets_how_much_of_a_span_must_come_back(tmp_path_fact
     strict = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={ESSAYS}", "chunking.max_words=40", "relevance.coverage=1.0")
     row = _row(strict, "fresnel")
     assert row["first_relevant_rank"] == 3 and row["rr"] == pytest.approx(1 / 3)
-    from receval import config
+    from receval.run import config
     from receval.core.errors import ConfigError
 
     for bad in ("0", "nan", "1.5"):

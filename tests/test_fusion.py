@@ -8,11 +8,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from receval.pipeline import run
+from receval.run.pipeline import run
 from receval.retrievers.fusion import Fused, fuse, normalised
 from receval.rerankers import Rescored, Scorer
 from receval.retrievers.base import Stage
-from receval.stages import Reranked
+from receval.run.stages import Reranked
 from receval.results import read_run
 from receval.results.format import RESULTS, RUN_JSON
 
@@ -140,7 +140,7 @@ def test_fused_ranking_equals_rrf_of_the_members_chunk_lists(make_config, tmp_pa
     from receval import retrievers
     from receval.chunking.words import chunk_sections
     from receval.datasets import load_dataset
-    from receval.ranking import select_top, tie_ranks
+    from receval.run.ranking import select_top, tie_ranks
     from receval.retrievers.text import Tokenizer
 
     cfg = make_config("retriever=fused", "retriever.fusion.candidates=10")

@@ -162,8 +162,8 @@ def test_read_pages_raises_only_receval_errors(scratch, pages):
 def stored(tmp_path_factory) -> Path:
     from hydra import compose, initialize_config_dir
 
-    from receval.config import config_dir
-    from receval.pipeline import run
+    from receval.run.config import config_dir
+    from receval.run.pipeline import run
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         cfg = compose("config", overrides=["dataset=folder", f"dataset.path={SITE}"])

@@ -29,7 +29,7 @@ from receval.results.write import write_results, write_run_json
 from receval.stats.paired import PairedTest
 from receval.stats.gate import Gate
 from receval.stats.verdict import GateOutcome
-from receval.written import label_facts
+from receval.run.written import label_facts
 
 N = 40
 BASE = np.r_[np.ones(30), np.zeros(10)]  # the baseline answers 30 of 40 questions first

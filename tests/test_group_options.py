@@ -1,5 +1,5 @@
 """A mistyped config group option (``retriever=bm52``) is one line naming the nearest
-option and the group's options, before Hydra runs (receval.argv.group_problems): never
+option and the group's options, before Hydra runs (receval.run.argv.group_problems): never
 Hydra's list with its internal ``base_*`` schema names. The command's exit 2, one line,
 no folder: tests/test_cli.py's bad-config cases."""
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from receval.argv import check_argv, config_folders, group_options, group_problems
-from receval.config import config_dir
+from receval.run.argv import check_argv, config_folders, group_options, group_problems
+from receval.run.config import config_dir
 from receval.core.errors import ConfigError
 
 CONF = Path(config_dir())

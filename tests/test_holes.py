@@ -83,7 +83,7 @@ from receval.analysis.holes import label_agreement, relabel  # noqa: E402
 from receval.analysis.pool import pool  # noqa: E402
 from receval.cli.pool import main as pool_main  # noqa: E402
 from receval.cli.report import report_for  # noqa: E402
-from receval.config import BootstrapConfig  # noqa: E402
+from receval.run.config import BootstrapConfig  # noqa: E402
 from receval.core.errors import RecevalError  # noqa: E402
 from receval.results.discovery import load_runs  # noqa: E402
 from receval.results.judgments import rescore, stored_labels  # noqa: E402
@@ -293,7 +293,7 @@ def one_label_collection(root):
 @pytest.mark.slow  # twelve runs over a whole collection
 @pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
 def test_cranfield_pool_judged_by_full_qrels_restores_the_ranking(tmp_path, make_config):
-    from receval.pipeline import run as run_one
+    from receval.run.pipeline import run as run_one
 
     collection = one_label_collection(tmp_path / "cranfield1")
     sweep = tmp_path / "sweep"

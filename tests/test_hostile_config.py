@@ -10,9 +10,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from receval.config import config_dir
+from receval.run.config import config_dir
 from receval.core.errors import ConfigError, RecevalError
-from receval.spec import run_spec
+from receval.run.spec import run_spec
 
 
 def compose_with(*overrides: str):

@@ -90,7 +90,7 @@ def test_symlink_loops_and_dangling_page_links_are_warned_by_name(tmp_path):
 def test_the_agreement_file_is_not_replaced_without_force(tmp_path):
     from hydra import compose, initialize_config_dir
 
-    from receval import config as config_schema
+    from receval.run import config as config_schema
     from receval.judge.job import agreement_path, run_judge
 
     def judge(*overrides: str):

@@ -102,7 +102,7 @@ def test_pool_mixing_two_datasets_by_question_text_is_refused(good, tmp_path):
 def traces_config(*overrides: str):
     from hydra import compose, initialize_config_dir
 
-    from receval.config import config_dir
+    from receval.run.config import config_dir
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         return compose("traces", overrides=list(overrides))
@@ -215,7 +215,7 @@ def test_a_saved_depth_beyond_the_run_s_chunks_scores_a_trec_run_at_the_depth_th
 
 
 def test_a_stored_plain_cache_dir_does_not_choose_where_reproduce_writes(good, tmp_path, monkeypatch):
-    from receval import written
+    from receval.run import written
 
     monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "mine"))
     monkeypatch.setattr(written, "_OWN", None)  # receval's own default, read now
@@ -226,7 +226,7 @@ def test_a_stored_plain_cache_dir_does_not_choose_where_reproduce_writes(good, t
 
 
 def test_reproduce_allow_code_names_the_module_it_imports(good, tmp_path):
-    from receval.written import own_default
+    from receval.run.written import own_default
 
     code = tmp_path / "code"
     (code / "mine").mkdir(parents=True)

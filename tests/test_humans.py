@@ -12,7 +12,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from conftest import exit_code, sweep_in_process
-from receval import config as config_schema
+from receval.run import config as config_schema
 from receval.analysis.humans import certify, draw_for_humans, grade_spreads
 from receval.stats.estimators import design_intervals, working_ppi
 from receval.stats.sampling import labels_needed

@@ -1,6 +1,6 @@
 """The Hydra internals receval relies on are still there, in the shape it uses.
 
-They all live in :mod:`receval.hydra_internals` (checked against the Hydra named by its
+They all live in :mod:`receval.run.hydra_internals` (checked against the Hydra named by its
 ``CHECKED_AGAINST``): receval's sweeper (receval/hydra_plugin) derives from Hydra's
 private ``BasicSweeper``, :func:`receval.cli.preflight.unknown_overrides_named` swaps
 ``ConfigLoaderImpl._apply_overrides_to_config`` while a command runs, and
@@ -19,7 +19,7 @@ from pathlib import Path
 import hydra
 import pytest
 
-from receval import hydra_internals
+from receval.run import hydra_internals
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,9 +115,9 @@ def test_the_check_is_passed_in_not_set_on_a_class():
     from omegaconf import OmegaConf
 
     from receval.cli.preflight import ConfigCheck, check_named
-    from receval.pipeline import check_config
+    from receval.run.pipeline import check_config
 
-    assert ConfigCheck(check_target="receval.pipeline.check_config").check is check_config
+    assert ConfigCheck(check_target="receval.run.pipeline.check_config").check is check_config
     assert ConfigCheck().check is None
     config = OmegaConf.create({"hydra": {"callbacks": {"config_check": {"check_target": "receval.synth.job.check_config"}}}})
     from receval.synth.job import check_config as synth_check
@@ -128,10 +128,10 @@ def test_the_check_is_passed_in_not_set_on_a_class():
 
 def test_the_internals_were_checked_against_this_hydra():
     """A Hydra upgrade is a deliberate step: run this file against it, adapt
-    receval/hydra_internals.py where a test fails, then update CHECKED_AGAINST."""
+    receval/run/hydra_internals.py where a test fails, then update CHECKED_AGAINST."""
     if hydra.__version__ != hydra_internals.CHECKED_AGAINST:
         pytest.fail(
-            f"Hydra {hydra.__version__} is installed; receval's Hydra internals (receval/hydra_internals.py) "
+            f"Hydra {hydra.__version__} is installed; receval's Hydra internals (receval/run/hydra_internals.py) "
             f"were checked against Hydra {hydra_internals.CHECKED_AGAINST}: if every other test here passes, "
             "set CHECKED_AGAINST to this version, or pin hydra-core to that one",
             pytrace=False,

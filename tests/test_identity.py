@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import run_cli
 
-from receval.pipeline import config_hash_of, run
+from receval.run.pipeline import config_hash_of, run
 from receval.results.labels import naming
 from receval.results.format import RESULTS, RUN_JSON
 

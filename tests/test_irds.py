@@ -98,7 +98,7 @@ def test_a_file_missing_from_the_store_is_one_message_and_no_download(store, mon
 
 @pytest.mark.slow
 def test_the_config_is_typed_and_the_id_required(make_config):
-    from receval.config import check
+    from receval.run.config import check
     from receval.core.errors import ConfigError
 
     cfg = make_config("dataset=ir_datasets", "dataset.id=beir/scifact/test")

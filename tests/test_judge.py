@@ -11,7 +11,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from chatserver import ChatServer, chat_reply
-from receval import config as config_schema
+from receval.run import config as config_schema
 from receval.core.errors import ConfigError, RecevalError
 from receval.judge.agreement import agreement, confusion, kappa
 from receval.judge.job import agreement_path, run_judge, summary_lines

@@ -13,7 +13,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from conftest import exit_code, loopback, sweep_in_process
-from receval import config as config_schema
+from receval.run import config as config_schema
 from receval.core.errors import ConfigError, RecevalError
 from receval.judge.reranker import grade_of, thresholds
 

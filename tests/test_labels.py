@@ -23,12 +23,12 @@ from receval.cli import list as list_mod
 from receval.cli import report
 from receval.cli.report import report_for
 from receval.cli import select as select_mod
-from receval.config import config_dir, default_dense_backend
-from receval.pipeline import resolved, run, summary_line
+from receval.run.config import config_dir, default_dense_backend
+from receval.run.pipeline import resolved, run, summary_line
 from receval.results import labels
 from receval.analysis.differences import differences_of
 from receval.results.format import RUN_JSON
-from receval.written import label_facts
+from receval.run.written import label_facts
 from receval.core.overrides import swept_suffix
 
 URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://")

@@ -106,7 +106,7 @@ def test_a_run_on_the_cjk_folder_finds_the_sections(make_config, tmp_path):
     """End to end with default settings: the stored per-question rr averages the reference's MRR."""
     import pyarrow.parquet as pq
 
-    from receval.pipeline import run
+    from receval.run.pipeline import run
 
     docs, questions, relevant = cjk_collection()
     reference = mrr(hand_bm25(docs, questions), relevant)

@@ -25,7 +25,7 @@ from receval.results.manifest import seal
 from receval.results.write import write_results, write_run_json
 from receval.stats.bootstrap import confidence_interval
 from receval.stats.quantiles import fewest_values, order_ranks, quantile_interval
-from receval.written import label_facts
+from receval.run.written import label_facts
 
 # ----------------------------------------------------------------- the interval of a quantile
 
@@ -205,8 +205,8 @@ def test_two_identical_sweeps_give_the_same_latency_verdicts_and_no_container_is
     from hydra import compose, initialize_config_dir
 
     from receval.analysis.choice import stage_tree
-    from receval.config import config_dir
-    from receval.pipeline import run
+    from receval.run.config import config_dir
+    from receval.run.pipeline import run
     from receval.stats.cheaper import part_of
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):

@@ -1,9 +1,11 @@
-"""The layers hold: imports flow cli -> render -> analysis -> stats | results -> core;
-the read side (results, stats, analysis, render) imports nothing of the run side nor
-Hydra or OmegaConf, stats no YAML either; the run side never imports the read side;
-scoring (the measure formulas both sides use) imports only core; and no two modules
-import each other in a circle (function-level imports and package ``__init__``
-re-exports included).
+"""The two sides hold: each side's packages say who may import them (allow-lists: the
+run side is imported only by the run side and the command line; stats, analysis and
+render only by the read side and the command line; results by both sides' writers and
+readers; scoring and clients by everything but core), the read side flows one way (cli ->
+render -> analysis -> stats | results -> clients | scoring -> core) and imports neither
+Hydra nor OmegaConf, stats no YAML either; every top-level package takes exactly one
+side; and no two modules import each other in a circle (function-level imports and
+package ``__init__`` re-exports included).
 
 The contracts are in pyproject.toml ([tool.importlinter]); this runs them through
 import-linter's Python API (no subprocess) on the graph grimp builds."""
@@ -25,12 +27,30 @@ PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 def test_the_import_contracts_are_kept(capsys):
     options = use_cases.read_user_options(str(PYPROJECT))
     assert {c["id"] for c in options.contracts_options} == {
-        "read-side", "read-not-run", "stats-plain", "scoring", "run-side", "core",
+        "run-side", "read-side", "results", "shell", "base", "read-flow", "read-not-hydra", "stats-plain",
+        "scoring-plain",
     }
     kept = use_cases.lint_imports(str(PYPROJECT), cache_dir=None, no_logo=True, is_debug_mode=True)
     printed = capsys.readouterr().out  # each broken contract with its import chains
     assert kept, printed
-    assert "6 kept, 0 broken" in printed
+    assert "9 kept, 0 broken" in printed
+
+
+def test_every_top_level_package_takes_one_side():
+    """The allow-lists cover a package added later only once it is named: every top-level
+    package or module of receval is protected by exactly one side's contract, but for core
+    (which everything may import, and which imports only itself: no contract allows it to
+    import anything else) and the package's own ``__init__``/``__main__``; and receval/ holds
+    at most three modules of its own (the run side's modules live in receval/run/)."""
+    options = {c["id"]: c for c in use_cases.read_user_options(str(PYPROJECT)).contracts_options}
+    protected = [m for id_ in ("run-side", "read-side", "results", "shell", "base")
+                 for m in options[id_]["protected_modules"]]
+    assert len(protected) == len(set(protected))
+    root = Path(receval.__file__).parent
+    top = {p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert {m.removeprefix("receval.") for m in protected} == top - {"core"}
+    modules = sorted(p.name for p in root.glob("*.py"))
+    assert modules == ["__init__.py", "__main__.py"] and len(modules) <= 3
 
 
 def test_scoring_imports_only_core_and_numpy():
@@ -49,8 +69,8 @@ def test_scoring_imports_only_core_and_numpy():
 def test_the_groups_best_yaml_types_are_the_run_sides():
     """best.yaml's defaults list (core.groups, read side) names the groups the run side
     types (components.BASES) and the schema conf/config.yaml starts from."""
-    from receval import components
-    from receval.config import config_dir
+    from receval.run import components
+    from receval.run.config import config_dir
     from receval.core.groups import GROUPS, SCHEMA, primary_defaults
 
     assert set(GROUPS) == set(components.BASES)

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from receval.datasets import LIBRARY, load_dataset
-from receval.pipeline import run
+from receval.run.pipeline import run
 from receval.results.format import RESULTS
 
 
@@ -16,7 +16,7 @@ from receval.results.format import RESULTS
 def library():
     from hydra import compose, initialize_config_dir
 
-    from receval.config import config_dir
+    from receval.run.config import config_dir
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         return load_dataset(compose("config").dataset)

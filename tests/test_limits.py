@@ -11,7 +11,7 @@ import pytest
 from conftest import FIXTURES, results_without_timings, run_cli
 from forge import forged
 
-from receval.pipeline import run
+from receval.run.pipeline import run
 from receval.results.format import RESULTS, RUN_JSON
 
 

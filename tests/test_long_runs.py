@@ -32,7 +32,7 @@ from receval.core import machine, progress
 from receval.encoders import EmbeddingCache, embed, text_key
 from receval.encoders import base
 from receval.core.errors import RecevalError, RecevalWarning
-from receval.pipeline import stage_facts
+from receval.run.pipeline import stage_facts
 from receval.retrievers.dense import Dense
 from receval.results.format import RESULTS, RUN_JSON
 from conftest import loopback, run_cli, run_of
@@ -302,7 +302,7 @@ def test_run_json_holds_the_machine_and_the_warm_up_is_timed_apart(tmp_path, tmp
 
 
 def test_an_encoders_own_threads_are_recorded_per_stage():
-    from receval.stages import Reranked, encoder_threads
+    from receval.run.stages import Reranked, encoder_threads
     from receval.rerankers.dense import DenseReranker
 
     onnx_like = Fake()
@@ -403,7 +403,7 @@ def _library_chunk_texts() -> list[str]:
     from hydra import compose, initialize_config_dir
 
     from receval.chunking import cut
-    from receval.config import config_dir
+    from receval.run.config import config_dir
     from receval.datasets import load_dataset
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):

@@ -1,4 +1,4 @@
-"""Tests for receval.metrics (and evaluate.judge): worked numbers, agreement with
+"""Tests for receval.run.metrics (and evaluate.judge): worked numbers, agreement with
 pytrec_eval (trec_eval) and ranx, invariants over every registered measure, and
 measure-name parsing."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from receval.datasets import Question
-from receval.evaluate import judge
-from receval.metrics import (
+from receval.run.evaluate import judge
+from receval.run.metrics import (
     CUTOFF_FAMILIES,
     Judged,
     Measure,
@@ -19,7 +19,7 @@ from receval.metrics import (
     measures_for,
     parse_measure,
 )
-from receval.ranking import select_top, tie_ranks
+from receval.run.ranking import select_top, tie_ranks
 
 KS = [1, 3, 5, 10]
 MEASURES = measures_for(KS)

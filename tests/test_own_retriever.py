@@ -17,7 +17,7 @@ from receval.chunking.words import chunk_sections
 from receval.datasets import load_dataset
 from receval.core.errors import RecevalError
 from receval.retrievers.ranked import Ids, passages, top_lists
-from receval.ranking import tie_ranks
+from receval.run.ranking import tie_ranks
 from receval.core.trust import check_reach, reaches
 
 from conftest import loopback, run_cli, run_of
@@ -274,7 +274,7 @@ def test_an_exception_in_user_code_shows_its_traceback_and_exits_2_writing_nothi
     assert 'jac.py", line' in done.stderr and "in helper" in done.stderr
     assert "ValueError: my own bug in 1 questions" in done.stderr
     assert "receval: error: jac:Broken search raised ValueError (traceback above)" in done.stderr
-    assert "receval/pipeline.py" not in done.stderr  # the user's frames, not receval's
+    assert "receval/run/pipeline.py" not in done.stderr  # the user's frames, not receval's
     assert not (tmp_path / "run" / "results.parquet").exists() and not (tmp_path / "run" / "run.json").exists()
 
 
@@ -340,7 +340,7 @@ def words(text):
 def library_sections():
     from hydra import compose, initialize_config_dir
 
-    from receval.config import config_dir
+    from receval.run.config import config_dir
 
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
         cfg = compose("config")
@@ -434,7 +434,7 @@ def test_http_elasticsearch_shape_concurrency_and_headers_from_the_environment(
 
 
 def test_a_header_value_where_a_variable_name_belongs_is_refused(make_config):
-    from receval.config import check
+    from receval.run.config import check
 
     cfg = make_config(
         "retriever=http", "retriever.url=http://127.0.0.1:9/s", "retriever.headers={Authorization: 'Bearer sk-abc'}"
@@ -470,7 +470,7 @@ def test_a_malformed_reply_exits_2_and_writes_nothing(service, tmp_path):
 
 
 def test_a_header_value_on_the_command_line_is_refused_before_anything_is_written():
-    from receval.argv import argv_problems
+    from receval.run.argv import argv_problems
 
     assert argv_problems(["retriever.headers={Authorization: ES_AUTH}", "retriever.headers.X-Key=MY_KEY"]) == []
     for arg in ["retriever.headers={Authorization: 'ApiKey c2VjcmV0'}", "retriever.headers.Authorization=sk-live-1234"]:

@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from hydra import compose, initialize_config_dir
 
-from receval.config import config_dir
-from receval.pipeline import run
+from receval.run.config import config_dir
+from receval.run.pipeline import run
 from receval.results.format import RESULTS, RUN_JSON
 
 

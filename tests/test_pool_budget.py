@@ -21,10 +21,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from conftest import SHARED
-from receval import config as config_schema
+from receval.run import config as config_schema
 from receval.analysis.holes import label_agreement, relabel
 from receval.analysis.pool import pool
-from receval.config import BootstrapConfig, config_dir
+from receval.run.config import BootstrapConfig, config_dir
 from receval.judge.job import run_judge
 from receval.results.discovery import load_runs
 from receval.results.external import read_labels
@@ -60,7 +60,7 @@ def judged(pairs, path):
 @pytest.mark.slow  # twelve runs over a whole collection, then two pools judged and scored
 @pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"shared test collection absent: {CRANFIELD}")
 def test_a_budget_of_a_depth_10_pool_sampled_deeper_ranks_the_runs_as_the_full_labels(tmp_path):
-    from receval.pipeline import run as run_one
+    from receval.run.pipeline import run as run_one
 
     collection = lowest_numbered_label(tmp_path / "cranfield1")
     sweep = tmp_path / "sweep"

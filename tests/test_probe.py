@@ -13,7 +13,7 @@ from hydra import compose, initialize_config_dir
 
 from chatserver import ChatServer, chat_reply
 from conftest import exit_code, run_of
-from receval import config as config_schema
+from receval.run import config as config_schema
 from receval.cli.pool import main as pool_main
 from receval.judge import probe
 from receval.judge.agreement import by_length

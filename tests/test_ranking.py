@@ -1,4 +1,4 @@
-"""Tests for receval.ranking (the tie rule, select_top, tie_ranks) and for
+"""Tests for receval.run.ranking (the tie rule, select_top, tie_ranks) and for
 evaluate.collapse_to_sections (chunks -> sections at their first rank)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from receval.evaluate import collapse_to_sections
-from receval.ranking import select_top, tie_ranks
+from receval.run.evaluate import collapse_to_sections
+from receval.run.ranking import select_top, tie_ranks
 
 
 def brute_top(scores: np.ndarray, k: int, tie_rank: np.ndarray, floor):

@@ -24,7 +24,7 @@ import pytest
 from omegaconf import OmegaConf
 from test_embeddings import FakeEncoder, cache_at, fake_vector
 
-from receval.components import Context, typed
+from receval.run.components import Context, typed
 from receval.core import trust
 from receval.core.errors import ConfigError, RecevalError, RunError
 from receval.encoders import EmbeddingCache, HttpEncoder, embed, text_key
@@ -115,7 +115,7 @@ def dense_node(**settings):
 
 
 def test_ray_settings_have_ranges_and_known_keys():
-    from receval.components import problems_of
+    from receval.run.components import problems_of
 
     assert problems_of(dense_node(ray={"workers": 0}), "retriever") == [
         "retriever.ray.workers=0: out of range; use an integer in [1, 100000]"
@@ -126,7 +126,7 @@ def test_ray_settings_have_ranges_and_known_keys():
     with pytest.raises(ConfigError, match=r"retriever.ray.worker is not a key of retriever.ray; did you mean retriever.ray.workers"):
         typed("retriever", OmegaConf.create({"kind": "dense", "ray": {"worker": 3}}), "retriever")
     with pytest.raises(ConfigError, match="Ray workers encode with a local model .* drop distributed=ray"):
-        from receval.components import build
+        from receval.run.components import build
 
         build("retriever", {"kind": "dense", "backend": "http", "base_url": "http://127.0.0.1:9", "distributed": "ray"}, Context())
 
@@ -174,7 +174,7 @@ def test_every_dense_encoder_takes_the_switch_and_a_cross_encoder_is_told_it_has
     """The dense first stage, a fused retriever's dense member, the dense re-ranker and
     lancedb (they share one Dense); a cross-encoder scores pairs at query time: no corpus
     to encode ahead, so ``distributed`` is no key of it."""
-    from receval.components import build
+    from receval.run.components import build
 
     ray = {"workers": 5}
     for group, node, dense_of in (
@@ -235,7 +235,7 @@ DRIVER = """
 import json, sys
 from pathlib import Path
 import numpy as np
-from receval.components import Context
+from receval.run.components import Context
 from receval.retrievers.dense import shared_dense
 from test_ray_encoding import dense_node
 

@@ -9,13 +9,13 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from receval import components
-from receval.components import Context
-from receval.config import check
+from receval.run import components
+from receval.run.components import Context
+from receval.run.config import check
 from receval.core.errors import ConfigError
-from receval.pipeline import run
+from receval.run.pipeline import run
 from receval.rerankers import PAIRS
-from receval.stages import Reranked
+from receval.run.stages import Reranked
 from receval.results.format import RESULTS, RUN_JSON
 from conftest import Fixed
 
@@ -154,9 +154,9 @@ def test_cost_prices_are_checked(make_config):
 def test_a_hybrid_run_is_labelled_from_its_members_defaults(make_config):
     """A member node naming only some fields (hybrid's {kind: dense, model: ...}) is labelled
     with its schema's defaults filled in, not refused for a missing ``backend``."""
-    from receval import stages
+    from receval.run import stages
 
-    from receval.config import default_dense_backend
+    from receval.run.config import default_dense_backend
 
     cfg = make_config("retriever=hybrid", "rerank=cross_encoder", "rerank.model=/models/ms-marco-MiniLM-L-6-v2")
     dense = "dense" if default_dense_backend() == "local" else "dense (onnx)"  # the default where installed

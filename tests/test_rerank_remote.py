@@ -10,11 +10,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from receval import components
-from receval.components import Context
+from receval.run import components
+from receval.run.components import Context
 from receval.core.errors import RecevalError
 from receval.rerankers import PAIRS
-from receval.stages import Reranked
+from receval.run.stages import Reranked
 from receval.results.format import RESULTS, RUN_JSON
 from conftest import Fixed, loopback, run_cli
 
@@ -280,7 +280,7 @@ def test_priced_remote_encoder_has_an_index_cost_and_per_question_money(make_con
     from receval.chunking.words import chunk_sections
     from receval.measures.cost import estimate_tokens
     from receval.datasets import load_dataset
-    from receval.pipeline import run
+    from receval.run.pipeline import run
 
     embeddings = Server(lambda path, body: (200, {}, embeddings_answer(body)))
     try:

@@ -17,7 +17,7 @@ import pytest
 from receval.results.manifest import MANIFEST
 from conftest import run_cli
 
-from receval.pipeline import config_hash_of, run
+from receval.run.pipeline import config_hash_of, run
 from receval.cli.resume import finished
 from receval.results.format import RESULTS, RUN_JSON
 
@@ -140,7 +140,7 @@ def test_two_commands_reading_the_same_microsecond_get_distinct_folders(monkeypa
     import hydra.core.utils
     from hydra import compose, initialize_config_dir
 
-    from receval.config import config_dir
+    from receval.run.config import config_dir
 
     class Frozen(datetime):
         @classmethod

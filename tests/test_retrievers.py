@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from receval.core.errors import ConfigError
-from receval.ranking import tie_ranks
+from receval.run.ranking import tie_ranks
 from receval.retrievers import search
 from receval.retrievers.bm25 import BM25, bm25_idf
 from receval.retrievers.tfidf import TfIdf

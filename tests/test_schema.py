@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from receval import components, config, schema
-from receval.config import RecevalConfig, SynthRunConfig, check, config_dir
+from receval import schema
+
+from receval.run import components, config
+from receval.run.config import RecevalConfig, SynthRunConfig, check, config_dir
 from receval.measures.cost import StagePrices, stage_names
 from receval.core.errors import ConfigError
-from receval.pipeline import check_config
+from receval.run.pipeline import check_config
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_KEYS = "name, dataset, chunking, tokenizer, retriever, rerank, transform, bootstrap, metrics, objective, relevance, depth"
@@ -173,7 +175,7 @@ def test_the_stages_a_price_may_name_are_the_latency_columns_a_run_writes(tmp_pa
 
     from receval.results import read_run
     from receval.retrievers import Context
-    from receval.stages import build
+    from receval.run.stages import build
     from receval.retrievers.text import Tokenizer
 
     cfg = compose_with(*overrides)

@@ -23,7 +23,7 @@ from receval.clients import http as remote
 from receval.core import secrets
 from receval.core.errors import ConfigError, RecevalError
 from receval.cli.preflight import check_secrets
-from receval.argv import argv_problems
+from receval.run.argv import argv_problems
 from receval.core.trust import config_problems
 
 KEY = "sk-test-Zq8v3LkR0secret"

@@ -29,7 +29,7 @@ from receval.render import choice_plot
 from receval.cli.reproduce import compare_tables
 from receval.results import Run, load_runs
 from receval.results.labels import run_labels
-from receval.config import BootstrapConfig
+from receval.run.config import BootstrapConfig
 from receval.render.select import render as render_selection
 from receval.cli.select import main, select
 from receval.datasets import LIBRARY
@@ -580,7 +580,7 @@ def test_runs_return_their_dev_objective(grid):
 @pytest.mark.slow
 def test_an_unknown_objective_metric_is_refused_before_any_work(make_config):
     """A grid sweep never reads the objective, so the config check is where a typo shows."""
-    from receval import config
+    from receval.run import config
     from receval.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"objective.metric=hit3: unknown measure 'hit3'"):
@@ -596,7 +596,7 @@ def test_search_spaces_name_real_config_keys(make_config):
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from receval.config import config_dir
+    from receval.run.config import config_dir
 
     pytest.importorskip("hydra_plugins.hydra_optuna_sweeper")
     full = ["retriever=hybrid", "retriever/fusion=weighted", "rerank=dense"]  # as its comment says

@@ -1,6 +1,6 @@
 """Components of one run share an object (an index, an encoder) only when every field of
 the schema that decides it is equal: the key comes from the schema's fields
-(:func:`receval.components.shared_key`), never built by hand, so a field added later
+(:func:`receval.run.components.shared_key`), never built by hand, so a field added later
 can never make two different configs share one object."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import MISSING, dataclass, fields
 import pytest
 from omegaconf import OmegaConf
 
-from receval import components
+from receval.run import components
 from receval.retrievers.dense import EncoderChoice, EncoderFields
 
 

@@ -125,7 +125,7 @@ def test_the_html_panels_say_the_same(runs, tmp_path):
 
 def test_show_reads_what_the_run_wrote_not_its_dataset(tmp_path, tmp_path_factory):
     """--show reads headings, snippets and evidence marks from the run folder (chunks.json,
-    receval.shown): its dataset changed or gone, the view is the same, marks included."""
+    receval.run.shown): its dataset changed or gone, the view is the same, marks included."""
     data = tmp_path / "essays"
     shutil.copytree(ESSAYS, data)
     run_dir = run_of(tmp_path_factory, "dataset=folder", f"dataset.path={data}", "chunking.max_words=20")
@@ -169,7 +169,7 @@ def test_chunks_json_keeps_fewer_ranks_rather_than_pass_the_doors_limit(monkeypa
 
     import receval.results.door as door
     from receval.scoring.questions import Question
-    from receval.shown import bounded_show_facts
+    from receval.run.shown import bounded_show_facts
 
     class Piece:  # a section and its one chunk: 1,000 characters each
         def __init__(self, i):

@@ -1,4 +1,4 @@
-"""The run spec (receval/spec.py): a composed run config is validated once, in one place,
+"""The run spec (receval/run/spec.py): a composed run config is validated once, in one place,
 and what is refused there leaves nothing on disk."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from receval import schema, spec
-from receval.config import config_dir
+from receval import schema
+
+from receval.run import spec
+from receval.run.config import config_dir
 from receval.core.errors import ConfigError
 
 
@@ -95,7 +97,7 @@ def test_a_sweep_validates_each_job_once(command, counted, capsys):
 def test_the_callbacks_check_and_the_run_share_one_frozen_spec(counted):
     from omegaconf.errors import ReadonlyConfigError
 
-    from receval.pipeline import check_config
+    from receval.run.pipeline import check_config
 
     cfg = compose_with("retriever=bm25", "retriever.k1=0.9", "+cost.bm25.per_1k_requests=2")
     check_config(cfg)  # the callback's (and the sweeper's) check

@@ -10,11 +10,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from receval import components
-from receval.components import Context
-from receval.config import check
+from receval.run import components
+from receval.run.components import Context
+from receval.run.config import check
 from receval.core.errors import ConfigError
-from receval.ranking import select_top
+from receval.run.ranking import select_top
 from receval.results.format import RESULTS
 
 TEXTS = [
@@ -98,7 +98,7 @@ def test_splade_and_bm25_fused_run(splade_model, make_config, tmp_path):
     cfg = make_config(
         "retriever=fused", f"retriever.members=[bm25,{{kind: splade, model: '{splade_model}', max_length: 64}}]",
     )
-    from receval.pipeline import run
+    from receval.run.pipeline import run
 
     result = run(cfg, tmp_path / "run")
     table = pq.read_table(tmp_path / "run" / RESULTS)

@@ -11,7 +11,7 @@ import pytest
 from receval import analysis
 from receval.analysis.suite import suite
 from receval.cli import report as report_cli
-from receval.config import BootstrapConfig
+from receval.run.config import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.stats.bootstrap import bootstrap_means, percentile_bounds
 from receval.stats.meta import pool

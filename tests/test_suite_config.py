@@ -9,7 +9,7 @@ import shutil
 import pytest
 from hydra import compose, initialize_config_dir
 
-from receval.config import config_dir
+from receval.run.config import config_dir
 from conftest import FIXTURES, run_cli
 
 

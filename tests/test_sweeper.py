@@ -11,7 +11,7 @@ from receval.results.format import RESULTS
 
 
 def test_repeated_cutoff_is_a_config_error(make_config):
-    from receval.config import check
+    from receval.run.config import check
     from receval.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"metrics.ks=\[1, 1, 3\] names a cutoff twice") as error:

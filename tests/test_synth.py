@@ -19,8 +19,8 @@ from conftest import FIXTURES, ROOT, run_cli
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 
-from receval import pipeline
-from receval.config import config_dir, register_synth
+from receval.run import pipeline
+from receval.run.config import config_dir, register_synth
 from receval.datasets import LIBRARY, folder
 from receval.datasets.questions import read_questions
 from receval.core.errors import ConfigError, DatasetError, RecevalError

@@ -15,7 +15,7 @@ from chatserver import ChatServer, chat_reply, first_sentence, passages_of, same
 from conftest import FIXTURES, run_of
 from hydra import compose, initialize_config_dir
 
-from receval.config import config_dir, register_synth
+from receval.run.config import config_dir, register_synth
 from receval.core.errors import RecevalError
 from receval.synth import generate
 from receval.synth.dedup import JACCARD, QuestionSet, Verdict, jaccard, words

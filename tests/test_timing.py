@@ -14,12 +14,12 @@ from chatserver import ChatServer
 from conftest import Fixed
 from test_calls import answering
 
-from receval import components
+from receval.run import components
 from receval.clients import http
-from receval.components import Context
+from receval.run.components import Context
 from receval.core.errors import ConfigError
 from receval.retrievers.base import Stage, StageOutput
-from receval.stages import Reranked, check_repeats, timed_search
+from receval.run.stages import Reranked, check_repeats, timed_search
 
 QUESTIONS = ["q0", "q1", "q2", "q3"]
 TEXTS = ["apples grow on trees", "bananas are yellow", "cherries are red"]
@@ -107,7 +107,7 @@ def test_a_repeat_reads_the_run_s_own_remote_answers_and_reports_their_live_late
 @pytest.mark.slow  # a whole run composed through Hydra, timed three times
 def test_a_run_timed_three_times_says_so_and_keeps_its_identity(make_config, tmp_path):
     from receval.cli.report import report_for
-    from receval.pipeline import config_hash_of, run
+    from receval.run.pipeline import config_hash_of, run
     from receval.results.format import RUN_JSON
 
     cfg = make_config("retriever=fused", "timing.repeats=3")

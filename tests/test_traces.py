@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from hydra import compose, initialize_config_dir
 
-from receval.config import config_dir
+from receval.run.config import config_dir
 from receval.core.errors import ConfigError, RecevalError
 from receval.traces import import_traces, read_spans
 from receval.traces.config import register_traces
@@ -64,7 +64,7 @@ def library_text(section_id: str) -> str:
 
 
 def judge_cfg(*overrides: str):
-    from receval import config as config_schema
+    from receval.run import config as config_schema
 
     config_schema.register_judge()
     with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):

@@ -14,7 +14,7 @@ import pytest
 
 from receval.core.errors import RecevalError
 from receval.render.show import to_text
-from receval.ranking import tie_ranks
+from receval.run.ranking import tie_ranks
 from receval.retrievers.ranked import Ids
 from receval.retrievers.trajectory import rank_answers
 
@@ -150,7 +150,7 @@ def test_a_bad_trajectory_is_one_line_naming_the_question_and_the_call(answer, m
 
 def test_first_relevant_call_and_recall_union_by_hand():
     from receval.datasets import Question
-    from receval.evaluate import trajectory_columns
+    from receval.run.evaluate import trajectory_columns
     from receval.retrievers.trajectory import Call
 
     def call(*chunks):

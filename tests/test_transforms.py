@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from receval import stages
-from receval import components
-from receval.components import Context
+from receval.run import stages
+from receval.run import components
+from receval.run.components import Context
 from receval.core.errors import ConfigError
-from receval.config import check
-from receval.ranking import select_top
+from receval.run.config import check
+from receval.run.ranking import select_top
 from receval.retrievers.bm25 import BM25
 from receval.retrievers.text import Tokenizer
 from receval.transforms.rm3 import Rm3
@@ -107,10 +107,10 @@ def test_transform_keys_are_checked(make_config):
 def test_rm3_run_is_named_and_keeps_old_identities(make_config, tmp_path):
     import pyarrow.parquet as pq
 
-    from receval.pipeline import resolved, run
+    from receval.run.pipeline import resolved, run
     from receval.results.identity import identity_hash
     from receval.results.labels import naming
-    from receval.written import label_facts
+    from receval.run.written import label_facts
 
     plain, expanded = make_config(), make_config("transform=rm3")
     saved_before = {k: v for k, v in resolved(plain).items() if k != "transform"}  # a run from before the group

@@ -13,12 +13,12 @@ import pytest
 
 from chatserver import ChatServer, chat_reply
 from conftest import results_without_timings
-from receval import stages
+from receval.run import stages
 from receval.transforms import Spent
-from receval.components import Context
-from receval.config import check
+from receval.run.components import Context
+from receval.run.config import check
 from receval.core.errors import ConfigError, RecevalError
-from receval.pipeline import run
+from receval.run.pipeline import run
 from receval.results.format import RESULTS, RUN_JSON
 from receval.retrievers.bm25 import BM25
 from receval.retrievers.fusion import fuse
@@ -106,7 +106,7 @@ def test_hyde_prices_each_question_and_a_replay_sends_nothing(server, make_confi
 def test_hyde_searches_with_the_question_and_the_passage(server):
     server.respond = hyde_reply
     texts = ["Install the package with pip", "The cache folder holds embeddings", "Bananas are yellow"]
-    from receval import components
+    from receval.run import components
 
     node = {"kind": "hyde", "base_url": server.url, "model": "m", "search_with": "passage", "concurrency": 1}
     stage = components.build("transform", node, Context()).wrap(BM25(Tokenizer()), {})
@@ -125,7 +125,7 @@ def test_hyde_searches_with_the_question_and_the_passage(server):
 
 def test_multi_query_fuses_the_question_and_its_rewrites(server):
     server.respond = rewrites_reply
-    from receval import components
+    from receval.run import components
 
     texts = ["install the package with pip", "the cache folder holds embeddings", "set k1 for bm25", "pip cache"]
     node = {"kind": "multi_query", "base_url": server.url, "model": "m", "n": 2, "concurrency": 1}
@@ -185,7 +185,7 @@ def test_a_server_answering_prose_stops_the_transform_in_the_failure_rules_words
     was sent, and the last reason is named. One question in flight at a time: the first
     question's 1 + retries requests, and the questions after it are not sent."""
     server.respond = lambda body, attempt: chat_reply("Sure! Here is a passage about that.")
-    from receval import components
+    from receval.run import components
 
     node = {"kind": kind, "base_url": server.url, "model": "m", "concurrency": 1, "retries": 2,
             "backoff": 0.001}
@@ -206,9 +206,9 @@ def test_hyde_before_a_score_only_stage_and_a_reranker(server):
     """A first stage with no rank() of its own is ranked by select_top of its block; a
     re-ranker after the transform keeps the transform's counts and stage times."""
     from conftest import Fixed
-    from receval import components
+    from receval.run import components
     from receval.rerankers import PAIRS, Rescored, Scorer
-    from receval.stages import Reranked, api_calls
+    from receval.run.stages import Reranked, api_calls
 
     server.respond = hyde_reply
     node = {"kind": "hyde", "base_url": server.url, "model": "m", "concurrency": 1}

@@ -22,7 +22,7 @@ from forge import forged
 
 from receval.cli import compare, export, report
 from receval.cli import reproduce
-from receval.argv import argv_problems
+from receval.run.argv import argv_problems
 from receval.core import trust
 from receval.core.errors import RecevalError
 from receval.core.outputs import check_output

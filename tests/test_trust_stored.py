@@ -29,7 +29,7 @@ from receval.core import trust
 from receval.core.errors import RecevalError
 from receval.results import load_runs
 from receval.results.configs import runnable_config
-from receval.written import own_default
+from receval.run.written import own_default
 
 SECRET = "s3cr3t-Zq8v3LkR0-value"
 ENV = "RECEVAL_TRUST_TEST_SECRET"
@@ -187,7 +187,7 @@ def test_a_value_saved_at_the_same_position_fills_an_interpolation_and_nothing_e
 
 def test_runnable_configs_hold_no_interpolation_and_cache_dir_is_receval_s_own(run, tmp_path, monkeypatch):
     monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "mine"))
-    from receval import written
+    from receval.run import written
 
     monkeypatch.setattr(written, "_OWN", None)  # receval's own default, read now
     saved = json.loads((run / "run.json").read_text())["config"]

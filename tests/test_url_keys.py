@@ -13,7 +13,7 @@ import pytest
 from conftest import exit_code
 
 from receval.analysis.tracker import config_params, safe_document
-from receval.argv import argv_problems
+from receval.run.argv import argv_problems
 from receval.clients import http
 from receval.core.errors import ConfigError
 from receval.core.secrets import looks_like_key, shown, url_secret

@@ -15,7 +15,7 @@ item it holds), and an item is found at the first rank where the chunks so far c
 
 Ids, ranks and scores are read from each run's ``results.parquet``; headings, snippets,
 evidence marks and passages from what the run wrote for ``--show`` when it was made
-(``chunks.json``, :mod:`receval.shown`: any question's top 10), never from its dataset:
+(``chunks.json``, :mod:`receval.run.shown`: any question's top 10), never from its dataset:
 showing a run reads no dataset and cuts no chunks. A unit the dataset does not hold is
 shown by the text a traces run stored for it (its ``documents`` column). A run written
 before headings and marks were stored shows ids and snippets, with a note saying so.
@@ -147,7 +147,7 @@ def _extras(row: dict) -> dict:
 
 
 class Written:
-    """What a run wrote for ``--show`` (``chunks.json``, :mod:`receval.shown`): chunk id ->
+    """What a run wrote for ``--show`` (``chunks.json``, :mod:`receval.run.shown`): chunk id ->
     (section id, start, end, text), section id -> (heading, text), and per evidence
     question its ``found``, ``holds`` and ``passages``; ``problem`` says what is missing."""
 

@@ -6,7 +6,7 @@ unit found in the top k, which is ``hit@k`` exactly, and ``precision@k`` is 1/k 
 best; a report over such a set says so, so neither reads as a separate finding.
 
 A question's relevant *units* are its evidence items when it has any (labels stored
-as ``page:start-end``, after its section ids, :mod:`receval.evaluate`), otherwise its
+as ``page:start-end``, after its section ids, :mod:`receval.run.evaluate`), otherwise its
 sections with grade >= 1, as the measures count them (:mod:`receval.measures.spans`).
 """
 

@@ -78,13 +78,13 @@ def chunks_of(sections: list[Section], spans_of, headings: bool) -> list[Chunk]:
 
 def cut(node, sections: list[Section], checked: bool = False) -> list[Chunk]:
     """The chunks the ``chunking`` node's chunker cuts from ``sections`` (``checked``: the
-    node comes from a validated run spec, :mod:`receval.spec`, and is not checked again)."""
-    from receval import components
+    node comes from a validated run spec, :mod:`receval.run.spec`, and is not checked again)."""
+    from receval.run import components
 
     return components.build("chunking", node, components.Context(checked=checked), "chunking").cut(sections)
 
 
 def label(node) -> str:
-    from receval import components
+    from receval.run import components
 
     return components.label("chunking", node)

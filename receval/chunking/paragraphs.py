@@ -13,7 +13,7 @@ from typing import Optional
 
 from receval.chunking import Chunk, at_most, chunks_of, describe_common
 from receval.chunking.packing import pack
-from receval.components import ChunkingConfig, component
+from receval.run.components import ChunkingConfig, component
 from receval.schema import WORDS, range_
 
 BLANK_LINE = re.compile(r"\n[ \t]*\n")

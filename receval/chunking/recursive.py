@@ -18,7 +18,7 @@ from receval.chunking import Chunk, at_most, chunks_of, describe_common
 from receval.chunking.packing import pack, windows, word_count, word_spans
 from receval.chunking.paragraphs import paragraph_spans
 from receval.chunking.sentences import sentence_spans
-from receval.components import ChunkingConfig, component
+from receval.run.components import ChunkingConfig, component
 from receval.schema import WORDS, range_
 
 HEADING_LINE = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)

@@ -19,7 +19,7 @@ from typing import Optional
 import numpy as np
 
 from receval.chunking import Chunk, chunks_of, describe_common
-from receval.components import ChunkingConfig, component
+from receval.run.components import ChunkingConfig, component
 from receval.encoders.limits import limit_of, tokenizer_of
 from receval.core.errors import ConfigError
 from receval.schema import TOKENS, range_

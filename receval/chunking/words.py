@@ -17,7 +17,7 @@ from typing import Optional
 
 from receval.chunking import Chunk, describe_common
 from receval.chunking.wordspans import join_words, token_spans
-from receval.components import ChunkingConfig, component
+from receval.run.components import ChunkingConfig, component
 from receval.core.cjk import has_cjk
 from receval.core.errors import ConfigError
 from receval.datasets import Section
@@ -80,7 +80,7 @@ def chunk_sections(
     sections: list[Section], max_words: int | None, overlap: int = 0, headings: bool = True, check: bool = True
 ) -> list[Chunk]:
     """Cut every section into chunks, in section order."""
-    if check:  # False: a run spec checked them (receval.spec)
+    if check:  # False: a run spec checked them (receval.run.spec)
         check_chunking(max_words, overlap)
     chunks: list[Chunk] = []
     for section in sections:

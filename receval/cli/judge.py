@@ -8,7 +8,7 @@ pool, an unreachable server).
 
 from __future__ import annotations
 
-from receval import config as config_schema
+from receval.run import config as config_schema
 from receval.cli.run import hydra_command
 from receval.judge.job import run_judge, summary_lines
 

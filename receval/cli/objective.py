@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from receval import metrics
+from receval.run import metrics
 from receval.core.errors import ConfigError, RecevalError
 
 
@@ -66,8 +66,8 @@ def sweeper_uses_it() -> bool:
     basic sweeper, or receval's built on it), which ignore what jobs return."""
     from hydra.core.hydra_config import HydraConfig
 
-    from receval.config import SWEEPER
-    from receval.hydra_internals import BASIC_SWEEPER
+    from receval.run.config import SWEEPER
+    from receval.run.hydra_internals import BASIC_SWEEPER
 
     target = str(HydraConfig.get().sweeper.get("_target_", ""))
     return target not in (SWEEPER["_target_"], BASIC_SWEEPER)

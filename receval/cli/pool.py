@@ -64,7 +64,7 @@ def unit_texts(run: Run) -> dict[str, str]:
     dataset that would be fetched or holds an interpolation is refused."""
     from omegaconf import OmegaConf
 
-    from receval.config import DatasetConfig
+    from receval.run.config import DatasetConfig
 
     where = run.run_dir / CONFIG_PATH
     node = run.config.get("dataset") if isinstance(run.config, dict) else None

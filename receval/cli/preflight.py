@@ -9,7 +9,7 @@
   a key where a variable NAME belongs, a key-like value anywhere
   (:func:`receval.core.trust.config_problems`; the command line was checked before Hydra
   started), refused before Hydra saves the config in ``.hydra/``: in the job's own part
-  by its run spec (:mod:`receval.spec`, the check below), in Hydra's node (and in the
+  by its run spec (:mod:`receval.run.spec`, the check below), in Hydra's node (and in the
   whole config of a command whose check is not the run spec's) by this callback.
 - Every job of a ``-m`` sweep: receval's sweeper (:mod:`receval.hydra_plugin`)
   gives each composed job config to the command's check before job 0 runs.
@@ -43,7 +43,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, open_dict, read_write
 
 from receval.core import trust
-from receval.config import SWEEPER
+from receval.run.config import SWEEPER
 from receval.core.errors import ConfigError, exit_on_error
 from receval.schema import unknown_key
 
@@ -75,7 +75,7 @@ def check_output_dir(folder: str, key: str) -> None:
 def check_secrets(config, jobs_checked: bool = False) -> None:
     """A ``ConfigError`` for each secret written into the composed config (interpolations
     as written: ``${oc.env:NAME}`` is how a secret should come). ``jobs_checked``: the
-    job's part is checked by its run spec (:mod:`receval.spec`, the command's check, run
+    job's part is checked by its run spec (:mod:`receval.run.spec`, the command's check, run
     before anything is written), so only Hydra's own node is checked here."""
     from omegaconf import OmegaConf
 
@@ -209,7 +209,7 @@ class OutputFolder(Callback):
 class ConfigCheck(Callback):
     """Gives a single run's composed config to the command's check before Hydra makes
     the run folder. The check is named in the callback's own config
-    (``hydra.callbacks.config_check.check_target``: ``receval.pipeline.check_config`` in
+    (``hydra.callbacks.config_check.check_target``: ``receval.run.pipeline.check_config`` in
     ``conf/config.yaml``, the synth check in ``conf/synth.yaml``); receval's sweeper reads
     the same value (:func:`check_named`), so one setting serves single runs and sweeps."""
 
@@ -235,7 +235,7 @@ def resolve_check(target: str | None) -> Callable[[object], None] | None:
     return get_method(target)
 
 
-SPEC_CHECK = "receval.pipeline.check_config"  # builds the run spec, whose checks include secrets
+SPEC_CHECK = "receval.run.pipeline.check_config"  # builds the run spec, whose checks include secrets
 
 
 def checks_spec(config) -> bool:
@@ -292,7 +292,7 @@ def unknown_overrides_named() -> Iterator[None]:
     from hydra.errors import ConfigCompositionException
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
-    from receval.hydra_internals import applying_overrides_with
+    from receval.run.hydra_internals import applying_overrides_with
 
     def make(hydra_apply):
         return lambda overrides, cfg: apply(hydra_apply, overrides, cfg)

@@ -14,7 +14,7 @@ key; one is replaced by the value run.json saved at the same place, a setting th
 does not change results such as ``cache_dir`` by receval's own default, or refused; a
 config that sends requests or names code is refused without ``--allow-remote`` /
 ``--allow-code``, which print every host and variable it will send), merged onto
-receval's config schema (a key this receval no longer knows is an error), and passed to :func:`receval.pipeline.run`. The new
+receval's config schema (a key this receval no longer knows is an error), and passed to :func:`receval.run.pipeline.run`. The new
 ``results.parquet`` is compared with the stored one question by question: ids,
 retrieved sections and scores, first relevant rank and every measure -- all
 columns but the timings (``latency_ms``, ``latency_ms.<stage>``), exactly. Exit status 0 when every run is identical;
@@ -45,13 +45,13 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from receval.spec import run_spec
-from receval import pipeline
+from receval.run.spec import run_spec
+from receval.run import pipeline
 from receval.core import outputs
 from receval.core.errors import RecevalError, RunError, exit_on_error
 from receval.cli.options import ArgumentParser
 from receval.results.claim import taken
-from receval.written import saved_config
+from receval.run.written import saved_config
 from receval.results.discovery import find_runs
 from receval.analysis.reproduction import Reproduction, compare_tables
 from receval.results.door import open_run

@@ -20,18 +20,18 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
-from receval import config as config_schema
-from receval import pipeline
+from receval.run import config as config_schema
+from receval.run import pipeline
 from receval.cli import objective, preflight, resume
 from receval.clients.http import quiet_http_logs
-from receval.argv import check_argv
+from receval.run.argv import check_argv
 from receval.datasets import load_dataset
 from receval.core.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError, exit_on_error
 from receval.cli.resume import finished_run
 from receval.results.claim import taken
 from receval.results.format import CONFIG_PATH, HYDRA_DIR, OVERRIDES_PATH
 from receval.core.overrides import swept_suffix
-from receval.spec import run_spec
+from receval.run.spec import run_spec
 
 
 def hydra_command(config_name: str, task: Callable[[object], object]) -> Callable[[], None]:
@@ -97,7 +97,7 @@ def use_sweeper() -> None:
     a module served by an editable install's import hook: registered here in both cases.
     Done when a command starts, not at import: a Ray worker has no such module; and
     after Hydra's scan, which re-executes the module of the sweeper it derives from."""
-    from receval.hydra_internals import register_sweeper, scan_plugins
+    from receval.run.hydra_internals import register_sweeper, scan_plugins
 
     scan_plugins()  # first: the scan re-executes the module of the sweeper receval's derives from
     from hydra_plugins.receval_sweeper import RecevalSweeper

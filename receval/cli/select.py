@@ -45,8 +45,8 @@ from receval.results.stored import Run
 
 def own_default():
     """The run side's fallback for a setting that does not change results saved as an
-    interpolation (:func:`receval.written.own_default`), imported only for ``--out``."""
-    from receval.written import own_default as fallback
+    interpolation (:func:`receval.run.written.own_default`), imported only for ``--out``."""
+    from receval.run.written import own_default as fallback
 
     return fallback
 

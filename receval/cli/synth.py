@@ -10,7 +10,7 @@ compose.
 
 from __future__ import annotations
 
-from receval import config as config_schema
+from receval.run import config as config_schema
 from receval.cli.run import hydra_command
 from receval.synth.job import generate, summary_line
 

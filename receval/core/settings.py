@@ -2,7 +2,7 @@
 back by every report, so both sides import them from here.
 
 The Hydra schema of the group is :class:`BootstrapConfig` itself (registered by
-:mod:`receval.config`); the read side checks saved or given values against the same
+:mod:`receval.run.config`); the read side checks saved or given values against the same
 ranges (:mod:`receval.analysis.settings`).
 """
 

@@ -20,7 +20,7 @@ changes here:
   sends: the value of every ``*_env`` and every ``headers`` value in the same mapping;
 - code: a key ``target`` or ``_target_`` (or ending in ``_target``).
 
-On the command line (:func:`receval.argv.check_argv`) and in a composed config
+On the command line (:func:`receval.run.argv.check_argv`) and in a composed config
 (:func:`config_problems`, checked by :mod:`receval.cli.preflight`), both before Hydra writes
 anything: a value given where a variable NAME belongs (``*.api_key_env=sk-...``, a
 header value) and a URL carrying a secret (``https://user:KEY@host``, ``?api_key=...``)

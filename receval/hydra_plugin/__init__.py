@@ -3,7 +3,7 @@ with every job checked before the first runs and each job's config composed once
 
 Installed as ``hydra_plugins.receval_sweeper`` (pyproject maps this folder there:
 Hydra only instantiates sweepers from its ``hydra_plugins`` namespace); its config
-is ``hydra/sweeper/receval`` (:func:`receval.config.register`). Import it only after
+is ``hydra/sweeper/receval`` (:func:`receval.run.config.register`). Import it only after
 Hydra's plugin scan (:func:`receval.cli.run.use_sweeper`): the scan re-executes Hydra's
 own plugin modules, and a class derived from the old ``BasicSweeper`` would fail. Same
 expansion, order and batches as Hydra's basic sweeper; two differences:
@@ -40,7 +40,7 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import HydraContext
 
-from receval.hydra_internals import basic_sweeper
+from receval.run.hydra_internals import basic_sweeper
 
 BasicSweeper = basic_sweeper()  # imported here, after Hydra's plugin scan (see above)
 

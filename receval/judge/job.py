@@ -27,7 +27,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from receval import components
+from receval.run import components
 from receval.clients import failures
 from receval.core import notices, outputs
 from receval.core.errors import ConfigError, RecevalError
@@ -45,7 +45,7 @@ DESIGN = ("depth", "inclusion", "stratum", "drawn", "design")  # a hole's design
 
 def check_config(cfg) -> None:
     """Keys, ranges and the judge's own checks, before anything is read or sent."""
-    from receval import config as config_schema
+    from receval.run import config as config_schema
 
     if OmegaConf.is_missing(cfg, "pool"):
         raise ConfigError("pool is required and has no value: set it on the command line (pool=pool.jsonl)")

@@ -30,7 +30,7 @@ from typing import Optional
 
 from receval.clients.calls import Answer
 from receval.clients.chat import ChatClient, ReplyError
-from receval.components import Context, JudgeConfig, component
+from receval.run.components import Context, JudgeConfig, component
 from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
 
 SYSTEM = (

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-from receval.components import Context, JudgeConfig, component
+from receval.run.components import Context, JudgeConfig, component
 from receval.retrievers.text import Tokenizer
 from receval.schema import range_
 

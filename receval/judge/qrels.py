@@ -15,7 +15,7 @@ from pathlib import Path
 
 from typing import Optional
 
-from receval.components import Context, JudgeConfig, component
+from receval.run.components import Context, JudgeConfig, component
 from receval.results.judgments import read_any_labels
 
 

@@ -26,8 +26,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from receval import components
-from receval.components import Context, JudgeConfig, component
+from receval.run import components
+from receval.run.components import Context, JudgeConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.ranges import SEED
 from receval.judge.probe import borrowed

@@ -9,7 +9,7 @@ when it has any, else its labelled sections (a section is the span of its text).
   rank where chunks 1..r cover ``coverage`` of its characters, whitespace aside (a
   window of words ends at its last word, so the break between two windows is in
   neither)
-  (:func:`receval.measures.coverage.found_rank`). The :class:`~receval.metrics.Judged` they
+  (:func:`receval.measures.coverage.found_rank`). The :class:`~receval.run.metrics.Judged` they
   get has, at each rank, the number of items found there, and as its ideal every
   item found at rank 1 (so ``ndcg@k`` <= 1 however many items one chunk holds).
 - Every answerable question gets the per-chunk-rank counts the chunk measures read
@@ -35,7 +35,7 @@ from receval.measures.coverage import covered_by_rank, found_rank, union_by_rank
 from receval.measures.novelty import covering_chunks, evidence_gains, evidence_ideal, section_gains, section_ideal
 from receval.measures.ranks import chunk_columns, token_columns  # noqa: F401  (token_columns re-exported)
 from receval.datasets import Question, Section
-from receval.metrics import Judged
+from receval.run.metrics import Judged
 from receval.scoring.chunks import ChunkRanking
 from receval.scoring.rows import EvidenceJudgement, judge
 from receval.chunking.wordspans import token_spans  # the one word rule (the chunkers count the same)

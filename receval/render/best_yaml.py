@@ -50,7 +50,7 @@ RUN_DIR = "runs/best/${now:%Y-%m-%d}/${now:%H-%M-%S-%f}-${receval_pid:}"
 def best_config(run: Run, *, allow_remote: bool = False, allow_code: bool = False, fallback=None) -> dict:
     """The chosen run's config as ``best.yaml`` holds it: :func:`runnable_config` (the
     trust check ``reproduce`` makes; ``fallback``: the run side's
-    :func:`receval.written.own_default`), without a ``defaults`` list of its own."""
+    :func:`receval.run.written.own_default`), without a ``defaults`` list of its own."""
     data = runnable_config(run.run_dir, allow_remote=allow_remote, allow_code=allow_code, fallback=fallback)
     data.pop("defaults", None)
     base, known = paths_base(run)

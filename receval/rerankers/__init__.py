@@ -2,10 +2,10 @@
 
 A re-ranker (a component of the ``rerank`` group: :mod:`receval.rerankers.dense`, ...)
 is a :class:`Scorer`: it scores each question's shortlist and returns a
-:class:`Rescored` (scores, and what the call used). :class:`receval.stages.Reranked`
+:class:`Rescored` (scores, and what the call used). :class:`receval.run.stages.Reranked`
 puts it after a first stage. A re-ranker never adds a chunk: the shortlist comes first
 in its new order, then the first stage's chunks below the shortlist keep their order.
-Ties among re-ranker scores follow the one tie rule (:mod:`receval.ranking`).
+Ties among re-ranker scores follow the one tie rule (:mod:`receval.run.ranking`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from receval.clients.calls import Replay
-from receval.components import RerankConfig
+from receval.run.components import RerankConfig
 from receval.core import vocabulary
 from receval.retrievers.base import Stage
 
@@ -53,7 +53,7 @@ class Scorer:
 
 
 Reranker = Scorer  # the protocol's older name
-RerankFields = RerankConfig  # fields every re-ranker has (receval.components.RerankConfig)
+RerankFields = RerankConfig  # fields every re-ranker has (receval.run.components.RerankConfig)
 
 
 def pairs_of(questions: list[str], idx: np.ndarray, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list]:

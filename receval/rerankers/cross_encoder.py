@@ -23,7 +23,7 @@ from typing import Optional
 import numpy as np
 
 from receval.core.secrets import cut
-from receval.components import Context, component
+from receval.run.components import Context, component
 from receval.core.errors import ConfigError
 from receval.rerankers import RerankFields, Rescored, Scorer, pairs_of, placed
 from receval.schema import BATCH, TOKENS, range_

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from receval.components import Context, component
+from receval.run.components import Context, component
 from receval.rerankers import RerankFields, Rescored, Scorer
 from receval.retrievers.dense import Dense, EncoderFields, shared_dense
 

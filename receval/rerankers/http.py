@@ -25,7 +25,7 @@ import numpy as np
 from receval.clients import failures
 from receval.clients.calls import Answer, batch_replay, estimate_tokens, usage_tokens
 from receval.core import numeric
-from receval.components import Context, component
+from receval.run.components import Context, component
 from receval.rerankers import RerankFields, Rescored
 from receval.rerankers._remote import Client, ItemFailed, RemoteScorer
 from receval.schema import RETRIES, SECONDS, WAIT, range_

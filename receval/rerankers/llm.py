@@ -26,7 +26,7 @@ import numpy as np
 
 from receval.clients import failures
 from receval.clients.calls import Answer, batch_replay, estimate_tokens, usage_tokens
-from receval.components import Context, component
+from receval.run.components import Context, component
 from receval.clients.chat import parse_json_object
 from receval.rerankers import RerankFields, Rescored, pairs_of, placed
 from receval.rerankers._remote import ItemFailed, RemoteScorer

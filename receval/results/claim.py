@@ -13,7 +13,7 @@ its own saved files (``saved``: the text Hydra saved for it, headed by the run i
 changed, just before it seals (:meth:`Claim.seal`): the folder is sealed with the
 holder's config, or, if another write lands between the two, reads as incomplete.
 
-A run started without Hydra (``receval.pipeline.run`` from Python, ``reproduce``) saves
+A run started without Hydra (``receval.run.pipeline.run`` from Python, ``reproduce``) saves
 no ``.hydra/`` files: older ones in its folder are removed when it starts, as they are
 another run's.
 """

@@ -4,7 +4,7 @@
   :func:`receval.results.door.open_run`) checked by :mod:`receval.core.trust` (no interpolation
   left, network and code use refused unless allowed): what ``reproduce`` re-runs and
   ``select --out`` writes, the one path from a stored config to something runnable.
-  (:func:`receval.written.saved_config` merges it onto receval's schema, on the run side).
+  (:func:`receval.run.written.saved_config` merges it onto receval's schema, on the run side).
 - :func:`anchor_paths`: a config's relative paths made absolute against the folder the
   run read them from (``run.json``'s ``workdir``), so ``select --out``'s best.yaml runs
   from any folder.
@@ -76,7 +76,7 @@ def runnable_config(
     run.json's copy) read as plain YAML, every interpolation replaced by the value
     run.json saved at the same position (:func:`receval.core.trust.fill_interpolations`; a
     setting that does not change results, by ``fallback(path)``: the run side's
-    :func:`receval.written.own_default`) or refused, then
+    :func:`receval.run.written.own_default`) or refused, then
     checked for network and code use (:func:`receval.core.trust.check_reach`). Holds no
     interpolation. With a ``fallback``, the keys that say where a run writes
     (:data:`receval.results.identity.PLACE_KEYS`: ``cache_dir``) are its value, whatever

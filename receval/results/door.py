@@ -223,7 +223,7 @@ def _check_info(path: Path, info: dict) -> None:
 
 def _chunks(path: Path, raw: bytes) -> tuple[dict[str, tuple], dict, object]:
     """From ``chunks.json``'s bytes, checked: chunk id -> (section id, start, end, text), what
-    else ``--show`` reads (:mod:`receval.shown`: ``sections``, section id -> (heading,
+    else ``--show`` reads (:mod:`receval.run.shown`: ``sections``, section id -> (heading,
     text); ``evidence``, per question: ``found``, ``holds``, ``passages``; empty for a run
     written before they were stored) and the run id it carries."""
     whole = read_json(path, MAX_CHUNKS_BYTES, raw)
@@ -253,7 +253,7 @@ def _chunks(path: Path, raw: bytes) -> tuple[dict[str, tuple], dict, object]:
 
 
 def _evidence_facts(facts) -> bool:
-    """One question's evidence facts have the shape :mod:`receval.shown` writes."""
+    """One question's evidence facts have the shape :mod:`receval.run.shown` writes."""
     if not isinstance(facts, dict) or set(facts) != {"found", "holds", "passages"}:
         return False
     found, holds, passages = facts["found"], facts["holds"], facts["passages"]

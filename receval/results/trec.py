@@ -13,7 +13,7 @@ score, highest first, and breaks ties by docid *descending* (string compare) --
 and it holds scores as single-precision floats (``float sim`` in its
 ``TEXT_RESULTS``; pytrec_eval is the same code), so two scores that differ only
 beyond float32 precision are a tie to it. receval breaks ties by id ascending
-(:mod:`receval.ranking`) and stores float32 scores. So that any tool applying
+(:mod:`receval.run.ranking`) and stores float32 scores. So that any tool applying
 trec_eval's sort sees a ranking in exactly the order given, :func:`write_run`
 writes scores that are strictly decreasing *as float32* down each ranking
 (:func:`strictly_decreasing`): a score whose float32 value is below the one

@@ -1,16 +1,16 @@
 """Retrievers score or rank every chunk for a batch of questions; each kind is a component.
 
-Kinds register themselves (:mod:`receval.components`): ``bm25``, ``tfidf``, ``dense``,
+Kinds register themselves (:mod:`receval.run.components`): ``bm25``, ``tfidf``, ``dense``,
 ``fused`` (members fused per chunk, :mod:`receval.retrievers.fusion`), and whatever
 else a module of this package registers. Every one is a
-:class:`~receval.retrievers.base.Stage`; :mod:`receval.stages` puts a re-ranker after
+:class:`~receval.retrievers.base.Stage`; :mod:`receval.run.stages` puts a re-ranker after
 a run's first stage.
 """
 
 from __future__ import annotations
 
-from receval import components
-from receval.components import Context
+from receval.run import components
+from receval.run.components import Context
 from receval.retrievers.base import Block, Hits, Retriever, Stage, StageOutput, search
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from receval.clients.calls import Replay, merged
 from receval.core.progress import Progress
-from receval.ranking import select_top
+from receval.run.ranking import select_top
 
 # Cap on one dense score block (questions x chunks), in floats: bounds memory on
 # large corpora whatever the batch size.
@@ -143,7 +143,7 @@ class Stage:
         """Drop anything remembered about the last batch (after the warm-up search)."""
 
     def repeat(self) -> None:
-        """Before a timing repeat (``timing.repeats``, :func:`receval.stages.timed_search`):
+        """Before a timing repeat (``timing.repeats``, :func:`receval.run.stages.timed_search`):
         drop what would let the repeat skip local work (a dense stage's last batch) and
         count nothing more into the run's record: a repeat only times."""
 

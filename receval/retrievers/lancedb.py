@@ -35,9 +35,9 @@ from typing import Optional
 import numpy as np
 
 from receval.core.secrets import clip
-from receval.components import Context, RetrieverConfig, component
+from receval.run.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError
-from receval.ranking import select_top
+from receval.run.ranking import select_top
 from receval.retrievers.dense import EncoderFields, shared_dense
 from receval.retrievers.ranked import RankOnly, top_lists
 from receval.schema import SHORTLIST, range_

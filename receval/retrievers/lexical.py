@@ -14,7 +14,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
-from receval.ranking import select_top, top_candidates
+from receval.run.ranking import select_top, top_candidates
 from receval.retrievers.base import Stage, StageOutput
 from receval.retrievers.text import Tokenizer
 
@@ -197,7 +197,7 @@ class LexicalRetriever(Stage):
         question adds its terms' weight rows into one reused score buffer (as bm25s
         does), or only its rare terms' when they settle the top (``_pruned``); takes the
         chunks that can make its top and keeps the best by the tie rule
-        (:func:`~receval.ranking.top_candidates`). Cost follows the postings a question
+        (:func:`~receval.run.ranking.top_candidates`). Cost follows the postings a question
         touches plus at most one O(D) scan, with O(D) memory. Needs positive weights
         (BM25's Lucene idf and TF-IDF's are), so partial sums only grow.
         """

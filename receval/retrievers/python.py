@@ -28,7 +28,7 @@ from typing import Any, Optional, Protocol, runtime_checkable
 import numpy as np
 from omegaconf import OmegaConf
 
-from receval.components import Context, RetrieverConfig, component
+from receval.run.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.secrets import credential_values
 from receval.retrievers.ranked import Passage, RankOnly

@@ -5,7 +5,7 @@ Your own code (``python``), a search service (``http``) and a vector database
 :class:`RankOnly` turns such answers into receval's shape:
 
 - ``rank(questions, depth)``: each question's answers, ordered by score with the one
-  tie rule (:func:`receval.ranking.sort_candidates`; equal scores by chunk id), cut
+  tie rule (:func:`receval.run.ranking.sort_candidates`; equal scores by chunk id), cut
   to ``depth``, as a :class:`~receval.retrievers.base.StageOutput`;
 - ``score(questions)``: a (B, D) block holding each question's top ``pool`` answers
   and -inf elsewhere, so the retriever can be a member of fusion or the first stage
@@ -35,7 +35,7 @@ import numpy as np
 from receval.core import numeric
 from receval.core.secrets import brief, cut
 from receval.core.errors import RecevalError
-from receval.ranking import sort_candidates
+from receval.run.ranking import sort_candidates
 from receval.retrievers.base import Block, Stage, StageOutput
 
 

@@ -36,7 +36,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from receval.components import Context, RetrieverConfig, component
+from receval.run.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError
 from receval.core.io import WriteError, atomic_write
 from receval.core.secrets import cut

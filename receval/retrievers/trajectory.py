@@ -12,7 +12,7 @@ call's own time, as the retriever measured it. ``final`` (optional) is ranked li
 plain answer; without it the final ranking is the calls' union in call order (each
 chunk at its first appearance, with that call's score; scores of different calls are
 not compared). Every measure is of the final ranking; the calls feed ``n_calls``,
-``first_relevant_call`` and ``recall_union`` (:func:`receval.evaluate.trajectory_columns`).
+``first_relevant_call`` and ``recall_union`` (:func:`receval.run.evaluate.trajectory_columns`).
 A call's query is stored in ``results.parquet``: a server that echoes its request's
 Authorization header there, or any key-like word the question did not hold, is replaced
 by ``<hidden: key>`` first (:func:`hidden_queries`), and the run warns how many.

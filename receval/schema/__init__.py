@@ -17,7 +17,7 @@ component is typed by its own kind's schema when it is built. So after compositi
   A list of numbers (``metrics.ks``, fusion weights) has each element checked.
 
 ``python -m receval.schema`` prints every range (docs/pages/reference/ranges.md is that output:
-:func:`receval.config.ranges_table`).
+:func:`receval.run.config.ranges_table`).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def numeric_fields(schema: type) -> list[tuple[str, Number, Range | None]]:
 def nested_schema(annotation) -> type | None:
     """The dataclass a field holds (``dataset: DatasetConfig``), or None. A config group's
     base (``retriever: RetrieverConfig``, marked by ``component_group``) is None too: its
-    node holds an option's schema, checked by its owner (:mod:`receval.components`)."""
+    node holds an option's schema, checked by its owner (:mod:`receval.run.components`)."""
     if getattr(annotation, "component_group", None):
         return None
     return annotation if isinstance(annotation, type) and is_dataclass(annotation) else None
@@ -92,7 +92,7 @@ def nested_schema(annotation) -> type | None:
 def node_schema(declared: type, node) -> type:
     """The schema a nested node is checked against: its declared dataclass, or the subclass
     the node was typed as (``dataset=ir_datasets`` merges ``dataset/base_ir_datasets``, a
-    :class:`receval.config.DatasetConfig` with an ``id``, into the ``dataset`` node)."""
+    :class:`receval.run.config.DatasetConfig` with an ``id``, into the ``dataset`` node)."""
     try:
         from omegaconf import DictConfig, OmegaConf
 

@@ -18,7 +18,7 @@ counts (whitespace-separated words, one CJK character a word:
 ``tokenizer.json`` gives that text (an LLM's own count).
 
 Units. A ranking of units (sections, documents) is the chunks collapsed, each unit kept at
-its first chunk's rank (:func:`receval.evaluate.collapse_to_sections`): a unit is within
+its first chunk's rank (:func:`receval.run.evaluate.collapse_to_sections`): a unit is within
 the budget when its first chunk is (:func:`units_within`), and the unit measures (hit,
 recall, precision, nDCG, rr, AP) are their usual selves at that per-question cutoff
 (:meth:`receval.scoring.measures.Measure.at`). A later chunk of a unit already sent still

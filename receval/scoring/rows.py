@@ -3,7 +3,7 @@
 :func:`judge` grades each retrieved unit (a section, or a document of a TREC run) by the
 questions' labels, and :func:`question_rows` turns a ranking into the per-question
 columns, every measure computed by :mod:`receval.scoring.measures`. A run calls it on its
-collapsed section rankings (:mod:`receval.evaluate`); the read side on a stored ranking
+collapsed section rankings (:mod:`receval.run.evaluate`); the read side on a stored ranking
 with added labels or on an imported TREC run, so each is scored by the same code.
 Unanswerable questions (no labels) get a ranking but no measures (null), and are left out
 of every mean.

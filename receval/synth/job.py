@@ -12,7 +12,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from receval.core import notices, outputs
-from receval.config import synth_problems
+from receval.run.config import synth_problems
 from receval.datasets import LIBRARY, load_sections, questions_path
 from receval.core.errors import ConfigError, DatasetError, RecevalError
 from receval.clients import failures

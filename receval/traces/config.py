@@ -11,7 +11,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from receval import schema
-from receval.config import (
+from receval.run.config import (
     DatasetConfig, IrDatasetsConfig, MetricsConfig, RelevanceConfig, register_resolvers, share_config_store,
 )
 from receval.core.settings import BootstrapConfig

@@ -13,18 +13,18 @@ from omegaconf import OmegaConf
 
 from receval.core.errors import ConfigError
 from receval.datasets import UNANSWERABLE, Question, load_dataset
-from receval.evaluate import question_rows, trajectory_columns
+from receval.run.evaluate import question_rows, trajectory_columns
 from receval.measures.overlap import overlap_columns
 from receval.measures.spans import judge_spans, token_columns
-from receval.metrics import measures_for
-from receval.pipeline import written_facts
+from receval.run.metrics import measures_for
+from receval.run.pipeline import written_facts
 from receval.results.identity import identity_hash
 from receval.results import bond
 from receval.results.claim import Claim, holding
 from receval.results.format import CHUNKS
 from receval.results.write import write_json, write_results, write_run_json
 from receval.retrievers.trajectory import Call, union
-from receval.shown import unit_facts
+from receval.run.shown import unit_facts
 from receval.traces.config import traces_problems
 from receval.traces.spans import Span, read_spans
 

@@ -1,9 +1,9 @@
 """Query-side stages: what the first stage searches with, instead of the question alone.
 
 The ``transform`` group is a component group like ``retriever`` and ``rerank`` (a module
-registering its kind with :func:`receval.components.component`, a YAML file in
+registering its kind with :func:`receval.run.components.component`, a YAML file in
 ``conf/transform/``, a typed schema deriving from
-:class:`receval.components.TransformConfig`):
+:class:`receval.run.components.TransformConfig`):
 
 - ``none`` (default): ``transform: null``, the question itself;
 - ``rm3`` (:mod:`.rm3`): pseudo-relevance feedback for the lexical first stages;
@@ -27,9 +27,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from receval import components
+from receval.run import components
 from receval.clients.calls import Replay, merged
-from receval.ranking import select_top
+from receval.run.ranking import select_top
 from receval.retrievers.base import Block, Stage, StageOutput
 
 TRANSFORM = "transform"  # the stage's name in latency, count and cost columns
@@ -166,5 +166,5 @@ class Transformed(Stage):
 
     def facts(self) -> dict:
         """The transform's facts, under ``transform`` in run.json (the walk over the stage
-        tree, :func:`receval.stages.facts`, adds the first stage's)."""
+        tree, :func:`receval.run.stages.facts`, adds the first stage's)."""
         return {TRANSFORM: self.transform.facts()}

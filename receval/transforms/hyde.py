@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 from enum import StrEnum
 
-from receval.components import Context, TransformConfig, component
+from receval.run.components import Context, TransformConfig, component
 from receval.transforms import TRANSFORM, Spent
 from receval.transforms._llm import Asker, LlmFields, Rewritten
 

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from receval.components import Context, TransformConfig, component
+from receval.run.components import Context, TransformConfig, component
 from receval.retrievers.fusion import fuse
 from receval.transforms import TRANSFORM, Spent
 from receval.transforms._llm import Asker, LlmFields, Rewritten

@@ -7,7 +7,7 @@ in the form Anserini's ``Rm3Reranker`` computes it. For a question q:
    rule) are taken as relevant, each weighted by its score s(d);
 2. the relevance model ``RM(w) = sum over d in F of s(d) * c(w, d) / |d|`` (c: counts
    of the run's tokenizer, |d| the chunk's tokens) keeps its ``fb_terms`` heaviest
-   terms (ties by vocabulary order, :func:`receval.ranking.top_candidates`), English
+   terms (ties by vocabulary order, :func:`receval.run.ranking.top_candidates`), English
    stopwords left out unless ``skip_stopwords=false``, and is scaled to sum to 1;
 3. the question searched is ``original_weight * q / |q| + (1 - original_weight) * RM``
    (q: the question's term counts, scaled to sum to 1), scored by the same stage as
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from receval.components import Context, TransformConfig, component
+from receval.run.components import Context, TransformConfig, component
 from receval.core.errors import ConfigError
-from receval.ranking import top_candidates
+from receval.run.ranking import top_candidates
 from receval.retrievers.lexical import LexicalRetriever
 from receval.retrievers.text import Tokenizer
 from receval.schema import SHORTLIST, range_

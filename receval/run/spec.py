@@ -4,7 +4,7 @@ Hydra composes a run's config; :func:`run_spec` turns it into one :class:`RunSpe
 one place, checking everything a run needs before any data is read or any file is
 written:
 
-- keys and ranges (:func:`receval.config.check`: every key known, every number in its
+- keys and ranges (:func:`receval.run.config.check`: every key known, every number in its
   range, each component's own rules, the values that must agree);
 - secrets (:func:`receval.core.trust.config_problems`: a key-like value anywhere, a
   value under a credential's name, a URL carrying a key, a key where a variable NAME
@@ -13,7 +13,7 @@ written:
   one of them.
 
 Everything after reads the spec: its ``config`` is read-only, the stages are built
-from it without checking again (:class:`receval.components.Context` ``checked``), and
+from it without checking again (:class:`receval.run.components.Context` ``checked``), and
 its identity hash and saved form are computed here once. A single run's callback
 (:class:`receval.cli.preflight.ConfigCheck`), receval's sweeper and the run itself ask
 for the spec of the same config; the first asks builds it, the others get the same
@@ -105,8 +105,9 @@ def run_spec(cfg) -> RunSpec:
 
 def validate(cfg, written: dict, resolved: dict) -> RunSpec:
     """Every check of a run's config, once (see the module doc); the spec it yields."""
-    from receval import config as config_schema
-    from receval import retrievers, stages
+    from receval.run import config as config_schema
+    from receval import retrievers
+    from receval.run import stages
     from receval.core import trust
     from receval.measures import cost, tokens
     from receval.results.identity import identity_hash

@@ -1,10 +1,10 @@
 """One run: load -> chunk -> index -> warm up -> search -> evaluate -> write, each step timed.
 
 Before the timed search, the first question is searched once and its answer dropped
-(:func:`receval.stages.warm_up`): its time is ``timings.warmup_s`` and the API
+(:func:`receval.run.stages.warm_up`): its time is ``timings.warmup_s`` and the API
 calls it made are ``warmup_api_calls``, apart from the search's. With
 ``timing.repeats=N`` the search passes over every question N times, interleaved, and
-each question's latency is the median of its N (:func:`receval.stages.timed_search`;
+each question's latency is the median of its N (:func:`receval.run.stages.timed_search`;
 run.json's ``timing.repeats``). ``run.json`` also
 stores the machine the run was timed on (:mod:`receval.core.machine`). Plain functions on
 a composed config; the Hydra shell in :mod:`receval.cli.run` only supplies the config and
@@ -23,17 +23,18 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
-from receval import chunking, retrievers, stages
-from receval.config import DENSE_BACKEND, default_dense_backend
+from receval import chunking, retrievers
+from receval.run import stages
+from receval.run.config import DENSE_BACKEND, default_dense_backend
 from receval.measures import cost
 from receval.core import machine, notices
 from receval.chunking.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
-from receval.evaluate import collapse_with_ranks, drop_excluded, excluded_depth, question_rows, trajectory_columns
+from receval.run.evaluate import collapse_with_ranks, drop_excluded, excluded_depth, question_rows, trajectory_columns
 from receval.results.identity import identity_hash
-from receval.metrics import measures_for
+from receval.run.metrics import measures_for
 from receval.measures.overlap import overlap_columns
-from receval.ranking import tie_ranks
+from receval.run.ranking import tie_ranks
 from receval.measures.spans import judge_spans, token_columns
 from receval.measures.ranks import chunk_columns, completed, nugget_columns, rank_columns
 from receval.measures.tokens import budget_unit
@@ -48,8 +49,8 @@ from receval.results.record import flatten
 from receval.results.write import write_results, write_run_json
 
 from receval.retrievers.text import Tokenizer
-from receval.shown import SHOW_TOP, bounded_show_facts
-from receval.spec import plain, run_spec, thawed
+from receval.run.shown import SHOW_TOP, bounded_show_facts
+from receval.run.spec import plain, run_spec, thawed
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def as_written(cfg) -> dict:
 
 
 def chosen_backends(node):
-    """``node`` with every dense backend left to the default (:data:`receval.config.DENSE_BACKEND`)
+    """``node`` with every dense backend left to the default (:data:`receval.run.config.DENSE_BACKEND`)
     saved as the backend it chose here: which vectors a run's numbers come from is part of
     the run (its identity hashes the resolved config), never a choice a re-run makes anew."""
     if isinstance(node, dict):
@@ -166,7 +167,7 @@ def written_facts(cfg, measure_names: list[str]) -> dict:
     ``params`` (its config flat and dotted, the schema's defaults filled, interpolations as
     written) and ``measures`` (each stored measure's label and direction)."""
     from receval.core.vocabulary import lower_is_better, measure_label
-    from receval.written import label_facts, schema_defaults
+    from receval.run.written import label_facts, schema_defaults
 
     label = label_facts(resolved(cfg), as_written(cfg))
     saved = flatten(as_written(cfg))
@@ -207,12 +208,12 @@ def search_label(cfg) -> str:
 def check_config(cfg) -> None:
     """Every check a config gets before any data is read (the callback and the sweeper
     name this function): its run spec, built and remembered, so the run that follows
-    reuses it (:func:`receval.spec.run_spec`)."""
+    reuses it (:func:`receval.run.spec.run_spec`)."""
     run_spec(cfg)
 
 
 def run(cfg, run_dir: Path, dataset=None, claim: Claim | None = None) -> RunResult:
-    """Evaluate one configuration (a composed config or its :class:`receval.spec.RunSpec`)
+    """Evaluate one configuration (a composed config or its :class:`receval.run.spec.RunSpec`)
     and store its per-question results in ``run_dir`` (``dataset``: already loaded from
     ``cfg.dataset``, e.g. to check resume). The config is validated once, by its spec,
     before the folder is touched; then the run takes the folder for itself
@@ -385,7 +386,7 @@ def _question_facts(questions: list, dropped: np.ndarray) -> dict:
 def summary_line(cfg, result: RunResult) -> str:
     """The one line each run prints: its name (a stage's), retriever, chunking, chunks,
     hit@1, hit@3, MRR (the names as :mod:`receval.results.labels` gives them)."""
-    from receval.written import label_facts
+    from receval.run.written import label_facts
 
     label = label_facts(resolved(cfg))
     what, words = label["what"], label["chunking"]

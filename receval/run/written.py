@@ -1,6 +1,6 @@
 """What a run writes for the read side, and a saved config made runnable again: the run
 side's half of :mod:`receval.results.labels` and :mod:`receval.results.configs`, the part
-that needs receval's schemas (OmegaConf, :mod:`receval.components`).
+that needs receval's schemas (OmegaConf, :mod:`receval.run.components`).
 
 - :func:`schema_defaults`: receval's config schema flat (run.json's ``params`` fills them);
 - :func:`label_facts`: run.json's ``label``: each component's text as its schema's
@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 from omegaconf import OmegaConf
 
-from receval import components
-from receval import config as config_schema
+from receval.run import components
+from receval.run import config as config_schema
 from receval.core import trust
 from receval.core.errors import ConfigError, RunError
 from receval.core.secrets import without_urls

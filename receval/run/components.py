@@ -119,7 +119,7 @@ def component(group: str, kind: str, schema: type) -> Callable:
     base = BASES.get(group)
     if base is not None and not issubclass(schema, base):
         raise TypeError(
-            f"{schema.__name__}: a {group} schema derives from receval.components.{base.__name__} "
+            f"{schema.__name__}: a {group} schema derives from receval.run.components.{base.__name__} "
             f"(@dataclass class {schema.__name__}({base.__name__}): ...), the type of the run's {group} node"
         )
 
@@ -177,7 +177,7 @@ class Context:
     chunks: Any = None  # the run's chunks and sections, set once chunked (rank-only retrievers)
     sections: Any = None
     shared: dict[tuple, Any] = field(default_factory=dict)
-    # the nodes come from a validated run spec (receval.spec): ranges and each schema's own
+    # the nodes come from a validated run spec (receval.run.spec): ranges and each schema's own
     # rules were checked there, once, so building does not check them again
     checked: bool = False
 

@@ -16,12 +16,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from receval import components, retrievers, transforms
+from receval import retrievers, transforms
+
+from receval.run import components
 from receval.clients import http
 from receval.clients.calls import merged
 from receval.core.errors import ConfigError
-from receval.components import Context
-from receval.ranking import select_top, sort_candidates
+from receval.run.components import Context
+from receval.run.ranking import select_top, sort_candidates
 from receval.rerankers import PAIRS, Scorer
 from receval.retrievers.base import Stage, StageOutput
 

@@ -19,10 +19,12 @@ from typing import Any, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
-from receval import components, schema
-from receval.components import ChunkingConfig, RerankConfig, RetrieverConfig, TransformConfig
+from receval import schema
+
+from receval.run import components
+from receval.run.components import ChunkingConfig, RerankConfig, RetrieverConfig, TransformConfig
 from receval.core.errors import ConfigError
-from receval.hydra_internals import share_config_store
+from receval.run.hydra_internals import share_config_store
 from receval.core.settings import MAX_RESAMPLES, BootstrapConfig, BootstrapMethod  # noqa: F401  (the run schema's bootstrap group)
 from receval.retrievers.text import CjkSplit, Language
 from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
@@ -107,9 +109,9 @@ class TimingConfig:
 @dataclass
 class RecevalConfig:
     """One run. ``chunking``, ``retriever`` and ``rerank`` are component nodes, typed by
-    their group's base (:class:`receval.components.RetrieverConfig`, ...: Hydra's
+    their group's base (:class:`receval.run.components.RetrieverConfig`, ...: Hydra's
     ``retriever: RetrieverConfig = MISSING`` pattern); each option of a group brings its
-    own schema, a subclass (``base_<kind>``, see :mod:`receval.components`), which
+    own schema, a subclass (``base_<kind>``, see :mod:`receval.run.components`), which
     OmegaConf then holds the node as. A node given as a plain mapping over the base (no
     option's schema merged first) is refused by OmegaConf with the key it does not know."""
 
@@ -162,7 +164,7 @@ def register_resolvers() -> None:
 
 def register() -> None:
     """The run schema and every component schema (``retriever/base_bm25``, ...) in Hydra's store."""
-    from receval import components
+    from receval.run import components
 
     share_config_store()
     register_resolvers()
@@ -177,7 +179,7 @@ def structured_run(data: dict):
     node is first typed by its option's schema (by its ``kind``), as Hydra's defaults
     list does when it composes; a plain mapping over a group's base would be refused.
     Raises ConfigError naming a group key its schema lacks or an unknown kind
-    (:func:`receval.components.typed`), OmegaConf's error for any other key."""
+    (:func:`receval.run.components.typed`), OmegaConf's error for any other key."""
     data = dict(data)
     dataset = data.get("dataset")
     if hasattr(dataset, "keys") and str(dataset.get("format")) in DATASET_SCHEMAS:
@@ -190,8 +192,9 @@ def structured_run(data: dict):
 
 
 def config_dir() -> str:
-    """The ``conf/`` folder: inside the installed package, or at the source root."""
-    here = Path(__file__).resolve().parent
+    """The ``conf/`` folder: inside the installed package (``receval/conf``), or at the
+    source root beside ``receval/``."""
+    here = Path(__file__).resolve().parent.parent  # receval/ (this module is receval/run/config.py)
     for candidate in (here / "conf", here.parent / "conf"):
         if (candidate / "config.yaml").is_file():
             return str(candidate)
@@ -201,7 +204,7 @@ def config_dir() -> str:
 def check(cfg) -> None:
     """Every key known, every number in its range, and the values that must agree; all
     problems at once. ``cost.<stage>`` names are checked once the stages are built
-    (:func:`receval.pipeline.check_config`)."""
+    (:func:`receval.run.pipeline.check_config`)."""
     missing = sorted(OmegaConf.missing_keys(cfg))
     if missing:
         raise ConfigError(
@@ -219,7 +222,7 @@ def check(cfg) -> None:
     if len(set(ks)) != len(ks):
         problems.append(f"metrics.ks={ks} names a cutoff twice: list each once, e.g. {sorted(set(ks))}")
     try:
-        from receval.metrics import parse_measure
+        from receval.run.metrics import parse_measure
 
         parse_measure(str(cfg.objective.metric))
     except ValueError as error:

@@ -2,7 +2,7 @@
 environment variable's NAME belongs (``*.api_key_env=sk-...``, a header value), a URL
 carrying a secret, or a key-like value anywhere an override sets, refused without echoing
 it. Each override is read by Hydra's parser (:func:`receval.core.overrides.key_values`),
-so this lives on the run side, beside :mod:`receval.hydra_internals`; the rules on values
+so this lives on the run side, beside :mod:`receval.run.hydra_internals`; the rules on values
 are :mod:`receval.core.trust`'s (the same ones a composed config gets).
 
 Also a config group given an option ``conf/`` does not have (``retriever=bm52``):
@@ -152,7 +152,7 @@ def check_argv(argv: list[str], root: Path | None = None) -> None:
     folders = config_folders(argv)
     if not problems and folders is not None:
         if root is None:
-            from receval.config import config_dir
+            from receval.run.config import config_dir
 
             root = Path(config_dir())
         problems = group_problems(argv, root, folders)
