@@ -41,7 +41,7 @@ from receval import __version__
 from receval.core import numeric
 from receval.core.secrets import cut
 from receval.core.errors import RunError
-from receval.core.vocabulary import is_measure, is_token_measure
+from receval.scoring.declared import is_measure, is_token_measure
 from receval.results import ranks
 from receval.results.format import FIXED_NAMES, OVERLAP, RANKS, SCHEMA_VERSION, is_timing
 
