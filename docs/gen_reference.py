@@ -285,8 +285,11 @@ and the agreement tests check it against trec_eval when it names a trec_eval cou
    the run's depth) or `(ranking, k)` over a `ChunkRanking` (`receval/scoring/chunks.py`),
    returning one float per question. Its docstring states the formula and cites its
    source; this page prints it.
-2. Declare it: `declare(Family(name, formula, help=...))`, or for a shipped measure a
-   line in `receval/scoring/shipped.py`'s `SHIPPED`. The declaration says how its names
+2. Declare it: a line in `receval/scoring/shipped.py`'s `SHIPPED` for a measure receval
+   ships, or `receval.scoring.declared.declare(Family(name, formula, help=...))` in the
+   process that runs and reads (a test, a script over the Python API: a declaration lasts
+   as long as its process, and a command started later without it does not know the
+   name; `withdraw` removes it). The declaration says how its names
    are written (`at_depth`: `name`; `at_k`: `name@k`; `at_budget`: `name@300tok`; a
    name is lower-case letters, digits and `_`, so `f1@k` is a family `f1`), its `label`,
    which way is `better`, whether it is `bounded` in [0, 1], what a question with

@@ -6,9 +6,9 @@ Each reads a :class:`ChunkRanking`, per-chunk-rank counts a run computes from th
 :mod:`receval.measures.nuggets`) and stores with its rows, so the read side derives any
 k or budget from a stored run with the same functions. Tokens are the words
 ``chunking.max_words`` counts (one CJK character a word). Each family's formula is the
-docstring of its function (declared in :mod:`receval.scoring.declared`), with C_k the chunks at ranks 1..k,
-|c| a chunk's tokens, U_k the tokens of the pages inside C_k counted once (their union),
-and E the tokens of the question's units. ``k`` is an int (every question's first k
+docstring of its function (declared in :mod:`receval.scoring.shipped`), with C_k the
+chunks at ranks 1..k, |c| a chunk's tokens, U_k the tokens of the pages inside C_k
+counted once (their union), and E the tokens of the question's units. ``k`` is an int (every question's first k
 chunks) or one cutoff per question (a budget's).
 """
 

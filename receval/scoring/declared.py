@@ -1,6 +1,5 @@
-"""Measures that declare themselves: one :class:`Family` per measure family, the one
-registry both sides read (the way trec_eval's ``m_*.c`` table or ir_measures' measure
-objects work).
+"""One :class:`~receval.scoring.family.Family` per measure family, in the one registry both
+sides read (as trec_eval's ``m_*.c`` table or ir_measures' measure objects are).
 
 A declaration says everything receval needs to know of a family: its name and how a
 measure of it is written (``ndcg@10``, ``rr``, ``hit@300tok``), how tables title it, which
