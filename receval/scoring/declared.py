@@ -30,9 +30,10 @@ _NAME = re.compile(r"^(?P<family>[a-z][a-z0-9_]*)(?:@(?P<k>\d+)(?P<tok>tok)?)?$"
 _CHUNK_NAME = re.compile(r"^(?P<family>[a-z][a-z0-9_]*)@(?P<k>[1-9]\d*)(?P<tok>tok)?$")
 
 __all__ = [
-    "CHUNKS", "UNITS", "Family", "Measure", "MeasureName", "MAX_BUDGET", "budget_of", "chunk_families", "chunk_measure",
-    "declare", "families", "family", "find", "in_unit_interval", "is_measure", "is_token_measure", "lower_is_better",
-    "measure_label", "measures_for", "parse_chunk_measure", "parse_measure", "trec_eval_name", "withdraw",
+    "CHUNKS", "MAX_BUDGET", "UNITS", "budget_of", "chunk_families", "chunk_measure", "declare", "families", "Family",
+    "family", "family_of", "find", "in_unit_interval", "is_measure", "is_token_measure", "lower_is_better",
+    "Measure", "measure_label", "MeasureName", "measures_for", "parse_chunk_measure", "parse_measure",
+    "trec_eval_name", "withdraw",
 ]
 
 _REGISTRY: dict[str, Family] = {}
@@ -176,15 +177,15 @@ def is_measure(name: str) -> bool:
         return False
 
 
-def _head(name: str) -> Family | None:
-    """The family a (canonical) column name starts with: ``ndcg`` for ``ndcg@5``."""
+def family_of(name: str) -> Family | None:
+    """The family a canonical column name starts with (``ndcg`` for ``ndcg@5``), else None."""
     return _REGISTRY.get(name.split("@", 1)[0])
 
 
 def lower_is_better(name: str) -> bool:
     """``context_tokens@k`` (fewer tokens sent), ``redundancy@k`` (less of them repeated),
     any family declared ``better="lower"``: the lower, the better the run."""
-    declared = _head(name)
+    declared = family_of(name)
     return declared is not None and declared.better == "lower"
 
 
@@ -196,14 +197,14 @@ def in_unit_interval(name: str) -> bool:
         return True
     if not (is_measure(name) or is_token_measure(name)):
         return False
-    declared = _head(name)
+    declared = family_of(name)
     return declared.bounded and declared.better == "higher"
 
 
 def measure_label(name: str) -> str:
     """A measure as tables and messages name it: ``MRR`` for ``rr``, ``MRR@3``, ``nDCG@5``;
     any other column as it is."""
-    declared = _head(name)
+    declared = family_of(name)
     return name if declared is None else declared.title + name[len(declared.name):]
 
 
