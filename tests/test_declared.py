@@ -114,6 +114,9 @@ def test_a_name_or_alias_is_declared_once():
     with pytest.raises(ValueError, match=r"'f2': mrr is already declared"):
         declare(Family("f2", f1, help="x", aliases=("mrr",)))
     assert declared.find("f2") is None
+    for name in ("ndcg", "f2"):  # receval's own stay; an undeclared one is not there to withdraw
+        with pytest.raises(ValueError, match=rf"withdraw '{name}': only a family declare\(\) added"):
+            withdraw(name)
 
 
 def test_a_formula_states_itself():

@@ -62,7 +62,9 @@ def declare(new: Family) -> Family:
 
 
 def withdraw(name: str) -> None:
-    """Remove a family :func:`declare` added (a test's, once done)."""
+    """Remove a family :func:`declare` added (a test's, once done); receval's own stay."""
+    if name not in _REGISTRY or any(name == shipped.name for shipped in SHIPPED):
+        raise ValueError(f"withdraw {name!r}: only a family declare() added can be withdrawn")
     gone = _REGISTRY.pop(name)
     for alias in gone.aliases:
         _ALIASES.pop(alias, None)
