@@ -7,8 +7,8 @@ checks the committed pages equal a fresh generation):
   and meaning, read from the dataclass schemas (the comment beside or above a field is
   its meaning; ranges from the field metadata, :mod:`receval.schema`);
 - ``reference/ranges.md``: every number's range (``python -m receval.schema``);
-- ``reference/measures.md``: every measure with its formula, from the docstring of each
-  family's function (:mod:`receval.scoring.measures`, :mod:`receval.scoring.chunks`), and
+- ``reference/measures.md``: every declared measure family (:mod:`receval.scoring.declared`)
+  with its help and formula, from the docstring of its function, and
   the rules they share (token budgets, alpha-nDCG's units, nugget support, excluded
   units) from their modules' docstrings;
 - ``reference/stored-format.md``: the stored format, from the docstrings of
@@ -268,46 +268,79 @@ MEASURE_RULES = [
     ("Nugget support", "receval.measures.nuggets"),
     ("Support labels from a judge", "receval.results.support"),
     ("Excluded units", "receval.datasets.excluded"),
+    ("Measures that declare themselves", "receval.scoring.declared"),
 ]
 
 
-def measure_entries() -> list[tuple[str, str, str]]:
-    """(names, what it counts and which way is better, formula) of every measure family."""
-    from receval.core import vocabulary
-    from receval.scoring import chunks, measures
+ADDING_A_MEASURE = """## Adding a measure
+
+A measure family is one declaration, a `receval.scoring.declared.Family`, and everything
+else follows from it: a run stores it at each of `metrics.ks` (and at its depth when it
+has one), `report --metrics`, `compare`, `select`, `sql` and the Python API take its
+names, tables title it by its label and compare runs in its direction, this page lists it,
+and the agreement tests check it against trec_eval when it names a trec_eval counterpart.
+
+1. Write its formula as one vectorised function over all questions: `(judged, k)` over a
+   `Judged` ranking of units (`receval/scoring/measures.py`; `(judged)` for a measure at
+   the run's depth) or `(ranking, k)` over a `ChunkRanking` (`receval/scoring/chunks.py`),
+   returning one float per question. Its docstring states the formula and cites its
+   source; this page prints it.
+2. Declare it: a line in `receval/scoring/shipped.py`'s `SHIPPED` for a measure receval
+   ships, or `receval.scoring.declared.declare(Family(name, formula, help=...))` in the
+   process that runs and reads (a test, a script over the Python API: a declaration lasts
+   as long as its process, and a command started later without it does not know the
+   name; `withdraw` removes it). The declaration says how its names
+   are written (`at_depth`: `name`; `at_k`: `name@k`; `at_budget`: `name@300tok`; a
+   name is lower-case letters, digits and `_`, so `f1@k` is a family `f1`), its `label`,
+   which way is `better`, whether it is `bounded` in [0, 1], what a question with
+   nothing retrieved scores (`empty`), its `trec_eval` names (`{k}` for the cutoff) and
+   its `aliases`.
+3. Test it: a worked number, and agreement with trec_eval (`tests/test_metrics.py`
+   reads the `trec_eval` names of every declaration). `tests/test_declared.py` shows a
+   family declared in a test (`f1@k`) stored by a run, read by `report` and listed here.
+4. Run `python docs/gen_reference.py` and commit this page.
+"""
+
+
+def measure_entries() -> list[tuple[str, str, str, str]]:
+    """(names, what it counts and which way is better, help, formula) of every declared
+    measure family (:mod:`receval.scoring.declared`)."""
+    from receval.scoring import declared
 
     out = []
-    for family in vocabulary.FAMILIES:
-        names = [family] if family in vocabulary.DEPTH_FAMILIES else []
-        if family in vocabulary.CUTOFF_FAMILIES:
-            names.append(f"{family}@k")
-        if family == "rr":
-            names.append("rr@k")  # derived from the stored first relevant rank
-        if family in vocabulary.BUDGET_FAMILIES:
-            names.append(f"{family}@Btok")
-        out.append((", ".join(f"`{n}`" for n in names), "units (sections, documents, evidence items), higher is better",
-                    measures.formula(family)))
-    for family in vocabulary.CHUNK_FAMILIES:
-        better = "lower" if vocabulary.lower_is_better(f"{family}@1") else "higher"
-        out.append((f"`{family}@k`, `{family}@Btok`", f"the first k chunks or a budget's, {better} is better",
-                    chunks.formula(family)))
+    for family in declared.families():
+        names = family.names()
+        if family.name == "rr":
+            names.insert(1, "rr@k")  # derived from the stored first relevant rank (receval.analysis.derived)
+        counts = ("units (sections, documents, evidence items)" if family.reads == declared.UNITS
+                  else "the first k chunks or a budget's")
+        what = [f"{counts}, {family.better} is better"]
+        if family.label:
+            what.append(f"titled {family.label}")
+        trec = ", ".join(f"`{n.format(k='k')}`" for n in family.trec_eval)
+        what.append(f"trec_eval {trec}" if trec else "no trec_eval counterpart")
+        what.append(f"a question with nothing retrieved scores {family.empty:g}")
+        out.append((", ".join(f"`{n}`" for n in names), "; ".join(what), family.help, family.formula_text))
     return out
 
 
 def measures_page() -> str:
     parts = [
         HEADER, "# Measures\n",
-        "Every measure receval computes per question, with its formula as the code states it (each family's "
-        "function in `receval/scoring/measures.py` and `receval/scoring/chunks.py`). `k` is a cutoff "
+        "Every measure receval computes per question, with its formula as the code states it (each family is "
+        "declared once in `receval/scoring/shipped.py`, its function in `receval/scoring/measures.py` or "
+        "`receval/scoring/chunks.py`). `k` is a cutoff "
         "(`metrics.ks` stores some; the per-rank columns give any other), `B` a token budget "
         "(`hit@300tok`: the ranking cut where its chunks' tokens would pass B, derived from a stored run by "
-        "`report`, `compare`, `select`, `sql` and the Python API). The rules they share follow the list.\n",
+        "`report`, `compare`, `select`, `sql` and the Python API). The rules they share follow the list, then "
+        "how to add a measure.\n",
     ]
-    for names, what, formula in measure_entries():
-        parts.append(f"### {names}\n\n*{what}*\n\n{rst_to_markdown(formula)}\n")
+    for names, what, help_text, formula in measure_entries():
+        parts.append(f"### {names}\n\n*{what}*\n\n{rst_to_markdown(help_text)}\n\n{rst_to_markdown(formula)}\n")
     for title, module in MEASURE_RULES:
         doc = inspect.getdoc(importlib.import_module(module))
         parts.append(f"## {title}\n\n*`{module}`*\n\n{rst_to_markdown(doc)}\n")
+    parts.append(ADDING_A_MEASURE)
     return "\n".join(parts)
 
 

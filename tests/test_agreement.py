@@ -24,6 +24,7 @@ from receval.datasets import Question
 from receval.run.evaluate import judge
 from receval.results.external import export
 from receval.run.metrics import parse_measure
+from receval.scoring.declared import trec_eval_name
 from receval.run.pipeline import run
 from receval.run.ranking import select_top, tie_ranks
 from receval.results import read_run
@@ -33,10 +34,11 @@ ranx = lazy_import("ranx")
 
 CRANFIELD = SHARED / "datasets" / "cranfield"
 SCIFACT = SHARED / "datasets" / "scifact"
+#: trec_eval's name for each checked measure, as its family declares it (receval.scoring.declared)
 PYTREC = {
-    "rr": "recip_rank", "ndcg@10": "ndcg_cut_10", "recall@100": "recall_100",
-    "ap": "map", "ap@10": "map_cut_10", "rprec": "Rprec", "bpref": "bpref",
+    name: trec_eval_name(parse_measure(name)) for name in ("rr", "ndcg@10", "recall@100", "ap", "ap@10", "rprec", "bpref")
 }
+assert PYTREC["ndcg@10"] == "ndcg_cut_10" and PYTREC["ap"] == "map" and PYTREC["ap@10"] == "map_cut_10"
 RANX = {"rr": "mrr", "ndcg@10": "ndcg@10", "recall@100": "recall@100", "ap": "map", "rprec": "r-precision"}
 
 

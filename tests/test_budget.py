@@ -9,10 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from receval.core.vocabulary import MeasureName, budget_of, is_measure, is_token_measure, lower_is_better, parse_measure
 from receval.measures import novelty
-from receval.scoring import budget, chunks
-from receval.scoring.measures import Judged, Measure
+from receval.scoring import budget, chunks, declared
+from receval.scoring.declared import (
+    Measure, MeasureName, budget_of, is_measure, is_token_measure, lower_is_better, parse_measure,
+)
+from receval.scoring.measures import Judged
 
 LOG = math.log2
 
@@ -130,7 +132,7 @@ def test_a_budget_is_never_passed_and_cumulative_measures_never_fall_as_it_grows
                 assert (value >= before[name] - 1e-12).all(), (name, b)
         before_chunks, before_units, before = sent, units, values
         for name in ("token_recall", "token_precision", "token_iou", "redundancy", "nugget_recall"):
-            value = chunks.CHUNK_MEASURES[name](ranking, sent)
+            value = declared.family(name).formula(ranking, sent)
             assert ((value >= 0) & (value <= 1) | np.isnan(value)).all(), name
 
 

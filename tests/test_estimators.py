@@ -11,7 +11,8 @@ from itertools import combinations, product
 import numpy as np
 import pytest
 
-from receval.scoring.measures import Judged, parse_measure
+from receval.scoring.declared import parse_measure
+from receval.scoring.measures import Judged
 from receval.stats.estimators import (
     _ideal, design_intervals, estimate, ratio_risk, relevant_units, working_ppi, working_sample,
 )

@@ -12,7 +12,6 @@ import pytest
 from receval.datasets import Question
 from receval.run.evaluate import judge
 from receval.run.metrics import (
-    CUTOFF_FAMILIES,
     Judged,
     Measure,
     first_relevant_rank,
@@ -20,6 +19,7 @@ from receval.run.metrics import (
     parse_measure,
 )
 from receval.run.ranking import select_top, tie_ranks
+from receval.scoring import declared
 
 KS = [1, 3, 5, 10]
 MEASURES = measures_for(KS)
@@ -204,20 +204,17 @@ def test_agreement_with_pytrec_eval():
     empty = {q.id for q, row in zip(questions, idx) if (row < 0).all()}
     assert len(empty) >= 10 and len(run) >= 150
 
+    # every stored measure whose family declares a trec_eval counterpart, by that name
+    names = {m.name: declared.trec_eval_name(m) for m in MEASURES if declared.trec_eval_name(m)}
+    assert set(names.values()) >= {"recip_rank", "map", "Rprec", "bpref", "success_1", "recall_3", "P_5",
+                                   "ndcg_cut_10", "map_cut_10"}
+    assert {m.family for m in MEASURES if m.name not in names} == {"judged"}  # checked below, by trec_eval -J
     ks = ",".join(map(str, KS))
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, {"recip_rank", "map", "Rprec", "bpref", f"success.{ks}", f"recall.{ks}", f"P.{ks}",
-                f"ndcg_cut.{ks}", f"map_cut.{ks}"}
-    )
-    theirs = evaluator.evaluate(run)
+    asked = {n.replace("_{k}", f".{ks}") for f in declared.families(declared.UNITS) for n in f.trec_eval}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, asked).evaluate(run)
     assert set(theirs) == set(run)  # questions with nothing retrieved are omitted
 
     ours = ours_by_question(index, questions, idx)
-    names = {"rr": "recip_rank", "ap": "map", "rprec": "Rprec", "bpref": "bpref"}
-    for k in KS:
-        names |= {f"hit@{k}": f"success_{k}", f"recall@{k}": f"recall_{k}",
-                  f"precision@{k}": f"P_{k}", f"ndcg@{k}": f"ndcg_cut_{k}", f"ap@{k}": f"map_cut_{k}"}
-    assert set(names) == {m.name for m in MEASURES if m.family != "judged"}
     assert {theirs[q.id]["bpref"] != theirs[q.id]["recall_10"] for q in questions[::4] if q.id in theirs} == {
         True, False
     }  # the judged non-relevant sections move bpref off recall for some questions
@@ -226,8 +223,8 @@ def test_agreement_with_pytrec_eval():
     for row, q in enumerate(questions):
         for ours_name, trec_name in names.items():
             value = ours[ours_name][row]
-            if q.id in empty:
-                assert value == 0.0, (q.id, ours_name)
+            if q.id in empty:  # trec_eval leaves it out; its family declares what it scores
+                assert value == declared.family(parse_measure(ours_name).family).empty, (q.id, ours_name)
             else:
                 assert value == pytest.approx(theirs[q.id][trec_name], abs=1e-9), (q.id, ours_name)
     # judged@k: trec_eval's -J view (judged documents only) counts the judged ones among
@@ -362,7 +359,8 @@ def test_measures_for_registry():
     names = [m.name for m in measures_for([1, 3])]
     assert names == ["rr", "ap", "rprec", "bpref", "hit@1", "hit@3", "recall@1", "recall@3",
                      "precision@1", "precision@3", "ndcg@1", "ndcg@3", "ap@1", "ap@3", "judged@1", "judged@3"]
-    assert CUTOFF_FAMILIES == ("hit", "recall", "precision", "ndcg", "ap", "judged")
+    assert [f.name for f in declared.families(declared.UNITS) if f.at_k] == [
+        "hit", "recall", "precision", "ndcg", "ap", "judged"]
 
 
 @pytest.mark.parametrize("measure", MEASURES, ids=lambda m: m.name)
@@ -384,8 +382,9 @@ def test_parse_measure_aliases():
     [
         ("ndcg", r"measure 'ndcg' needs a cutoff k >= 1, e\.g\. ndcg@3"),
         ("recall@0", r"measure 'recall@0' needs a cutoff k >= 1, e\.g\. recall@3"),
-        ("foo@3", r"unknown measure 'foo@3': use rr, ap \(map\), rprec, bpref, or hit@k, recall@k, "
-                  r"precision@k, ndcg@k, ap@k"),
+        ("foo@3", r"unknown measure 'foo@3': use rr \(mrr\), ap \(map\), rprec, bpref, or hit@k, recall@k, "
+                  r"precision@k, ndcg@k, ap@k, judged@k, or at a token budget hit@300tok \(rr, hit, recall, "
+                  r"precision, ndcg, ap\)$"),
         ("rprec@5", r"rprec takes no cutoff: it is measured at the run's depth"),
         ("bpref@10", r"bpref takes no cutoff"),
         ("ndcg@x", r"unknown measure 'ndcg@x'"),

@@ -20,14 +20,14 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from receval.core import vocabulary
 from receval.core.errors import RecevalError
 from receval.core.progress import warn
 from receval.results import ranks
 from receval.results.door import open_run
 from receval.results.record import RANK_COLUMNS
-from receval.scoring import budget, chunks
-from receval.scoring.measures import Measure
+from receval.scoring import budget, declared
+from receval.scoring.chunks import ChunkRanking
+from receval.scoring.declared import Measure, MeasureName
 from receval.scoring.rows import judged_of
 
 WORDS = {"unit": "words"}
@@ -39,17 +39,18 @@ MISSING = {  # why a run cannot give a chunk measure
 }
 
 
-def derivable(name: str) -> vocabulary.MeasureName | None:
+def derivable(name: str) -> MeasureName | None:
     """The measure ``name`` asks this module for: a budget measure, a chunk measure at any
     k, or hit, recall, precision, nDCG or AP at any k; None for anything else."""
-    for parse in (vocabulary.parse_measure, vocabulary.parse_chunk_measure):
+    for parse in (declared.parse_measure, declared.parse_chunk_measure):
         try:
             parsed = parse(name)
         except ValueError:
             continue
-        if parsed.budget is not None or parsed.family in vocabulary.CHUNK_FAMILIES:
+        family = declared.family(parsed.family)
+        if parsed.budget is not None or family.reads == declared.CHUNKS:
             return parsed
-        if parsed.family in vocabulary.BUDGET_FAMILIES and parsed.family != "rr" and parsed.k is not None:
+        if family.at_budget and family.at_k and parsed.k is not None:
             return parsed
     return None
 
@@ -62,7 +63,7 @@ def budget_unit(run) -> dict:
 
 def check_units(runs: list, names: list[str], option: str) -> None:
     """Budgets of runs counted by different tokenizers are not comparable: an error."""
-    asked = [n for n in names if vocabulary.budget_of(n) is not None]
+    asked = [n for n in names if declared.budget_of(n) is not None]
     if not asked or len(runs) < 2:
         return
     units = {}
@@ -110,7 +111,7 @@ class Derivation:
         vital = ranks.padded_equal(table.column("nugget_importance"), "vital") \
             if nugget_at is not None and "nugget_importance" in table.column_names else None
         nugget_count = ranks.padded(table.column("nugget_at"))[1] if nugget_at is not None else None
-        self.ranking = chunks.ChunkRanking(
+        self.ranking = ChunkRanking(
             lengths=self.lengths, words=words, new=column("chunk_new_tokens"), evidence=column("chunk_evidence_tokens"),
             evidence_total=np.nan_to_num(scalar("evidence_tokens")), tokens=column("chunk_llm_tokens"),
             novelty=column("chunk_novelty"), novelty_ideal=column("novelty_ideal"), nugget_at=nugget_at,
@@ -121,15 +122,15 @@ class Derivation:
     def chunks_within(self, budget_tokens: int) -> np.ndarray:
         return budget.chunks_within(self.ranking.sent, self.lengths, budget_tokens)
 
-    def values(self, name: vocabulary.MeasureName) -> np.ndarray:
+    def values(self, name: MeasureName) -> np.ndarray:
         """(Q,) the measure, NaN where the run scores nothing (unanswerable; no nuggets)."""
-        if name.family in vocabulary.CHUNK_FAMILIES:
-            need = chunks.NEEDS.get(name.family)
-            if need is not None and getattr(self.ranking, need) is None:
-                raise RecevalError(f"{name.name}: {MISSING[need]}")
+        family = declared.family(name.family)
+        if family.reads == declared.CHUNKS:
+            if family.needs is not None and getattr(self.ranking, family.needs) is None:
+                raise RecevalError(f"{name.name}: {MISSING[family.needs]}")
             k = self.chunks_within(name.budget) if name.budget is not None else name.k
-            values = chunks.measure(name, self.ranking, k)
-            return values if name.family in ("nugget_recall", "vital_nugget_recall") else np.where(self.scored, values, np.nan)
+            values = declared.chunk_measure(name, self.ranking, k)
+            return values if family.own_nulls else np.where(self.scored, values, np.nan)
         if name.budget is not None:
             k = budget.units_within(self.unit_at, self.chunks_within(name.budget))
         else:
@@ -137,7 +138,7 @@ class Derivation:
         return np.where(self.scored, Measure(name.family).at(self.judged, k), np.nan)
 
 
-def with_budget_columns(run, parsed: list[vocabulary.MeasureName], option: str):
+def with_budget_columns(run, parsed: list[MeasureName], option: str):
     """``run`` with a column for each measure of ``parsed`` it does not hold yet."""
     missing = [p for p in parsed if p.name not in run.table.column_names]
     if not missing:
@@ -147,10 +148,11 @@ def with_budget_columns(run, parsed: list[vocabulary.MeasureName], option: str):
     table = run.table
     warned: set[int] = set()
     for name in missing:
-        if name.family in vocabulary.CUTOFF_FAMILIES and name.k is not None and isinstance(depth, int) and name.k > depth:
+        of_units = declared.family(name.family).reads == declared.UNITS
+        if of_units and name.k is not None and isinstance(depth, int) and name.k > depth:
             raise RecevalError(f"{option}: {name.name} is beyond {run.run_dir}'s depth {depth}; use k <= {depth}")
         values = derivation.values(name)
-        if not vocabulary.lower_is_better(name.name) and (values > 1 + 1e-9).any():  # only an edited file gets here
+        if not declared.lower_is_better(name.name) and (values > 1 + 1e-9).any():  # only an edited file gets here
             raise RecevalError(f"{run.run_dir}: its per-rank columns give {name.name} above 1; not results receval "
                                "wrote (edited, or from another tool); re-run this job")
         table = table.append_column(name.name, pa.array(values, pa.float64(), mask=np.isnan(values)))

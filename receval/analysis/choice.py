@@ -42,7 +42,7 @@ from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError, RunError, named
 from receval.core.numeric import fmt_ms
 from receval.core.vocabulary import COST as COLUMN
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 from receval.results.labels import nodes_of, run_labels
 from receval.results.stored import Run
 from receval.stats import noninferiority

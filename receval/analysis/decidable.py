@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from receval.analysis.significance import score_matrix
 from receval.core.errors import RunError
-from receval.core.vocabulary import in_unit_interval, measure_label, parse_measure
+from receval.scoring.declared import in_unit_interval, measure_label, parse_measure
 from receval.results.stored import Run
 from receval.stats.decidable import Decidability, decidability, separating
 from receval.stats.detectable import POWER

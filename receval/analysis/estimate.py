@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from receval.core.errors import RecevalError
-from receval.core.vocabulary import is_measure, measure_label, parse_measure
+from receval.scoring.declared import is_measure, measure_label, parse_measure
 from receval.results.judgments import Labels, rescore, stored_labels
 from receval.results.stored import Run
 from receval.stats.estimators import ESTIMATED, DesignInterval, design_intervals, estimate, ratio_risk, working_sample

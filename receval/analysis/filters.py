@@ -14,12 +14,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import yaml
 
-from receval.core import vocabulary
 from receval.core.errors import RecevalError
 from receval.results.configs import format_value
 from receval.results.discovery import load_one
 from receval.results.labels import Naming, naming_of, shown
 from receval.results.stored import Run
+from receval.scoring import declared
 
 
 def where_pairs(where) -> list[tuple[str, str]]:
@@ -83,13 +83,12 @@ def canonical_measure(name: str, runs: list[Run], option: str = "metrics") -> st
     if column is not None:
         return column
     try:
-        canonical = vocabulary.parse_measure(name).name
+        canonical = declared.parse_measure(name).name
     except ValueError as error:
         canonical = name.strip().lower()
-        if not vocabulary.is_token_measure(canonical):
-            raise RecevalError(
-                f"{option}: {error}; or token_recall@k, token_precision@k, token_iou@k, context_tokens@k"
-            ) from None
+        if not declared.is_token_measure(canonical):
+            chunked = ", ".join(f"{f.name}@k" for f in declared.families(declared.CHUNKS))
+            raise RecevalError(f"{option}: {error}; or {chunked}") from None
     for run in runs:
         if canonical not in run.table.column_names:
             stored = ", ".join(run.measure_names)

@@ -15,7 +15,7 @@ from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.results.discovery import load_one
 from receval.results.stored import Run
-from receval.core.vocabulary import lower_is_better
+from receval.scoring.declared import lower_is_better
 from receval.stats.gate import Gate, check_margin
 from receval.stats.paired import shift_nulls, tested_at
 

@@ -35,7 +35,7 @@ import numpy as np
 from receval.analysis.choice import choose
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 from receval.analysis.estimate import Estimation, estimate_runs
 from receval.results import support as nugget_support
 from receval.results.judgments import Conflict, Labels, merge_added, read_label_file, rescore, stored_labels

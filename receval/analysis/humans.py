@@ -39,7 +39,7 @@ import numpy as np
 
 from receval.analysis.estimate import effective, known_labels, ranked_units
 from receval.core.errors import RecevalError
-from receval.core.vocabulary import measure_label, parse_measure
+from receval.scoring.declared import measure_label, parse_measure
 from receval.results.judgments import Labels
 from receval.results.stored import Run
 from receval.stats.estimators import ESTIMATED, design_intervals, working_ppi, working_sample

@@ -12,7 +12,7 @@ import numpy as np
 
 from receval.core.errors import RunError
 from receval.core.settings import BootstrapConfig
-from receval.core.vocabulary import lower_is_better
+from receval.scoring.declared import lower_is_better
 from receval.results.stored import Run
 from receval.stats.bootstrap import Interval
 from receval.stats.corrections import adjusted_levels, correct

@@ -13,7 +13,7 @@ import numpy as np
 from receval.analysis.pairs import Pair, align, corrected
 from receval.core.errors import RunError
 from receval.core.settings import BootstrapConfig
-from receval.core.vocabulary import lower_is_better
+from receval.scoring.declared import lower_is_better
 from receval.results.stored import Run
 from receval.stats.pairing import resampled_means
 from receval.stats.calibration import TypeOneRate, type_one_rate

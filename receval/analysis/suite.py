@@ -39,7 +39,7 @@ from receval.results.identity import result_config
 from receval.results.labels import naming_of, shown
 from receval.results.stored import Run
 from receval.stats.bootstrap import Interval, confidence_intervals
-from receval.core.vocabulary import lower_is_better
+from receval.scoring.declared import lower_is_better
 from receval.stats.meta import Pooled, mean_difference, p_values, pool
 from receval.stats.paired import PairedTest, paired_tests
 from receval.stats.verdict import direction

@@ -45,7 +45,7 @@ from receval.analysis.derived import with_derived
 from receval.core import machine
 from receval.core.errors import RecevalError, RunError
 from receval.core.secrets import cut
-from receval.core.vocabulary import is_measure, is_token_measure
+from receval.scoring.declared import is_measure, is_token_measure
 from receval.results.configs import format_value
 from receval.results.discovery import load_runs
 from receval.results.format import LATENCY

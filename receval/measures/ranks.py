@@ -17,34 +17,31 @@ from dataclasses import replace
 import numpy as np
 
 from receval.chunking import Chunk
-from receval.core.vocabulary import CHUNK_FAMILIES, TOKEN_FAMILIES, MeasureName
 from receval.datasets import Question
 from receval.measures.nuggets import page_text, support_ranks
 from receval.measures.tokens import chunk_token_counts
-from receval.scoring.chunks import NEEDS, ChunkRanking, measure
-
-#: The chunk measures every run stores at each k (the nugget ones only with nuggets).
-STORED = (*TOKEN_FAMILIES, "redundancy", "alpha_ndcg")
-NUGGET_FAMILIES = ("nugget_recall", "vital_nugget_recall")
+from receval.scoring.chunks import ChunkRanking
+from receval.scoring.declared import MeasureName, chunk_families, chunk_measure
 
 
 def token_columns(ks: list[int], nuggets: bool = False) -> list[str]:
-    """The stored chunk measure columns, ``<family>@k``, family by family."""
-    families = [f for f in CHUNK_FAMILIES if f in STORED or nuggets and f in NUGGET_FAMILIES]
-    return [f"{family}@{k}" for family in families for k in ks]
+    """The stored chunk measure columns, ``<family>@k``, family by family (the declared chunk
+    families a run stores, :func:`receval.scoring.declared.chunk_families`; the nugget ones
+    only with nuggets)."""
+    return [f"{family.name}@{k}" for family in chunk_families(nuggets) for k in ks]
 
 
 def chunk_columns(ranking: ChunkRanking, ks: list[int], answerable: np.ndarray) -> dict[str, list[float | None]]:
     """Each chunk measure ``ranking`` has the counts for, at each of ``ks``: null for an
     unanswerable question (the nugget measures: for one without nuggets)."""
     columns: dict[str, list[float | None]] = {}
-    for family in CHUNK_FAMILIES:
-        if family in NEEDS and getattr(ranking, NEEDS[family]) is None:
+    for family in chunk_families():
+        if family.needs is not None and getattr(ranking, family.needs) is None:
             continue
-        scored = answerable if family not in NUGGET_FAMILIES else np.ones(len(answerable), bool)
+        scored = answerable if not family.own_nulls else np.ones(len(answerable), bool)
         for k in ks:
-            values = measure(MeasureName(family, k), ranking, k)
-            columns[f"{family}@{k}"] = [float(v) if ok and v == v else None for v, ok in zip(values, scored)]
+            values = chunk_measure(MeasureName(family.name, k), ranking, k)
+            columns[f"{family.name}@{k}"] = [float(v) if ok and v == v else None for v, ok in zip(values, scored)]
     return columns
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from receval.core.errors import RecevalError
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 from receval.core.io import atomic_write
 
 FORMATS = ("png", "svg", "pdf")

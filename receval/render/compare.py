@@ -7,7 +7,7 @@ from __future__ import annotations
 from receval.render import tables, verdicts
 from receval.stats.pairing import cutoff
 from receval.render.report import fixed_note
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 
 
 def header_lines(comparison) -> list[str]:

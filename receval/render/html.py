@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 
 from receval.analysis.show import MAX_ALL
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 from receval.render import report as rendered
 from receval.render import costs, sureness
 from receval.render.show import calls_lines, holds, missed_text, spent_text

@@ -16,7 +16,7 @@ import numpy as np
 
 from receval.core.errors import RecevalError
 from receval.results.labels import shown
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 from receval.core.io import atomic_write
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from receval.analysis.holes import ppi_lines
 from receval.analysis.humans import stratified_lines
 from receval.analysis.report import Report
-from receval.core.vocabulary import lower_is_better, measure_label
+from receval.scoring.declared import lower_is_better, measure_label
 from receval.render import sureness, tables, verdicts
 from receval.render.costs import cost_table, latency_table, stage_table
 from receval.render.costs import params_cells as _params_cells

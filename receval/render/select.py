@@ -7,7 +7,7 @@ from __future__ import annotations
 from receval.render import tables, verdicts
 from receval.analysis.choice import RULE, fmt_cost, status
 from receval.stats.power import POWER
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 
 COST_TITLES = {"p50_ms": "p50 ms", "chunks": "chunks", "money": "$ / 1k q"}
 

@@ -13,7 +13,7 @@ import numpy as np
 from receval.analysis.suite import Suite, pooled_verdict
 from receval.render.verdicts import interval, p_value
 from receval.stats.meta import p_values
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 from receval.render import tables
 from receval.render.tables import Table, fmt, fmt_ci, fmt_signed
 

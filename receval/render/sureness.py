@@ -6,7 +6,7 @@ tables: :mod:`receval.render.verdicts`)."""
 from __future__ import annotations
 
 from receval.analysis.report import Report
-from receval.core.vocabulary import measure_label
+from receval.scoring.declared import measure_label
 from receval.render import tables
 
 

@@ -31,7 +31,7 @@ from receval.core.secrets import cut
 from receval.results import trec
 from receval.results.format import OVERLAP, SCHEMA_VERSION, results_schema
 from receval.results.stored import Run, read_run
-from receval.scoring.measures import measures_for, parse_measure
+from receval.scoring.declared import measures_for, parse_measure
 from receval.scoring.qrels import read_judgements
 from receval.scoring.questions import UNANSWERABLE, Question
 from receval.scoring.rows import question_rows

@@ -155,7 +155,7 @@ def is_timing(column: str) -> bool:
 
 def measure_columns(names) -> list[str]:
     """The columns that hold per-question measures (``rr``, ``hit@3``...), in order."""
-    from receval.core.vocabulary import is_measure
+    from receval.scoring.declared import is_measure
 
     return [name for name in names if is_measure(name)]
 

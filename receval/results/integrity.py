@@ -41,7 +41,7 @@ from receval import __version__
 from receval.core import numeric
 from receval.core.secrets import cut
 from receval.core.errors import RunError
-from receval.core.vocabulary import is_measure, is_token_measure
+from receval.scoring.declared import family_of, is_measure, is_token_measure
 from receval.results import ranks
 from receval.results.format import FIXED_NAMES, OVERLAP, RANKS, SCHEMA_VERSION, is_timing
 
@@ -90,9 +90,11 @@ def is_amount(name: str) -> bool:
 
 def _bounds(name: str) -> tuple[float, float] | None:
     """(low, high) of a numeric column receval reads, None for a column it does not."""
-    if is_amount(name) or name.startswith("context_tokens@"):
+    if is_amount(name):
         return (0.0, np.inf)
-    if is_measure(name) or is_token_measure(name) or name in OVERLAP:
+    if is_measure(name) or is_token_measure(name):  # as its family declares (context_tokens@k: a count)
+        return (0.0, 1.0) if family_of(name).bounded else (0.0, np.inf)
+    if name in OVERLAP:
         return (0.0, 1.0)
     if name in ("first_relevant_rank", "first_relevant_call"):
         return (1.0, np.inf)

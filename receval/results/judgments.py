@@ -39,7 +39,7 @@ from receval.results.external import read_labels
 from receval.results.format import RANKS
 from receval.results.stored import Run
 from receval.results.support import Support, apply_support, is_support_line, support_of
-from receval.scoring.measures import is_measure, parse_measure
+from receval.scoring.declared import is_measure, parse_measure
 from receval.scoring.questions import MAX_GRADE, Question
 from receval.scoring.rows import question_rows
 

@@ -21,7 +21,6 @@ the unit's first chunk.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -31,12 +30,12 @@ from receval.core.errors import RecevalError
 from receval.core.secrets import cut
 from receval.results.format import RANKS
 from receval.results.ranks import padded, padded_equal
-from receval.scoring.chunks import ChunkRanking, nugget_recall, vital_nugget_recall
+from receval.scoring import declared
+from receval.scoring.chunks import ChunkRanking
 
 LABELS = ("support", "partial_support", "not_support")
 #: question -> nugget -> unit -> supports (True only for ``support``)
 Support = dict[str, dict[str, dict[str, bool]]]
-_FAMILY = re.compile(r"^(vital_nugget_recall|nugget_recall)@([1-9]\d*)$")
 
 
 def is_support_line(record) -> bool:
@@ -122,17 +121,17 @@ def apply_support(table: pa.Table, support: Support) -> pa.Table:
 
 
 def _recount(table: pa.Table) -> pa.Table:
-    """The nugget measure columns recomputed from ``nugget_at``."""
+    """The nugget measure columns (of the families declared to read ``nugget_at``)
+    recomputed from ``nugget_at``."""
     nugget_at, count = padded(table.column("nugget_at"), np.int64)
     vital = padded_equal(table.column("nugget_importance"), "vital")
     ranking = ChunkRanking(lengths=np.zeros(len(count), np.int64), words=np.zeros((len(count), 0)),
                            nugget_at=nugget_at, nugget_vital=vital,
                            nugget_valid=np.arange(nugget_at.shape[1])[None, :] < count[:, None])
     for position, name in enumerate(table.column_names):
-        match = _FAMILY.match(name)
-        if match:
-            function = nugget_recall if match[1] == "nugget_recall" else vital_nugget_recall
-            values = function(ranking, int(match[2]))
+        measure = declared.parse_chunk_measure(name) if declared.is_token_measure(name) else None
+        if measure is not None and measure.k is not None and declared.family(measure.family).needs == "nugget_at":
+            values = declared.chunk_measure(measure, ranking, measure.k)
             table = table.set_column(position, table.schema.field(name),
                                      pa.array(values, pa.float64(), mask=np.isnan(values)))
     return table

@@ -166,7 +166,7 @@ def written_facts(cfg, measure_names: list[str]) -> dict:
     ``label`` (what the run is and its chunking, as :mod:`receval.results.labels` words it),
     ``params`` (its config flat and dotted, the schema's defaults filled, interpolations as
     written) and ``measures`` (each stored measure's label and direction)."""
-    from receval.core.vocabulary import lower_is_better, measure_label
+    from receval.scoring.declared import lower_is_better, measure_label
     from receval.run.written import label_facts, schema_defaults
 
     label = label_facts(resolved(cfg), as_written(cfg))

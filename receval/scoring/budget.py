@@ -21,7 +21,7 @@ Units. A ranking of units (sections, documents) is the chunks collapsed, each un
 its first chunk's rank (:func:`receval.run.evaluate.collapse_to_sections`): a unit is within
 the budget when its first chunk is (:func:`units_within`), and the unit measures (hit,
 recall, precision, nDCG, rr, AP) are their usual selves at that per-question cutoff
-(:meth:`receval.scoring.measures.Measure.at`). A later chunk of a unit already sent still
+(:meth:`receval.scoring.declared.Measure.at`). A later chunk of a unit already sent still
 spends budget: it is text the generator gets.
 
 Chunk measures (``context_tokens``, the token measures, ``redundancy``, ``alpha_ndcg``,

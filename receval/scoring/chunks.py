@@ -6,9 +6,9 @@ Each reads a :class:`ChunkRanking`, per-chunk-rank counts a run computes from th
 :mod:`receval.measures.nuggets`) and stores with its rows, so the read side derives any
 k or budget from a stored run with the same functions. Tokens are the words
 ``chunking.max_words`` counts (one CJK character a word). Each family's formula is the
-docstring of its function (:data:`CHUNK_MEASURES`), with C_k the chunks at ranks 1..k,
-|c| a chunk's tokens, U_k the tokens of the pages inside C_k counted once (their union),
-and E the tokens of the question's units. ``k`` is an int (every question's first k
+docstring of its function (declared in :mod:`receval.scoring.shipped`), with C_k the
+chunks at ranks 1..k, |c| a chunk's tokens, U_k the tokens of the pages inside C_k
+counted once (their union), and E the tokens of the question's units. ``k`` is an int (every question's first k
 chunks) or one cutoff per question (a budget's).
 """
 
@@ -17,8 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from receval.core.vocabulary import CHUNK_FAMILIES, MeasureName
 
 #: alpha-nDCG's redundancy penalty: the TREC 2009-2012 Web track diversity task's value.
 ALPHA = 0.5
@@ -141,27 +139,3 @@ def vital_nugget_recall(ranking: ChunkRanking, k) -> np.ndarray:
     """``nugget_recall`` over the question's vital nuggets only (the answer is incomplete
     without them); null for a question without vital nuggets."""
     return _nuggets(ranking, k, vital=True)
-
-
-#: The one registry of chunk measures, by family (:data:`receval.core.vocabulary.CHUNK_FAMILIES`).
-CHUNK_MEASURES = {
-    "context_tokens": context_tokens, "token_recall": token_recall, "token_precision": token_precision,
-    "token_iou": token_iou, "redundancy": redundancy, "alpha_ndcg": alpha_ndcg,
-    "nugget_recall": nugget_recall, "vital_nugget_recall": vital_nugget_recall,
-}
-assert set(CHUNK_MEASURES) == set(CHUNK_FAMILIES)
-#: What each family reads beyond the tokens: a ranking without it has no such measure.
-NEEDS = {
-    "token_recall": "evidence", "token_precision": "evidence", "token_iou": "evidence", "redundancy": "new",
-    "alpha_ndcg": "novelty", "nugget_recall": "nugget_at", "vital_nugget_recall": "nugget_at",
-}
-
-
-def formula(family: str) -> str:
-    """The formula of a chunk measure family, as its function's docstring states it."""
-    return " ".join(CHUNK_MEASURES[family].__doc__.split())
-
-
-def measure(name: MeasureName, ranking: ChunkRanking, k) -> np.ndarray:
-    """The chunk measure ``name`` over the first ``k`` chunks (int or per question)."""
-    return CHUNK_MEASURES[name.family](ranking, k)

@@ -1,29 +1,28 @@
-"""Per-question ranking measures, each a small value object with a canonical name.
+"""Per-question ranking measures: the formulas, one vectorised function per family over
+all questions at once (scikit-learn style). Each is declared, with its name, label,
+direction and trec_eval counterpart, in :mod:`receval.scoring.declared` (the one registry:
+``Measure('ndcg', 10)`` computes through it).
 
 Every measure reads a :class:`Judged` ranking: for each question, the gain (grade) of
 the section at each retrieved position, best first (0 = not relevant or nothing
 retrieved there), plus the question's labels. A section is relevant when its grade
 is >= 1; ungraded labels have grade 1. Each family's formula, with rel_i = 1 if gain_i
->= 1, is the docstring of its function (``_FAMILIES``; the measures reference page,
+>= 1, is the docstring of its function (the measures reference page,
 ``docs/pages/reference/measures.md``, is generated from them). Evidence items
 (:mod:`receval.measures.spans`) are the units instead of sections for questions labelled
 with them: a position's gain is the number of items found there, recall counts items,
 and AP weighs each position by the items first found there, so an item reached twice
 counts once.
 
-At a token budget B (``hit@300tok``, ``recall@1000tok``; families
-:data:`~receval.core.vocabulary.BUDGET_FAMILIES`): each measure at a cutoff of its
-own per question, k_B = the units whose first chunk the budget holds
-(:mod:`receval.scoring.budget`): ``rr@Btok`` is rr when the first relevant rank is <= k_B,
-else 0; ``precision@Btok`` divides by k_B (0 when the budget holds no unit, as when its
-first chunk alone passes B); ``ndcg@Btok`` cuts the ideal ranking at k_B as ``ndcg@k`` cuts
-it at k (:meth:`Measure.at`).
+At a token budget B (``hit@300tok``, ``recall@1000tok``; the families declared with
+``at_budget``): each measure at a cutoff of its own per question, k_B = the units whose
+first chunk the budget holds (:mod:`receval.scoring.budget`): ``rr@Btok`` is rr when the
+first relevant rank is <= k_B, else 0; ``precision@Btok`` divides by k_B (0 when the
+budget holds no unit, as when its first chunk alone passes B); ``ndcg@Btok`` cuts the
+ideal ranking at k_B as ``ndcg@k`` cuts it at k (:meth:`~receval.scoring.declared.Measure.at`).
 
 trec_eval has no graded AP, R-precision or bpref (only its relevance threshold ``-l``,
 here fixed at grade 1); the graded measure is ``ndcg@k``.
-
-Each measure is a private vectorised function over all questions at once
-(scikit-learn style); ``MEASURES`` is the one registry of names.
 """
 
 from __future__ import annotations
@@ -31,12 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from receval.core import vocabulary
-from receval.core.vocabulary import (  # noqa: F401  (re-exported: the names of the measures)
-    BUDGET_FAMILIES, CHUNK_FAMILIES, CUTOFF_FAMILIES, DEPTH_FAMILIES, FAMILIES, TOKEN_FAMILIES, MeasureName, is_measure, is_token_measure,
-    lower_is_better, measure_label,
-)
 
 
 @dataclass(frozen=True)
@@ -97,7 +90,7 @@ def _first_relevant_rank(judged: Judged) -> np.ndarray:
     return np.where(found, rel.argmax(axis=1) + 1, 0)
 
 
-def _reciprocal_rank(judged: Judged, k=None) -> np.ndarray:
+def reciprocal_rank(judged: Judged, k=None) -> np.ndarray:
     """1 / (rank of the first relevant section), 0 when none is retrieved (averaged over
     questions it is MRR@depth; trec_eval ``recip_rank``). At a budget, 0 when that rank is
     past k_B."""
@@ -106,18 +99,18 @@ def _reciprocal_rank(judged: Judged, k=None) -> np.ndarray:
     return np.where(within, 1.0 / np.maximum(rank, 1), 0.0)
 
 
-def _hit(judged: Judged, k) -> np.ndarray:
+def hit(judged: Judged, k) -> np.ndarray:
     """1 if any of the first k is relevant, else 0 (trec_eval ``success_k``)."""
     return _cut(judged.relevant, k).any(axis=1).astype(np.float64)
 
 
-def _recall(judged: Judged, k) -> np.ndarray:
+def recall(judged: Judged, k) -> np.ndarray:
     """sum_{i<=k} rel_i / (number of relevant sections) (trec_eval ``recall_k``)."""
     found = _cut(judged.found, k).sum(axis=1)
     return found / np.maximum(judged.n_relevant, 1)
 
 
-def _precision(judged: Judged, k) -> np.ndarray:
+def precision(judged: Judged, k) -> np.ndarray:
     """sum_{i<=k} rel_i / k, k counted even when fewer were retrieved (trec_eval ``P_k``); at
     a budget, / k_B (0 when the budget holds no unit)."""
     relevant = _cut(judged.relevant, k).sum(axis=1).astype(np.float64)
@@ -125,7 +118,7 @@ def _precision(judged: Judged, k) -> np.ndarray:
     return np.divide(relevant, k, out=np.zeros_like(relevant), where=k > 0)
 
 
-def _judged(judged: Judged, k: int) -> np.ndarray:
+def judged_share(judged: Judged, k: int) -> np.ndarray:
     """The share of the first k positions holding a labelled unit (any grade, 0
     included), k counted even when fewer were retrieved: how much of what a run shows the
     labels can score at all (ir_measures ``Judged@k``; trec_eval ``P_k`` over qrels where
@@ -135,7 +128,7 @@ def _judged(judged: Judged, k: int) -> np.ndarray:
     return labelled[:, :k].sum(axis=1) / k
 
 
-def _ndcg(judged: Judged, k) -> np.ndarray:
+def ndcg(judged: Judged, k) -> np.ndarray:
     """DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain_i / log2(i + 1); IDCG@k is the DCG of all
     labels sorted by grade, cut at k (trec_eval ``ndcg_cut_k``, linear gain). At a budget,
     the ideal is cut at k_B."""
@@ -146,7 +139,7 @@ def _ndcg(judged: Judged, k) -> np.ndarray:
     return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
 
 
-def _average_precision(judged: Judged, k=None) -> np.ndarray:
+def average_precision(judged: Judged, k=None) -> np.ndarray:
     """(1 / R) sum_{i<=k} rel_i * P@i, R = number of relevant sections, retrieved or not
     (trec_eval ``map_cut_k``); ``ap`` is ap at the run's depth (``map``, whose mean over
     questions is MAP)."""
@@ -156,7 +149,7 @@ def _average_precision(judged: Judged, k=None) -> np.ndarray:
     return total / np.maximum(judged.n_relevant, 1)
 
 
-def _r_precision(judged: Judged) -> np.ndarray:
+def r_precision(judged: Judged) -> np.ndarray:
     """Relevant among the first R retrieved / R, R = number of relevant sections (trec_eval
     ``Rprec``)."""
     found = judged.found
@@ -164,7 +157,7 @@ def _r_precision(judged: Judged) -> np.ndarray:
     return (found * within).sum(axis=1) / np.maximum(judged.n_relevant, 1)
 
 
-def _bpref(judged: Judged) -> np.ndarray:
+def bpref(judged: Judged) -> np.ndarray:
     """(1 / R) sum over retrieved relevant r of 1 - min(n_r, R) / min(N, R), n_r = judged
     non-relevant sections ranked above r, N = judged non-relevant sections of the question;
     a term is 1 while n_r = 0 (trec_eval ``bpref``; Buckley & Voorhees, "Retrieval evaluation
@@ -173,63 +166,11 @@ def _bpref(judged: Judged) -> np.ndarray:
     section scores 1 and bpref is recall at the depth."""
     n_rel = judged.n_relevant.astype(np.float64)[:, None]
     if judged.nonrelevant is None:  # nothing judged not relevant: every term is 1
-        return _recall(judged, judged.gains.shape[1])
+        return recall(judged, judged.gains.shape[1])
     above = np.cumsum(judged.nonrelevant, axis=1)  # at a relevant rank: judged non-relevant above it
     cap = np.minimum(judged.n_nonrelevant[:, None], n_rel)
     penalty = np.divide(np.minimum(above, n_rel), cap, out=np.zeros(above.shape), where=(above > 0) & (cap > 0))
     return (judged.found * (1.0 - penalty)).sum(axis=1) / np.maximum(n_rel[:, 0], 1)
-
-
-@dataclass(frozen=True)
-class Measure(MeasureName):
-    """A measure (:class:`receval.core.vocabulary.MeasureName`) that computes itself."""
-
-    def __call__(self, judged: Judged) -> np.ndarray:
-        if self.budget is not None:
-            raise ValueError(f"{self.name} is measured at a token budget: use Measure.at with each question's cutoff")
-        function = _FAMILIES[self.family]
-        return function(judged) if self.k is None else function(judged, self.k)
-
-    def at(self, judged: Judged, cutoffs: np.ndarray) -> np.ndarray:
-        """The measure at one cutoff per question (Q,): the units a token budget holds
-        (:func:`receval.scoring.budget.units_within`); every rule as at a fixed k."""
-        if self.family not in BUDGET_FAMILIES:
-            raise ValueError(f"{self.family} takes no per-question cutoff")
-        return _FAMILIES[self.family](judged, np.asarray(cutoffs, dtype=np.int64))
-
-
-_FAMILIES = {
-    "rr": _reciprocal_rank,
-    "hit": _hit,
-    "recall": _recall,
-    "precision": _precision,
-    "ndcg": _ndcg,
-    "ap": _average_precision,
-    "rprec": _r_precision,
-    "bpref": _bpref,
-    "judged": _judged,
-}
-
-
-def parse_measure(name: str) -> Measure:
-    """``'ndcg@5'`` -> ``Measure('ndcg', 5)``; raises ValueError naming the choices
-    (the grammar is :func:`receval.core.vocabulary.parse_measure`)."""
-    parsed = vocabulary.parse_measure(name)
-    return Measure(parsed.family, parsed.k, parsed.budget)
-
-
-def measures_for(ks: list[int]) -> list[Measure]:
-    """The stored measures: rr, ap, rprec, bpref, then hit, recall, precision, ndcg, ap,
-    judged at each k."""
-    out = [Measure(family) for family in DEPTH_FAMILIES]
-    for family in CUTOFF_FAMILIES:
-        out.extend(Measure(family, k) for k in ks)
-    return out
-
-
-def formula(family: str) -> str:
-    """The formula of a measure family, as its function's docstring states it."""
-    return " ".join(_FAMILIES[family].__doc__.split())
 
 
 def first_relevant_rank(judged: Judged) -> np.ndarray:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval.scoring.chunks import ChunkRanking
-from receval.scoring.measures import Judged, Measure, first_relevant_rank
+from receval.scoring.declared import Measure
+from receval.scoring.measures import Judged, first_relevant_rank
 from receval.scoring.questions import Question
 
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from receval.core.vocabulary import parse_measure
+from receval.scoring.declared import parse_measure
 from receval.stats.sampling import rao_wu
 
 __all__ = ["ESTIMATED", "DesignInterval", "Working", "design_intervals", "estimate", "ratio_risk", "relevant_units",

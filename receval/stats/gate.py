@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from receval.core.errors import RecevalError
 from receval.core.numeric import fmt_ci
-from receval.core.vocabulary import lower_is_better, measure_label
+from receval.scoring.declared import lower_is_better, measure_label
 from receval.stats.bootstrap import Interval
 from receval.stats.paired import PairedTest
 from receval.stats.verdict import GateOutcome, gate_outcome

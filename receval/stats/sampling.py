@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from receval.core.vocabulary import parse_measure
+from receval.scoring.declared import parse_measure
 
 __all__ = [
     "ap_prior", "draw", "importance", "inclusion_probabilities", "labels_needed", "neyman", "rank_weights", "rao_wu",
