@@ -20,6 +20,9 @@ and its ann_recall@10, the exact (flat, numpy) search time per question for scal
 the table's size on disk and this process's peak RSS.
 
     nice python benchmarks/lancedb_scale.py [--vectors 1000000] [--questions 200] [--refine-factor 10]
+
+``--small``: 5,000 vectors of 32 dimensions, 20 questions. Figures go to
+``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+
+import _figures
 
 
 def mixture(rng: np.random.Generator, centres: np.ndarray, basis: np.ndarray, n: int, spread: float, noise: float,
@@ -68,7 +73,8 @@ def main() -> None:
     parser.add_argument("--nprobes", type=int, default=20)
     parser.add_argument("--refine-factor", type=int, default=10)
     parser.add_argument("--folder", type=Path, default=None, help="where the table goes (default: a temporary folder)")
-    args = parser.parse_args()
+    args = _figures.parse(parser, small={"vectors": 5000, "dim": 32, "questions": 20, "clusters": 20, "latent": 8},
+                          keys=("vectors", "dim", "questions"))
 
     import lancedb
     import pyarrow as pa
@@ -114,6 +120,8 @@ def main() -> None:
             select_top(questions[start : start + 50] @ vectors.T, k, tie_rank, floor=None)
         flat = (time.perf_counter() - began) / args.questions
         print(f"exact (numpy)      {flat * 1000:8.1f} ms a question (all scores, top 10 by the tie rule)")
+        figures = {"table_write_s": written, "index_build_s": built, "disk_gib": folder_bytes(root) / 2**30,
+                   "exact_ms": flat * 1000}
 
         for refine in (None, args.refine_factor):
             node.refine_factor = refine
@@ -131,7 +139,13 @@ def main() -> None:
             name = f"ivf_pq nprobes {args.nprobes}" + (f" refine {refine}" if refine else "")
             print(f"{name:<28} search {statistics.mean(seconds) * 1000:7.2f} ms mean, "
                   f"{statistics.median(seconds) * 1000:7.2f} ms median a question; ann_recall@10 {shares.mean():.3f}")
-        print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
+            side = "refined" if refine else "ivf_pq"
+            figures.update({f"{side}_ms": statistics.mean(seconds) * 1000,
+                            f"{side}_median_ms": statistics.median(seconds) * 1000,
+                            f"{side}_ann_recall": float(shares.mean())})
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        print(f"peak RSS {peak:.2f} GiB")
+        _figures.record(args, {**figures, "peak_gib": peak})
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
