@@ -61,6 +61,32 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+def searched(table, questions: np.ndarray, vectors: np.ndarray, tie_rank: np.ndarray, node, args,
+             k: int = 10) -> dict[str, float]:
+    """Search the questions one at a time with ``node``'s settings: time a question and
+    ``ann_recall@10`` against the exact top 10, printed and returned as figures."""
+    from receval.retrievers.lancedb import ann_recall, vector_search
+
+    refine = node.refine_factor
+    vector_search(table, questions[0], k, node)  # warm-up: the index's first read
+    seconds, found = [], np.full((args.questions, k), -1, dtype=np.int32)
+    for q in range(args.questions):
+        began = time.perf_counter()
+        result = vector_search(table, questions[q], k, node)
+        seconds.append(time.perf_counter() - began)
+        idx = result["idx"].to_numpy()
+        found[q, : len(idx)] = idx
+    shares = np.concatenate([
+        ann_recall(questions[s : s + 50], vectors, found[s : s + 50], tie_rank) for s in range(0, args.questions, 50)
+    ])
+    name = f"ivf_pq nprobes {args.nprobes}" + (f" refine {refine}" if refine else "")
+    print(f"{name:<28} search {statistics.mean(seconds) * 1000:7.2f} ms mean, "
+          f"{statistics.median(seconds) * 1000:7.2f} ms median a question; ann_recall@10 {shares.mean():.3f}")
+    side = "refined" if refine else "ivf_pq"
+    return {f"{side}_ms": statistics.mean(seconds) * 1000, f"{side}_median_ms": statistics.median(seconds) * 1000,
+            f"{side}_ann_recall": float(shares.mean())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vectors", type=int, default=1_000_000)
@@ -80,7 +106,7 @@ def main() -> None:
     import pyarrow as pa
 
     from receval.run.ranking import select_top
-    from receval.retrievers.lancedb import ann_index, ann_recall, vector_search
+    from receval.retrievers.lancedb import ann_index
 
     k = 10
     rng = np.random.default_rng(0)
@@ -125,24 +151,7 @@ def main() -> None:
 
         for refine in (None, args.refine_factor):
             node.refine_factor = refine
-            vector_search(table, questions[0], k, node)  # warm-up: the index's first read
-            seconds, found = [], np.full((args.questions, k), -1, dtype=np.int32)
-            for q in range(args.questions):
-                began = time.perf_counter()
-                result = vector_search(table, questions[q], k, node)
-                seconds.append(time.perf_counter() - began)
-                idx = result["idx"].to_numpy()
-                found[q, : len(idx)] = idx
-            shares = np.concatenate([
-                ann_recall(questions[s : s + 50], vectors, found[s : s + 50], tie_rank) for s in range(0, args.questions, 50)
-            ])
-            name = f"ivf_pq nprobes {args.nprobes}" + (f" refine {refine}" if refine else "")
-            print(f"{name:<28} search {statistics.mean(seconds) * 1000:7.2f} ms mean, "
-                  f"{statistics.median(seconds) * 1000:7.2f} ms median a question; ann_recall@10 {shares.mean():.3f}")
-            side = "refined" if refine else "ivf_pq"
-            figures.update({f"{side}_ms": statistics.mean(seconds) * 1000,
-                            f"{side}_median_ms": statistics.median(seconds) * 1000,
-                            f"{side}_ann_recall": float(shares.mean())})
+            figures.update(searched(table, questions, vectors, tie_rank, node, args))
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
         print(f"peak RSS {peak:.2f} GiB")
         _figures.record(args, {**figures, "peak_gib": peak})

@@ -171,13 +171,7 @@ def compare(collection: Path, tmp: Path, n_questions: int, args) -> None:
         subprocess.run(script, check=True)
         results[name] = (json.loads(out.with_suffix(".json").read_text()), dict(np.load(out)))
     if not peer:
-        ours, ours_top = results["receval"]
-        run_peak, run_top = whole_run(collection, tmp)
-        assert (run_top["idx"] == ours_top["idx"]).all(), "the whole run's top 10 differs from the indexing side's"
-        print(f"receval: index {ours['index']:.2f} s, search {ours['search']:.2f} s; whole run peak {run_peak:.2f} GiB")
-        _figures.record(args, {"receval_index_cpu_s": ours["index cpu"], "receval_search_cpu_s": ours["search cpu"],
-                               "run_peak_gib": run_peak})
-        return
+        return receval_alone(collection, tmp, *results["receval"], args)
     (ours, ours_top), (theirs, theirs_top) = results["receval"], results["bm25s"]
     for info in (ours, theirs):
         info["index + search"] = info["index"] + info["search"]
@@ -213,6 +207,15 @@ def compare(collection: Path, tmp: Path, n_questions: int, args) -> None:
         "memory_ratio": ours["memory"] / theirs["memory"], "identical_top": same, "identical_up_to_ties": tied,
         "questions": n_questions,
     })
+
+
+def receval_alone(collection: Path, tmp: Path, ours: dict, ours_top: dict, args) -> None:
+    """``--small --compare bm25s`` without bm25s: receval's indexing side and the whole run."""
+    run_peak, run_top = whole_run(collection, tmp)
+    assert (run_top["idx"] == ours_top["idx"]).all(), "the whole run's top 10 differs from the indexing side's"
+    print(f"receval: index {ours['index']:.2f} s, search {ours['search']:.2f} s; whole run peak {run_peak:.2f} GiB")
+    _figures.record(args, {"receval_index_cpu_s": ours["index cpu"], "receval_search_cpu_s": ours["search cpu"],
+                           "run_peak_gib": run_peak})
 
 
 def pipeline_command(collection: Path, run_dir: Path) -> list[str]:

@@ -76,8 +76,8 @@ def main() -> None:
         sims = simulated_pairs(np.random.default_rng(args.seed + 100), 50, args.pairs, gain)
         cells = [f(sims[m]) for m in ("rr", "hit@1") for f in (shown_rate, percentile_rate)]
         print(f"{gain:>9}  {cells[0]:>12.3f}  {cells[1]:>9.3f}  {cells[2]:>14.3f}  {cells[3]:>9.3f}")
-        figures.update({f"power_{gain}_rr": cells[0], f"power_{gain}_rr_bootstrap": cells[1],
-                        f"power_{gain}_hit1": cells[2], f"power_{gain}_hit1_bootstrap": cells[3]})
+        figures.update({f"power_{gain * 100:.0f}_rr": cells[0], f"power_{gain * 100:.0f}_rr_bootstrap": cells[1],
+                        f"power_{gain * 100:.0f}_hit1": cells[2], f"power_{gain * 100:.0f}_hit1_bootstrap": cells[3]})
     _figures.record(args, figures)
 
 
