@@ -80,7 +80,7 @@ def record(args: argparse.Namespace, figures: dict[str, float | int], machine: s
 
 def this_machine() -> str:
     """Cores, CPU model and memory, as the page names a machine."""
-    model = platform.processor() or platform.machine()
+    model = platform.machine()  # not platform.processor(): it starts `uname -p`
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
