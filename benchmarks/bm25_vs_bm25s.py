@@ -103,6 +103,8 @@ def main() -> None:
     parser.add_argument("--split", default="train")
     parser.add_argument("--repeat", type=int, default=5)
     args = _figures.parse(parser, small={"data": None, "split": None, "repeat": 1}, keys=("split",))
+    if args.data is not None and Path(args.data).name != "scifact":  # another collection: an entry of its own
+        args.entry += f" --data {Path(args.data).name}"
     if args.data is not None and not Path(args.data).is_dir():
         print(f"skipped: {args.data} is absent (the shared scifact collection); pass --data")
         return
