@@ -47,8 +47,11 @@ $(VENV)/.bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray,bench]'
 	touch $@ $(VENV)/.test $(VENV)/.core
 
-# every benchmark, each printing both sides and its ratio (scale.py takes minutes);
-# benchmarks/_*.py are helpers the README's walkthroughs use (a model builder, a server)
+# every benchmark, each printing both sides and its ratio (scale.py takes minutes) and
+# writing its figures to benchmarks/figures.json (then python docs/gen_reference.py puts
+# them on the benchmarks page); each script's --small runs it in seconds without writing
+# them (make test does, tests/test_benchmarks.py); benchmarks/_*.py are helpers (the
+# figures file's writer, and a model builder and a server the README's walkthroughs use)
 bench: $(VENV)/.bench
 	for script in benchmarks/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 

@@ -17,6 +17,9 @@ Each side is timed ``--repeat`` times; the best time is reported (the machine's
 noise only ever adds). Prints both times, the ratio receval / bm25s (goal <= 1.0),
 and how many queries get the same top 10 from both. Needs ``pip install bm25s``
 (the ``bench`` extra).
+
+``--small``: the built-in library (a few dozen sections), one round; bm25s left out
+when it is not installed. Figures go to ``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from receval.run.ranking import tie_ranks  # noqa: E402
 from receval.retrievers import search  # noqa: E402
 from receval.retrievers.bm25 import BM25  # noqa: E402
 from receval.retrievers.text import Tokenizer  # noqa: E402
+
+import _figures  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 K1, B, TOP = 1.2, 0.75, 10
@@ -97,16 +102,23 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets" / "scifact"))
     parser.add_argument("--split", default="train")
     parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    if not Path(args.data).is_dir():
+    args = _figures.parse(parser, small={"data": None, "split": None, "repeat": 1}, keys=("split",))
+    if args.data is not None and Path(args.data).name != "scifact":  # another collection: an entry of its own
+        args.entry += f" --data {Path(args.data).name}"
+    if args.data is not None and not Path(args.data).is_dir():
         print(f"skipped: {args.data} is absent (the shared scifact collection); pass --data")
         return
+    no_peer = args.small and not _figures.installed("bm25s")
+    if no_peer:
+        _figures.skip("bm25s", "not installed (pip install 'receval[bench]')")
 
-    import bm25s
-
-    cfg = OmegaConf.create(
-        {"name": "scifact", "format": "beir", "path": args.data, "questions": None, "split": args.split, "title": True}
-    )
+    if args.data is None:  # --small: the built-in library
+        cfg = OmegaConf.create({"name": "library", "format": "folder", "path": None, "questions": None})
+    else:
+        cfg = OmegaConf.create(
+            {"name": "scifact", "format": "beir", "path": args.data, "questions": None, "split": args.split,
+             "title": True}
+        )
     dataset = load_dataset(cfg)
     doc_ids = [s.id for s in dataset.sections]
     tokenizer = Tokenizer()
@@ -116,14 +128,31 @@ def main() -> None:
     tokenize_s = time.perf_counter() - began
     query_tokens = [q if q else ["\x00"] for q in query_tokens]  # bm25s needs >= 1 token per query
     print(
-        f"{args.data}: {len(doc_ids)} docs, {len(query_tokens)} {args.split} queries, top {TOP}, "
-        f"k1={K1} b={B}; tokenised once in {tokenize_s:.3f} s (not counted); bm25s {bm25s.__version__}"
+        f"{args.data or 'built-in library'}: {len(doc_ids)} docs, {len(query_tokens)} {args.split or 'library'} queries, "
+        f"top {TOP}, k1={K1} b={B}; tokenised once in {tokenize_s:.3f} s (not counted)"
     )
 
     r_index, r_search = receval_side(doc_tokens, query_tokens, doc_ids)
-    s_index, s_search = bm25s_side(doc_tokens, query_tokens)
-    timed(1, r_index, r_search), timed(1, s_index, s_search)  # warm up (imports, caches)
+    timed(1, r_index, r_search)  # warm up (imports, caches)
     r_index_s, r_search_s, r_total_s, hits = timed(args.repeat, r_index, r_search)
+    figures = {"receval_index_s": r_index_s, "receval_search_s": r_search_s, "receval_total_s": r_total_s}
+    if no_peer:
+        print(f"receval: index {r_index_s:.3f} s, search {r_search_s:.3f} s")
+        _figures.record(args, figures)
+        return
+
+    _figures.record(args, {**figures, **against_bm25s(args, doc_tokens, query_tokens, hits,
+                                                  (r_index_s, r_search_s, r_total_s))})
+
+
+def against_bm25s(args, doc_tokens, query_tokens, hits, ours_s: tuple[float, float, float]) -> dict[str, float]:
+    """bm25s on the same token lists, timed alike; both sides printed, its figures returned."""
+    r_index_s, r_search_s, r_total_s = ours_s
+    import bm25s
+
+    print(f"bm25s {bm25s.__version__}")
+    s_index, s_search = bm25s_side(doc_tokens, query_tokens)
+    timed(1, s_index, s_search)  # warm up
     s_index_s, s_search_s, s_total_s, (s_docs, s_scores) = timed(args.repeat, s_index, s_search)
 
     same_list = same_set = 0
@@ -148,6 +177,8 @@ def main() -> None:
     )
     print(f"ratio receval / bm25s (index + search): {r_total_s / s_total_s:.2f}  (goal <= 1.0)")
     assert same_set >= 0.95 * n, "receval and bm25s should retrieve the same top 10 for most queries"
+    return {"bm25s_index_s": s_index_s, "bm25s_search_s": s_search_s, "bm25s_total_s": s_total_s,
+            "ratio": r_total_s / s_total_s, "identical_top": same_list, "questions": n}
 
 
 if __name__ == "__main__":

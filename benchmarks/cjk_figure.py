@@ -9,6 +9,10 @@ and ``tokenizer.cjk=bigram,off``, default settings otherwise and no cache; each 
 MRR comes from the run's own ``means``, its 95% bootstrap interval from the per-question
 ``rr`` (``receval.stats.bootstrap``, the report's). Draws one bar per run and prints the numbers it drew. Needs matplotlib (the
 ``plot`` extra).
+
+``--small``: the same four runs (they take seconds), the figure drawn to a temporary file
+(left out when matplotlib is not installed), never over the committed one. The MRRs go to
+``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+
+import _figures
 
 ROOT = Path(__file__).resolve().parent.parent
 RETRIEVERS = ("bm25", "tfidf")
@@ -89,14 +95,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "pages" / "img" / "cjk-mrr.png")
     parser.add_argument("--runs", type=Path, default=None, help="keep the four runs here (default: a temporary folder)")
-    args = parser.parse_args()
+    args = _figures.parse(parser, small={})
+    figures = {}
     with tempfile.TemporaryDirectory() as scratch:
         found = measure(args.runs or Path(scratch))
         for (retriever, split), (mrr, rr) in found.items():
             low, high = interval(rr)
             print(f"{retriever:6} cjk={split:7} MRR {mrr:.3f}  [{low:.3f}, {high:.3f}]  ({rr.size} questions)")
-        draw(found, args.out)
-    print(f"-> {args.out}")
+            figures[f"{retriever}_{split}_mrr"] = mrr
+        if not args.small:
+            draw(found, args.out)
+            print(f"-> {args.out}")
+        elif _figures.installed("matplotlib"):
+            draw(found, Path(scratch) / "cjk-mrr.png")  # drawn, then left with the scratch folder
+            print("-> drawn to a temporary file (--small)")
+        else:
+            _figures.skip("matplotlib's figure", "matplotlib is not installed (the plot extra)")
+    _figures.record(args, figures)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ text) from ``../shared/datasets/cranfield`` when present, then library chunks of
 ``--repeats`` rounds (after a warm-up); the median time of each side is reported.
 
     python benchmarks/encode_throughput.py [--texts 2000] [--batch-size 64] [--repeats 2]
+
+``--small``: 16 library chunks, one round. Figures go to ``benchmarks/figures.json``.
 """
 
 from __future__ import annotations
@@ -25,16 +27,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import _figures
+
 ROOT = Path(__file__).resolve().parent.parent
 CRANFIELD = Path(os.environ.get("RECEVAL_SHARED", ROOT.parent / "shared")) / "datasets" / "cranfield"
 
 
-def corpus(n: int, folder: Path = CRANFIELD) -> tuple[list[str], str]:
-    """``n`` texts: a BEIR folder's documents (title + text), then library chunks."""
+def corpus(n: int, folder: Path | None = CRANFIELD) -> tuple[list[str], str]:
+    """``n`` texts: a BEIR folder's documents (title + text), then library chunks (only
+    those when ``folder`` is None)."""
     texts: list[str] = []
     sources = []
-    docs = folder / "corpus.jsonl"
-    if docs.is_file():
+    docs = folder / "corpus.jsonl" if folder is not None else None
+    if docs is not None and docs.is_file():
         with open(docs, encoding="utf-8") as handle:
             for line in handle:
                 record = json.loads(line)
@@ -69,14 +74,14 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=2)
-    args = parser.parse_args()
+    args = _figures.parse(parser, small={"texts": 16, "repeats": 1}, keys=("texts", "batch_size"))
 
     import numpy as np
 
     from receval.encoders import BUNDLED, EmbeddingCache, LocalEncoder
     from receval.retrievers.dense import Dense
 
-    texts, source = corpus(args.texts)
+    texts, source = corpus(args.texts, None if args.small else CRANFIELD)
     words = statistics.mean(len(t.split()) for t in texts)
     encoder = LocalEncoder(BUNDLED, batch_size=args.batch_size)
     model = encoder.model
@@ -103,6 +108,8 @@ def main() -> None:
     print(f"model.encode       {direct:7.2f} s  {len(texts) / direct:7.1f} texts/s   runs {['%.2f' % s for s in direct_s]}")
     print(f"receval Dense.fit  {ours:7.2f} s  {len(texts) / ours:7.1f} texts/s   runs {['%.2f' % s for s in receval_s]}")
     print(f"ratio receval / model.encode = {ours / direct:.3f}  (goal <= 1.1)")
+    _figures.record(args, {"model_encode_s": direct, "receval_s": ours, "ratio": ours / direct,
+                           "texts": len(texts), "words": words})
 
 
 if __name__ == "__main__":

@@ -20,6 +20,9 @@ and its ann_recall@10, the exact (flat, numpy) search time per question for scal
 the table's size on disk and this process's peak RSS.
 
     nice python benchmarks/lancedb_scale.py [--vectors 1000000] [--questions 200] [--refine-factor 10]
+
+``--small``: 5,000 vectors of 32 dimensions, 20 questions. Figures go to
+``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+
+import _figures
 
 
 def mixture(rng: np.random.Generator, centres: np.ndarray, basis: np.ndarray, n: int, spread: float, noise: float,
@@ -56,6 +61,32 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+def searched(table, questions: np.ndarray, vectors: np.ndarray, tie_rank: np.ndarray, node, args,
+             k: int = 10) -> dict[str, float]:
+    """Search the questions one at a time with ``node``'s settings: time a question and
+    ``ann_recall@10`` against the exact top 10, printed and returned as figures."""
+    from receval.retrievers.lancedb import ann_recall, vector_search
+
+    refine = node.refine_factor
+    vector_search(table, questions[0], k, node)  # warm-up: the index's first read
+    seconds, found = [], np.full((args.questions, k), -1, dtype=np.int32)
+    for q in range(args.questions):
+        began = time.perf_counter()
+        result = vector_search(table, questions[q], k, node)
+        seconds.append(time.perf_counter() - began)
+        idx = result["idx"].to_numpy()
+        found[q, : len(idx)] = idx
+    shares = np.concatenate([
+        ann_recall(questions[s : s + 50], vectors, found[s : s + 50], tie_rank) for s in range(0, args.questions, 50)
+    ])
+    name = f"ivf_pq nprobes {args.nprobes}" + (f" refine {refine}" if refine else "")
+    print(f"{name:<28} search {statistics.mean(seconds) * 1000:7.2f} ms mean, "
+          f"{statistics.median(seconds) * 1000:7.2f} ms median a question; ann_recall@10 {shares.mean():.3f}")
+    side = "refined" if refine else "ivf_pq"
+    return {f"{side}_ms": statistics.mean(seconds) * 1000, f"{side}_median_ms": statistics.median(seconds) * 1000,
+            f"{side}_ann_recall": float(shares.mean())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vectors", type=int, default=1_000_000)
@@ -68,13 +99,14 @@ def main() -> None:
     parser.add_argument("--nprobes", type=int, default=20)
     parser.add_argument("--refine-factor", type=int, default=10)
     parser.add_argument("--folder", type=Path, default=None, help="where the table goes (default: a temporary folder)")
-    args = parser.parse_args()
+    args = _figures.parse(parser, small={"vectors": 5000, "dim": 32, "questions": 20, "clusters": 20, "latent": 8},
+                          keys=("vectors", "dim", "questions"))
 
     import lancedb
     import pyarrow as pa
 
     from receval.run.ranking import select_top
-    from receval.retrievers.lancedb import ann_index, ann_recall, vector_search
+    from receval.retrievers.lancedb import ann_index
 
     k = 10
     rng = np.random.default_rng(0)
@@ -114,24 +146,15 @@ def main() -> None:
             select_top(questions[start : start + 50] @ vectors.T, k, tie_rank, floor=None)
         flat = (time.perf_counter() - began) / args.questions
         print(f"exact (numpy)      {flat * 1000:8.1f} ms a question (all scores, top 10 by the tie rule)")
+        figures = {"table_write_s": written, "index_build_s": built, "disk_gib": folder_bytes(root) / 2**30,
+                   "exact_ms": flat * 1000}
 
         for refine in (None, args.refine_factor):
             node.refine_factor = refine
-            vector_search(table, questions[0], k, node)  # warm-up: the index's first read
-            seconds, found = [], np.full((args.questions, k), -1, dtype=np.int32)
-            for q in range(args.questions):
-                began = time.perf_counter()
-                result = vector_search(table, questions[q], k, node)
-                seconds.append(time.perf_counter() - began)
-                idx = result["idx"].to_numpy()
-                found[q, : len(idx)] = idx
-            shares = np.concatenate([
-                ann_recall(questions[s : s + 50], vectors, found[s : s + 50], tie_rank) for s in range(0, args.questions, 50)
-            ])
-            name = f"ivf_pq nprobes {args.nprobes}" + (f" refine {refine}" if refine else "")
-            print(f"{name:<28} search {statistics.mean(seconds) * 1000:7.2f} ms mean, "
-                  f"{statistics.median(seconds) * 1000:7.2f} ms median a question; ann_recall@10 {shares.mean():.3f}")
-        print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
+            figures.update(searched(table, questions, vectors, tie_rank, node, args))
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        print(f"peak RSS {peak:.2f} GiB")
+        _figures.record(args, {**figures, "peak_gib": peak})
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -13,6 +13,9 @@ throughput >= 2, and a SciFact-size corpus encoded in under half torch's time
 (``--corpus ../shared/datasets/scifact --texts 5183 --repeats 1``).
 
     python benchmarks/onnx_encoding.py [--texts 1000] [--batch-size 64] [--repeats 2] [--corpus BEIR_FOLDER]
+
+``--small``: 16 library chunks, one round (the export and quantisation still run once).
+Figures go to ``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _figures
 from encode_throughput import CRANFIELD, corpus
 
 
@@ -32,7 +36,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--corpus", type=Path, default=CRANFIELD, help="a BEIR folder (corpus.jsonl); default cranfield")
-    args = parser.parse_args()
+    args = _figures.parse(parser, small={"texts": 16, "repeats": 1, "corpus": None},
+                          keys=("texts", "batch_size", "corpus"))
 
     import numpy as np
     import onnxruntime
@@ -69,6 +74,11 @@ def main() -> None:
     print(f"onnx (int8)     {fast:7.2f} s  {len(texts) / fast:7.1f} texts/s   runs {['%.2f' % s for s in onnx_s]}")
     print(f"throughput ratio onnx / local = {slow / fast:.2f}  (goal >= 2); "
           f"cosine min {cosines.min():.4f} ({filled.min():.4f} over non-empty texts), mean {cosines.mean():.4f}")
+    _figures.record(args, {
+        "torch_s": slow, "onnx_s": fast, "torch_texts_per_s": len(texts) / slow, "onnx_texts_per_s": len(texts) / fast,
+        "ratio": slow / fast, "cosine_min": float(filled.min()), "cosine_mean": float(cosines.mean()),
+        "texts": len(texts), "words": words,
+    })
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ the float32 matrix the run's process holds to search them. Texts as in
 ``encode_throughput.py`` (Cranfield documents, then library chunks).
 
     nice python benchmarks/ray_encoding.py [--texts 1000] [--workers 2] [--plan 10000000]
+
+``--small``: 8 library chunks, one worker, shards of 8. Figures go to
+``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from encode_throughput import corpus
+import _figures
+from encode_throughput import CRANFIELD, corpus
 
 
 def folder_bytes(folder: Path) -> int:
@@ -45,7 +49,8 @@ def main() -> None:
     parser.add_argument("--shard-size", type=int, default=256)
     parser.add_argument("--plan", type=int, default=10_000_000, help="passages to plan for")
     parser.add_argument("--plan-workers", type=int, default=32, help="workers to plan for")
-    args = parser.parse_args()
+    args = _figures.parse(parser, small={"texts": 8, "workers": 1, "shard_size": 8},
+                          keys=("texts", "batch_size", "workers"))
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
     import numpy as np
@@ -56,7 +61,7 @@ def main() -> None:
     from receval.encoders.distributed import encode_on_ray
     from receval.retrievers.dense import Dense
 
-    texts, source = corpus(args.texts)
+    texts, source = corpus(args.texts, None if args.small else CRANFIELD)
     n = len(set(texts))
     words = statistics.mean(len(t.split()) for t in texts)
     print(f"{len(texts)} texts ({source}), {words:.0f} words on average; batch {args.batch_size}; "
@@ -103,6 +108,11 @@ def main() -> None:
               f"{hours / args.plan_workers:,.1f} h on {args.plan_workers} workers")
     print(f"{args.plan:,} passages: cache {per_text * args.plan / 2**30:,.1f} GiB; the run's process holds "
           f"{args.plan * dim * 4 / 2**30:,.1f} GiB of float32 vectors to search them")
+    _figures.record(args, {
+        "one_thread_texts_per_s": one_rate, "texts_per_cpu_s": core_rate, "ray_texts_per_s": ray_rate,
+        "ray_texts_per_s_per_worker": per_worker, "cache_bytes_per_text": per_text,
+        "cache_gib_per_million": per_text * 1e6 / 2**30,
+    })
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,8 @@ process's peak resident memory beside the goals and the load average.
     .venv/bin/python benchmarks/report_scale.py --runs 10 --questions 1000000 --keep /tmp/sweep1m
 
 ``--keep DIR`` builds the sweep there and keeps it; a DIR already holding the runs is
-reused (building 10 x 1,000,000 takes minutes).
+reused (building 10 x 1,000,000 takes minutes). ``--small``: 3 runs x 1,000 questions,
+one round. Figures go to ``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ import yaml
 from receval.run.metrics import measures_for
 from receval.results.manifest import seal
 from receval.results.write import write_results, write_run_json
+
+import _figures
 
 GOALS = {10_000: (5.0, None), 1_000_000: (60.0, 2 << 30)}  # questions -> (seconds, peak bytes)
 DEPTH = 10
@@ -148,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", metavar="DIR", help="build the sweep here and keep it (reused when there)")
-    args = parser.parse_args(argv)
+    args = _figures.parse(parser, argv, small={"runs": 3, "questions": 1000, "repeats": 1}, keys=("runs", "questions"))
 
     with tempfile.TemporaryDirectory(prefix="receval-bench-") as tmp:
         root = Path(args.keep) if args.keep else Path(tmp) / "sweep"
@@ -178,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             f"baseline, JSON): best of {args.repeats} {seconds:.2f} s, peak {peak / 2**30:.2f} GiB "
             f"(load average {load:.2f}){verdict}"
         )
+    _figures.record(args, {"seconds": seconds, "peak_gib": peak / 2**30})
     return 0
 
 

@@ -20,6 +20,9 @@ Every ROUGE-L value is checked equal across the sides. Prints seconds per questi
 the ratios, and the time 50,000 such questions would take. Also the built-in
 library's questions (ordinary short sections), before and after, to show the
 common case did not get slower.
+
+``--small``: a 20,000-word section, 5 questions, rouge-score on 1 (the test extra's
+peer). Figures go to ``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ import numpy as np
 from receval.measures import overlap
 from receval.datasets import LIBRARY, folder
 from receval.datasets.questions import read_questions
+
+import _figures
 
 
 def before_lcs(a, b) -> int:
@@ -86,7 +91,7 @@ def timed(call):
     return value, time.perf_counter() - began
 
 
-def long_section(args) -> None:
+def long_section(args) -> dict[str, float]:
     section, questions = section_and_questions(args)
     vocab: dict[str, int] = {}
     passage, prep = timed(lambda: overlap._Passage.of(overlap.tokenize(section), vocab))
@@ -111,6 +116,7 @@ def long_section(args) -> None:
     print(f"after  : {per_after * 1e3:8.2f} ms per question (ROUGE-1, -2, -L)")
     print(f"before : {per_before * 1e3:8.2f} ms per question  -> after is {per_before / per_after:.1f}x faster")
     print(f"50,000 such questions: before {50_000 * per_before / 3600:.2f} h, after {50_000 * per_after / 60:.1f} min")
+    figures = {"words": n, "after_ms": per_after * 1e3, "before_ms": per_before * 1e3, "ratio": per_before / per_after}
 
     if args.peer:
         from rouge_score import rouge_scorer
@@ -123,9 +129,11 @@ def long_section(args) -> None:
         per_peer = t_peer / args.peer
         print(f"rouge-score: {per_peer:8.2f} s per question (first {args.peer}; tokenises the section each call)"
               f"  -> after is {per_peer / per_after:,.0f}x faster; values equal")
+        figures["rouge_score_s"] = per_peer
+    return figures
 
 
-def library() -> None:
+def library() -> float:
     sections = folder.read_pages(LIBRARY / "pages")[0]
     by_id = {s.id: s for s in sections}
     questions = read_questions(LIBRARY / "questions.jsonl", sections)
@@ -140,6 +148,7 @@ def library() -> None:
     print(f"built-in library ({len(questions)} questions, {len(sections)} short sections, x{repeat}): "
           f"after {t_after * 1e3 / repeat:.1f} ms, before {t_before * 1e3 / repeat:.1f} ms per run "
           f"(ratio after/before {t_after / t_before:.2f})")
+    return t_after / t_before
 
 
 def main(argv=None) -> int:
@@ -148,9 +157,11 @@ def main(argv=None) -> int:
     parser.add_argument("--questions", type=int, default=50)
     parser.add_argument("--peer", type=int, default=2, help="questions rouge-score scores (0: skip it)")
     parser.add_argument("--corpus", help="a BEIR folder (corpus.jsonl, queries.jsonl) to take text from")
-    args = parser.parse_args(argv)
-    long_section(args)
-    library()
+    args = _figures.parse(parser, argv, small={"words": 20_000, "questions": 5, "peer": 1},
+                          keys=("words", "questions", "corpus"))
+    figures = long_section(args)
+    figures["library_ratio"] = library()
+    _figures.record(args, figures)
     return 0
 
 

@@ -26,6 +26,10 @@ index, search): goal <= 1.0. The run's top 10 (section ids and scores read back 
 its results) is checked against receval's indexing side (identical) and bm25s's.
 
     python benchmarks/scale.py [--passages 1000000] [--questions 10000] [--compare bm25s]
+
+``--small``: 2,000 passages, 100 questions (with ``--compare bm25s`` and bm25s not
+installed: receval's side and the whole run alone). Figures go to
+``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+import _figures  # noqa: E402
 
 K1, B, TOP = 1.2, 0.75, 10
 
@@ -154,13 +160,18 @@ def agreement(ours: dict, theirs: dict) -> tuple[int, int]:
     return int(same.sum()), int((same | close).sum())
 
 
-def compare(collection: Path, tmp: Path, n_questions: int) -> None:
+def compare(collection: Path, tmp: Path, n_questions: int, args) -> None:
     results = {}
-    for name in ("receval", "bm25s"):
+    peer = _figures.installed("bm25s") or not args.small
+    if not peer:
+        _figures.skip("bm25s", "not installed (pip install 'receval[bench]'): receval's side and the whole run alone")
+    for name in ("receval", "bm25s")[: 2 if peer else 1]:
         out = tmp / f"{name}.npz"
         script = [sys.executable, __file__, "--side", name, "--collection", str(collection), "--out", str(out)]
         subprocess.run(script, check=True)
         results[name] = (json.loads(out.with_suffix(".json").read_text()), dict(np.load(out)))
+    if not peer:
+        return receval_alone(collection, tmp, *results["receval"], args)
     (ours, ours_top), (theirs, theirs_top) = results["receval"], results["bm25s"]
     for info in (ours, theirs):
         info["index + search"] = info["index"] + info["search"]
@@ -188,6 +199,23 @@ def compare(collection: Path, tmp: Path, n_questions: int) -> None:
           f"side's; against bm25s identical for {same:,}/{n_questions:,}, up to the order of equal scores "
           f"for {tied:,}/{n_questions:,}")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    _figures.record(args, {
+        "receval_index_cpu_s": ours["index cpu"], "receval_search_cpu_s": ours["search cpu"],
+        "run_peak_gib": run_peak, "bm25s_peak_gib": theirs["peak"], "run_peak_ratio": run_peak / theirs["peak"],
+        "cpu_ratio": ours["index + search cpu"] / theirs["index + search cpu"],
+        "memory_gib": ours["memory"], "bm25s_memory_gib": theirs["memory"],
+        "memory_ratio": ours["memory"] / theirs["memory"], "identical_top": same, "identical_up_to_ties": tied,
+        "questions": n_questions,
+    })
+
+
+def receval_alone(collection: Path, tmp: Path, ours: dict, ours_top: dict, args) -> None:
+    """``--small --compare bm25s`` without bm25s: receval's indexing side and the whole run."""
+    run_peak, run_top = whole_run(collection, tmp)
+    assert (run_top["idx"] == ours_top["idx"]).all(), "the whole run's top 10 differs from the indexing side's"
+    print(f"receval: index {ours['index']:.2f} s, search {ours['search']:.2f} s; whole run peak {run_peak:.2f} GiB")
+    _figures.record(args, {"receval_index_cpu_s": ours["index cpu"], "receval_search_cpu_s": ours["search cpu"],
+                           "run_peak_gib": run_peak})
 
 
 def pipeline_command(collection: Path, run_dir: Path) -> list[str]:
@@ -225,7 +253,7 @@ def main() -> None:
     parser.add_argument("--collection", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = _figures.parse(parser, small={"passages": 2000, "questions": 100}, keys=("passages", "questions", "compare"))
     if args.side:
         side(args.side, args.collection, args.out)
         return
@@ -242,7 +270,7 @@ def main() -> None:
                         "--passages", str(args.passages), "--questions", str(args.questions)], check=True)
         print(f"generated {args.passages:,} passages, {args.questions:,} questions in {time.perf_counter() - began:.1f} s")
         if args.compare:
-            compare(tmp / "collection", tmp, args.questions)
+            compare(tmp / "collection", tmp, args.questions, args)
             return
         began = time.perf_counter()
         subprocess.run(pipeline_command(tmp / "collection", tmp / "run"), check=True)
@@ -253,6 +281,8 @@ def main() -> None:
     print(f"run: {wall:.1f} s wall ({steps})")
     print(f"peak memory {peak_gib:.2f} GiB (goal <= 8 GiB); {info['n_chunks']:,} chunks")
     print(f"MRR {info['means']['rr']:.3f}, hit@10 {info['means']['hit@10']:.3f}")
+    _figures.record(args, {"wall_s": wall, **{f"{k[:-2]}_s": v for k, v in info["timings"].items()},
+                           "peak_gib": peak_gib, "mrr": info["means"]["rr"], "hit@10": info["means"]["hit@10"]})
 
 
 if __name__ == "__main__":

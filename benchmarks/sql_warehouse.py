@@ -19,7 +19,8 @@ The sweep is the synthetic one of ``benchmarks/report_scale.py`` (every stored c
 
 Each side is timed ``--repeat`` times; the best time is reported (the machine's noise
 only ever adds). Prints both, the ratio receval / pyarrow, and whether the means agree.
-Needs duckdb (the ``sql`` extra).
+Needs duckdb (the ``sql`` extra). ``--small``: 4 runs x 200 questions, one round.
+Figures go to ``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _figures  # noqa: E402
 from report_scale import build_sweep  # noqa: E402
 
 from receval.analysis.warehouse import open_runs  # noqa: E402
-from receval.results.configs import load_config  # noqa: E402
+from receval.results import open_run  # noqa: E402
 
 GOAL_S = 0.5
 QUERY = ('SELECT retriever, max_words, split, avg("hit@3") AS hit3, avg(rr) AS mrr, count(*) AS n '
@@ -47,7 +49,7 @@ QUERY = ('SELECT retriever, max_words, split, avg("hit@3") AS hit3, avg(rr) AS m
 
 def parameters(run_dirs: list[Path]) -> list[tuple[Path, str, int]]:
     """Each run's retriever and max_words from its saved config (read once, untimed)."""
-    configs = [(run_dir, load_config(run_dir)) for run_dir in run_dirs]
+    configs = [(run_dir, open_run(run_dir, only=frozenset()).config) for run_dir in run_dirs]  # through the door
     return [(d, c["retriever"]["name"], c["chunking"]["max_words"]) for d, c in configs]
 
 
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", metavar="DIR", help="build the sweep here (or reuse it) and keep it")
-    args = parser.parse_args(argv)
+    args = _figures.parse(parser, argv, small={"runs": 4, "questions": 200, "repeat": 1}, keys=("runs", "questions"))
 
     with tempfile.TemporaryDirectory(prefix="receval-bench-") as tmp:
         root = Path(args.keep) if args.keep else Path(tmp) / "sweep"
@@ -107,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "OK" if ours < GOAL_S else "TOO SLOW"
         print(f"ratio receval / pyarrow: {ours / theirs:.2f}; goal < {GOAL_S} s -> {verdict}; "
               f"groups agree: {'yes' if agree else 'NO'} ({got.num_rows} groups)")
-        return 0 if agree else 1
+        if not agree:
+            return 1
+        _figures.record(args, {"open_s": opened, "receval_s": ours, "pyarrow_s": theirs, "ratio": ours / theirs,
+                               "groups": got.num_rows})
+        return 0
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ every job. Two baselines:
   config (see the README's benchmarks section).
 
     python benchmarks/sweep_overhead.py [--repeats 5]
+
+``--small``: one round. Figures go to ``benchmarks/figures.json`` (``_figures.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _figures
 
 MINIMAL_APP = '''
 import hydra
@@ -71,7 +75,7 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = _figures.parse(parser, small={"repeats": 1})
     times: dict[str, list[float]] = {"receval": [], "minimal": [], "same-config": []}
     cpu: dict[str, list[float]] = {name: [] for name in times}
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,12 +92,17 @@ def main() -> None:
                 wall, used = timed([*command, f"hydra.sweep.dir={tmp}/{name}{i}", "-m"], tmp)
                 times[name].append(wall)
                 cpu[name].append(used)
+    figures = {}
     for label, series in (("wall", times), ("cpu", cpu)):
         median = {name: statistics.median(values) for name, values in series.items()}
+        figures.update({f"{label}_{name.replace('-', '_')}_s": value for name, value in median.items()})
+        figures[f"{label}_ratio"] = median["receval"] / median["same-config"]
+        figures[f"{label}_ratio_minimal"] = median["receval"] / median["minimal"]
         for name, value in median.items():
             print(f"{name:<12} 6-job sweep  {label} median {value:.3f} s over {args.repeats} runs")
         print(f"{label} ratio receval / same-config  {median['receval'] / median['same-config']:.2f}  (goal <= 1.15)")
         print(f"{label} ratio receval / minimal      {median['receval'] / median['minimal']:.2f}  (for scale: Hydra alone)")
+    _figures.record(args, figures)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,14 @@ checks the committed pages equal a fresh generation):
   units) from their modules' docstrings;
 - ``reference/stored-format.md``: the stored format, from the docstrings of
   :mod:`receval.results`, and the shape of each command's ``--format json`` (run on a
-  fresh two-run sweep of the built-in library).
+  fresh two-run sweep of the built-in library);
+- in ``benchmarks.md``, the table of latest figures, from ``benchmarks/figures.json``
+  (which each benchmark updates when run in full, ``benchmarks/_figures.py``);
+- in ``contributing.md``, the layout of ``receval/``: each package, its docstring's first
+  line and its side (run, read, base) from the layer contracts (``tests/test_layers.py``).
+
+Only the block between a page's ``<!-- begin generated: NAME -->`` and ``<!-- end
+generated: NAME -->`` markers is written in those two; the rest is prose.
 
     python docs/gen_reference.py            # write the pages
     python docs/gen_reference.py --check    # exit 1 when a committed page differs
@@ -449,12 +456,83 @@ def json_outputs() -> str:
     return "\n".join(parts)
 
 
+
+# ----------------------------------------------------------------- blocks in written pages
+
+ROOT = OUT.parent.parent.parent
+FIGURES = ROOT / "benchmarks" / "figures.json"
+
+
+def replace_block(page: str, name: str, body: str) -> str:
+    """``page`` (under docs/pages) with the block NAME replaced by ``body``."""
+    text = (OUT.parent / page).read_text(encoding="utf-8")
+    begin = f"<!-- begin generated: {name} (docs/gen_reference.py; do not edit) -->\n"
+    end = f"<!-- end generated: {name} -->\n"
+    if begin not in text or end not in text:
+        raise SystemExit(f"docs/pages/{page} lacks the markers of its generated block {name!r}: {begin.strip()}")
+    head, rest = text.split(begin, 1)
+    return head + begin + body + end + rest.split(end, 1)[1]
+
+
+def figure_cell(entry: dict) -> str:
+    """The figures as the entry's ``shown`` sentence says them (else name value pairs)."""
+    figures = entry["figures"]
+    shown = entry.get("shown")
+    return shown.format(**figures) if shown else "; ".join(f"{k} {v:g}" for k, v in figures.items())
+
+
+def benchmarks_page() -> str:
+    entries = json.loads(FIGURES.read_text(encoding="utf-8"))
+    rows = ["| benchmark | what | latest figures | goal | measured |", "|---|---|---|---|---|"]
+    for entry in entries.values():
+        load = entry.get("load_average")
+        measured = ", ".join(part for part in (
+            entry["date"], entry.get("machine"), None if load is None else f"load average {load}") if part)
+        rows.append(" | ".join([
+            f"| `{entry['command']}`", entry.get("what", ""), figure_cell(entry), entry.get("goal", ""), f"{measured} |",
+        ]))
+    return replace_block("benchmarks.md", "figures", "\n".join(rows) + "\n")
+
+
+SIDE = {"run-side": "run side", "read-side": "read side", "results": "read side (the stored format)",
+        "shell": "command line", "base": "base"}
+
+
+def layer_of() -> dict[str, str]:
+    """Package -> its side, from the contracts of ``[tool.importlinter]`` in pyproject.toml
+    (each top-level package is protected by one side's contract, tests/test_layers.py;
+    ``receval.core``, which every side may import, by none: base)."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    return {module: SIDE[c["id"]] for c in contracts if c["id"] in SIDE for module in c["protected_modules"]}
+
+
+def layout_block() -> str:
+    sides = layer_of()
+    rows = ["| package | side | what it holds |", "|---|---|---|"]
+    for init in sorted((ROOT / "receval").glob("*/__init__.py")):
+        name = f"receval.{init.parent.name}"
+        doc = (importlib.import_module(name).__doc__ or "").strip()
+        first = rst_to_markdown(" ".join(doc.split("\n\n")[0].split())).split(". ")[0].rstrip(".")
+        if len(first) > 160:  # a docstring that lists its modules: what comes before the list
+            first = first.split(": ")[0]
+        rows.append(f"| `{name}` | {sides.get(name, 'base')} | {first.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
+def contributing_page() -> str:
+    return replace_block("contributing.md", "layout", layout_block())
+
+
 PAGES = {
     "commands.md": commands_page,
     "configuration.md": configuration_page,
     "ranges.md": ranges_page,
     "measures.md": measures_page,
     "stored-format.md": format_page,
+    "../benchmarks.md": benchmarks_page,  # a block of these two pages (the rest is prose)
+    "../contributing.md": contributing_page,
 }
 
 
@@ -462,17 +540,21 @@ def generate() -> dict[str, str]:
     return {name: make() for name, make in PAGES.items()}
 
 
+def shown(name: str) -> str:
+    return f"docs/pages/{name[3:]}" if name.startswith("../") else f"docs/pages/reference/{name}"
+
+
 def main(argv: list[str]) -> int:
     pages = generate()
     stale = [name for name, text in pages.items() if not (OUT / name).is_file() or (OUT / name).read_text() != text]
     if "--check" in argv:
         for name in stale:
-            print(f"docs/pages/reference/{name} differs from the code: run make docs", file=sys.stderr)
+            print(f"{shown(name)} differs from the code: run make docs", file=sys.stderr)
         return 1 if stale else 0
     OUT.mkdir(parents=True, exist_ok=True)
     for name in stale:
         (OUT / name).write_text(pages[name])
-        print(f"wrote docs/pages/reference/{name}")
+        print(f"wrote {shown(name)}")
     return 0
 
 

@@ -6,6 +6,7 @@ and A/B) at the question counts users bring."""
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import numpy as np
 import pytest
@@ -192,9 +193,13 @@ def test_power_at_fifty_questions_within_five_points_of_the_bootstrap(gain):
         assert new > 0.2, (measure, new)  # a gain the test has some power for
 
 
-def test_the_benchmark_runs_in_its_small_mode(capsys, monkeypatch):
-    monkeypatch.setattr("sys.argv", ["verdict_level.py", "--pairs", "20"])
+def test_the_benchmark_runs_in_its_small_mode(capsys, monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # its figures' writer, benchmarks/_figures.py
+    figures = tmp_path / "figures.json"  # never the committed benchmarks/figures.json
+    monkeypatch.setattr("sys.argv", ["verdict_level.py", "--small", "--figures", str(figures)])
     SIM.main()
     out = capsys.readouterr().out
     assert "A/A: share of 20 no-difference pairs" in out and "A/B at 50 questions" in out
-    assert len(out.splitlines()) == 2 + len(SIM.SIZES) + 3 + len(SIM.GAINS)
+    assert len(out.splitlines()) == 2 + len(SIM.SIZES) + 3 + len(SIM.GAINS) + 1  # + where the figures went
+    written = json.loads(figures.read_text())["verdict_level.py"]["figures"]
+    assert len(written) == 4 * (len(SIM.SIZES) + len(SIM.GAINS)) and all(0 <= v <= 1 for v in written.values())

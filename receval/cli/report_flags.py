@@ -50,6 +50,18 @@ def build_parser() -> options.ArgumentParser:
         prog="receval report",
         description="Report stored runs side by side, with bootstrap intervals.",
     )
+    _add_inputs(parser)
+    _add_columns(parser)
+    _add_pairing(parser)
+    _add_shown_runs(parser)
+    _add_tests(parser)
+    options.add_question_filters(parser)
+    _add_outputs(parser)
+    return parser
+
+
+def _add_inputs(parser: options.ArgumentParser) -> None:
+    """What is read: run or sweep folders, or TREC run files with their judgements."""
     parser.add_argument(
         "runs", nargs="+", metavar="RUN",
         help="run directories or sweep directories; with --qrels also TREC run files",
@@ -58,6 +70,10 @@ def build_parser() -> options.ArgumentParser:
         "--qrels", metavar="FILE",
         help="judgements (TREC qrels or BEIR qrels tsv) to score TREC run files given as RUN",
     )
+
+
+def _add_columns(parser: options.ArgumentParser) -> None:
+    """Which measures are shown, and how the rows are grouped."""
     parser.add_argument(
         "--metrics", help="columns, comma-separated (default hit@1,hit@3,recall@3,rr,ndcg@5)"
     )
@@ -79,6 +95,10 @@ def build_parser() -> options.ArgumentParser:
         help="ROUGE precision the overlap buckets use (default rouge1_p)",
     )
     parser.add_argument("--per-question", action="store_true", help="each question's rank per run")
+
+
+def _add_pairing(parser: options.ArgumentParser) -> None:
+    """Which runs are paired with which."""
     parser.add_argument(
         "--baseline", metavar="SELECTOR",
         help="a run dir, or KEY=VALUE[,KEY=VALUE] naming one run: paired differences against it",
@@ -91,6 +111,10 @@ def build_parser() -> options.ArgumentParser:
         "--intersect", action="store_true",
         help="pair runs over different question sets on the questions they share",
     )
+
+
+def _add_shown_runs(parser: options.ArgumentParser) -> None:
+    """Which runs are kept, and what came back for which questions."""
     parser.add_argument(
         "--runs", dest="select_runs", metavar="KEY=VALUE[,KEY=VALUE]",
         help="keep the RUNS whose saved config matches, across sweeps (e.g. retriever=bm25,"
@@ -102,6 +126,10 @@ def build_parser() -> options.ArgumentParser:
         "questions every run misses, or those whose first relevant rank changed",
     )
     parser.add_argument("--top", type=int, default=5, help="sections shown per run by --show (default 5)")
+
+
+def _add_tests(parser: options.ArgumentParser) -> None:
+    """The gate, the pairs' tests and what each pair reports beyond its interval."""
     parser.add_argument(
         "--gate", metavar="BASELINE_RUN",
         help="gate RUN against BASELINE_RUN (a run dir or KEY=VALUE) on --metric, read off the paired "
@@ -136,7 +164,10 @@ def build_parser() -> options.ArgumentParser:
         "--calibrate", action="store_true",
         help="each test's type I rate on A/A null pairs built from these runs (should be near alpha)",
     )
-    options.add_question_filters(parser)
+
+
+def _add_outputs(parser: options.ArgumentParser) -> None:
+    """Floors, the output format and file, the plot and the bootstrap."""
     parser.add_argument(
         "--fail-under", action="append", default=[], metavar="METRIC=FLOOR",
         help="exit status 1 if a run's mean is below FLOOR, e.g. hit@3=0.70 (repeatable)",
@@ -151,7 +182,6 @@ def build_parser() -> options.ArgumentParser:
     )
     outputs.add_force(parser)
     options.add_bootstrap_args(parser)
-    return parser
 
 
 def parse_thresholds(text: str) -> tuple[float, float]:

@@ -238,6 +238,38 @@ def load(cfg) -> Dataset:
     sections = read_corpus(corpus_file, bool(cfg.title))
     queries = read_queries(queries_file)
     qrels = {name: read_judgements(path) for name, path in split_files.items()}
+    without_relevant = _drop_splits_without_relevant(qrels, split_files, named, root)
+    one_split_each(qrels, split_files)
+    raise_problems(_unknown_ids(qrels, split_files, {section.id for section in sections}, queries,
+                                corpus_file, queries_file))
+
+    split_of = {qid: name for name, judged in qrels.items() for qid in judged}
+    questions: list[Question] = []
+    no_relevant = 0
+    for qid, text in queries.items():
+        name = split_of.get(qid)
+        if name is None:
+            continue
+        question = question_of(qid, text, name, {doc_id: score for doc_id, (score, _) in qrels[name][qid].items()})
+        if question is None:
+            no_relevant += 1
+            continue
+        questions.append(question)
+    notes = _notes(root, qrels, queries, split_of, questions, no_relevant)
+    if without_relevant:
+        notes["splits_without_relevant"] = without_relevant
+    return Dataset(
+        name=cfg.name,
+        sections=sections,
+        questions=questions,
+        fingerprint=fingerprint([corpus_file, queries_file, *(split_files[name] for name in qrels)], root),
+        notes=notes,
+    )
+
+
+def _drop_splits_without_relevant(qrels: dict, split_files: dict[str, Path], named: bool, root: Path) -> list[str]:
+    """The splits with no relevant document (score >= 1), dropped from ``qrels`` (named in
+    the notes); an error when the split was asked for by name or none is left."""
     without_relevant = [
         name for name, judged in qrels.items()
         if not any(score >= 1 for docs in judged.values() for score, _ in docs.values())
@@ -254,9 +286,12 @@ def load(cfg) -> Dataset:
             f"{root / 'qrels'}: no split has a relevant document (score >= 1); "
             "a BEIR run needs judgements with score >= 1"
         )
-    one_split_each(qrels, split_files)
+    return without_relevant
 
-    known = {section.id for section in sections}
+
+def _unknown_ids(qrels: dict, split_files: dict[str, Path], known: set[str], queries: dict[str, str],
+                 corpus_file: Path, queries_file: Path) -> list[str]:
+    """A problem per split judging a document or query id the corpus or queries lack."""
     problems = []
     for name, judged in qrels.items():
         unknown_docs: dict[str, int] = {}
@@ -275,26 +310,18 @@ def load(cfg) -> Dataset:
             problems.append(
                 _unknown(split_files[name], "query id", unknown_queries, f"every query-id must be an _id in {queries_file}")
             )
-    raise_problems(problems)
+    return problems
 
-    split_of = {qid: name for name, judged in qrels.items() for qid in judged}
-    questions: list[Question] = []
-    no_relevant = 0
-    for qid, text in queries.items():
-        name = split_of.get(qid)
-        if name is None:
-            continue
-        question = question_of(qid, text, name, {doc_id: score for doc_id, (score, _) in qrels[name][qid].items()})
-        if question is None:
-            no_relevant += 1
-            continue
-        questions.append(question)
+
+def _notes(root: Path, qrels: dict, queries: dict[str, str], split_of: dict[str, str], questions: list[Question],
+           no_relevant: int) -> dict:
+    """What the load kept and left out, counted for the run's notes."""
     others = set()
     for path in (root / "qrels").glob("*.tsv"):
         if path.stem not in qrels and path.is_file():
             others |= judged_ids(path)
     others = (others & queries.keys()) - split_of.keys()
-    notes = {
+    return {
         "splits": {name: sum(q.split == name for q in questions) for name in qrels},
         "unjudged_questions": len(queries) - len(split_of) - len(others),
         "other_split_questions": len(others),
@@ -303,12 +330,3 @@ def load(cfg) -> Dataset:
             score <= 0 for judged in qrels.values() for docs in judged.values() for score, _ in docs.values()
         ),
     }
-    if without_relevant:
-        notes["splits_without_relevant"] = without_relevant
-    return Dataset(
-        name=cfg.name,
-        sections=sections,
-        questions=questions,
-        fingerprint=fingerprint([corpus_file, queries_file, *(split_files[name] for name in qrels)], root),
-        notes=notes,
-    )

@@ -277,44 +277,12 @@ def encode_on_ray(
     total = sum(len(s) for s in plan)
     ray, owned = connect(address)
     actors = []
-    hosts: dict[int, str] = {}  # actor position -> host, once started
     try:
         actor_class = ray.remote(num_cpus=worker_cpus, max_restarts=0)(ShardEncoder)
         actors = [actor_class.remote(spec) for _ in range(min(workers, len(plan)))]
-        starting = {actor.where.remote(): n for n, actor in enumerate(actors)}
-        running: dict = {}  # ref -> (actor position, shard position)
-        todo = deque(range(len(plan)))
-        failed: list[str] = []
         with Progress(f"encoding with {encoder.label} on Ray ({len(actors)} workers)", total, progress, unit="texts") as line:
-            while todo or running:
-                if not starting and not running:
-                    raise RecevalError(f"no Ray worker could start: {'; '.join(failed)}")
-                timeout = None if hosts else max(0.0, start_timeout - (time.monotonic() - started))
-                done, _ = ray.wait([*starting, *running], num_returns=1, timeout=timeout)
-                if not done:
-                    free = ray.available_resources().get("CPU", 0)
-                    raise RecevalError(
-                        f"no Ray worker started within {start_timeout:g} s: each asks for {worker_cpus} CPU "
-                        f"and the cluster has {free:g} free; lower ray.worker_cpus, free CPUs, or raise ray.start_timeout"
-                    )
-                ref = done[0]
-                if ref in starting:
-                    n = starting.pop(ref)
-                    try:
-                        hosts[n] = ray.get(ref)
-                    except ray.exceptions.RayError as error:  # an actor that could not be created
-                        failed.append(str(_unwrap(ray, error)))
-                        continue
-                else:
-                    n, shard = running.pop(ref)
-                    try:
-                        ray.get(ref)
-                    except ray.exceptions.RayError as error:
-                        raise _unwrap(ray, error) from None
-                    line.advance(len(plan[shard]))
-                if todo:
-                    shard = todo.popleft()
-                    running[actors[n].encode.remote([texts[i] for i in plan[shard]])] = (n, shard)
+            hosts, failed = _dispatch(ray, actors, texts, plan, line, deadline=started + start_timeout,
+                                      start_timeout=start_timeout, worker_cpus=worker_cpus)
         if failed:
             warn(f"{len(failed)} of {len(actors)} Ray workers could not start and were left out: {failed[0]}")
     finally:
@@ -329,4 +297,45 @@ def encode_on_ray(
             "process sees it: cache_dir must be an absolute path on a filesystem every node mounts at that path"
         )
     return RayEncoded(total, len(plan), len(hosts), sorted(set(hosts.values())), time.monotonic() - started)
+
+
+def _dispatch(ray, actors: list, texts: list[str], plan: list[list[int]], line: Progress, *, deadline: float,
+              start_timeout: float, worker_cpus: int) -> tuple[dict[int, str], list[str]]:
+    """Hand the shards to whichever actor is free until every shard is encoded: (actor
+    position -> host of the actors that started, why the others could not start)."""
+    starting = {actor.where.remote(): n for n, actor in enumerate(actors)}
+    running: dict = {}  # ref -> (actor position, shard position)
+    hosts: dict[int, str] = {}  # actor position -> host, once started
+    todo = deque(range(len(plan)))
+    failed: list[str] = []
+    while todo or running:
+        if not starting and not running:
+            raise RecevalError(f"no Ray worker could start: {'; '.join(failed)}")
+        timeout = None if hosts else max(0.0, deadline - time.monotonic())
+        done, _ = ray.wait([*starting, *running], num_returns=1, timeout=timeout)
+        if not done:
+            free = ray.available_resources().get("CPU", 0)
+            raise RecevalError(
+                f"no Ray worker started within {start_timeout:g} s: each asks for {worker_cpus} CPU "
+                f"and the cluster has {free:g} free; lower ray.worker_cpus, free CPUs, or raise ray.start_timeout"
+            )
+        ref = done[0]
+        if ref in starting:
+            n = starting.pop(ref)
+            try:
+                hosts[n] = ray.get(ref)
+            except ray.exceptions.RayError as error:  # an actor that could not be created
+                failed.append(str(_unwrap(ray, error)))
+                continue
+        else:
+            n, shard = running.pop(ref)
+            try:
+                ray.get(ref)
+            except ray.exceptions.RayError as error:
+                raise _unwrap(ray, error) from None
+            line.advance(len(plan[shard]))
+        if todo:
+            shard = todo.popleft()
+            running[actors[n].encode.remote([texts[i] for i in plan[shard]])] = (n, shard)
+    return hosts, failed
 

@@ -92,15 +92,7 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
     notices.clear()  # this job says what its own answers held
     syn = cfg.synth
     client = client or make_client(syn)
-    out = Path(str(syn.out)).expanduser()
-    own = questions_path(cfg.dataset)
-    if own is not None and own.resolve() == out.resolve():
-        raise ConfigError(
-            f"synth.out={str(syn.out)!r} is the dataset's own questions file; write synthetic "
-            "questions to a file of their own and pass it as dataset.questions"
-        )
-    reads = [LIBRARY if cfg.dataset.path is None else Path(cfg.dataset.path).expanduser()]
-    outputs.check_output(out, protected_dirs=reads, flag="synth.out", existing_ok=True)  # appended to
+    out = _output_path(cfg)
     sections = load_sections(cfg.dataset)
     all_units = make_units(sections, syn.unit, cfg.chunking)
     if not all_units:
@@ -110,150 +102,202 @@ def generate(cfg, client: ChatClient | None = None, progress: bool | None = None
 
     file = QuestionsFile(out)
     done = file.resume(warn=warn)
-    kept = QuestionSet()
-    for record in done.values():
-        if isinstance(record.get("question"), str):
-            kept.add(record["question"])
-    verdict = Verdict(kept=len(kept))  # the set judged is the file's, not this rerun's replies alone
-    by_section = {s.id: s for s in sections}
-    tasks: list[_Task] = []
-    summary = Summary(path=out)
-    for unit in chosen:
-        units = [unit, partners[unit.id]] if unit.id in partners else [unit]
-        ids = [record_id(syn.style, [u.id for u in units], n) for n in range(syn.per_section)]
-        summary.already += sum(i in done for i in ids)
-        if not all(i in done for i in ids):
-            tasks.append(_Task(units, ids))
+    job = _Job(cfg, client, file, done, sections, out)
+    tasks = job.plan(chosen, partners)
     _warn_mixed(done, syn, out)
+    job.reporter = Progress(f"questions from {syn.model}", job.pending_total, progress)
+    with file, job.reporter:
+        job.run(tasks)
+    return job.finish()
 
-    stop = threading.Event()
-    pending_total = sum(sum(i not in done for i in t.ids) for t in tasks)
-    reporter = Progress(f"questions from {syn.model}", pending_total, progress)
 
-    attempts = 1 + int(syn.max_retries)  # a reply repeating a kept question is asked again up to this often
+def _output_path(cfg) -> Path:
+    """``synth.out``, checked: not the dataset's own questions file, not inside what the job reads."""
+    syn = cfg.synth
+    out = Path(str(syn.out)).expanduser()
+    own = questions_path(cfg.dataset)
+    if own is not None and own.resolve() == out.resolve():
+        raise ConfigError(
+            f"synth.out={str(syn.out)!r} is the dataset's own questions file; write synthetic "
+            "questions to a file of their own and pass it as dataset.questions"
+        )
+    reads = [LIBRARY if cfg.dataset.path is None else Path(cfg.dataset.path).expanduser()]
+    outputs.check_output(out, protected_dirs=reads, flag="synth.out", existing_ok=True)  # appended to
+    return out
 
-    def work(task: _Task) -> tuple[int, int, int, str | None]:
+
+class _Job:
+    """One generate call's shared state: the threads ask (:meth:`ask`), the loop tallies
+    what each task did (:meth:`tally`) and stops on a refusal or failures in a row."""
+
+    def __init__(self, cfg, client: ChatClient, file: QuestionsFile, done: dict[str, dict], sections, out: Path) -> None:
+        self.cfg, self.syn, self.client, self.file, self.done = cfg, cfg.synth, client, file, done
+        self.out = out
+        self.kept = QuestionSet()
+        for record in done.values():
+            if isinstance(record.get("question"), str):
+                self.kept.add(record["question"])
+        self.verdict = Verdict(kept=len(self.kept))  # the set judged is the file's, not this rerun's replies alone
+        self.by_section = {s.id: s for s in sections}
+        self.summary = Summary(path=self.out)
+        self.stop = threading.Event()
+        self.attempts = 1 + int(self.syn.max_retries)  # a reply repeating a kept question is asked again up to this often
+        self.pending_total = 0
+        self.reporter: Progress | None = None
+        self.in_a_row, self.last_reason = 0, ""
+
+    def plan(self, chosen: list[Unit], partners: dict) -> list[_Task]:
+        """The tasks still to ask for (the file's records are not asked again)."""
+        syn, done, tasks = self.syn, self.done, []
+        for unit in chosen:
+            units = [unit, partners[unit.id]] if unit.id in partners else [unit]
+            ids = [record_id(syn.style, [u.id for u in units], n) for n in range(syn.per_section)]
+            self.summary.already += sum(i in done for i in ids)
+            if not all(i in done for i in ids):
+                tasks.append(_Task(units, ids))
+        self.pending_total = sum(sum(i not in done for i in t.ids) for t in tasks)
+        return tasks
+
+    def ask(self, task: _Task) -> tuple[int, int, int, str | None]:
         """(questions written, lost to the server, lost to repeats, the server's reason)."""
+        done = self.done
         earlier = [done[i]["question"] for i in task.ids if i in done and isinstance(done[i].get("question"), str)]
-        shown = sources(task.units, by_section)
+        shown = sources(task.units, self.by_section)
 
         def check(reply: dict) -> str | None:
             problem = validate_reply(reply)
             if problem is None:
                 return locate_quotes(reply["quotes"], shown)[1]
             if problem.startswith(EMPTY):
-                verdict.count("empty")
+                self.verdict.count("empty")
             return problem
 
         written, lost, repeats = 0, 0, 0
         for n, qid in enumerate(task.ids):
             if qid in done:
                 continue
-            if stop.is_set():
+            if self.stop.is_set():
                 return written, lost, repeats, None
-            repeated: list[str] = []  # kept questions this one repeated: listed as written, so asked for another
-            for attempt in range(attempts):
-                messages = build_messages(syn.style, task.units, earlier + repeated, int(syn.passage_words))
-                try:  # the attempt is part of the key: a re-ask is never answered with the repeat it replaces
-                    answer = client.answer(messages, QA_SCHEMA, check, temperature=float(syn.temperature),
-                                           seed=int(syn.seed), attempt=attempt)
-                    reply = answer.reply
-                except ReplyError as error:
-                    reporter.advance(sum(i not in done for i in task.ids[n:]))
-                    return written, lost + sum(i not in done for i in task.ids[n:]), repeats, error.reason
-                twin = kept.claim(" ".join(reply["question"].split()))
-                if twin is None:
-                    break
-                verdict.count("duplicates", twin)
-                repeated.append(twin)
-                if stop.is_set() or verdict.refusal(JUDGED_FROM):
-                    break
-            reporter.advance()
+            try:
+                reply, twin = self._distinct_reply(task, earlier, check)
+            except ReplyError as error:
+                self.reporter.advance(sum(i not in done for i in task.ids[n:]))
+                return written, lost + sum(i not in done for i in task.ids[n:]), repeats, error.reason
+            self.reporter.advance()
             if twin is not None:
                 repeats += 1
                 continue
-            verdict.count("kept")
+            self.verdict.count("kept")
             spans, _ = locate_quotes(reply["quotes"], shown)
-            record = make_record(qid, syn.style, task.units, n, reply, syn, cfg.dataset.name, spans)
-            file.append(record)
+            record = make_record(qid, self.syn.style, task.units, n, reply, self.syn, self.cfg.dataset.name, spans)
+            self.file.append(record)
             earlier.append(record["question"])
             written += 1
         return written, lost, repeats, None
 
-    def refuse(at_least: int) -> None:
-        why = verdict.refusal(at_least)
+    def _distinct_reply(self, task: _Task, earlier: list[str], check) -> tuple[dict, str | None]:
+        """One question's reply, asked again while it repeats a kept question; with the kept
+        question it still repeats (None when it is new)."""
+        syn = self.syn
+        repeated: list[str] = []  # kept questions this one repeated: listed as written, so asked for another
+        for attempt in range(self.attempts):
+            messages = build_messages(syn.style, task.units, earlier + repeated, int(syn.passage_words))
+            # the attempt is part of the key: a re-ask is never answered with the repeat it replaces
+            answer = self.client.answer(messages, QA_SCHEMA, check, temperature=float(syn.temperature),
+                                        seed=int(syn.seed), attempt=attempt)
+            reply = answer.reply
+            twin = self.kept.claim(" ".join(reply["question"].split()))
+            if twin is None:
+                break
+            self.verdict.count("duplicates", twin)
+            repeated.append(twin)
+            if self.stop.is_set() or self.verdict.refusal(JUDGED_FROM):
+                break
+        return reply, twin
+
+    def refuse(self, at_least: int) -> None:
+        why = self.verdict.refusal(at_least)
         if why:
-            n = len(kept)
+            n = len(self.kept)
             where = (
-                f"The {n} distinct question{' is' if n == 1 else 's are'} kept in {out}; delete it if "
+                f"The {n} distinct question{' is' if n == 1 else 's are'} kept in {self.out}; delete it if "
                 "they are no good, and rerun" if n else "Nothing was written; rerun"
             )
             raise RecevalError(f"refused the generated questions: {why}. {where} once the model answers properly")
 
-    in_a_row, last_reason = 0, ""
-    with file, reporter:
-        executor = ThreadPoolExecutor(max_workers=int(syn.concurrency), thread_name_prefix="synth")
+    def run(self, tasks: list[_Task]) -> None:
+        """Ask for the tasks on ``synth.concurrency`` threads; stop them all on any error."""
+        concurrency = int(self.syn.concurrency)
+        executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="synth")
         running: dict[Future, _Task] = {}
         queue = iter(tasks)
         try:
             while True:
-                while len(running) < int(syn.concurrency) and not stop.is_set():
+                while len(running) < concurrency and not self.stop.is_set():
                     task = next(queue, None)
                     if task is None:
                         break
-                    running[executor.submit(work, task)] = task
+                    running[executor.submit(self.ask, task)] = task
                 if not running:
                     break
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     task = running.pop(future)
-                    written, lost, repeats, reason = future.result()  # a ServerError stops the job here
-                    summary.written += written
-                    summary.lost += lost + repeats
-                    summary.repeats_dropped += repeats
-                    refuse(JUDGED_FROM)  # a broken server is stopped early
-                    if repeats and not written:
-                        last_reason = f"every reply repeated a question already in the set ({attempts} attempts)"
-                    if reason is None:
-                        in_a_row = 0
-                        continue
-                    kind = "section" if syn.unit == "section" else "chunk"
-                    warn(f"skipped {kind} {task.units[0].id!r}: {reason}")
-                    summary.failed.append((task.units[0].id, reason))
-                    in_a_row, last_reason = in_a_row + 1, reason
-                    if syn.max_failures and in_a_row >= syn.max_failures:
-                        raise RecevalError(
-                            f"stopped after {in_a_row} {kind}s failed in a row (last: {last_reason}); is the "
-                            f"server overloaded or the model unable to answer in JSON? The "
-                            f"{summary.already + summary.written} questions in {out} are kept: fix the cause "
-                            "and rerun the same command to go on"
-                        )
+                    self.tally(task, *future.result())  # a ServerError stops the job here
         except BaseException:
-            stop.set()
+            self.stop.set()
             executor.shutdown(wait=True, cancel_futures=True)
             raise
         executor.shutdown(wait=True)
-    client.calls.note("receval synth")
-    notices.say()
-    summary.requests, summary.mode, summary.replayed = client.requests, client.mode, client.calls.replayed
-    summary.duplicates, summary.empty = verdict.duplicates, verdict.empty
-    refuse(1)
-    summary.counts = failures.Counts(
-        step="receval.synth", sent=summary.requests, replayed=summary.replayed, asked=pending_total,
-        usable=summary.written, failed=summary.lost, last_reason=last_reason or None, item="question",
-    )
-    n = summary.already + summary.written
-    failures.check(
-        summary.counts, fix="check synth.base_url, synth.model and that the model answers the JSON asked for",
-        kept=(f"The {n} questions in {out} are kept; a rerun asks only for the rest" if n else "Nothing was written"),
-    )
-    if verdict.duplicates:
-        warn(
-            f"{verdict.duplicates} replies repeated a question already in the set (same words, or word-set "
-            f"Jaccard >= {JACCARD}) and were asked again; {summary.repeats_dropped} questions still repeated after "
-            f"{attempts} attempts and were dropped"
+
+    def tally(self, task: _Task, written: int, lost: int, repeats: int, reason: str | None) -> None:
+        """Count what one task did; refuse a broken server early, stop after failures in a row."""
+        syn, summary = self.syn, self.summary
+        summary.written += written
+        summary.lost += lost + repeats
+        summary.repeats_dropped += repeats
+        self.refuse(JUDGED_FROM)  # a broken server is stopped early
+        if repeats and not written:
+            self.last_reason = f"every reply repeated a question already in the set ({self.attempts} attempts)"
+        if reason is None:
+            self.in_a_row = 0
+            return
+        kind = "section" if syn.unit == "section" else "chunk"
+        warn(f"skipped {kind} {task.units[0].id!r}: {reason}")
+        summary.failed.append((task.units[0].id, reason))
+        self.in_a_row, self.last_reason = self.in_a_row + 1, reason
+        if syn.max_failures and self.in_a_row >= syn.max_failures:
+            raise RecevalError(
+                f"stopped after {self.in_a_row} {kind}s failed in a row (last: {self.last_reason}); is the "
+                f"server overloaded or the model unable to answer in JSON? The "
+                f"{summary.already + summary.written} questions in {self.out} are kept: fix the cause "
+                "and rerun the same command to go on"
+            )
+
+    def finish(self) -> Summary:
+        """The summary, once every task is done: refused or failed by the one failure rule, or returned."""
+        client, summary, verdict, out = self.client, self.summary, self.verdict, self.out
+        client.calls.note("receval synth")
+        notices.say()
+        summary.requests, summary.mode, summary.replayed = client.requests, client.mode, client.calls.replayed
+        summary.duplicates, summary.empty = verdict.duplicates, verdict.empty
+        self.refuse(1)
+        summary.counts = failures.Counts(
+            step="receval.synth", sent=summary.requests, replayed=summary.replayed, asked=self.pending_total,
+            usable=summary.written, failed=summary.lost, last_reason=self.last_reason or None, item="question",
         )
-    return summary
+        n = summary.already + summary.written
+        failures.check(
+            summary.counts, fix="check synth.base_url, synth.model and that the model answers the JSON asked for",
+            kept=(f"The {n} questions in {out} are kept; a rerun asks only for the rest" if n else "Nothing was written"),
+        )
+        if verdict.duplicates:
+            warn(
+                f"{verdict.duplicates} replies repeated a question already in the set (same words, or word-set "
+                f"Jaccard >= {JACCARD}) and were asked again; {summary.repeats_dropped} questions still repeated "
+                f"after {self.attempts} attempts and were dropped"
+            )
+        return summary
 
 
 def _warn_mixed(done: dict[str, dict], syn, out: Path) -> None:
