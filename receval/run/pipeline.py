@@ -44,7 +44,6 @@ from receval.datasets.nuggets import nugget_counts
 from receval.core import trust
 from receval.results.claim import Claim, holding
 from receval.results.format import stage_column
-from receval.results.record import flatten
 from receval.results.run_writer import RunRecord, write_run
 
 from receval.retrievers.base import Hits, Stage
@@ -182,18 +181,18 @@ def chosen_backends(node):
 def written_facts(cfg, measure_names: list[str]) -> dict:
     """What readers need from a run without the run side (:func:`receval.results.door.open_run`):
     ``label`` (what the run is and its chunking, as :mod:`receval.results.labels` words it),
-    ``params`` (its config flat and dotted, the schema's defaults filled, interpolations as
-    written) and ``measures`` (each stored measure's label and direction)."""
+    ``filled`` (what the schemas fill in that the saved config leaves out: the door derives
+    the config flat and the label's filled nodes from the config, stored once, and these,
+    :func:`receval.results.record.derived_facts`) and ``measures`` (each stored measure's
+    label and direction)."""
     from receval.core.vocabulary import lower_is_better, measure_label
-    from receval.run.written import label_facts, schema_defaults
+    from receval.run.written import config_fills, label_facts
 
-    label = label_facts(resolved(cfg), as_written(cfg))
-    saved = flatten(as_written(cfg))
-    nodes = {key[:i] for key in saved for i, ch in enumerate(key) if ch == "."}
-    defaults = {k: v for k, v in schema_defaults().items() if k not in nodes}  # a node the config fills is no key
-    params = {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **saved}.items()}
+    saved = as_written(cfg)
+    label = label_facts(resolved(cfg), saved)
+    filled = config_fills(saved, label.pop("nodes"))
     measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)} for name in measure_names}
-    return {"label": label, "params": params, "measures": measures}
+    return {"label": label, "filled": filled, "measures": measures}
 
 
 def config_hash_of(cfg) -> str:

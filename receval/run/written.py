@@ -2,11 +2,14 @@
 side's half of :mod:`receval.results.labels` and :mod:`receval.results.configs`, the part
 that needs receval's schemas (OmegaConf, :mod:`receval.run.components`).
 
-- :func:`schema_defaults`: receval's config schema flat (run.json's ``params`` fills them);
+- :func:`schema_defaults`: receval's config schema flat;
 - :func:`label_facts`: run.json's ``label``: each component's text as its schema's
   ``describe`` words it (``rrf(bm25+dense)``, ``dense@30``) and the component nodes as
   their kinds' schemas fill them (a fused retriever's ``{kind: dense}`` member with
   dense's defaults), so naming and ``compare`` read them instead of the schemas;
+- :func:`config_fills`: run.json's ``filled``: what those schemas fill in that the saved
+  config leaves out, so the config is stored once and the read side derives the flat
+  params and the filled nodes (:func:`receval.results.record.derived_facts`);
 - :func:`filled`: one node as its kind's schema fills it;
 - :func:`own_default`, :func:`saved_config`: ``reproduce``'s typed config (and
   ``select --out``'s fallback for settings that do not change results).
@@ -30,7 +33,7 @@ from receval.core.secrets import without_urls
 from receval.results.configs import jsonable, runnable_config
 from receval.results.identity import is_result_key
 from receval.results.labels import GROUPS, are_members, parts
-from receval.results.record import flatten
+from receval.results.record import flatten, leaves, node_keys
 
 _DEFAULTS: dict[str, Any] | None = None
 
@@ -121,6 +124,20 @@ def label_facts(config: dict, saved: dict | None = None) -> dict:
     what, chunks = parts(config, None, texts)
     nodes = {g: filled_members(g, filled(g, saved[g])) for g in present if isinstance(saved.get(g), dict | str)}
     return {"what": what, "chunking": chunks, "components": texts, "nodes": nodes}
+
+
+def config_fills(saved: dict, nodes: dict) -> dict:
+    """run.json's ``filled`` for a run whose config is saved as ``saved`` (as written):
+    dotted key -> value of each schema default the config has no key for (:func:`schema_defaults`,
+    a node the config fills being no key), and of each component node (``nodes``: the
+    label's, :func:`label_facts`) wherever its kind's schema fills or writes out what
+    ``saved`` leaves out or writes short (a fused retriever's members, whole)."""
+    flat = flatten(saved)
+    fills = {k: list(v) if isinstance(v, tuple) else v for k, v in schema_defaults().items()
+             if k not in flat and k not in node_keys(flat)}
+    written = leaves({group: saved[group] for group in nodes if group in saved})
+    fills.update({k: v for k, v in leaves(nodes).items() if k not in written or written[k] != v})
+    return fills
 
 
 # ------------------------------------------------------------------ a saved config re-run
