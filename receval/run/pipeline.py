@@ -1,4 +1,6 @@
-"""One run: load -> chunk -> index -> warm up -> search -> evaluate -> write, each step timed.
+"""One run: load -> chunk -> index -> warm up -> search -> evaluate -> write, each step timed:
+small named steps build the run's frozen record (:class:`receval.results.run_writer.RunRecord`),
+which the one writer stores and seals (:func:`receval.results.run_writer.write_run`).
 
 Before the timed search, the first question is searched once and its answer dropped
 (:func:`receval.run.stages.warm_up`): its time is ``timings.warmup_s`` and the API
@@ -26,7 +28,6 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers
 from receval.run import stages
-from receval.run.config import DENSE_BACKEND, default_dense_backend
 from receval.measures import cost
 from receval.core import machine, notices
 from receval.chunking.cache import IndexCache, key_of
@@ -41,7 +42,6 @@ from receval.measures.ranks import chunk_columns, completed, nugget_columns, ran
 from receval.measures.tokens import budget_unit
 from receval.datasets.excluded import exclusion_counts
 from receval.datasets.nuggets import nugget_counts
-from receval.core import trust
 from receval.results.claim import Claim, holding
 from receval.results.format import stage_column
 from receval.results.run_writer import RunRecord, write_run
@@ -49,7 +49,8 @@ from receval.results.run_writer import RunRecord, write_run
 from receval.retrievers.base import Hits, Stage
 from receval.retrievers.text import Tokenizer
 from receval.run.shown import show_facts
-from receval.run.spec import plain, run_spec, thawed
+from receval.run.spec import run_spec, thawed
+from receval.run.written import as_written, resolved, written_facts
 
 
 @dataclass(frozen=True)
@@ -137,62 +138,6 @@ def give_back_memory() -> None:
     trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
     if trim is not None:
         trim(0)
-
-
-def resolved(cfg) -> dict:
-    """The run config as plain data, interpolations resolved, Hydra's node left out."""
-    return plain(cfg, resolve=True)
-
-
-#: Keys of the ``dataset`` node saved resolved: where the data files were read, so a
-#: stored run can be re-run and pooled without evaluating anything (a path, never a secret).
-DATASET_PATHS = ("path", "questions")
-
-
-def as_written(cfg) -> dict:
-    """The run config as plain data with every interpolation as written, Hydra's node
-    left out: what run.json saves, so a value passed as ``${oc.env:NAME}`` is stored as
-    that text, as Hydra stores it in ``.hydra/``, never as the secret it resolves to
-    (the identity hash is of :func:`resolved`). The dataset's file paths
-    (:data:`DATASET_PATHS`, e.g. a suite's ``${oc.env:RECEVAL_SHARED,../shared}/...``)
-    are saved as the paths this run read (an existing file or folder; anything else, as written)."""
-    data = chosen_backends(plain(cfg, resolve=False))
-    dataset = data.get("dataset")
-    if isinstance(dataset, dict):
-        for key in DATASET_PATHS:
-            if trust.is_interpolation(dataset.get(key)):
-                value = OmegaConf.select(cfg, f"dataset.{key}", throw_on_missing=False)
-                if isinstance(value, str) and Path(value).exists():  # a path it read, never a secret
-                    dataset[key] = value
-    return data
-
-
-def chosen_backends(node):
-    """``node`` with every dense backend left to the default (:data:`receval.run.config.DENSE_BACKEND`)
-    saved as the backend it chose here: which vectors a run's numbers come from is part of
-    the run (its identity hashes the resolved config), never a choice a re-run makes anew."""
-    if isinstance(node, dict):
-        return {key: chosen_backends(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [chosen_backends(value) for value in node]
-    return default_dense_backend() if node == DENSE_BACKEND else node
-
-
-def written_facts(cfg, measure_names: list[str]) -> dict:
-    """What readers need from a run without the run side (:func:`receval.results.door.open_run`):
-    ``label`` (what the run is and its chunking, as :mod:`receval.results.labels` words it),
-    ``filled`` (what the schemas fill in that the saved config leaves out: the door derives
-    the config flat and the label's filled nodes from the config, stored once, and these,
-    :func:`receval.results.record.derived_facts`) and ``measures`` (each stored measure's
-    label and direction)."""
-    from receval.core.vocabulary import lower_is_better, measure_label
-    from receval.run.written import config_fills, label_facts
-
-    saved = as_written(cfg)
-    label = label_facts(resolved(cfg), saved)
-    filled = config_fills(saved, label.pop("nodes"))
-    measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)} for name in measure_names}
-    return {"label": label, "filled": filled, "measures": measures}
 
 
 def config_hash_of(cfg) -> str:

@@ -18,7 +18,7 @@ from receval.run.evaluate import question_rows, trajectory_columns
 from receval.measures.overlap import overlap_columns
 from receval.measures.spans import judge_spans, token_columns
 from receval.run.metrics import measures_for
-from receval.run.pipeline import written_facts
+from receval.run.written import written_facts
 from receval.results.identity import identity_hash
 from receval.results.claim import Claim, holding
 from receval.results.run_writer import RunRecord, write_run
@@ -199,7 +199,7 @@ def _record(cfg, dataset, questions: list[Question], units: list[str], texts: di
         columns=columns,
         measures=tuple(stored),
         facts=_facts(cfg, dataset, questions, config, summary),
-        written={**written_facts(OmegaConf.create(config), stored), "config": config},  # label, params, measures
+        written={**written_facts(OmegaConf.create(config), stored), "config": config},  # label, filled, measures
         means={name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names},
         timings={},
         shown=partial(unit_facts, dataset.sections, units, final_idx),  # what report --show reads
