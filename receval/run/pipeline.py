@@ -269,7 +269,8 @@ def _searched(cfg, questions: list, built: Built, timer: _Timer) -> Searched:
     calls_after_warmup = stages.api_calls(built.retriever)
     with timer("search"):
         hits = stages.timed_search(
-            built.retriever, texts, searched, built.tie_rank, cfg.search_batch, search_label(cfg), int(cfg.timing.repeats),
+            built.retriever, texts, searched, built.tie_rank, cfg.search_batch, search_label(cfg),
+            int(cfg.timing.repeats),
         )
     calls_after_search = stages.api_calls(built.retriever)
     notices.say()  # what the stages hid from answers or refused from the cache, once per stage

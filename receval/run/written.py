@@ -105,7 +105,8 @@ def written_facts(cfg, measure_names: list[str]) -> dict:
     saved = as_written(cfg)
     label = label_facts(resolved(cfg), saved)
     filled = config_fills(saved, label.pop("nodes"))
-    measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)} for name in measure_names}
+    measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)}
+                for name in measure_names}
     return {"label": label, "filled": filled, "measures": measures}
 
 

@@ -1,5 +1,5 @@
 """A traces import: check the config, read the spans, match them to questions, score the
-trajectories and write an ordinary stored run (:mod:`receval.results.write`)."""
+trajectories and write an ordinary stored run (:func:`receval.results.run_writer.write_run`)."""
 
 from __future__ import annotations
 
