@@ -36,10 +36,10 @@ def stored(run_dir: Path) -> dict:
 
 
 def read_as_before(run_dir: Path) -> tuple:
-    """What readers take from a run's config: run.json's params and label as the door gives
-    them, the flat config, the component nodes and the run's name."""
+    """What readers take from a run's config: run.json's params and label as readers take
+    them (:attr:`Run.facts`), the flat config, the component nodes and the run's name."""
     run = open_run(run_dir)
-    return (run.info["params"], run.info["label"], list(run.flat.items()), labels.nodes_of(run),
+    return (run.facts["params"], run.facts["label"], list(run.flat.items()), labels.nodes_of(run),
             labels.naming_of([run]).labels)
 
 
@@ -47,12 +47,12 @@ def test_a_run_written_before_reads_its_stored_params_and_nodes():
     fused, traces = stored(OLD / "fused"), stored(OLD / "traces")
     assert "filled" not in fused and "params" in fused and "nodes" in fused["label"]
     run = open_run(OLD / "fused")
-    assert run.info["params"] == fused["params"] and run.info["label"] == fused["label"]
-    assert run.info["label"]["nodes"]["retriever"]["members"] == MEMBERS
+    assert run.info == run.facts == fused  # as stored
+    assert run.facts["label"]["nodes"]["retriever"]["members"] == MEMBERS
     assert run.flat["retriever.members"] == ("tfidf", "bm25") and run.flat["chunking.max_words"] == 120
     assert labels.naming_of([run]).labels == ["rrf(tfidf+bm25), 120 words, headings"]
     imported = open_run(OLD / "traces")
-    assert imported.info["params"] == traces["params"] and imported.flat["tokenizer.stem"] is False
+    assert imported.facts == traces and imported.flat["tokenizer.stem"] is False
     assert imported.flat["retriever"] == "???" and labels.naming_of([imported]).labels == ["traces"]
 
 
@@ -94,6 +94,7 @@ def test_a_run_written_now_stores_the_config_once_and_reads_as_the_old_run(tmp_p
     new = stored(tmp_path / "new")
     assert "params" not in new and "nodes" not in new["label"] and new["filled"] == {"retriever.members": MEMBERS}
     assert new["config"] == stored(OLD / "fused")["config"]
+    assert open_run(tmp_path / "new").info == new  # Run.info: run.json as stored (the tracker uploads it)
     assert read_as_before(tmp_path / "new") == read_as_before(OLD / "fused")
 
 

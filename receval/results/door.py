@@ -38,7 +38,7 @@ from receval.core.secrets import cut
 from receval.results import bond, integrity, manifest
 from receval.results.bounded import MAX_COLUMNS, MAX_DECODED_BYTES, MAX_ROWS, MAX_VALUES, read_results
 from receval.results.format import CHUNKS, CONFIG_PATH, MANIFEST, OVERRIDES_PATH, RESULTS, RUN_JSON
-from receval.results.record import FILLED, UNUSED_COLUMNS, Run, derived_facts
+from receval.results.record import FILLED, UNUSED_COLUMNS, Run
 
 MAX_YAML_BYTES = 1 << 20  # a saved config or overrides file
 MAX_YAML_NODES = 100_000  # YAML nodes once aliases are expanded
@@ -318,14 +318,12 @@ def open_run(
 
 
 def _saved(present: dict[str, Path], blobs: dict[str, bytes]) -> tuple[dict, dict, list[str]]:
-    """run.json (its derived facts added: :func:`receval.results.record.derived_facts`), the
-    saved config (for display: run.json's value where it saved one, else as written) and
-    the overrides, from the bytes read of checked paths."""
+    """run.json, the saved config (for display: run.json's value where it saved one,
+    else as written) and the overrides, from the bytes read of checked paths."""
     info: dict = {}
     if RUN_JSON in present:
         info = read_json(present[RUN_JSON], raw=blobs[RUN_JSON])
         _check_info(present[RUN_JSON], info)
-        info = derived_facts(info)  # params and the label's filled nodes, from the config stored once
     saved = info.get("config") if isinstance(info.get("config"), dict) else None
     if CONFIG_PATH in present:
         stored = read_config_yaml(present[CONFIG_PATH], blobs[CONFIG_PATH])

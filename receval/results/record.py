@@ -140,11 +140,18 @@ class Run:
     run_id: str | None = None
 
     @cached_property
+    def facts(self) -> dict:
+        """run.json's facts as readers take them: :attr:`info` (run.json as stored) with
+        ``params`` and the label's filled ``nodes`` derived where the run stored its config
+        once (:func:`derived_facts`)."""
+        return derived_facts(self.info) if isinstance(self.info, dict) else {}
+
+    @cached_property
     def flat(self) -> dict[str, Any]:
         """Dotted config keys: the saved config's, over run.json's ``params`` (the config
         flat as the run wrote it, the schema's defaults filled, so a default left out is
-        no difference). Lists are tuples."""
-        params = self.info.get("params") if isinstance(self.info, dict) else None
+        no difference; derived for a run that stored its config once). Lists are tuples."""
+        params = self.facts.get("params")
         saved = flatten(self.config) if self.config else {}
         if not isinstance(params, dict):
             return saved
