@@ -96,9 +96,9 @@ def chosen_backends(node):
 def written_facts(cfg, measure_names: list[str]) -> dict:
     """What readers need from a run without the run side (:func:`receval.results.door.open_run`):
     ``label`` (what the run is and its chunking, as :mod:`receval.results.labels` words it),
-    ``filled`` (what the schemas fill in that the saved config leaves out: the door derives
+    ``filled`` (what the schemas fill in that the saved config leaves out: readers derive
     the config flat and the label's filled nodes from the config, stored once, and these,
-    :func:`receval.results.record.derived_facts`) and ``measures`` (each stored measure's
+    :attr:`receval.results.record.Run.facts`) and ``measures`` (each stored measure's
     label and direction)."""
     from receval.core.vocabulary import lower_is_better, measure_label
 
