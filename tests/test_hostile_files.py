@@ -161,8 +161,7 @@ def test_report_and_list_print_a_stored_labels_escapes(six_runs, tmp_path, capsy
     for job in ("0", "3"):
         shutil.copytree(six_runs / job, sweep / job)
     saved = json.loads((sweep / "0" / "run.json").read_text())
-    saved["config"]["retriever"]["kind"] = HOSTILE  # a run label is made of stored config values
-    saved["params"]["retriever.kind"] = HOSTILE
+    saved["config"]["retriever"]["kind"] = HOSTILE  # a run label is made of stored config values (params: derived)
     saved["label"]["what"] = HOSTILE
     saved["label"]["components"]["retriever"] = HOSTILE  # names come from the component's text the run wrote
     (sweep / "0" / "run.json").write_text(json.dumps(saved))

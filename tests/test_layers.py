@@ -159,3 +159,44 @@ def test_every_package_of_receval_ships_in_the_wheel():
         if "__pycache__" not in init.parts and init.parent.name != "hydra_plugin"
     }
     assert packages - listed == set()
+
+
+def _callers(names: set[str]) -> dict[str, set[str]]:
+    """Function name -> the modules of receval (paths under receval/) that call it, read from
+    the source: ``name(...)`` or ``x.name(...)``; a name given as ``.name``: only the latter
+    (a method: ``claim.seal()``, ``manifest.seal(...)``)."""
+    import ast
+
+    root = Path(receval.__file__).parent
+    found: dict[str, set[str]] = {name: set() for name in names}
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if not any(f"{name.lstrip('.')}(" in text for name in names):  # no call of them: not parsed
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute):
+                    named = [func.attr, f".{func.attr}"]
+                else:
+                    named = [getattr(func, "id", None)]
+                for name in named:
+                    if name in found:
+                        found[name].add(path.relative_to(root).as_posix())
+    return found
+
+
+def test_one_module_writes_and_seals_a_run_folder():
+    """results.parquet, run.json and chunks.json are written, and the folder sealed, by one
+    module (receval/results/run_writer.py: ``write_run``, ``seal_again``): the run, the
+    traces importer and resume go through it; the claim's seal alone writes the manifest."""
+    found = _callers({"write_results", "write_run_json", "write_json_lines", "write_json", ".seal", ".keep",
+                      "write_run", "seal_again"})
+    writer = {"results/run_writer.py"}
+    assert found["write_results"] == found["write_run_json"] == found["write_json_lines"] == writer, found
+    assert found[".seal"] == writer | {"results/claim.py"} and found[".keep"] == writer, found
+    assert found["write_json"] <= {"results/write.py"}, found  # run.json's own writer, nothing else
+    assert {"run/pipeline.py", "traces/job.py"} <= found["write_run"], found  # (trec.write_run: a TREC file)
+    assert found["seal_again"] == {"cli/run.py"}, found
+    claim = (Path(receval.__file__).parent / "results" / "claim.py").read_text(encoding="utf-8")
+    assert claim.count("manifest.seal(") == 1  # Claim.seal: the manifest, last, with the run id

@@ -89,7 +89,7 @@ def compare(
     boot = bootstrap_settings(both, n_resamples, seed, level, method, overridden_by=named(names, "bootstrap", BOOTSTRAP_ARGS))
     pairs = [paired(both[0], [both[1]], m, boot, intersect, option=named(names, "intersect"))[0] for m in measures]
     label_a, label_b = labels.run_labels([run_a, run_b])
-    (config_a, texts_a), (config_b, texts_b) = (labels.as_written(r.config, (r.info or {}).get("label"))
+    (config_a, texts_a), (config_b, texts_b) = (labels.as_written(r.config, r.facts.get("label"))
                                                 for r in (run_a, run_b))
     found = differences_of(config_a, config_b, texts=(texts_a, texts_b))
     return Comparison(pair=pairs[0], labels=(label_a, label_b), differences=found, boot=boot, where=where,

@@ -24,6 +24,7 @@ from receval.results.door import open_run, peek
 from receval.results.labels import naming
 from receval.results.discovery import runs_under
 from receval.results.format import RESULTS, RUN_JSON
+from receval.results.record import derived_facts
 
 
 def listing(paths: list[str | Path]) -> list[dict]:
@@ -48,7 +49,7 @@ def listing(paths: list[str | Path]) -> list[dict]:
         problems.append(problem)
         rows.append(counted)
     named = naming(configs, overrides, [d.name for d in dirs],
-                   [(info or {}).get("label") if isinstance(info, dict) else None for info in infos])
+                   [derived_facts(info).get("label") if isinstance(info, dict) else None for info in infos])
     records = []
     for run_dir, info, label, params, problem, counted in zip(dirs, infos, named.labels, named.params, problems, rows):
         complete = not problem

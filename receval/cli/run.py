@@ -30,6 +30,7 @@ from receval.core.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, RecevalError,
 from receval.cli.resume import finished_run
 from receval.results.claim import taken
 from receval.results.format import CONFIG_PATH, HYDRA_DIR, OVERRIDES_PATH
+from receval.results.run_writer import seal_again
 from receval.core.overrides import swept_suffix
 from receval.run.spec import run_spec
 
@@ -142,7 +143,7 @@ def run_one(cfg) -> float | None:
         stored = finished_run(run_dir, spec.config_hash, dataset.fingerprint)
         if stored is not None:
             print(f"skipped: {run_dir} already holds the results of this config and dataset", flush=True)
-            claim.keep(stored.run_id, saved).seal()  # Hydra saved this job's config again: one run with it
+            seal_again(claim, stored.run_id, saved)  # Hydra saved this job's config again: one run with it
         else:
             result = pipeline.run(spec, run_dir, dataset, claim.start(saved))
             overrides = list(HydraConfig.get().overrides.task)

@@ -38,7 +38,7 @@ from receval.core.secrets import cut
 from receval.results import bond, integrity, manifest
 from receval.results.bounded import MAX_COLUMNS, MAX_DECODED_BYTES, MAX_ROWS, MAX_VALUES, read_results
 from receval.results.format import CHUNKS, CONFIG_PATH, MANIFEST, OVERRIDES_PATH, RESULTS, RUN_JSON
-from receval.results.record import UNUSED_COLUMNS, Run
+from receval.results.record import FILLED, UNUSED_COLUMNS, Run
 
 MAX_YAML_BYTES = 1 << 20  # a saved config or overrides file
 MAX_YAML_NODES = 100_000  # YAML nodes once aliases are expanded
@@ -216,7 +216,7 @@ def _check_info(path: Path, info: dict) -> None:
     chunks = info.get("n_chunks")
     if chunks is not None and (numeric.count(chunks) is None or isinstance(chunks, float)):
         raise RunError(f"{path}: n_chunks is {cut(repr(chunks))}, not a count; {integrity.EDITED}")
-    for key in ("label", "params", "measures"):
+    for key in ("label", "params", "measures", FILLED):
         if key in info and not isinstance(info[key], dict):
             raise RunError(f"{path}: {key} is {cut(repr(info[key]))}, not a mapping; {integrity.EDITED}")
 

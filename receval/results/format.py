@@ -57,13 +57,21 @@ unit of the dataset, with the text the trace gave, for ``pool`` and ``judge``.
 The Parquet key-value metadata ``receval`` and ``run.json`` hold the receval
 version, schema version, the run id (``run_id``: :mod:`receval.results.bond`), config
 hash, dataset fingerprint, number of chunks and timings; run.json also the run's
-``label`` parts, flat ``params``, ``measures`` and their ``means``.
+``config`` (stored once, interpolations as written), ``filled`` (what receval's schemas
+fill in that the config leaves out, dotted: a fused retriever's members, a traces
+import's defaults), the run's ``label`` parts, ``measures`` and their ``means``. The flat
+``params`` and the label's filled component ``nodes`` are derived from ``config`` and
+``filled`` when read (:func:`receval.results.record.derived_facts`); runs written before
+stored them in run.json, and read them as stored.
 ``chunks.json`` holds the chunks of each question's top ranks (for ``report --show``) and
-the run id; ``.hydra/config.yaml`` and ``overrides.yaml`` the saved config, the run id
-as their first line; ``manifest.json``, written last, the hashes of the rest and the run
-id (:mod:`receval.results.manifest`). A run takes its folder before writing
-(:mod:`receval.results.claim`: ``writer.lock`` while it writes). Writing them is
-:mod:`receval.results.write` (a temporary name renamed, so a reader never sees a
+the run id; ``.hydra/config.yaml`` and ``overrides.yaml`` the config and overrides as
+Hydra saved them (Hydra's own files, saved before the job starts; ``reproduce`` saves
+its config there too; a run started from Python has none), the run id as their first
+line; ``manifest.json``, written last, the hashes of the rest and the run id
+(:mod:`receval.results.manifest`). A run takes its folder before writing
+(:mod:`receval.results.claim`: ``writer.lock`` while it writes). One writer writes
+them all and seals the folder, :func:`receval.results.run_writer.write_run` (each file
+by :mod:`receval.results.write`: a temporary name renamed, so a reader never sees a
 half-written file); reading them back, checked, :func:`receval.results.door.open_run`.
 """
 

@@ -286,12 +286,12 @@ def naming(
 def naming_of(runs: list) -> Naming:
     """:func:`naming` of stored runs (:class:`receval.results.stored.Run`)."""
     return naming([r.config for r in runs], [r.overrides for r in runs], [r.run_dir.name for r in runs],
-                  [(r.info or {}).get("label") for r in runs])
+                  [r.facts.get("label") for r in runs])
 
 
 def nodes_of(run) -> dict:
     """A stored run's config with its component nodes as it wrote them (:func:`as_written`)."""
-    return as_written(run.config, (run.info or {}).get("label"))[0]
+    return as_written(run.config, run.facts.get("label"))[0]
 
 
 def run_labels(runs: list) -> list[str]:

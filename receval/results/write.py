@@ -1,6 +1,8 @@
-"""Writing a run's files: ``results.parquet`` (schema in :mod:`receval.results.format`)
-and ``run.json``, each to a temporary name renamed over the target, so a reader never
-sees a half-written file."""
+"""Writing a run's files: ``results.parquet`` (schema in :mod:`receval.results.format`),
+``run.json`` and ``chunks.json`` (:func:`write_json_lines`), each to a temporary name
+renamed over the target, so a reader never sees a half-written file. A run folder is
+written by one writer, which calls these and seals the folder last:
+:func:`receval.results.run_writer.write_run` (a run, an imported traces run)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""One run: load -> chunk -> index -> warm up -> search -> evaluate -> write, each step timed.
+"""One run: load -> chunk -> index -> warm up -> search -> evaluate -> write, each step timed:
+small named steps build the run's frozen record (:class:`receval.results.run_writer.RunRecord`),
+which the one writer stores and seals (:func:`receval.results.run_writer.write_run`).
 
 Before the timed search, the first question is searched once and its answer dropped
 (:func:`receval.run.stages.warm_up`): its time is ``timings.warmup_s`` and the API
@@ -18,6 +20,7 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +28,6 @@ from omegaconf import OmegaConf
 
 from receval import chunking, retrievers
 from receval.run import stages
-from receval.run.config import DENSE_BACKEND, default_dense_backend
 from receval.measures import cost
 from receval.core import machine, notices
 from receval.chunking.cache import IndexCache, key_of
@@ -40,27 +42,43 @@ from receval.measures.ranks import chunk_columns, completed, nugget_columns, ran
 from receval.measures.tokens import budget_unit
 from receval.datasets.excluded import exclusion_counts
 from receval.datasets.nuggets import nugget_counts
-from receval.core.io import WriteError
-from receval.core import trust
-from receval.results import bond
 from receval.results.claim import Claim, holding
-from receval.results.format import CHUNKS, RESULTS, stage_column
-from receval.results.record import flatten
-from receval.results.write import write_results, write_run_json
+from receval.results.format import stage_column
+from receval.results.run_writer import RunRecord, write_run
 
+from receval.retrievers.base import Hits, Stage
 from receval.retrievers.text import Tokenizer
-from receval.run.shown import SHOW_TOP, bounded_show_facts
-from receval.run.spec import plain, run_spec, thawed
+from receval.run.shown import show_facts
+from receval.run.spec import run_spec, thawed
+from receval.run.written import as_written, resolved, written_facts
 
 
 @dataclass(frozen=True)
 class RunResult:
+    """A run stored: its folder and the record written there (:func:`receval.results.run_writer.write_run`)."""
+
     run_dir: Path
-    n_chunks: int
-    n_questions: int
-    n_unanswerable: int
-    means: dict[str, float]  # over answerable questions
-    timings: dict[str, float]
+    record: RunRecord
+
+    @property
+    def n_chunks(self) -> int:
+        return self.record.n_chunks
+
+    @property
+    def n_questions(self) -> int:
+        return self.record.n_questions
+
+    @property
+    def n_unanswerable(self) -> int:
+        return self.record.n_unanswerable
+
+    @property
+    def means(self) -> dict[str, float]:  # over answerable questions
+        return self.record.means
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return self.record.timings
 
 
 class _Timer:
@@ -122,62 +140,6 @@ def give_back_memory() -> None:
         trim(0)
 
 
-def resolved(cfg) -> dict:
-    """The run config as plain data, interpolations resolved, Hydra's node left out."""
-    return plain(cfg, resolve=True)
-
-
-#: Keys of the ``dataset`` node saved resolved: where the data files were read, so a
-#: stored run can be re-run and pooled without evaluating anything (a path, never a secret).
-DATASET_PATHS = ("path", "questions")
-
-
-def as_written(cfg) -> dict:
-    """The run config as plain data with every interpolation as written, Hydra's node
-    left out: what run.json saves, so a value passed as ``${oc.env:NAME}`` is stored as
-    that text, as Hydra stores it in ``.hydra/``, never as the secret it resolves to
-    (the identity hash is of :func:`resolved`). The dataset's file paths
-    (:data:`DATASET_PATHS`, e.g. a suite's ``${oc.env:RECEVAL_SHARED,../shared}/...``)
-    are saved as the paths this run read (an existing file or folder; anything else, as written)."""
-    data = chosen_backends(plain(cfg, resolve=False))
-    dataset = data.get("dataset")
-    if isinstance(dataset, dict):
-        for key in DATASET_PATHS:
-            if trust.is_interpolation(dataset.get(key)):
-                value = OmegaConf.select(cfg, f"dataset.{key}", throw_on_missing=False)
-                if isinstance(value, str) and Path(value).exists():  # a path it read, never a secret
-                    dataset[key] = value
-    return data
-
-
-def chosen_backends(node):
-    """``node`` with every dense backend left to the default (:data:`receval.run.config.DENSE_BACKEND`)
-    saved as the backend it chose here: which vectors a run's numbers come from is part of
-    the run (its identity hashes the resolved config), never a choice a re-run makes anew."""
-    if isinstance(node, dict):
-        return {key: chosen_backends(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [chosen_backends(value) for value in node]
-    return default_dense_backend() if node == DENSE_BACKEND else node
-
-
-def written_facts(cfg, measure_names: list[str]) -> dict:
-    """What readers need from a run without the run side (:func:`receval.results.door.open_run`):
-    ``label`` (what the run is and its chunking, as :mod:`receval.results.labels` words it),
-    ``params`` (its config flat and dotted, the schema's defaults filled, interpolations as
-    written) and ``measures`` (each stored measure's label and direction)."""
-    from receval.scoring.declared import lower_is_better, measure_label
-    from receval.run.written import label_facts, schema_defaults
-
-    label = label_facts(resolved(cfg), as_written(cfg))
-    saved = flatten(as_written(cfg))
-    nodes = {key[:i] for key in saved for i, ch in enumerate(key) if ch == "."}
-    defaults = {k: v for k, v in schema_defaults().items() if k not in nodes}  # a node the config fills is no key
-    params = {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **saved}.items()}
-    measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)} for name in measure_names}
-    return {"label": label, "params": params, "measures": measures}
-
-
 def config_hash_of(cfg) -> str:
     """The identity hash stored with a run of ``cfg`` (resume compares it)."""
     from receval.measures.tokens import contents
@@ -218,25 +180,55 @@ def run(cfg, run_dir: Path, dataset=None, claim: Claim | None = None) -> RunResu
     ``cfg.dataset``, e.g. to check resume). The config is validated once, by its spec,
     before the folder is touched; then the run takes the folder for itself
     (:mod:`receval.results.claim`; ``claim``: already taken by the caller, the command
-    line) and writes every file with its run id."""
+    line) and the one writer stores its record there with its run id
+    (:func:`receval.results.run_writer.write_run`)."""
     spec = run_spec(cfg)
     with holding(run_dir, claim) as held:
         return _run(spec, Path(run_dir), dataset, held.start())
 
 
 def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
-    cfg = spec.config  # the folder reads as incomplete from here (claim.start) until claim.seal
+    """load -> chunk and index -> warm up and search -> evaluate -> the record -> write;
+    the folder reads as incomplete from ``claim.start`` until the writer seals it."""
     at_start = machine.started()
     notices.clear()  # this run says what its own stages found
     timer = _Timer()
     with timer("load"):
-        dataset = dataset or load_dataset(cfg.dataset)
+        dataset = dataset or load_dataset(spec.config.dataset)
+    built = _built(spec.config, dataset, timer)
+    searched = _searched(spec.config, dataset.questions, built, timer)
+    with timer("evaluate"):
+        ranked = _ranked(spec.config, dataset, built, searched)
+        columns = _columns(spec.config, dataset, built, searched, ranked)
+    record = _record(spec, dataset, built, searched, ranked, columns, timer, at_start)
+    give_back_memory()
+    return RunResult(Path(run_dir), write_run(claim, record))
+
+
+@dataclass(frozen=True)
+class Built:
+    """The run's chunks and its stages, fitted: where each chunk's section is (``chunk_section``,
+    by position in ``section_ids``; ``index``: section id -> that position), the tie rule's
+    ranks, the cache and the API calls indexing made per stage."""
+
+    cache: IndexCache
+    chunks: list
+    retriever: Stage
+    tie_rank: np.ndarray
+    section_ids: list[str]
+    index: dict[str, int]
+    chunk_section: np.ndarray
+    calls_after_index: dict
+
+
+def _built(cfg, dataset, timer: _Timer) -> Built:
+    """Build the stages (before anything is cached: a bad retriever setting leaves nothing
+    behind), cut the chunks (cached) and fit the first stage on them."""
     cache = IndexCache(cfg.cache_dir)
     chunk_key = key_of(
         dataset=dataset.fingerprint,
         chunking=OmegaConf.to_container(cfg.chunking, resolve=True, enum_to_str=True),
     )
-    # built before anything is cached: a bad retriever setting leaves nothing behind
     context = retrievers.Context(
         cache_dir=cfg.cache_dir,
         vocabularies=cache.vocabularies(chunk_key),
@@ -244,96 +236,167 @@ def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
         checked=True,  # the spec checked every node
     )
     retriever = stages.build(cfg, context)
-    repeats = int(cfg.timing.repeats)
-    stages.check_repeats(retriever, repeats)
-    prices = thawed(spec.prices)
+    stages.check_repeats(retriever, int(cfg.timing.repeats))
     with timer("chunk"):
-        chunks = cache.chunks(
-            chunk_key,
-            lambda: chunking.cut(cfg.chunking, dataset.sections, checked=True),
-        )
+        chunks = cache.chunks(chunk_key, lambda: chunking.cut(cfg.chunking, dataset.sections, checked=True))
     context.chunks, context.sections = chunks, dataset.sections
     with timer("index"):
         tie_rank = tie_ranks([(chunk.section_id, chunk.ordinal) for chunk in chunks])
         retriever.fit([chunk.text for chunk in chunks], tie_rank)
-    calls_after_index = stages.api_calls(retriever)
-    questions = dataset.questions
-    depth = capped_depth(cfg.depth, len(chunks), list(cfg.metrics.ks))
     section_ids = [s.id for s in dataset.sections]
     index = {sid: i for i, sid in enumerate(section_ids)}
     chunk_section = np.fromiter((index[c.section_id] for c in chunks), np.int64, len(chunks))
-    searched = min(depth + excluded_depth(questions, index, chunk_section), max(len(chunks), depth))
+    return Built(cache, chunks, retriever, tie_rank, section_ids, index, chunk_section, stages.api_calls(retriever))
+
+
+@dataclass(frozen=True)
+class Searched:
+    """The search's answers (``hits``), the depth each question keeps and each stage's calls."""
+
+    hits: Hits
+    depth: int
+    stage_info: dict[str, dict]
+
+
+def _searched(cfg, questions: list, built: Built, timer: _Timer) -> Searched:
+    """Warm up on the first question, then search every question (timed, ``timing.repeats``
+    passes); the index is released after: measures are built beside it otherwise."""
+    depth = capped_depth(cfg.depth, len(built.chunks), list(cfg.metrics.ks))
+    searched = min(depth + excluded_depth(questions, built.index, built.chunk_section), max(len(built.chunks), depth))
+    texts = [q.text for q in questions]
     with timer("warmup"):
-        stages.warm_up(retriever, [q.text for q in questions], searched, tie_rank)
-    calls_after_warmup = stages.api_calls(retriever)
+        stages.warm_up(built.retriever, texts, searched, built.tie_rank)
+    calls_after_warmup = stages.api_calls(built.retriever)
     with timer("search"):
         hits = stages.timed_search(
-            retriever, [q.text for q in questions], searched, tie_rank, cfg.search_batch, search_label(cfg), repeats,
+            built.retriever, texts, searched, built.tie_rank, cfg.search_batch, search_label(cfg),
+            int(cfg.timing.repeats),
         )
-    calls_after_search = stages.api_calls(retriever)
+    calls_after_search = stages.api_calls(built.retriever)
     notices.say()  # what the stages hid from answers or refused from the cache, once per stage
-    stages.release(retriever)  # the index is not needed past here: measures are built beside it otherwise
+    stages.release(built.retriever)
     give_back_memory()
-    measures = measures_for(list(cfg.metrics.ks))
-    ks = list(cfg.metrics.ks)
-    with timer("evaluate"):
-        chunk_idx, chunk_scores, dropped = drop_excluded(
-            hits.chunk_idx, hits.scores, chunk_section, questions, index, depth,
-        )
-        section_idx, section_scores, unit_ranks = collapse_with_ranks(
-            chunk_idx, chunk_scores, chunk_section, len(section_ids)
-        )
-        chunk_start = np.fromiter((c.start for c in chunks), np.int64, len(chunks))
-        chunk_end = np.fromiter((c.end for c in chunks), np.int64, len(chunks))
-        spans = judge_spans(
-            questions, dataset.sections, dataset.pages, chunk_section, chunk_start, chunk_end,
-            chunk_idx, ks, float(cfg.relevance.coverage),
-        )
-        ranking = completed(
-            spans.ranking, questions, chunks, chunk_idx, cfg.metrics.get("tokenizer"),
-            float(cfg.relevance.get("nugget_coverage", 0.75)), str(cfg.tokenizer.language),
-        )
-        answerable = np.asarray([q.answerable for q in questions], dtype=bool)
-        spans = replace(spans, columns=chunk_columns(ranking, ks, answerable))
-        columns = question_rows(
-            questions, section_ids, section_idx, section_scores, hits.latency_ms, measures,
-            spans, ([c.id for c in chunks], chunk_idx, chunk_scores), unit_ranks,
-        )
-        columns.update(rank_columns(ranking, answerable))
-        if ranking.nugget_at is not None:
-            columns.update(nugget_columns(questions))
-        if any(q.excluded for q in questions):
-            columns["excluded"] = dropped.tolist()
-        columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
-        if hits.calls is not None:  # a retriever answered with its search calls
-            columns.update(trajectory_columns(
-                questions, section_ids, chunk_section, hits.calls, chunk_idx, chunk_scores, hits.latency_ms,
-            ))
-        for stage, values in hits.stage_ms.items():
-            columns[stage_column(stage)] = values.astype(float).tolist()
-    stage_info = stage_facts(list(hits.stage_ms), calls_after_index, calls_after_search, calls_after_warmup)
-    replayed = replay_facts(stage_info, hits.replayed)
+    info = stage_facts(list(hits.stage_ms), built.calls_after_index, calls_after_search, calls_after_warmup)
+    return Searched(hits, depth, info)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Each question's ranking, its excluded units dropped: by chunk (``chunk_idx``,
+    ``chunk_scores``), collapsed to sections (``section_idx``, ``section_scores``,
+    ``unit_ranks``), judged against its evidence (``spans``) and per rank (``ranking``)."""
+
+    chunk_idx: np.ndarray
+    chunk_scores: np.ndarray
+    dropped: np.ndarray
+    section_idx: np.ndarray
+    section_scores: np.ndarray
+    unit_ranks: object
+    spans: object
+    ranking: object
+    answerable: np.ndarray
+
+
+def _ranked(cfg, dataset, built: Built, searched: Searched) -> Ranked:
+    """The search's rankings, excluded units dropped, collapsed to sections and judged."""
+    questions, chunks, ks = dataset.questions, built.chunks, list(cfg.metrics.ks)
+    hits = searched.hits
+    chunk_idx, chunk_scores, dropped = drop_excluded(
+        hits.chunk_idx, hits.scores, built.chunk_section, questions, built.index, searched.depth,
+    )
+    section_idx, section_scores, unit_ranks = collapse_with_ranks(
+        chunk_idx, chunk_scores, built.chunk_section, len(built.section_ids)
+    )
+    chunk_start = np.fromiter((c.start for c in chunks), np.int64, len(chunks))
+    chunk_end = np.fromiter((c.end for c in chunks), np.int64, len(chunks))
+    spans = judge_spans(
+        questions, dataset.sections, dataset.pages, built.chunk_section, chunk_start, chunk_end,
+        chunk_idx, ks, float(cfg.relevance.coverage),
+    )
+    ranking = completed(
+        spans.ranking, questions, chunks, chunk_idx, cfg.metrics.get("tokenizer"),
+        float(cfg.relevance.get("nugget_coverage", 0.75)), str(cfg.tokenizer.language),
+    )
+    answerable = np.asarray([q.answerable for q in questions], dtype=bool)
+    spans = replace(spans, columns=chunk_columns(ranking, ks, answerable))
+    return Ranked(chunk_idx, chunk_scores, dropped, section_idx, section_scores, unit_ranks, spans, ranking, answerable)
+
+
+def _columns(cfg, dataset, built: Built, searched: Searched, ranked: Ranked) -> dict:
+    """The per-question columns (:mod:`receval.results.format`): measures, ranks, nuggets,
+    excluded units, overlap, search calls and each stage's latency."""
+    questions, hits = dataset.questions, searched.hits
+    columns = question_rows(
+        questions, built.section_ids, ranked.section_idx, ranked.section_scores, hits.latency_ms,
+        measures_for(list(cfg.metrics.ks)), ranked.spans,
+        ([c.id for c in built.chunks], ranked.chunk_idx, ranked.chunk_scores), ranked.unit_ranks,
+    )
+    columns.update(rank_columns(ranked.ranking, ranked.answerable))
+    if ranked.ranking.nugget_at is not None:
+        columns.update(nugget_columns(questions))
+    if any(q.excluded for q in questions):
+        columns["excluded"] = ranked.dropped.tolist()
+    columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
+    if hits.calls is not None:  # a retriever answered with its search calls
+        columns.update(trajectory_columns(
+            questions, built.section_ids, built.chunk_section, hits.calls, ranked.chunk_idx, ranked.chunk_scores,
+            hits.latency_ms,
+        ))
+    for stage, values in hits.stage_ms.items():
+        columns[stage_column(stage)] = values.astype(float).tolist()
+    return columns
+
+
+def _record(spec, dataset, built: Built, searched: Searched, ranked: Ranked, columns: dict, timer: _Timer,
+            at_start) -> RunRecord:
+    """The run as it is stored: its columns with the count and money columns added, its
+    facts, what run.json says of it (label, measures, config), its means and timings, and
+    chunks.json (:func:`receval.run.shown.show_facts`)."""
+    cfg, questions, hits = spec.config, dataset.questions, searched.hits
+    replayed = replay_facts(searched.stage_info, hits.replayed)
     extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
-    extra.update(cost.question_costs(prices, hits.counts, stage_info, len(questions)))
+    extra.update(cost.question_costs(thawed(spec.prices), hits.counts, searched.stage_info, len(questions)))
     columns.update(extra)
-    info = {
-        bond.KEY: claim.run_id,  # in results.parquet's metadata and run.json alike
+    ks = list(cfg.metrics.ks)
+    names = [m.name for m in measures_for(ks)]
+    stored = names + token_columns(ks, nuggets=ranked.ranking.nugget_at is not None)
+    return RunRecord(
+        columns=columns,
+        measures=tuple(stored),
+        facts=_facts(spec, dataset, built, searched, ranked, replayed, at_start),
+        written={**written_facts(cfg, stored), "config": as_written(cfg)},
+        means={name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names},
+        timings=dict(timer.seconds),
+        shown=partial(  # written as it is sized: never one string of the whole file
+            show_facts, questions, dataset.sections, dataset.pages, built.chunks, ranked.chunk_idx,
+            ranked.section_idx, float(cfg.relevance.coverage),
+        ),
+        stages=tuple(hits.stage_ms),
+        extra=tuple(extra),
+    )
+
+
+def _facts(spec, dataset, built: Built, searched: Searched, ranked: Ranked, replayed: int, at_start) -> dict:
+    """What results.parquet's metadata and run.json both say of the run (the run id aside:
+    the writer adds the folder's)."""
+    cfg, questions, hits, retriever = spec.config, dataset.questions, searched.hits, built.retriever
+    return {
         "config_hash": spec.config_hash,
         "dataset_fingerprint": dataset.fingerprint,
-        "n_chunks": len(chunks),
+        "n_chunks": len(built.chunks),
         "n_questions": len(questions),
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
-        "stages": stage_info,
+        "stages": searched.stage_info,
         "replayed": replayed,  # answers an earlier run left in the cache: the latencies are their live ones
-        "timing": {"repeats": repeats},  # each question's latency: the median of this many interleaved passes
+        "timing": {"repeats": int(cfg.timing.repeats)},  # each question's latency: the median of this many passes
         "cost": {
-            "index": cost.index_cost(prices, retriever, [chunk.text for chunk in chunks]),
+            "index": cost.index_cost(thawed(spec.prices), retriever, [chunk.text for chunk in built.chunks]),
             "tokens_estimated": sorted(hits.tokens_estimated),
         },
-        "cache": dict(cache.events),
+        "cache": dict(built.cache.events),
         "dataset_notes": dict(dataset.notes),
         "budget": budget_unit(cfg.metrics.get("tokenizer")),  # what counts a token budget (hit@300tok)
-        **_question_facts(questions, dropped),
+        **_question_facts(questions, ranked.dropped),
         **stages.facts(retriever),
         "truncated": stages.truncated(retriever),  # chunks a dense model cut at its token limit
         # what explains the latencies: CPU, cores, threads, load
@@ -342,35 +405,6 @@ def _run(spec, run_dir: Path, dataset, claim: Claim) -> RunResult:
         # makes them absolute against it (receval.results.configs.anchor_paths)
         "workdir": os.getcwd(),
     }
-    names = [m.name for m in measures]
-    chunk_names = token_columns(ks, nuggets=ranking.nugget_at is not None)
-    give_back_memory()
-    with timer("write"):
-        write_results(run_dir, columns, names + chunk_names, info, list(hits.stage_ms), list(extra))
-    means = {
-        name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan]))
-        for name in names
-    }
-    facts = written_facts(cfg, names + chunk_names)
-    try:
-        bounded_show_facts(  # written as it is sized: never one string of the whole file
-            questions, dataset.sections, dataset.pages, chunks, chunk_idx, section_idx,
-            float(cfg.relevance.coverage), SHOW_TOP, target=Path(run_dir) / CHUNKS, extra={bond.KEY: claim.run_id},
-        )
-        write_run_json(run_dir, {**info, **facts, "timings": timer.seconds, "config": as_written(cfg), "means": means})
-        claim.seal()  # last: the folder is one run from here
-    except WriteError:  # results without their run.json would be a half-written run
-        for name in (RESULTS, CHUNKS):
-            (Path(run_dir) / name).unlink(missing_ok=True)
-        raise
-    return RunResult(
-        run_dir=Path(run_dir),
-        n_chunks=len(chunks),
-        n_questions=len(questions),
-        n_unanswerable=info["n_unanswerable"],
-        means=means,
-        timings=timer.seconds,
-    )
 
 
 def _question_facts(questions: list, dropped: np.ndarray) -> dict:

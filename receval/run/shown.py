@@ -12,16 +12,13 @@ a run never reloads its dataset nor cuts its chunks again (:mod:`receval.analysi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from receval.datasets import Question
 from receval.measures.spans import judge_spans
-from receval.results.write import TooLargeJson, json_lines, write_json_lines
+from receval.results.run_writer import SHOW_TOP, fitting_chunks
 
 PASSAGE_CHARS = 100  # of an evidence item shown beside its label
-SHOW_TOP = 10  # ranks per question whose chunks and sections chunks.json keeps (report --show's default --top is 5)
 
 
 def show_facts(
@@ -44,30 +41,13 @@ def show_facts(
 
 def bounded_show_facts(
     questions: list, sections: list, pages: dict, chunks: list, chunk_idx: np.ndarray, section_idx: np.ndarray,
-    coverage: float, top: int = SHOW_TOP, target: Path | None = None, extra: dict | None = None,
+    coverage: float, top: int = SHOW_TOP,
 ) -> dict:
     """:func:`show_facts` at the largest of ``top``, 5, 3, 1 ranks whose ``chunks.json``
-    stays within the door's :data:`~receval.results.door.MAX_CHUNKS_BYTES` (a larger file
-    would make the whole run unreadable); ``top`` says how many ranks it kept (0: none fit,
-    so ``--show`` shows ids alone). Sized as :func:`receval.results.write.write_json_lines`
-    writes it; with ``target``, written there (with ``extra``) as it is sized: the file's
-    text is never held whole, and a run writes it once unless it has to keep fewer ranks."""
-    from receval.results.door import MAX_CHUNKS_BYTES
-
-    for kept in sorted({top, *(t for t in (5, 3, 1) if t < top)}, reverse=True):
-        facts = {**show_facts(questions, sections, pages, chunks, chunk_idx, section_idx, coverage, kept), "top": kept}
-        try:
-            if target is not None:
-                write_json_lines(target, {**facts, **(extra or {})}, MAX_CHUNKS_BYTES)
-            elif sum(map(len, json_lines({**facts, **(extra or {})}))) > MAX_CHUNKS_BYTES:
-                continue
-            return facts
-        except TooLargeJson:
-            continue
-    facts = {"chunks": {}, "sections": {}, "evidence": {}, "top": 0}
-    if target is not None:
-        write_json_lines(target, {**facts, **(extra or {})})
-    return facts
+    stays within the door's bound (:func:`receval.results.run_writer.fitting_chunks`, which
+    writes it so); ``top`` says how many ranks it kept (0: none fit)."""
+    return fitting_chunks(lambda kept: show_facts(
+        questions, sections, pages, chunks, chunk_idx, section_idx, coverage, kept), top)
 
 
 def unit_facts(sections: list, units: list[str], ranked: np.ndarray, top: int = SHOW_TOP) -> dict:

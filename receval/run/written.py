@@ -2,11 +2,17 @@
 side's half of :mod:`receval.results.labels` and :mod:`receval.results.configs`, the part
 that needs receval's schemas (OmegaConf, :mod:`receval.run.components`).
 
-- :func:`schema_defaults`: receval's config schema flat (run.json's ``params`` fills them);
+- :func:`as_written`, :func:`resolved`: the run's config as run.json saves it and as its
+  identity hashes it; :func:`written_facts`: what else run.json says of it (label, filled,
+  measures);
+- :func:`schema_defaults`: receval's config schema flat;
 - :func:`label_facts`: run.json's ``label``: each component's text as its schema's
   ``describe`` words it (``rrf(bm25+dense)``, ``dense@30``) and the component nodes as
   their kinds' schemas fill them (a fused retriever's ``{kind: dense}`` member with
   dense's defaults), so naming and ``compare`` read them instead of the schemas;
+- :func:`config_fills`: run.json's ``filled``: what those schemas fill in that the saved
+  config leaves out, so the config is stored once and the read side derives the flat
+  params and the filled nodes (:func:`receval.results.record.derived_facts`);
 - :func:`filled`: one node as its kind's schema fills it;
 - :func:`own_default`, :func:`saved_config`: ``reproduce``'s typed config (and
   ``select --out``'s fallback for settings that do not change results).
@@ -24,13 +30,15 @@ from omegaconf import OmegaConf
 
 from receval.run import components
 from receval.run import config as config_schema
+from receval.run.config import DENSE_BACKEND, default_dense_backend
+from receval.run.spec import plain
 from receval.core import trust
 from receval.core.errors import ConfigError, RunError
 from receval.core.secrets import without_urls
 from receval.results.configs import jsonable, runnable_config
 from receval.results.identity import is_result_key
 from receval.results.labels import GROUPS, are_members, parts
-from receval.results.record import flatten
+from receval.results.record import flatten, leaves, node_keys
 
 _DEFAULTS: dict[str, Any] | None = None
 
@@ -42,6 +50,64 @@ def schema_defaults() -> dict[str, Any]:
         schema = OmegaConf.structured(config_schema.RecevalConfig)
         _DEFAULTS = flatten(OmegaConf.to_container(schema, resolve=False))
     return dict(_DEFAULTS)
+
+
+# ------------------------------------------------------------------ the config a run saves
+
+def resolved(cfg) -> dict:
+    """The run config as plain data, interpolations resolved, Hydra's node left out."""
+    return plain(cfg, resolve=True)
+
+
+#: Keys of the ``dataset`` node saved resolved: where the data files were read, so a
+#: stored run can be re-run and pooled without evaluating anything (a path, never a secret).
+DATASET_PATHS = ("path", "questions")
+
+
+def as_written(cfg) -> dict:
+    """The run config as plain data with every interpolation as written, Hydra's node
+    left out: what run.json saves, so a value passed as ``${oc.env:NAME}`` is stored as
+    that text, as Hydra stores it in ``.hydra/``, never as the secret it resolves to
+    (the identity hash is of :func:`resolved`). The dataset's file paths
+    (:data:`DATASET_PATHS`, e.g. a suite's ``${oc.env:RECEVAL_SHARED,../shared}/...``)
+    are saved as the paths this run read (an existing file or folder; anything else, as written)."""
+    data = chosen_backends(plain(cfg, resolve=False))
+    dataset = data.get("dataset")
+    if isinstance(dataset, dict):
+        for key in DATASET_PATHS:
+            if trust.is_interpolation(dataset.get(key)):
+                value = OmegaConf.select(cfg, f"dataset.{key}", throw_on_missing=False)
+                if isinstance(value, str) and Path(value).exists():  # a path it read, never a secret
+                    dataset[key] = value
+    return data
+
+
+def chosen_backends(node):
+    """``node`` with every dense backend left to the default (:data:`receval.run.config.DENSE_BACKEND`)
+    saved as the backend it chose here: which vectors a run's numbers come from is part of
+    the run (its identity hashes the resolved config), never a choice a re-run makes anew."""
+    if isinstance(node, dict):
+        return {key: chosen_backends(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [chosen_backends(value) for value in node]
+    return default_dense_backend() if node == DENSE_BACKEND else node
+
+
+def written_facts(cfg, measure_names: list[str]) -> dict:
+    """What readers need from a run without the run side (:func:`receval.results.door.open_run`):
+    ``label`` (what the run is and its chunking, as :mod:`receval.results.labels` words it),
+    ``filled`` (what the schemas fill in that the saved config leaves out: readers derive
+    the config flat and the label's filled nodes from the config, stored once, and these,
+    :attr:`receval.results.record.Run.facts`) and ``measures`` (each stored measure's
+    label and direction)."""
+    from receval.scoring.declared import lower_is_better, measure_label
+
+    saved = as_written(cfg)
+    label = label_facts(resolved(cfg), saved)
+    filled = config_fills(saved, label.pop("nodes"))
+    measures = {name: {"label": measure_label(name), "lower_is_better": lower_is_better(name)}
+                for name in measure_names}
+    return {"label": label, "filled": filled, "measures": measures}
 
 
 # ------------------------------------------------------------------ components
@@ -121,6 +187,20 @@ def label_facts(config: dict, saved: dict | None = None) -> dict:
     what, chunks = parts(config, None, texts)
     nodes = {g: filled_members(g, filled(g, saved[g])) for g in present if isinstance(saved.get(g), dict | str)}
     return {"what": what, "chunking": chunks, "components": texts, "nodes": nodes}
+
+
+def config_fills(saved: dict, nodes: dict) -> dict:
+    """run.json's ``filled`` for a run whose config is saved as ``saved`` (as written):
+    dotted key -> value of each schema default the config has no key for (:func:`schema_defaults`,
+    a node the config fills being no key), and of each component node (``nodes``: the
+    label's, :func:`label_facts`) wherever its kind's schema fills or writes out what
+    ``saved`` leaves out or writes short (a fused retriever's members, whole)."""
+    flat = flatten(saved)
+    fills = {k: list(v) if isinstance(v, tuple) else v for k, v in schema_defaults().items()
+             if k not in flat and k not in node_keys(flat)}
+    written = leaves({group: saved[group] for group in nodes if group in saved})
+    fills.update({k: v for k, v in leaves(nodes).items() if k not in written or written[k] != v})
+    return fills
 
 
 # ------------------------------------------------------------------ a saved config re-run

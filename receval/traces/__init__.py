@@ -5,7 +5,7 @@ reads one span per JSON line (:mod:`.spans`: flat, nested or OTLP attributes; on
 ``RETRIEVER`` spans), matches each trace to a question of the dataset
 (:func:`.job.match`: a ``receval.question_id`` attribute, else a span's query equal to
 the question's text, whitespace normalised) and writes DIR as an ordinary run
-(:func:`.job.import_traces`, through :mod:`receval.results.write`):
+(:func:`.job.import_traces`, through :func:`receval.results.run_writer.write_run`):
 
 - document ids are the dataset's section ids (a chunk id ``<section>@<n>`` stands for
   its section); an unknown id is a unit of its own, kept with the span's

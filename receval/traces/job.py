@@ -1,11 +1,12 @@
 """A traces import: check the config, read the spans, match them to questions, score the
-trajectories and write an ordinary stored run (:mod:`receval.results.write`)."""
+trajectories and write an ordinary stored run (:func:`receval.results.run_writer.write_run`)."""
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +18,10 @@ from receval.run.evaluate import question_rows, trajectory_columns
 from receval.measures.overlap import overlap_columns
 from receval.measures.spans import judge_spans, token_columns
 from receval.run.metrics import measures_for
-from receval.run.pipeline import written_facts
+from receval.run.written import written_facts
 from receval.results.identity import identity_hash
-from receval.results import bond
 from receval.results.claim import Claim, holding
-from receval.results.format import CHUNKS
-from receval.results.write import write_json, write_results, write_run_json
+from receval.results.run_writer import RunRecord, write_run
 from receval.retrievers.trajectory import Call, union
 from receval.run.shown import unit_facts
 from receval.traces.config import traces_problems
@@ -104,6 +103,8 @@ def import_traces(cfg, run_dir: Path, claim: Claim | None = None, saved: dict[st
 
 
 def _import(cfg, run_dir: Path, claim: Claim, saved: dict[str, str] | None) -> Summary:
+    """read and match the spans -> score the trajectories -> the record -> write (the claim
+    started only now: until the writer seals it, the folder reads as incomplete)."""
     began = time.perf_counter()
     dataset = load_dataset(cfg.dataset)
     spans, others, duplicates = read_spans(cfg.traces.path)
@@ -115,10 +116,27 @@ def _import(cfg, run_dir: Path, claim: Claim, saved: dict[str, str] | None) -> S
             f"dataset ({len(dataset.questions)} questions; a span matches by receval.question_id or by the "
             "question's text as its input.value): check that dataset= is the one the application answered"
         )
-    units = [s.id for s in dataset.sections]
+    units, texts, calls = _calls(matched, questions, dataset.sections)
+    summary = Summary(
+        Path(run_dir), spans=len(spans), others=others, questions=len(questions),
+        calls=sum(map(len, calls)), unmatched=[(s.line, s.query) for s in unmatched], repeated=repeated,
+        duplicates=duplicates,
+        untraced=len(dataset.questions) - len(questions), unknown_ids=len(texts),
+    )
+    record = _record(cfg, dataset, questions, units, texts, calls, summary)
+    record = replace(record, timings={"import_s": time.perf_counter() - began})
+    claim.start(saved)  # from here until the writer seals it the folder reads as incomplete
+    summary.means = write_run(claim, record).means
+    return summary
+
+
+def _calls(matched: dict[str, list[Span]], questions: list[Question], sections: list):
+    """Each question's search calls (:class:`receval.retrievers.trajectory.Call`) over the
+    units: the dataset's sections, then the ids no section has (kept, with the text a span
+    gave: ``texts``)."""
+    units = [s.id for s in sections]
     index = {uid: i for i, uid in enumerate(units)}
     texts: dict[str, str | None] = {}  # unknown ids -> the text a span gave
-    depth = int(cfg.depth)
     calls: list[list[Call]] = []
     for q in questions:
         mine = []
@@ -137,8 +155,13 @@ def _import(cfg, run_dir: Path, claim: Claim, saved: dict[str, str] | None) -> S
             scores = np.asarray([0.0 if d.score is None else d.score for d in span.documents], dtype=np.float64)
             mine.append(Call(span.query, np.asarray(ids, dtype=np.int64), scores, span.latency_ms))
         calls.append(mine)
-    final_idx = np.full((len(questions), depth), -1, dtype=np.int64)
-    final_scores = np.full((len(questions), depth), np.nan, dtype=np.float64)
+    return units, texts, calls
+
+
+def _final(calls: list[list[Call]], depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each question's final ranking: the union of its calls' (:func:`receval.retrievers.trajectory.union`)."""
+    final_idx = np.full((len(calls), depth), -1, dtype=np.int64)
+    final_scores = np.full((len(calls), depth), np.nan, dtype=np.float64)
     for row, mine in enumerate(calls):
         width = max((c.idx.size for c in mine), default=0)
         rows_idx = np.full((len(mine), width), -1, dtype=np.int64)
@@ -146,37 +169,55 @@ def _import(cfg, run_dir: Path, claim: Claim, saved: dict[str, str] | None) -> S
         for i, c in enumerate(mine):
             rows_idx[i, : c.idx.size], rows_scores[i, : c.idx.size] = c.idx, c.scores
         final_idx[row], final_scores[row] = union(rows_idx, rows_scores, depth)
+    return final_idx, final_scores
+
+
+def _record(cfg, dataset, questions: list[Question], units: list[str], texts: dict, calls: list[list[Call]],
+            summary: Summary) -> RunRecord:
+    """The imported run as it is stored: its per-question columns (measures, overlap,
+    trajectories, the unknown ids' texts), its facts (with the import's, ``traces``), what
+    run.json says of it and chunks.json (:func:`receval.run.shown.unit_facts`)."""
+    final_idx, final_scores = _final(calls, int(cfg.depth))
     latency = np.fromiter((sum(c.latency_ms for c in mine) for mine in calls), np.float64, len(calls))
-    measures = measures_for(list(cfg.metrics.ks))
     ks = list(cfg.metrics.ks)
+    measures = measures_for(ks)
     evidence = judge_spans(questions, dataset.sections, dataset.pages, *_unit_offsets(dataset.sections, len(units)),
-                        final_idx, ks, float(cfg.relevance.coverage))
+                           final_idx, ks, float(cfg.relevance.coverage))
     columns = question_rows(questions, units, final_idx, final_scores, latency, measures, evidence,
                             (units, final_idx, final_scores))
-    sections = {s.id: s for s in dataset.sections}
-    columns.update(overlap_columns(questions, sections))
+    columns.update(overlap_columns(questions, {s.id: s for s in dataset.sections}))
     columns.update(trajectory_columns(questions, units, np.arange(len(units)), calls, final_idx, final_scores, latency))
     columns["documents"] = [
         [{"id": units[i], "text": texts[units[i]]} for i in dict.fromkeys(int(i) for c in mine for i in c.idx)
          if units[i] in texts]
         for mine in calls
     ]
-    summary = Summary(
-        Path(run_dir), spans=len(spans), others=others, questions=len(questions),
-        calls=sum(map(len, calls)), unmatched=[(s.line, s.query) for s in unmatched], repeated=repeated,
-        duplicates=duplicates,
-        untraced=len(dataset.questions) - len(questions), unknown_ids=len(texts),
-    )
     config = run_config(cfg)
-    claim.start(saved)  # from here until claim.seal the folder reads as incomplete
-    facts = {
-        "path": str(cfg.traces.path), "spans": summary.spans, "other_spans": others, "calls": summary.calls,
-        "unmatched_spans": len(unmatched), "unmatched": [{"line": n, "query": q} for n, q in summary.unmatched[:NAMED]],
-        "repeated_traces": repeated, "duplicate_spans": duplicates, "untraced_questions": summary.untraced,
-        "unknown_ids": summary.unknown_ids,
+    names = [m.name for m in measures]
+    stored = names + token_columns(ks)
+    return RunRecord(
+        columns=columns,
+        measures=tuple(stored),
+        facts=_facts(cfg, dataset, questions, config, summary),
+        written={**written_facts(OmegaConf.create(config), stored), "config": config},  # label, filled, measures
+        means={name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names},
+        timings={},
+        shown=partial(unit_facts, dataset.sections, units, final_idx),  # what report --show reads
+        write_timing=None,
+    )
+
+
+def _facts(cfg, dataset, questions: list[Question], config: dict, summary: Summary) -> dict:
+    """What results.parquet's metadata and run.json both say of the imported run, with
+    ``traces``: what the import read, matched and left out."""
+    traces = {
+        "path": str(cfg.traces.path), "spans": summary.spans, "other_spans": summary.others, "calls": summary.calls,
+        "unmatched_spans": len(summary.unmatched),
+        "unmatched": [{"line": n, "query": q} for n, q in summary.unmatched[:NAMED]],
+        "repeated_traces": summary.repeated, "duplicate_spans": summary.duplicates,
+        "untraced_questions": summary.untraced, "unknown_ids": summary.unknown_ids,
     }
-    info = {
-        bond.KEY: claim.run_id,  # in results.parquet's metadata and run.json alike
+    return {
         "config_hash": identity_hash(config),
         "dataset_fingerprint": dataset.fingerprint,
         "n_chunks": len(dataset.sections),
@@ -184,20 +225,8 @@ def _import(cfg, run_dir: Path, claim: Claim, saved: dict[str, str] | None) -> S
         "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
         "stages": {},
         "dataset_notes": dict(dataset.notes),
-        "traces": facts,
+        "traces": traces,
     }
-    names = [m.name for m in measures]
-    write_results(run_dir, columns, names + token_columns(ks), info)
-    summary.means = {
-        name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names
-    }
-    written = written_facts(OmegaConf.create(config), names + token_columns(ks))  # label, params, measures
-    write_json(Path(run_dir) / CHUNKS,  # what report --show reads
-               {**unit_facts(dataset.sections, units, final_idx), bond.KEY: claim.run_id})
-    write_run_json(run_dir, {**info, **written, "timings": {"import_s": time.perf_counter() - began},
-                             "config": config, "means": summary.means})
-    claim.seal()  # last: the folder is one run from here
-    return summary
 
 
 def _unit_offsets(sections, n_units: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
