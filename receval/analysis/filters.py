@@ -17,7 +17,7 @@ import yaml
 from receval.core import vocabulary
 from receval.core.errors import RecevalError
 from receval.results.configs import format_value
-from receval.results.discovery import load_one
+from receval.results.door import open_run
 from receval.results.labels import Naming, naming_of, shown
 from receval.results.stored import Run
 
@@ -236,7 +236,7 @@ def select_one(runs: list[Run], selector: str, option: str = "baseline") -> tupl
         for i, run in enumerate(runs):
             if run.run_dir.resolve() == resolved:
                 return i, run
-        return None, load_one(path, what=option)
+        return None, open_run(path, what=option)
     matched = select(runs, selector)
     rows = naming_of(runs).params
     if not matched:

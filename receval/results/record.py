@@ -4,8 +4,8 @@ A run directory holds ``results.parquet`` (one row per question, schema in
 :mod:`receval.results.format`), ``run.json`` (facts, the run's label parts, flat
 parameters and measures), ``.hydra/`` (the saved config and overrides), ``chunks.json``
 (the retrieved chunks, for ``report --show``) and ``manifest.json`` (written last).
-Every command reads it through :func:`receval.results.door.open_run`;
-:func:`read_run` and :func:`load_run` are that door with the columns their callers read.
+Every command reads it through :func:`receval.results.door.open_run` (or
+:func:`receval.results.discovery.load_runs`, which opens each run it finds there).
 """
 
 from __future__ import annotations
