@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from receval.cli import report, select
+from receval.core.formatting import TEXT_CHARS
 from receval.render import tables
 from receval.core.errors import RunError
 from receval.results import open_run
@@ -205,7 +206,7 @@ def test_a_question_up_to_the_limit_is_read_and_shown_cut(good, tmp_path, capsys
     run_dir = tampered(good, tmp_path / "run", change=first(long, "question"))
     assert exit_code(report.main, [run_dir, "--per-question", "--format", "markdown"]) == 0
     out = capsys.readouterr().out
-    assert long[: tables.SHOWN_CHARS - 1] + "…" in out and long[: tables.SHOWN_CHARS + 1] not in out
+    assert long[: TEXT_CHARS - 1] + "…" in out and long[: TEXT_CHARS + 1] not in out
 
 
 # ----------------------------------------------------------------- CSV injection

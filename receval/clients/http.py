@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from receval.core.errors import ConfigError, RecevalError
-from receval.core.secrets import ENV_NAME, api_key, clip, is_local, shown, split_url, url_secret
+from receval.core.formatting import shown
+from receval.core.secrets import ENV_NAME, api_key, clip, is_local, split_url, url_secret
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx
 SNIPPET = 300  # characters of server text in a message
@@ -63,7 +64,7 @@ def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> 
         )
     parts = split_url(base_url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{option}={shown(base_url)}: use an http:// or https:// URL, e.g. http://localhost:11434/v1")
+        raise ConfigError(f"{option}={shown(base_url, 'secret')}: use an http:// or https:// URL, e.g. http://localhost:11434/v1")
     if parts.username or parts.password or parts.query or parts.fragment or url_secret(base_url):
         raise ConfigError(
             f"{option} must hold no user, password, query or fragment, nor a key-like part; give the API key "
@@ -259,7 +260,7 @@ class Client:
         """One POST of ``payload`` as JSON; raises :class:`Retryable` or :class:`StatusError`
         (:class:`Held` while :func:`held` is open: nothing is sent)."""
         if _HELD:
-            raise Held(f"{shown(self.url(path))}: {_HELD[-1]}")
+            raise Held(f"{shown(self.url(path), 'secret')}: {_HELD[-1]}")
         httpx, _ = _libraries()
         with self._lock:
             if self._http is None:

@@ -37,7 +37,8 @@ from receval.retrievers.base import StageOutput
 from receval.retrievers.ranked import RankOnly
 from receval.retrievers.trajectory import is_trajectory, rank_answers
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
-from receval.core.secrets import brief, credential_values, shown, split_url
+from receval.core.formatting import shown
+from receval.core.secrets import brief, credential_values, split_url
 from receval.core.trust import is_env_name
 
 
@@ -109,7 +110,7 @@ class SearchClient(http.Client):
     def __init__(self, url: str, headers: dict[str, str], **options):
         parts = split_url(url) if url else None
         if parts is None or parts.scheme not in ("http", "https"):
-            given = f"={shown(url)}" if url else " is required"
+            given = f"={shown(url, 'secret')}" if url else " is required"
             raise ConfigError(
                 f"retriever.url{given}: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"
             )
@@ -215,7 +216,7 @@ class HttpRetriever(RankOnly):
         else:
             done = [self.ask(q, k) for q in questions]
         idx, scores, calls = rank_answers(
-            [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={shown(self.client.root)}",
+            [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={shown(self.client.root, 'secret')}",
             questions, lambda text: self.client.clip(text, 80), self.client.credentials() + credential_values(self.body),
         )
         return idx, scores, np.array([seconds for _, seconds in done], dtype=np.float64), calls
