@@ -39,11 +39,12 @@ from receval.retrievers.trajectory import is_trajectory, rank_answers
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
 from receval.core.formatting import shown
 from receval.core.secrets import brief, credential_values, split_url
+from receval.core.settings import EndpointFields
 from receval.core.trust import is_env_name
 
 
 @dataclass
-class HttpConfig(RetrieverConfig):
+class HttpConfig(RetrieverConfig, EndpointFields):
     kind: str = "http"
     url: Optional[str] = None  # the search endpoint (required)
     query_field: str = "query"  # request field holding the question (dotted nests: query.match.text)
@@ -53,6 +54,7 @@ class HttpConfig(RetrieverConfig):
     id_key: str = "id"  # each result's id (dotted)
     score_key: str = "score"  # each result's score (dotted)
     headers: Any = None  # a mapping: header name -> NAME of the env variable holding its value
+    # the endpoint's call settings (receval.core.settings.EndpointFields), a search's defaults
     timeout: float = field(default=30.0, metadata=range_(*SECONDS))  # seconds per request
     retries: int = field(default=3, metadata=range_(*RETRIES))  # on 429/5xx, timeouts, dropped connections
     # first wait (doubles each retry; a longer Retry-After wins)
@@ -148,7 +150,7 @@ class HttpRetriever(RankOnly):
         self.client = SearchClient(
             node.url, OmegaConf.to_container(node.headers, resolve=True) if node.headers is not None else {},
             timeout=float(node.timeout), retries=int(node.retries), backoff=float(node.backoff),
-            max_backoff=max(30.0, float(node.backoff)),
+            max_backoff=max(float(node.max_backoff), float(node.backoff)),
         )
         self.concurrency = int(node.concurrency)
 
