@@ -107,7 +107,9 @@ def at(data, path: str):
 
 
 class SearchClient(http.Client):
-    """The shared client, plus headers whose values come from environment variables."""
+    """The shared client (:class:`receval.clients.http.Client`, its transport and retry
+    policy) over a search endpoint: its URL checked as one, and headers whose values come
+    from environment variables, all set (:attr:`receval.clients.http.Client.header_envs`)."""
 
     def __init__(self, url: str, headers: dict[str, str], **options):
         parts = split_url(url) if url else None
@@ -117,27 +119,13 @@ class SearchClient(http.Client):
                 f"retriever.url{given}: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"
             )
         http.api_url(url, "", "retriever.url", "retriever.headers")  # no user, password, query, fragment
-        super().__init__(url, None, option="retriever", **options)
+        super().__init__(url, None, option="retriever", header_envs=headers, **options)
         missing = [env for env in headers.values() if not os.environ.get(env)]
         if missing:
             raise ConfigError(
                 f"retriever.headers names {', '.join(missing)}, not set in the environment: export it "
                 "(the value is read from there and never saved)"
             )
-        self.header_envs = dict(headers)
-
-    def send(self, path: str, payload: dict) -> http.Reply:
-        with self._lock:
-            if self._http is None:
-                httpx, _ = http._libraries()
-                values = {name: os.environ.get(env, "") for name, env in self.header_envs.items()}
-                self._http = httpx.Client(timeout=self.timeout, follow_redirects=False, headers=values)
-        return super().send(path, payload)
-
-    @property
-    def secret_envs(self) -> tuple[str, ...]:
-        """The header variables too: a server may echo a header's value."""
-        return tuple(getattr(self, "header_envs", {}).values())
 
 
 class HttpRetriever(RankOnly):
