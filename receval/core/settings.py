@@ -1,7 +1,7 @@
 """The bootstrap settings: saved with every run (the ``bootstrap`` config group) and read
 back by every report, so both sides import them from here. And the endpoint settings
-every remote component's schema extends (:class:`EndpointFields`, :class:`ApiFields`):
-one name and one range per setting.
+every remote component's schema extends (:class:`EndpointFields`, :class:`ApiRoot`,
+:class:`ApiFields`): one name and one range per setting.
 
 The Hydra schema of the group is :class:`BootstrapConfig` itself (registered by
 :mod:`receval.run.config`); the read side checks saved or given values against the same
@@ -57,16 +57,19 @@ class EndpointFields:
 
 
 @dataclass
-class _ApiRoot:
+class ApiRoot:
+    """An API root and the NAME of the environment variable holding its key (the key
+    itself is never in a config, :mod:`receval.core.secrets`), as every remote
+    component's schema names them (the dense encoders' ``backend=http`` too, by the same
+    names in :class:`receval.retrievers.dense.EncoderChoice`, whose model comes first)."""
+
     base_url: Optional[str] = None  # the API root, e.g. http://localhost:11434/v1
     api_key_env: Optional[str] = None  # NAME of the environment variable holding the key; null: none
 
 
 @dataclass
-class ApiFields(EndpointFields, _ApiRoot):
-    """An API root and the key it takes, then :class:`EndpointFields`: the URL and the
-    NAME of the environment variable holding the key (the key itself is never in a
-    config, :mod:`receval.core.secrets`)."""
+class ApiFields(EndpointFields, ApiRoot):
+    """A remote component's endpoint: :class:`ApiRoot`, then :class:`EndpointFields`."""
 
 
 def retries_of(node, where: str) -> int:
