@@ -27,7 +27,7 @@ from receval.run.metrics import parse_measure
 from receval.scoring.declared import trec_eval_name
 from receval.run.pipeline import run
 from receval.run.ranking import select_top, tie_ranks
-from receval.results import read_run
+from receval.results import open_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ranx = lazy_import("ranx")
@@ -59,7 +59,7 @@ def run_and_export(make_config, tmp_path, path, *overrides):
     )
     result = run(cfg, tmp_path / "run")
     export(tmp_path / "run", tmp_path / "run.txt", tmp_path / "qrels.txt")
-    return result, read_run(tmp_path / "run").table.to_pydict()
+    return result, open_run(tmp_path / "run", skip=frozenset()).table.to_pydict()
 
 
 def exported_run(path) -> dict[str, dict[str, float]]:
@@ -119,7 +119,7 @@ def test_scifact_bm25_agrees_with_trec_eval(make_config, tmp_path):
     )
     result = run(cfg, tmp_path / "run")
     export(tmp_path / "run", tmp_path / "run.txt", tmp_path / "qrels.txt")
-    table = read_run(tmp_path / "run").table.to_pydict()
+    table = open_run(tmp_path / "run", skip=frozenset()).table.to_pydict()
     assert result.n_questions == 809
     qrels = beir_qrels(SCIFACT / "qrels" / "train.tsv")
     run_dict = exported_run(tmp_path / "run.txt")

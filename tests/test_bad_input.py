@@ -45,9 +45,8 @@ from forge import forged
 from receval.datasets.folder import read_pages
 from receval.datasets.questions import read_questions
 from receval.core.errors import RecevalError
-from receval.results import load_run
+from receval.results import open_run
 from receval.results.format import META_KEY, RESULTS, RUN_JSON, SCHEMA_VERSION
-from receval.results import read_run
 
 SITE = FIXTURES / "site"
 GOOD_QUESTION = '{"id": "a", "question": "How much is a day pass?", "relevant": ["bikes#prices"]}'
@@ -536,7 +535,7 @@ def test_damaged_results_with_export(cli, runs, tmp_path):
 @pytest.mark.parametrize("how", ["truncated", "corrupt", "empty", "newer", "no-column"])
 def test_damaged_results_are_a_run_error(runs, tmp_path, how):
     run_dir = damaged(runs, tmp_path, how)
-    for read in (read_run, load_run):
+    for read in (lambda d: open_run(d, skip=frozenset()), open_run):
         with pytest.raises(RecevalError) as raised:
             read(run_dir)
         assert RESULTS in str(raised.value)

@@ -15,7 +15,7 @@ from receval.datasets import Question, Section, folder
 from receval.datasets.questions import read_questions
 from receval.core.errors import DatasetError, RecevalError, RunError
 from receval.cli.report import parse_floors
-from receval.results.stored import load_run
+from receval.results import open_run
 from conftest import run_of
 from forge import forged
 
@@ -90,7 +90,7 @@ def test_report_refuses_repeated_question_ids_like_compare(tmp_path_factory):
     pq.write_table(table, path)
     forged(run_dir)
     with pytest.raises(RunError, match="question ids repeat"):
-        load_run(run_dir)  # what report and compare both read runs with
+        open_run(run_dir)  # what report and compare both read runs with
 
 
 def test_overlap_reads_each_labelled_section_once_per_run(monkeypatch):

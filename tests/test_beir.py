@@ -14,7 +14,7 @@ from receval.datasets import load_dataset
 from receval.datasets.beir import fingerprint
 from receval.core.errors import ConfigError, DatasetError
 from receval.run.pipeline import run
-from receval.results import read_run
+from receval.results import open_run
 
 CRANFIELD = SHARED / "datasets" / "cranfield"
 SPLITS = FIXTURES / "beir-splits"  # 12 library documents; qrels/train.tsv (q1-q6, q12 score 0 only), qrels/test.tsv (q7-q10)
@@ -147,7 +147,7 @@ def test_a_beir_run_end_to_end(make_config, beir, tmp_path):
         "dataset=beir", f"dataset.path={beir}", "chunking.max_words=null", "metrics.ks=[1,3]", "depth=4"
     )
     result = run(cfg, tmp_path / "run")
-    table = read_run(tmp_path / "run").table.to_pydict()
+    table = open_run(tmp_path / "run", skip=frozenset()).table.to_pydict()
     assert result.n_questions == 2 and result.n_unanswerable == 0
     assert table["question_id"] == ["q1", "q2"]
     assert table["relevant"] == [["d1", "d2"], ["d3"]] and table["grades"] == [[2, 1], [1]]
@@ -235,7 +235,7 @@ def test_select_tunes_on_train_and_reports_on_test_of_one_beir_folder(tmp_path_f
         for name in ("bm25", "tfidf")
     ]
     selection, best = select([str(r) for r in runs], metric="rr", split="train", prefer="chunks", report_on="test")
-    table = read_run(best.run_dir).table.to_pydict()
+    table = open_run(best.run_dir, skip=frozenset()).table.to_pydict()
     test = [rr for rr, split in zip(table["rr"], table["split"]) if split == "test"]
     train = [rr for rr, split in zip(table["rr"], table["split"]) if split == "train"]
     assert len(test) == 4 and len(train) == 6

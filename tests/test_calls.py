@@ -229,10 +229,10 @@ def test_a_replayed_run_reports_its_live_latency_and_is_marked(make_config, tmp_
     ]
     assert built.runs[1].latency_p50 >= 60.0
     from receval.analysis.breakdown import stage_latency
-    from receval.results.stored import load_run
+    from receval.results import open_run
 
     # the replay's transform calls are the ones its answers took live: one a question
-    assert stage_latency(load_run(tmp_path / "replay"))["transform"]["api_calls_per_1000"] == pytest.approx(1000.0)
+    assert stage_latency(open_run(tmp_path / "replay"))["transform"]["api_calls_per_1000"] == pytest.approx(1000.0)
     selection, _ = select([str(tmp_path / "live"), str(tmp_path / "replay")], split=None)
     assert [note for note in selection.notes if "replayed" in note] == [
         f"#1 {selection.candidates[1].label}: replayed: {n} remote answers read from the cache; their "
@@ -323,7 +323,7 @@ def test_a_live_llm_rerank_run_is_not_labelled_replayed_by_its_own_warm_up(make_
     from receval.cli.report import report_for
     from receval.run.pipeline import run
     from receval.results.format import RESULTS, RUN_JSON
-    from receval.results.stored import load_run
+    from receval.results import open_run
 
     monkeypatch.setenv("RECEVAL_CACHE_DIR", str(tmp_path / "cache"))
     server = ChatServer()
@@ -345,7 +345,7 @@ def test_a_live_llm_rerank_run_is_not_labelled_replayed_by_its_own_warm_up(make_
     assert info["replayed"] == 0 and "replayed_answers" not in facts
     assert facts["reused_answers"] == pairs[0] == 2 and facts["warmup_api_calls"] == 2
     assert facts["search_api_calls"] == pairs.sum() - 2 and sent == pairs.sum()  # the warm-up's are not asked again
-    assert stage_latency(load_run(tmp_path / "live"))["rerank"]["api_calls_per_1000"] == pytest.approx(
+    assert stage_latency(open_run(tmp_path / "live"))["rerank"]["api_calls_per_1000"] == pytest.approx(
         1000 * pairs.mean())
     again = json.loads((tmp_path / "replay" / RUN_JSON).read_text())
     assert again["replayed"] == pairs.sum() and again["stages"]["rerank"]["replayed_answers"] == pairs.sum()

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from receval.results.format import RESULTS, RUN_JSON
-from receval.results import read_run
+from receval.results import open_run
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def test_sweep_writes_six_runs_with_distinct_rankings(sweep):
     for run_dir in runs:
         assert (run_dir / ".hydra" / "config.yaml").is_file()
         assert (run_dir / "receval.log").exists()  # job name is receval, not __main__
-        stored = read_run(run_dir)
+        stored = open_run(run_dir, skip=frozenset())
         rankings.add(json.dumps(stored.table.column("retrieved").to_pylist()))
     assert len(rankings) == 6
 
@@ -64,10 +64,10 @@ def test_each_run_prints_one_line_and_records_its_facts(sweep):
     assert info["config"]["chunking"]["max_words"] == 120
     assert set(info["timings"]) == {"load_s", "chunk_s", "index_s", "warmup_s", "search_s", "evaluate_s", "write_s"}
     assert info["n_questions"] == 49 and info["n_unanswerable"] == 2
-    meta = read_run(sweep / "2").metadata
+    meta = open_run(sweep / "2", skip=frozenset()).metadata
     for key in ("receval_version", "schema_version", "config_hash", "dataset_fingerprint", "n_chunks"):
         assert meta[key] == info[key]
-    table = read_run(sweep / "2").table
+    table = open_run(sweep / "2", skip=frozenset()).table
     assert str(table.schema.field("first_relevant_rank").type) == "int32"
     import pyarrow as pa
 

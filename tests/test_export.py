@@ -12,7 +12,7 @@ from receval.results import trec
 from receval.core.errors import RecevalError
 from receval.cli.export import main
 from receval.results.external import export
-from receval.results import read_run
+from receval.results import open_run
 
 # --------------------------------------------------------------------------- scores
 
@@ -155,7 +155,7 @@ def stored(tmp_path_factory):
 
 def test_export_writes_the_stored_order_and_labels(stored, tmp_path):
     run_file, qrels_file = export(stored, tmp_path / "run.txt", tmp_path / "qrels.txt", tag="lib")
-    table = read_run(stored).table.to_pydict()
+    table = open_run(stored, skip=frozenset()).table.to_pydict()
     back = trec.read_run(run_file)
     for qid, retrieved, scores in zip(table["question_id"], table["retrieved"], table["scores"]):
         assert [doc for doc, _ in back.get(qid, [])] == retrieved
@@ -171,7 +171,7 @@ def test_export_writes_the_stored_order_and_labels(stored, tmp_path):
 
 def test_export_default_tag_names_the_config(stored, tmp_path):
     run_file, qrels_file = export(stored, tmp_path / "run.txt")
-    digest = read_run(stored).metadata["config_hash"][:8]
+    digest = open_run(stored, skip=frozenset()).metadata["config_hash"][:8]
     assert trec.run_tags(run_file) == [f"receval-{digest}"] and qrels_file is None
 
 

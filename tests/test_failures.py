@@ -47,7 +47,7 @@ def test_the_judge_against_prose_exits_2_naming_the_reason(prose_server, tmp_pat
                       calibration=[("q1", "k1", "known", 2)])
     out = tmp_path / "labels.jsonl"
     cfg = judge_cfg(f"pool={pool}", "judge=llm", f"judge.base_url={prose_server.url}", "judge.model=m",
-                    "judge.max_retries=1", "judge.backoff=0.001", "judge.max_backoff=0.01",
+                    "judge.retries=1", "judge.backoff=0.001", "judge.max_backoff=0.01",
                     f"judge.cache_dir={tmp_path / 'cache'}", f"out={out}")
     with pytest.raises(RecevalError, match=r"receval.judge llm:m: nothing usable came back: 6 requests sent, 0 of 3 "
                                            r"pairs usable, 3 failed \(last: gave up .*not a JSON object.*\); check "
@@ -57,7 +57,7 @@ def test_the_judge_against_prose_exits_2_naming_the_reason(prose_server, tmp_pat
         run_judge(cfg)
     assert "unchanged" not in str(raised.value)
     assert not out.exists() and not Path(str(out) + ".agreement.json").exists()
-    assert len(prose_server.requests) == 6  # 3 pairs, 1 + max_retries each
+    assert len(prose_server.requests) == 6  # 3 pairs, 1 + retries each
 
 
 def test_the_judge_refuses_when_more_than_half_the_pairs_fail(tmp_path):
@@ -70,7 +70,7 @@ def test_the_judge_refuses_when_more_than_half_the_pairs_fail(tmp_path):
     try:
         pool = write_pool(tmp_path / "pool.jsonl", [("q1", "d1", "good"), ("q1", "d2", "bad"), ("q1", "d3", "bad")])
         cfg = judge_cfg(f"pool={pool}", "judge=llm", f"judge.base_url={server.url}", "judge.model=m",
-                        "judge.max_retries=0", f"judge.cache_dir={tmp_path / 'cache'}", f"out={tmp_path / 'l.jsonl'}")
+                        "judge.retries=0", f"judge.cache_dir={tmp_path / 'cache'}", f"out={tmp_path / 'l.jsonl'}")
         from receval.judge.job import run_judge, summary_lines
 
         with pytest.raises(RecevalError, match=r"more than half failed: 3 requests sent, 1 of 3 pairs usable, 2 failed"):
@@ -92,7 +92,7 @@ def test_synth_against_prose_exits_2_naming_the_reason(prose_server, tmp_path):
 
     out = tmp_path / "syn.jsonl"
     done = run_cli("dataset=folder", f"dataset.path={FIXTURES / 'site'}", f"synth.base_url={prose_server.url}",
-                   "synth.model=m", f"synth.out={out}", "synth.max_retries=1", "synth.backoff=0.001",
+                   "synth.model=m", f"synth.out={out}", "synth.retries=1", "synth.backoff=0.001",
                    "synth.max_backoff=0.01", cwd=tmp_path, command="synth")
     assert done.returncode == 2, done.stderr
     assert "receval.synth: nothing usable came back: 16 requests sent, 0 of 8 questions usable, 8 failed " \

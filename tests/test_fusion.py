@@ -13,7 +13,7 @@ from receval.retrievers.fusion import Fused, fuse, normalised
 from receval.rerankers import Rescored, Scorer
 from receval.retrievers.base import Stage
 from receval.run.stages import Reranked
-from receval.results import read_run
+from receval.results import open_run
 from receval.results.format import RESULTS, RUN_JSON
 
 
@@ -123,7 +123,7 @@ def test_a_member_that_also_reranks_is_fitted_once():
 
 def test_rrf_run_records_its_stages(make_config, tmp_path):
     run(make_config("retriever=fused"), tmp_path)
-    stored = read_run(tmp_path)
+    stored = open_run(tmp_path, skip=frozenset())
     assert stored.stages == ["tfidf", "bm25", "fusion", "select"]
     rows = pq.read_table(tmp_path / RESULTS).to_pylist()
     for row in rows:

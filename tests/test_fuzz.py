@@ -24,9 +24,8 @@ from conftest import FIXTURES  # noqa: E402
 from receval.datasets.folder import parse_page, read_pages  # noqa: E402
 from receval.datasets.questions import read_questions  # noqa: E402
 from receval.core.errors import RecevalError  # noqa: E402
-from receval.results import load_run  # noqa: E402
+from receval.results import open_run  # noqa: E402
 from receval.results.format import RESULTS  # noqa: E402
-from receval.results import read_run  # noqa: E402
 
 SITE = FIXTURES / "site"
 SECTIONS, _ = read_pages(SITE / "pages")
@@ -192,8 +191,8 @@ def test_read_run_raises_only_receval_errors(stored, scratch, data):
     shutil.rmtree(run_dir, ignore_errors=True)
     shutil.copytree(stored, run_dir)
     write(run_dir / RESULTS, content)
-    only_receval_errors(read_run, run_dir)
-    only_receval_errors(load_run, run_dir)
+    only_receval_errors(lambda d: open_run(d, skip=frozenset()), run_dir)
+    only_receval_errors(open_run, run_dir)
 
 
 # ----------------------------------------------------------------- BEIR and TREC files

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import SHARED, run_of
 from receval.analysis.holes import judged_cautions
-from receval.results import read_run
+from receval.results import open_run
 from receval.results.external import read_labels
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -22,7 +22,7 @@ def test_judged_at_k_equals_trec_eval_judged_view_on_cranfield(tmp_path_factory)
         tmp_path_factory, "dataset=beir", f"dataset.path={CRANFIELD}", "dataset.split=test", "retriever=bm25",
         "chunking.max_words=null", "depth=10", "metrics.ks=[1,3,5,10]",
     )
-    table = read_run(run_dir).table.to_pydict()
+    table = open_run(run_dir, skip=frozenset()).table.to_pydict()
     qrels = read_labels(CRANFIELD / "qrels" / "test.tsv")
     qids = table["question_id"]
     assert len(qids) == 225
@@ -40,7 +40,7 @@ def test_judged_at_k_equals_trec_eval_judged_view_on_cranfield(tmp_path_factory)
 def test_the_judged_note_appears_only_when_the_unlabelled_could_change_the_order(tmp_path_factory):
     """The built-in questions label one or two sections each: judged@10 is at most their
     count / 10, low for every run; that alone is no note."""
-    run = read_run(run_of(tmp_path_factory, "depth=10", "metrics.ks=[1,10]"))
+    run = open_run(run_of(tmp_path_factory, "depth=10", "metrics.ks=[1,10]"), skip=frozenset())
     n_labels = np.asarray([len(r) for r in run.strings("relevant")], dtype=float)
     judged = run.values("judged@10")
     assert (judged[n_labels > 0] <= n_labels[n_labels > 0] / 10 + 1e-12).all() and np.nanmean(judged) < 0.15
@@ -85,7 +85,7 @@ from receval.cli.pool import main as pool_main  # noqa: E402
 from receval.cli.report import report_for  # noqa: E402
 from receval.run.config import BootstrapConfig  # noqa: E402
 from receval.core.errors import RecevalError  # noqa: E402
-from receval.results.discovery import load_runs  # noqa: E402
+from receval.results import load_runs  # noqa: E402
 from receval.results.judgments import rescore, stored_labels  # noqa: E402
 
 

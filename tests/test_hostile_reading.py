@@ -26,7 +26,7 @@ from receval.results.configs import runnable_config
 from receval.results.door import open_run
 from receval.results.external import export
 from receval.results.format import CONFIG_PATH, MANIFEST, META_KEY, RESULTS, RUN_JSON
-from receval.results.stored import read_run
+from receval.results import open_run
 from receval.traces import import_traces, read_spans
 from receval.traces.config import register_traces
 
@@ -72,7 +72,7 @@ def test_pool_mixing_two_datasets_by_fingerprint_is_refused(good, tmp_path, caps
     info["dataset_fingerprint"] = "f" * 64
     (other / RUN_JSON).write_text(json.dumps(info))
     forged(other)
-    runs = [read_run(good), read_run(other)]
+    runs = [open_run(good, skip=frozenset()), open_run(other, skip=frozenset())]
     with pytest.raises(RecevalError, match=r"different dataset files .*pool the runs of one dataset at a time"):
         pool(runs, 10)
     out = tmp_path / "pool.jsonl"
@@ -90,10 +90,10 @@ def test_pool_mixing_two_datasets_by_question_text_is_refused(good, tmp_path):
     table = table.set_column(table.schema.get_field_index("question"), "question", [questions])
     pq.write_table(table, other / RESULTS)
     forged(other)
-    first = read_run(good).table.column("question_id")[0].as_py()
+    first = open_run(good, skip=frozenset()).table.column("question_id")[0].as_py()
     asked = rf"question '{first}' is .* in .* and 'a question of another dataset\?' in "
     with pytest.raises(RecevalError, match=asked):
-        pool([read_run(good), read_run(other)], 10)
+        pool([open_run(good, skip=frozenset()), open_run(other, skip=frozenset())], 10)
 
 
 # ----------------------------------------------------------------- traces
@@ -283,7 +283,7 @@ def test_reproduce_advises_no_edit_of_a_sealed_config(good, tmp_path):
 def test_where_a_number_finds_the_values_it_lists(good, typed, capsys):
     """``--where rr=1.0`` found nothing while listing 1.0 among the values: a number column
     is compared as numbers."""
-    run = read_run(good)
+    run = open_run(good, skip=frozenset())
     ones = sum(v == 1.0 for v in run.table.column("rr").to_pylist())
     (kept,) = filter_questions([run], [("rr", typed)], option="--where")
     assert kept.table.num_rows == ones > 0

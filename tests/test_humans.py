@@ -118,7 +118,7 @@ def test_for_humans_pool_person_labels_and_report_end_to_end(tmp_path_factory, t
     from receval.cli.pool import main as pool_main
     from receval.cli.report import report_for
     from receval.judge.job import run_judge
-    from receval.results.discovery import load_runs
+    from receval.results import load_runs
     from receval.results.judgments import stored_labels
 
     sweep = sweep_in_process(tmp_path_factory.mktemp("sweep"), ["depth=10"], ["retriever=bm25", "retriever=tfidf"])

@@ -25,6 +25,7 @@ from receval.cli.report import report_for
 from receval.cli import select as select_mod
 from receval.run.config import config_dir, default_dense_backend
 from receval.run.pipeline import resolved, run, summary_line
+from receval.core.formatting import shown
 from receval.results import labels
 from receval.analysis.differences import differences_of
 from receval.results.format import RUN_JSON
@@ -76,13 +77,13 @@ def clean(label: str) -> bool:
 
 
 def test_shown_values_never_null_never_a_url():
-    assert labels.shown(None) == "none"
-    assert labels.shown(True) == "true"
-    assert labels.shown(1.3232202558909871) == "1.323"
-    assert labels.shown(120) == "120"
-    assert labels.shown([1, 3, 5]) == "[1, 3, 5]"
-    assert labels.shown("http://user:secret@embed.example.org:8089/v1?key=k") == "embed.example.org"
-    assert labels.shown("/models/ms-marco-MiniLM-L-6-v2") == "ms-marco-MiniLM-L-6-v2"
+    assert shown(None, "label") == "none"
+    assert shown(True, "label") == "true"
+    assert shown(1.3232202558909871, "label") == "1.323"
+    assert shown(120, "label") == "120"
+    assert shown([1, 3, 5], "label") == "[1, 3, 5]"
+    assert shown("http://user:secret@embed.example.org:8089/v1?key=k", "label") == "embed.example.org"
+    assert shown("/models/ms-marco-MiniLM-L-6-v2", "label") == "ms-marco-MiniLM-L-6-v2"
     assert labels.without_urls("rrf(a+b) via https://10.0.0.2:9/x, more") == "rrf(a+b) via 10.0.0.2, more"
     # the sweep line's swept values too
     argv = ["rerank=dense", "rerank.base_url=http://127.0.0.1:9/v1,http://h:1/v1", "rerank.first_size=null,3", "-m"]
@@ -360,10 +361,10 @@ def test_runs_selects_by_the_names_the_report_columns_show(stored):
     assert named.keys == {"name": "name", "retriever": "retriever", "rerank": "rerank", "k": "retriever.fusion.k"}
     tried = 0
     for column in named.columns:
-        for value in {labels.shown(row[column]) for row in named.params if column in row}:
+        for value in {shown(row[column], "label") for row in named.params if column in row}:
             picked = {r.run_dir for r in pick(runs, f"{column}={value}")}
             assert picked == {r.run_dir for r, row in zip(runs, named.params)
-                              if column in row and labels.shown(row[column]) == value}, (column, value)
+                              if column in row and shown(row[column], "label") == value}, (column, value)
             tried += 1
     assert tried >= 10
     hybrid = [r.run_dir.name for r in pick(runs, "retriever=rrf(bm25+dense (http)),k=3")]

@@ -433,6 +433,22 @@ def test_http_elasticsearch_shape_concurrency_and_headers_from_the_environment(
     assert "ES_AUTH" in saved and "c2VjcmV0" not in saved
 
 
+def test_the_search_client_sends_through_the_shared_transport_and_holds_no_header_value(monkeypatch):
+    import pickle
+
+    from receval.clients import http
+    from receval.retrievers.http import SearchClient
+
+    monkeypatch.setenv("ES_AUTH", "ApiKey c2VjcmV0")
+    client = SearchClient("http://127.0.0.1:9/search", {"Authorization": "ES_AUTH"}, retries=0)
+    assert type(client).send is http.Client.send  # no httpx client of its own
+    assert client.secret_envs == ("ES_AUTH",) and client.credentials() == ("ApiKey c2VjcmV0",)
+    sent = http.headers(client.api_key_env, client.header_envs)
+    assert sent["Authorization"] == "ApiKey c2VjcmV0" and sent["Content-Type"] == "application/json"
+    assert b"c2VjcmV0" not in pickle.dumps(client)  # a value is read at each request, never kept
+    assert "c2VjcmV0" not in client.clip("the server echoes ApiKey c2VjcmV0")  # redacted from every message
+
+
 def test_a_header_value_where_a_variable_name_belongs_is_refused(make_config):
     from receval.run.config import check
 

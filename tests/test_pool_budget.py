@@ -26,7 +26,7 @@ from receval.analysis.holes import label_agreement, relabel
 from receval.analysis.pool import pool
 from receval.run.config import BootstrapConfig, config_dir
 from receval.judge.job import run_judge
-from receval.results.discovery import load_runs
+from receval.results import load_runs
 from receval.results.external import read_labels
 
 CRANFIELD = SHARED / "datasets" / "cranfield"

@@ -16,7 +16,7 @@ from conftest import exit_code as command_exit_code
 
 from receval.analysis.report import Report
 from receval.analysis import filters
-from receval.results import configs, find_runs, labels, load_runs
+from receval.results import configs, labels, load_runs
 from receval.core.errors import RecevalError
 from receval.cli.report import main, report_for
 from receval.render import report as rendered
@@ -331,10 +331,10 @@ def test_sweep_jobs_are_found_in_job_number_order(sweep, tmp_path):
         (tmp_path / str(job)).mkdir()
         shutil.copy(sweep / "0" / "results.parquet", tmp_path / str(job))
     (tmp_path / "multirun.yaml").write_text("{}\n")
-    found = find_runs([tmp_path])
+    found = [run.run_dir for run in load_runs([tmp_path], headers=True)]
     assert [p.name for p in found] == [str(i) for i in range(12)]
     # several paths: in the order given, each run once
-    again = find_runs([tmp_path / "10", tmp_path, tmp_path / "3"])
+    again = [run.run_dir for run in load_runs([tmp_path / "10", tmp_path, tmp_path / "3"], headers=True)]
     assert [p.name for p in again][:3] == ["10", "0", "1"] and len(again) == 12
 
 

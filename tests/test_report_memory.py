@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 import yaml
 
-from receval.cli import report
-from receval.cli.report import compute
-from receval.cli.report_runs import loaded_runs, streamed_runs
-from receval.cli import options
-from receval.cli.report_flags import build_parser, parse_floors, parse_metrics
+from receval.analysis import compose
+from receval.analysis.report_runs import loaded_runs, streamed_runs
+from receval.cli.report import compute, options_of
+from receval.cli.report_flags import build_parser
 from receval.results.manifest import seal
 from receval.results.write import write_results, write_run_json
 
@@ -46,9 +45,8 @@ def write_sweep(root, n_runs: int, measures_of=lambda job: MEASURES):
 
 
 def prepared(argv, streamed=True):
-    args = build_parser().parse_args(argv)
-    parts = (args, parse_metrics(args.metrics), options.question_filters(args), parse_floors(args.fail_under))
-    return streamed_runs(*parts) if streamed else loaded_runs(*parts)
+    asked = options_of(build_parser().parse_args(argv))
+    return streamed_runs(asked) if streamed else loaded_runs(asked)
 
 
 def held(runs) -> int:
@@ -87,7 +85,7 @@ def test_the_streamed_report_is_the_whole_tables_report(tmp_path, extra, monkeyp
     argv = ([str(sweep / "1"), str(sweep / "0"), "--gate", "retriever.k1=0.5"] if extra == "gate"
             else [str(sweep), "--baseline", "retriever.k1=0.5", *extra])
     streamed = compute(build_parser().parse_args(argv)).to_dict()
-    monkeypatch.setattr(report, "streams", lambda args, show: False)  # every run whole, at once
+    monkeypatch.setattr(compose, "streams", lambda options: False)  # every run whole, at once
     assert compute(build_parser().parse_args(argv)).to_dict() == streamed
 
 
@@ -100,5 +98,5 @@ def test_runs_that_store_other_measures_are_read_whole(tmp_path, monkeypatch):
     argv = [str(sweep), "--baseline", "retriever.k1=0.5"]
     assert prepared(argv) is None
     streamed = compute(build_parser().parse_args(argv)).to_dict()
-    monkeypatch.setattr(report, "streams", lambda args, show: False)
+    monkeypatch.setattr(compose, "streams", lambda options: False)
     assert compute(build_parser().parse_args(argv)).to_dict() == streamed

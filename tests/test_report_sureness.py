@@ -11,7 +11,7 @@ import pytest
 from receval.cli.report import report_for
 from receval.core.errors import RecevalError
 from receval.render import report as rendered
-from receval.results import read_run
+from receval.results import open_run
 from receval.stats import corrections
 from receval.stats.bootstrap import bootstrap_means
 from receval.stats.calibration import type_one_rate
@@ -24,7 +24,7 @@ METRIC = "ap"
 
 
 def column(folder, metric=METRIC) -> np.ndarray:
-    return read_run(folder).values(metric)
+    return open_run(folder, skip=frozenset()).values(metric)
 
 
 def scored(folders, metric=METRIC) -> np.ndarray:

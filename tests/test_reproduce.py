@@ -16,7 +16,7 @@ from conftest import exit_code as command_exit_code
 
 from receval.cli.reproduce import compare_tables, main, reproduce
 from receval.results.format import META_KEY
-from receval.results import read_run
+from receval.results import open_run
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_out_keeps_a_complete_run(sweep, tmp_path, capsys):
     stored = yaml.safe_load((sweep / "3" / ".hydra" / "config.yaml").read_text())
     assert "${" not in json.dumps(kept) and kept.pop("cache_dir") == os.environ["RECEVAL_CACHE_DIR"]
     assert kept == {k: v for k, v in stored.items() if k != "cache_dir"}
-    found = compare_tables(read_run(sweep / "3").table, read_run(out).table)
+    found = compare_tables(open_run(sweep / "3", skip=frozenset()).table, open_run(out, skip=frozenset()).table)
     assert found["differences"] == {} and found["only_stored"] == found["only_reproduced"] == []
     assert main([str(out)]) == 0  # a reproduction reproduces too
     capsys.readouterr()
@@ -227,9 +227,9 @@ def test_plain_hydra_form_reproduces_and_config_dir_does_not(sweep, tmp_path):
     saved = (sweep / "3" / ".hydra").resolve()
     done = run_cli("-cp", str(saved), "-cn", "config", "hydra.run.dir=plain", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    found = compare_tables(read_run(sweep / "3").table, read_run(tmp_path / "plain").table)
+    found = compare_tables(open_run(sweep / "3", skip=frozenset()).table, open_run(tmp_path / "plain", skip=frozenset()).table)
     assert found["differences"] == {} and not found["only_stored"]
     done = run_cli("--config-dir", str(saved), "hydra.run.dir=wrong", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    found = compare_tables(read_run(sweep / "3").table, read_run(tmp_path / "wrong").table)
+    found = compare_tables(open_run(sweep / "3", skip=frozenset()).table, open_run(tmp_path / "wrong", skip=frozenset()).table)
     assert found["differences"]  # bm25 over 120-word chunks, not the saved tfidf run

@@ -16,6 +16,7 @@ from receval import analysis, results
 from receval.core.errors import RecevalError
 from receval.results.external import export
 from receval.results.door import read_config_yaml
+from receval.results.stored import Run
 from receval.cli.report import report_for
 
 
@@ -101,17 +102,17 @@ def test_a_folder_of_sweeps_is_searched_in_name_order(tfidf, bm25, tmp_path):
     shutil.copytree(bm25, tmp_path / "day2" / "sweep" / "1")
     shutil.copytree(bm25, tmp_path / "day1" / "single")
     (tmp_path / "notes").mkdir()
-    found = results.find_runs([tmp_path])
+    found = [run.run_dir for run in results.load_runs([tmp_path], headers=True)]
     assert found == [tmp_path / "day1" / "single", tmp_path / "day2" / "sweep" / "0", tmp_path / "day2" / "sweep" / "1"]
     (tmp_path / "empty").mkdir()
     with pytest.raises(RecevalError, match="no run below it"):
-        results.find_runs([tmp_path / "empty"])
+        results.load_runs([tmp_path / "empty"], headers=True)
 
 
 def test_an_imported_trec_run_takes_kind_and_split_from_the_stored_questions(tfidf, tmp_path):
     run_file, qrels = export(tfidf, tmp_path / "run.trec", tmp_path / "qrels.txt", tag="theirs")
-    stored, imported = results.load(tfidf, run_file, qrels=qrels)
-    assert isinstance(imported, results.Run)
+    stored, imported = results.load_runs([tfidf, run_file], qrels=qrels)
+    assert isinstance(imported, Run)
     assert list(imported.ids) == list(stored.ids)
     assert imported.strings("kind") == stored.strings("kind")
     assert imported.strings("split") == stored.strings("split")
@@ -128,7 +129,7 @@ def test_unknown_ids_are_external_questions(tfidf, tmp_path):
     run_file.write_text("new1 Q0 d1 1 2.0 x\nnew1 Q0 d2 2 1.0 x\n")
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("new1 0 d2 1\n")
-    (imported,) = results.load(run_file, qrels=qrels)
+    (imported,) = results.load_runs([run_file], qrels=qrels)
     row = imported.table.to_pylist()[0]
     assert (row["kind"], row["split"], row["rr"], row["first_relevant_rank"]) == ("external", "all", 0.5, 2)
 
@@ -141,3 +142,16 @@ def test_saved_configs_read_as_omegaconf_reads_them(tmp_path, text):
     (tmp_path / ".hydra").mkdir()
     (tmp_path / ".hydra" / "config.yaml").write_text(text)
     assert read_config_yaml(tmp_path / ".hydra" / "config.yaml") == OmegaConf.to_container(OmegaConf.create(text))
+
+
+def test_the_door_has_two_public_names():
+    assert sorted(results.__all__) == ["load_runs", "open_run"]
+
+
+def test_the_python_api_report_is_the_commands(tfidf, bm25):
+    """analysis.report_for and `receval report` compose the one report (receval.analysis.compose)."""
+    argv = [str(tfidf), str(bm25), "--baseline", "retriever=tfidf", "--metrics", "hit@3,rr", "--by", "kind", "--chain"]
+    from_api = analysis.report_for(tfidf, bm25, baseline="retriever=tfidf", metrics=["hit@3", "rr"], by="kind",
+                                   chain=True)
+    assert from_api.to_dict() == report_for(argv).to_dict()
+    assert from_api.pairs[0].diff.mean == pytest.approx(column(bm25, "rr").mean() - column(tfidf, "rr").mean())

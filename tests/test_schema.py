@@ -173,13 +173,13 @@ def test_a_price_must_name_a_stage_of_the_run(command, capsys):
 def test_the_stages_a_price_may_name_are_the_latency_columns_a_run_writes(tmp_path_factory, overrides):
     from conftest import run_of
 
-    from receval.results import read_run
+    from receval.results import open_run
     from receval.retrievers import Context
     from receval.run.stages import build
     from receval.retrievers.text import Tokenizer
 
     cfg = compose_with(*overrides)
-    run = read_run(run_of(tmp_path_factory, *overrides))
+    run = open_run(run_of(tmp_path_factory, *overrides), skip=frozenset())
     columns = [name.split(".", 1)[1] for name in run.table.column_names if name.startswith("latency_ms.")]
     assert sorted(columns) == sorted(stage_names(build(cfg, Context(tokenizer=Tokenizer()))))
 

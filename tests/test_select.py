@@ -27,7 +27,8 @@ from receval.results.manifest import seal
 from receval.results.write import write_results, write_run_json
 from receval.render import choice_plot
 from receval.cli.reproduce import compare_tables
-from receval.results import Run, load_runs
+from receval.results import load_runs
+from receval.results.stored import Run
 from receval.results.labels import run_labels
 from receval.run.config import BootstrapConfig
 from receval.render.select import render as render_selection

@@ -17,9 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from receval.cli import report, select
+from receval.core.formatting import TEXT_CHARS
 from receval.render import tables
 from receval.core.errors import RunError
-from receval.results import load_run, read_run
+from receval.results import open_run
 from receval.results.format import META_KEY, RESULTS, RUN_JSON
 
 from conftest import exit_code, one_error_line, run_of
@@ -153,22 +154,22 @@ def test_a_tampered_results_file_is_one_line_naming_the_file_and_column(good, tm
     how, expected = CASES[case]
     run_dir = tampered(good, tmp_path / "run", **how)
     with pytest.raises(RunError) as caught:
-        read_run(run_dir)  # every column: export, reproduce, resume, --show
+        open_run(run_dir, skip=frozenset())  # every column: export, reproduce, resume, --show
     message = str(caught.value)
     assert message.startswith(f"{run_dir / RESULTS}: {expected}")
     assert "\n" not in message and len(message) < 400
     if "retrieved" not in case and "scores" not in case:  # report and compare skip those columns
         with pytest.raises(RunError, match="re-run|upgrade|no receval metadata"):
-            load_run(run_dir)
+            open_run(run_dir)
 
 
 def test_an_integer_beyond_float_precision_is_checked_without_an_arrow_error(good, tmp_path):
     big = pa.array([2**62] * 49, pa.int64())
     run_dir = tampered(good, tmp_path / "run", change=column("first_relevant_rank", big))
-    assert read_run(run_dir).table.column("first_relevant_rank").type == pa.int64()  # a valid (if odd) rank
+    assert open_run(run_dir, skip=frozenset()).table.column("first_relevant_rank").type == pa.int64()  # a valid (if odd) rank
     run_dir = tampered(good, tmp_path / "tokens", change=column("input_tokens.rerank", pa.array([-(2**62)] * 49)))
     with pytest.raises(RunError, match=r"column 'input_tokens.rerank' holds -4.6\d+e\+18 for question 'q01'"):
-        read_run(run_dir)
+        open_run(run_dir, skip=frozenset())
 
 
 def test_report_and_select_say_it_in_one_line_and_exit_2(good, tmp_path, capsys):
@@ -197,7 +198,7 @@ def test_run_json_n_chunks_of_the_wrong_type_is_one_line(good, tmp_path):
     (run_dir / RUN_JSON).write_text(json.dumps(info))
     forged(run_dir)
     with pytest.raises(RunError, match=r"run.json: n_chunks is 'lots', not a count"):
-        load_run(run_dir)
+        open_run(run_dir)
 
 
 def test_a_question_up_to_the_limit_is_read_and_shown_cut(good, tmp_path, capsys):
@@ -205,7 +206,7 @@ def test_a_question_up_to_the_limit_is_read_and_shown_cut(good, tmp_path, capsys
     run_dir = tampered(good, tmp_path / "run", change=first(long, "question"))
     assert exit_code(report.main, [run_dir, "--per-question", "--format", "markdown"]) == 0
     out = capsys.readouterr().out
-    assert long[: tables.SHOWN_CHARS - 1] + "…" in out and long[: tables.SHOWN_CHARS + 1] not in out
+    assert long[: TEXT_CHARS - 1] + "…" in out and long[: TEXT_CHARS + 1] not in out
 
 
 # ----------------------------------------------------------------- CSV injection

@@ -23,7 +23,7 @@ from receval.run import pipeline
 from receval.run.config import config_dir, register_synth
 from receval.datasets import LIBRARY, folder
 from receval.datasets.questions import read_questions
-from receval.core.errors import ConfigError, DatasetError, RecevalError
+from receval.core.errors import ConfigError, DatasetError, RecevalError, RecevalWarning
 from receval.clients.chat import ChatClient, ReplyError, ServerError, parse_json_object
 from receval.synth.quotes import Source, locate_quotes, without_heading
 from receval.synth import (
@@ -162,7 +162,7 @@ def test_unreachable_server_is_one_message_and_exit_2(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     done = run_cli(
-        f"synth.base_url=http://127.0.0.1:{port}/v1", "synth.model=m", "synth.max_retries=1",
+        f"synth.base_url=http://127.0.0.1:{port}/v1", "synth.model=m", "synth.retries=1",
         "synth.backoff=0.01", f"synth.out={tmp_path / 'q.jsonl'}", f"hydra.run.dir={tmp_path / 'a'}",
         cwd=tmp_path, command="synth",
     )
@@ -309,7 +309,7 @@ def flaky(body, attempt):
 @pytest.mark.slow
 def test_429_500_and_malformed_replies_are_retried(synth_config, server):
     server.respond = flaky
-    summary = generate(synth_config(*site_cfg(), "synth.max_retries=4"), progress=False)
+    summary = generate(synth_config(*site_cfg(), "synth.retries=4"), progress=False)
     assert summary.written == 8 and not summary.failed
     assert summary.requests == len(server.requests) == 8 * 5
     assert all(record["answer"] for record in lines(summary.path))
@@ -322,20 +322,32 @@ def test_retries_are_bounded_and_a_failing_section_is_skipped(synth_config, serv
         return chat_reply("I cannot answer in JSON, sorry.") if bad in passages_of(body)[0] else None
 
     server.respond = respond
-    summary = generate(synth_config(*site_cfg(), "synth.max_retries=2"), progress=True)  # bar on
+    summary = generate(synth_config(*site_cfg(), "synth.retries=2"), progress=True)  # bar on
     err = capsys.readouterr().err
     assert "skipped section 'safety#safety'" in err and "not a JSON object" in err and "3 attempts" in err
     assert summary.failed and summary.failed[0][0] == "safety#safety"
     records = lines(summary.path)
     assert len(records) == summary.written == 7
     assert "safety#safety" not in {r["relevant"][0] for r in records}
-    assert sum(bad in passages_of(r["body"])[0] for r in server.requests) == 3  # 1 + max_retries
+    assert sum(bad in passages_of(r["body"])[0] for r in server.requests) == 3  # 1 + retries
+
+
+def test_the_old_name_max_retries_is_read_as_retries_with_a_notice(synth_config, server):
+    bad = "Riders must be 16"
+
+    def respond(body, attempt):
+        return chat_reply("I cannot answer in JSON, sorry.") if bad in passages_of(body)[0] else None
+
+    server.respond = respond
+    with pytest.warns(RecevalWarning, match=r"synth\.max_retries is deprecated: it is read as synth\.retries=1"):
+        summary = generate(synth_config(*site_cfg(), "synth.max_retries=1"), progress=False)
+    assert summary.failed and sum(bad in passages_of(r["body"])[0] for r in server.requests) == 2  # 1 + 1
 
 
 def test_many_failures_in_a_row_stop_the_job(synth_config, server):
     server.respond = lambda body, attempt: error(503, "overloaded")
     with pytest.raises(RecevalError, match="stopped after 3 sections failed in a row"):
-        generate(synth_config(*site_cfg(), "synth.max_retries=1", "synth.max_failures=3",
+        generate(synth_config(*site_cfg(), "synth.retries=1", "synth.max_failures=3",
                               "synth.concurrency=1"), progress=False)
     assert len(server.requests) == 3 * 2
 
@@ -474,7 +486,7 @@ def test_multi_pairs_sections_of_the_same_page_when_it_can(synth_config, server)
     pairs = {(u.id, v.id) for u, v in ((u, pick_partners(units, units, 0)[u.id]) for u in units)}
     reversed_twice = sum((b, a) in pairs for a, b in pairs) // 2
     # the server's question for (b, a) has the words of (a, b)'s: the second is a near-duplicate, asked
-    # again 1 + max_retries (5) times (this server's variant does not change the words enough), then dropped
+    # again 1 + retries (5) times (this server's variant does not change the words enough), then dropped
     assert reversed_twice >= 1 and summary.duplicates == 5 * reversed_twice
     assert summary.repeats_dropped == reversed_twice
     assert len(records) == summary.written == 8 - reversed_twice

@@ -123,7 +123,7 @@ def test_empty_questions_count_towards_the_refusal(synth_config, server):
 
     server.respond = respond
     with pytest.raises(RecevalError, match=r"0 of 16 replies repeated a question .* and 16 had no words.* Nothing was written; rerun once"):
-        generate(synth_config("dataset=folder", f"dataset.path={SITE}", "synth.max_retries=1"), progress=False)
+        generate(synth_config("dataset=folder", f"dataset.path={SITE}", "synth.retries=1"), progress=False)
     assert not Path(synth_config().synth.out).exists()  # nothing kept: no file left
 
 
@@ -135,9 +135,9 @@ def test_a_few_duplicates_are_asked_again_then_dropped_with_a_count(synth_config
         return None
 
     server.respond = respond
-    cfg = synth_config("dataset=folder", f"dataset.path={SITE}", "synth.max_retries=2")
+    cfg = synth_config("dataset=folder", f"dataset.path={SITE}", "synth.retries=2")
     summary = generate(cfg, progress=False)
-    # the repeating section is asked 1 + max_retries = 3 times, each reply a repeat, then dropped
+    # the repeating section is asked 1 + retries = 3 times, each reply a repeat, then dropped
     assert summary.written == 7 and summary.duplicates == 3 and summary.repeats_dropped == 1 and not summary.failed
     err = capsys.readouterr().err
     assert "3 replies repeated a question already in the set (same words, or word-set Jaccard >= 0.9) and were " \

@@ -15,7 +15,7 @@ from forge import forged
 from receval.cli import export, report
 from receval.analysis.tracker import config_params, param_value, tracked, tracker_name
 from receval.core.errors import RecevalError
-from receval.results.discovery import load_runs
+from receval.results import load_runs
 
 mlflow = lazy_import("mlflow", reason="needs mlflow-skinny (pip install 'receval[mlflow]')")
 

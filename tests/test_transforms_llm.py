@@ -93,9 +93,9 @@ def test_hyde_prices_each_question_and_a_replay_sends_nothing(server, make_confi
 
     from receval.analysis.breakdown import stage_latency
     from receval.analysis.costs import cost_facts
-    from receval.results.stored import load_run
+    from receval.results import open_run
 
-    stored = load_run(tmp_path / "first")
+    stored = open_run(tmp_path / "first")
     assert cost_facts(stored)["usd_per_1000"] == pytest.approx(2.4)
     assert stage_latency(stored)["transform"]["api_calls_per_1000"] == pytest.approx(1000.0)
     # another seed is another answer: asked again

@@ -16,7 +16,8 @@ from receval.analysis.tracker import config_params, safe_document
 from receval.run.argv import argv_problems
 from receval.clients import http
 from receval.core.errors import ConfigError
-from receval.core.secrets import looks_like_key, shown, url_secret
+from receval.core.formatting import shown
+from receval.core.secrets import looks_like_key, url_secret
 from receval.core.trust import config_problems
 
 KEY = "sk-Zq8v3LkR0abcdefGHIJ"
@@ -56,7 +57,7 @@ def test_a_key_in_any_part_of_a_url_is_a_key_to_every_check(where):
     assert problem.startswith("rerank.base_url: a URL with ")
     with pytest.raises(ConfigError) as caught:
         http.api_url(url, "", "transform.base_url", "transform.api_key_env")
-    for text in (*caught.value.problems, problem, shown(url)):
+    for text in (*caught.value.problems, problem, shown(url, "secret")):
         assert KEY not in text and OPAQUE not in text and "abc123" not in text
 
 
@@ -64,7 +65,7 @@ def test_a_key_in_any_part_of_a_url_is_a_key_to_every_check(where):
 def test_urls_without_a_key_pass_every_check(url):
     assert url_secret(url) is None
     assert argv_problems([f"transform.base_url={url}"]) == []
-    assert shown(url) == url.split("?")[0] + (" (query not shown)" if "?" in url else "")
+    assert shown(url, "secret") == url.split("?")[0] + (" (query not shown)" if "?" in url else "")
 
 
 def test_a_key_in_a_url_path_on_the_command_line_writes_no_file(tmp_path, monkeypatch, capsys):

@@ -11,12 +11,12 @@ from conftest import run_of
 
 from receval.analysis.summary import question_counts
 from receval.render.plots import axis_values
-from receval.results import read_run
+from receval.results import open_run
 
 
 @pytest.mark.slow  # one run, in-process
 def test_header_counts_by_kind_and_by_split_add_up_to_the_questions_scored(tmp_path_factory):
-    run = read_run(run_of(tmp_path_factory, "depth=10"))
+    run = open_run(run_of(tmp_path_factory, "depth=10"), skip=frozenset())
     counts = question_counts([run], "hit@3")
     assert counts["n_unanswerable"] > 0  # the built-in set has unanswerable questions, left out
     assert sum(counts["kinds"].values()) == sum(counts["splits"].values()) == counts["n_scored"]

@@ -8,7 +8,8 @@ selectors), :mod:`.derived` (``rr@k``, numeric columns as measures), :mod:`.sett
 :mod:`.breakdown` (``--by``, per-question ranks, latency per stage), :mod:`.show`
 (what came back per question), :mod:`.costs` (what a run costs), :mod:`.latency` (which
 run is faster, by select's one rule), :mod:`.units` (what
-the labels say about the measures), :mod:`.report` (the report as data),
+the labels say about the measures), :mod:`.report` (the report as data and the options
+it is asked with), :mod:`.report_runs` and :mod:`.compose` (the report composed),
 :mod:`.gate`, :mod:`.comparison` and :mod:`.differences` (``compare``), :mod:`.choice`
 (what ``select`` computes), :mod:`.listing` (every run under a folder),
 :mod:`.reproduction` (a run against its re-run), :mod:`.decidable` (when the questions
@@ -20,11 +21,11 @@ per-collection and pooled differences, standing over collections), :mod:`.tracke
 """
 
 from receval.analysis.api import (
-    Comparison, PairTest, Suite, Sureness, Undecided, compare, floor, gate, how_sure, load, pairs, suite_report,
-    summary, undecided,
+    Comparison, PairTest, Suite, Sureness, Undecided, compare, floor, gate, how_sure, load, pairs, report_for,
+    suite_report, summary, undecided,
 )
 
 __all__ = [
     "Comparison", "PairTest", "Suite", "Sureness", "Undecided", "compare", "floor", "gate", "how_sure", "load", "pairs",
-    "suite_report", "summary", "undecided",
+    "report_for", "suite_report", "summary", "undecided",
 ]

@@ -13,6 +13,7 @@ commands print, as plain data, without a subprocess. Re-exported by
     shown, sure = analysis.how_sure(runs, "ap", all_pairs=True, correction="holm", ranks=True)
     assert not analysis.undecided(runs, "rr")                    # [] when the questions can decide
     over = analysis.suite_report(analysis.load("runs/suite"), "rr", baseline="retriever=bm25")  # --suite
+    report = analysis.report_for("runs/sweep", baseline="retriever=bm25", chain=True)  # all receval report shows
 
 Arguments are typed: measures by name (``"hit@3"``, ``"MRR"``), ``where`` a mapping of
 column to value (``{"split": "test"}``), floors and margins as numbers. Intervals follow
@@ -32,17 +33,19 @@ from pathlib import Path
 
 from receval.analysis import filters
 from receval.analysis.comparison import Comparison, compare
+from receval.analysis.compose import compose
 from receval.analysis.decidable import Undecided
 from receval.analysis.decidable import undecided as notes_undecided
 from receval.analysis.derived import with_derived
 from receval.analysis.gate import gate
 from receval.analysis.chain import chain_pairs
 from receval.analysis.pairs import every_pair, paired
+from receval.analysis.report import Report, ReportOptions
 from receval.analysis.settings import bootstrap_settings
 from receval.analysis.significance import PairTest, Sureness, correct_family, sureness
 from receval.analysis.suite import Suite, suite
 from receval.analysis.summary import check_floors, failures, measure_names, question_counts, summaries
-from receval.results.discovery import load
+from receval.results.discovery import load_runs
 from receval.results.labels import naming_of
 from receval.core.errors import RecevalError
 from receval.results.stored import Run
@@ -50,8 +53,23 @@ from receval.stats.corrections import CORRECTIONS
 
 __all__ = [
     "Comparison", "PairTest", "Suite", "Sureness", "Undecided", "compare", "floor", "gate", "how_sure", "load", "pairs",
-    "suite_report", "summary", "undecided",
+    "report_for", "suite_report", "summary", "undecided",
 ]
+
+
+def load(*paths: str | Path, qrels: str | Path | None = None) -> list[Run]:
+    """Runs under run folders, sweep folders or folders of sweeps, in order; with
+    ``qrels``, a path that is a file is a TREC run imported beside them
+    (:func:`receval.results.load_runs`)."""
+    return load_runs(list(paths), qrels=qrels)
+
+
+def report_for(*paths: str | Path, **asked) -> Report | Suite:
+    """Everything ``receval report PATHS`` computes, before it is rendered: the same
+    :func:`receval.analysis.compose.compose` the command calls. ``asked``: the fields of
+    :class:`receval.analysis.report.ReportOptions` (``baseline="retriever=bm25"``,
+    ``metrics=["hit@3", "rr"]``, ``chain=True``, ``suite=True``, ...)."""
+    return compose(ReportOptions(runs=paths, **asked))
 
 
 def _kept(runs: Sequence[Run], where: Mapping[str, str] | None, measures: list[str]) -> list[Run]:

@@ -17,7 +17,7 @@ from receval.core.settings import BootstrapConfig
 from receval.core.errors import named
 from receval.core.progress import warn
 from receval.results import configs, labels
-from receval.results.discovery import load_one
+from receval.results.door import open_run
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,8 @@ def compare(
     score, its interval, p-value and verdict (receval.stats.paired), questions fixed and
     broken, and every difference of the saved configs; on ``metric``, or on each of
     ``metrics`` (a pair each, in that order). Errors name parameters as ``names`` maps them."""
-    run_a = load_one(a, what="A")
-    run_b = load_one(b, what="B")
+    run_a = open_run(a, what="A")
+    run_b = open_run(b, what="B")
     where = filters.where_pairs(where)
     both = filters.filter_questions([run_a, run_b], where, option=named(names, "where"))
     asked, option = (list(metrics), named(names, "metrics")) if metrics else ([metric], named(names, "metric"))

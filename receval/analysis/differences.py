@@ -1,7 +1,7 @@
 """Every difference between two saved configs, for ``compare``: a setting changed, a
 component of another kind, a component added or removed
 (``rerank: none -> llm:qwen@30 (first_size 30, model qwen, ...)``), each value shown as
-run labels show values (:func:`receval.results.labels.shown`: a URL as its host)."""
+run labels show values (:func:`receval.core.formatting.shown`, ``"label"``: a URL as its host)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from receval.results.identity import is_result_key
-from receval.results.labels import are_members, component, settings, shown, signature
+from receval.core.formatting import shown
+from receval.results.labels import are_members, component, settings, signature
 
 _ABSENT = object()  # a key one config of the two lacks
 
@@ -88,8 +89,8 @@ def _difference(key: str, x: Any, y: Any, text: str) -> Difference:
 def _leaf_text(x: Any, other: Any) -> str:
     if x is _ABSENT:
         return "(not set)"
-    text = shown(x)
-    if isinstance(x, str) and isinstance(other, str) and text == shown(other) and x != other:
+    text = shown(x, "label")
+    if isinstance(x, str) and isinstance(other, str) and text == shown(other, "label") and x != other:
         text = _exact(x)  # two URLs on one host: what tells them apart, credentials left out
     return text
 
@@ -119,8 +120,8 @@ def _node_text(key: str, node: Any, text: str | None = None) -> str:
     if node is None:
         return "none"
     if not isinstance(node, dict):
-        return shown(node)
+        return shown(node, "label")
     name = component(_node_group(key), node, text)
     inner = {k: v for k, v in settings(node).items() if is_result_key(f"{key}.{k}")}  # not where it ran (rerank.ray.*)
-    own = ", ".join(f"{k} {shown(v)}" for k, v in inner.items() if v is not None)
+    own = ", ".join(f"{k} {shown(v, 'label')}" for k, v in inner.items() if v is not None)
     return f"{name} ({own})" if own else name

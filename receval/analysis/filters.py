@@ -16,8 +16,9 @@ import yaml
 
 from receval.core.errors import RecevalError
 from receval.results.configs import format_value
-from receval.results.discovery import load_one
-from receval.results.labels import Naming, naming_of, shown
+from receval.results.door import open_run
+from receval.core.formatting import shown
+from receval.results.labels import Naming, naming_of
 from receval.results.stored import Run
 from receval.scoring import declared
 
@@ -154,7 +155,7 @@ def _choice_of(key: str) -> str | None:
 
 
 def _value_matches(value: Any, wanted: str) -> bool:
-    if format_value(value) == wanted or str(value) == wanted or shown(value) == wanted:
+    if format_value(value) == wanted or str(value) == wanted or shown(value, "label") == wanted:
         return True  # rerank=none: a run without one (labels call it so)
     try:
         parsed = yaml.safe_load(wanted)
@@ -175,7 +176,7 @@ def select(runs: list[Run], selector: str) -> list[int]:
 
     def matches(i: int, name: str, key: str, value: str) -> bool:
         column = named.params[i].get(name)  # as the report's column shows it: rrf(bm25+dense)
-        if column is not None and value in (shown(column), str(column)):
+        if column is not None and value in (shown(column, "label"), str(column)):
             return True
         return _has(runs[i], key) and _value_matches(_get(runs[i], key), value)
 
@@ -199,7 +200,7 @@ def _get(run: Run, key: str) -> Any:
 def describe(run: Run, row: dict[str, Any]) -> str:
     """A run in a message: its folder and what tells it apart (its row of the report's
     parameter columns, :attr:`receval.results.labels.Naming.params`)."""
-    params = ", ".join(f"{column}={shown(value)}" for column, value in row.items())
+    params = ", ".join(f"{column}={shown(value, 'label')}" for column, value in row.items())
     return f"{run.run_dir}" + (f" ({params})" if params else "")
 
 
@@ -235,7 +236,7 @@ def select_one(runs: list[Run], selector: str, option: str = "baseline") -> tupl
         for i, run in enumerate(runs):
             if run.run_dir.resolve() == resolved:
                 return i, run
-        return None, load_one(path, what=option)
+        return None, open_run(path, what=option)
     matched = select(runs, selector)
     rows = naming_of(runs).params
     if not matched:

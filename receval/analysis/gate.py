@@ -13,7 +13,7 @@ from receval.analysis.pairs import paired
 from receval.analysis.settings import bootstrap_settings
 from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
-from receval.results.discovery import load_one
+from receval.results.door import open_run
 from receval.results.stored import Run
 from receval.scoring.declared import lower_is_better
 from receval.stats.gate import Gate, check_margin
@@ -53,7 +53,7 @@ def gate(
     (``.exit_code`` 0, 1, 3; ``.passed``; ``.line`` says why), read off the paired
     interval of RUN - BASELINE at ``margin`` (``where``: only the questions whose column
     equals the value)."""
-    both = [load_one(run, what="run"), load_one(baseline, what="baseline")]
+    both = [open_run(run, what="run"), open_run(baseline, what="baseline")]
     both = filters.filter_questions(both, filters.where_pairs(where), option="where")
     both = with_derived(both, [metric], option="metric")
     metric = filters.canonical_measure(metric, both, option="metric")

@@ -1,12 +1,14 @@
 """The report as data: every run's means and intervals, the pairs against a
 baseline, the chain, the breakdowns, the floors, what came back per question. Each
 part is computed by its own function (:mod:`.summary`, :mod:`.pairs`, :mod:`.chain`,
-:mod:`.breakdown`, :mod:`.show`); ``receval report`` composes them
-(:mod:`receval.cli.report`)."""
+:mod:`.breakdown`, :mod:`.show`); :mod:`.compose` composes them from a
+:class:`ReportOptions` (``receval report`` and the Python API alike)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from receval.analysis.breakdown import ByTable, QuestionRow
@@ -19,6 +21,52 @@ from receval.stats.gate import Gate
 from receval.stats.verdict import GateOutcome
 
 OVERLAP_THRESHOLDS = (0.3, 0.6)  # low < 0.3 <= medium < 0.6 <= high
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What a report is asked for, as plain values: ``receval report``'s flags once read
+    (:mod:`receval.cli.report`), or the Python API's arguments
+    (:func:`receval.analysis.api.report_for`). Each field is the flag of that name;
+    ``names`` maps parameters to the flags messages name (:func:`receval.core.errors.named`)."""
+
+    runs: tuple[str | Path, ...]  # run, sweep or sweep-folder paths (TREC run files with qrels)
+    metrics: list[str] | None = None  # the measures shown (default hit@1, hit@3, recall@3, rr, ndcg@5)
+    metric: str = "rr"  # the one with the interval column, the pairs and the plot
+    where: list[tuple[str, str]] = field(default_factory=list)  # questions kept: (column, value)
+    floors: Mapping[str, str] = field(default_factory=dict)  # --fail-under, as given (read once runs are)
+    show: list[str] | str | None = None  # question ids, "misses", "changed" or "all"
+    top: int = 5
+    margin: float = 0.0
+    qrels: str | Path | None = None
+    select_runs: str | None = None  # --runs KEY=VALUE
+    baseline: str | None = None
+    gate: str | None = None
+    by: str | None = None
+    by_metric: str | None = None
+    overlap_thresholds: tuple[float, float] = OVERLAP_THRESHOLDS
+    overlap_measure: str = "rouge1_p"
+    per_question: bool = False
+    chain: bool = False
+    all_pairs: bool = False
+    intersect: bool = False
+    correct: str | None = None
+    effects: bool = False
+    detect: float | None = None
+    ranks: bool = False
+    calibrate: bool = False
+    suite: bool = False
+    labels: list[str] = field(default_factory=list)
+    human: list[str] = field(default_factory=list)
+    versus: list[str] = field(default_factory=list)
+    unknown_units: str = "skip"
+    agreement: bool = False
+    precision: float = 0.05
+    n_resamples: int | None = None
+    seed: int | None = None
+    level: float | None = None
+    method: str | None = None
+    names: Mapping[str, str] | None = None
 
 
 @dataclass

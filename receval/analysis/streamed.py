@@ -12,32 +12,23 @@ differ on some question (:class:`Separated`): the only other thing the report as
 it across runs is whether any question separates them
 (:func:`receval.analysis.decidable.undecided`).
 
-:func:`headers` are the runs as their small files describe them (run.json, the saved
-config, read as the door reads them, :func:`receval.results.door.peek`), to choose and
-order the runs before any results are read; :func:`check_header` holds each run opened
-to what its header said.
+A header is a run as its small files describe it (run.json, the saved config,
+read as the door reads them, :func:`receval.results.door.header`), to choose and order
+the runs before any results are read; :func:`check_header` holds each run opened to
+what its header said.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from receval.core.errors import RunError
-from receval.results.door import peek
 from receval.results.stored import Run
 
 #: Columns every slim run keeps.
 KEPT = ("question_id", "first_relevant_rank")
-
-
-def header(run_dir: Path) -> Run:
-    """The run in ``run_dir`` without its results: run.json, config and overrides."""
-    info, config, overrides = peek(run_dir)
-    return Run(Path(run_dir), pa.table({"question_id": pa.array([], pa.string())}), {}, info, config, overrides)
 
 
 def check_header(run: Run, seen: Run) -> None:

@@ -36,7 +36,8 @@ from receval.core.settings import BootstrapConfig
 from receval.core.errors import RecevalError
 from receval.results.configs import flatten
 from receval.results.identity import result_config
-from receval.results.labels import naming_of, shown
+from receval.core.formatting import shown
+from receval.results.labels import naming_of
 from receval.results.stored import Run
 from receval.stats.bootstrap import Interval, confidence_intervals
 from receval.scoring.declared import lower_is_better
@@ -164,9 +165,9 @@ def collection_name(run: Run) -> str:
     of ``dataset.path``, else the dataset's ``name`` (``library``)."""
     node = (run.config or {}).get("dataset") or {}
     if node.get("id"):
-        return shown(node["id"])
+        return shown(node["id"], "label")
     if node.get("path"):  # saved as given: ${oc.env:RECEVAL_SHARED,../shared}/datasets/scifact
-        return PurePath(str(node["path"]).rstrip("/")).name or shown(node["path"])
+        return PurePath(str(node["path"]).rstrip("/")).name or shown(node["path"], "label")
     return str(node.get("name") or "?")
 
 

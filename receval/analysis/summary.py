@@ -215,6 +215,21 @@ def question_counts(runs: list[Run], metric: str) -> dict:
     }
 
 
+def floor_values(floors: Mapping[str, str], option: str = "floors") -> dict[str, float]:
+    """Floors given as text (``--fail-under hit@3=0.70``) as numbers, each a mean between
+    0 and 1; an error naming ``option`` otherwise."""
+    out = {}
+    for name, text in floors.items():
+        try:
+            value = float(text)
+        except ValueError:
+            raise RecevalError(f"{option} {name}={text}: {text!r} is not a number; use e.g. {name}=0.70") from None
+        if not 0 <= value <= 1:
+            raise RecevalError(f"{option} {name}={text}: floors are means between 0 and 1 (0.70, not 70)")
+        out[name] = value
+    return out
+
+
 def check_floors(floors: Mapping[str, float], runs: list[Run], option: str = "floors") -> dict[str, float]:
     """``floors`` (measure -> a mean between 0 and 1) by canonical measure name; a floor
     that is not a number or not in [0, 1], a measure not stored, or one given twice

@@ -5,7 +5,7 @@ mlflow``): pure data, no tracker imported here; :mod:`receval.render.mlflow` log
   one), one :class:`TrackedRun` per job, in sweep order.
 - ``params``: the job's saved config flattened (``retriever.k1``, ``chunking.max_words``),
   each value through :func:`param_value` (a URL as
-  :func:`receval.core.secrets.shown` shows it; a secret, as the run spec's
+  :func:`receval.core.formatting.shown` shows it; a secret, as the run spec's
   :func:`receval.core.secrets.looks_like_key` decides, hidden). The sweep's params are those every job shares.
 - ``metrics``: every measure's mean with its interval bounds (``hit_at_3``,
   ``hit_at_3_lo``, ``hit_at_3_hi``: the report's numbers, from the same
@@ -47,8 +47,8 @@ from receval.core.secrets import (
     cut,
     looks_like_key,
     network_url,
-    shown,
 )
+from receval.core.formatting import shown
 from receval.results import manifest
 from receval.results.configs import flatten, format_value
 from receval.results.door import contained
@@ -118,14 +118,14 @@ def shown_setting(key: str, value: str) -> str | None:
     the rule the run spec refuses a config by, so what a run could not have saved
     is never sent: ``"<hidden>"`` when the name says credential (``api_key``, ``token``;
     not ``api_key_env``, ``passages`` or ``author``), else as
-    :func:`receval.core.secrets.shown` shows it. A URL is shown by its host and path
+    :func:`receval.core.formatting.shown` shows it. A URL is shown by its host and path
     only. Numbers and booleans are never secrets (``max_tokens``)."""
     leaf = key.rsplit(".", 1)[-1]
     if looks_like_key(leaf):  # a key as the setting's name: its value is not shown either
         return "<hidden>"
     if looks_like_key(value, leaf):
-        return "<hidden>" if credential_name(leaf) else shown(value)
-    return shown(value) if network_url(value) else None
+        return "<hidden>" if credential_name(leaf) else shown(value, "secret")
+    return shown(value, "secret") if network_url(value) else None
 
 
 def param_value(key: str, value: Any) -> str:

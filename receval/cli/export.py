@@ -50,7 +50,7 @@ from receval.core.secrets import split_url
 from receval.render.tracker import is_file_store, log, mlflow_modules, uri_shown
 from receval.results.discovery import load_runs
 from receval.results.external import export
-from receval.results.stored import read_run
+from receval.results.door import open_run
 
 #: Library parameter -> this command's flag, for messages.
 FLAGS = {"baseline": "--baseline", "metrics": "--metrics"}
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(args.runs) != 1:
             raise RecevalError(f"--trec writes one run; give one run directory, not {len(args.runs)}")
         args.run_dir = args.runs[0]
-        stored = read_run(args.run_dir)
+        stored = open_run(args.run_dir, skip=frozenset())
         for flag in ("trec", "qrels"):
             outputs.check_output(
                 getattr(args, flag), force=args.force, protected_dirs=[args.run_dir], flag=f"--{flag}"

@@ -84,48 +84,44 @@ Intervals use the first run's saved ``bootstrap`` config unless ``--n-resamples`
 0, 1 for ``--fail-under`` or a failed ``--gate``, 3 for an undecided ``--gate``, 2 for a
 user error (one line).
 
-The flags and how their values read: :mod:`receval.cli.report_flags`.
+The flags and how their values read: :mod:`receval.cli.report_flags`; the report is composed
+by :mod:`receval.analysis.compose` from the flags read (:func:`options_of`).
 """
 
 from __future__ import annotations
 
 import sys
 
-from receval.analysis import filters, show as shown_questions
-from receval.analysis.breakdown import by_table, ranks_per_question
-from receval.analysis.chain import chain_pairs
-from receval.analysis.decidable import undecided
-from receval.analysis.costs import answered
-from receval.analysis.derived import with_derived
-from receval.analysis.gate import gate_runs
-from receval.analysis.holes import judged_cautions, label_agreement, ppi_intervals
-from receval.analysis.humans import certifications, judge_labels, stratified_ppi
-from receval.analysis.pairs import every_pair, paired
-from receval.analysis.report import Report
-from receval.analysis.significance import correct_family, sureness
+from receval.analysis.compose import compose
+from receval.analysis.report import Report, ReportOptions
 from receval.analysis.suite import Suite
-from receval.analysis.summary import latency_cautions
 from receval.cli import options
 from receval.cli.options import FLAGS
-from receval.cli.report_flags import build_parser, parse_floors, parse_metrics, parse_show
-from receval.cli.report_runs import load, loaded_runs, streamed_runs, streams
-from receval.cli.suite import compute_suite, write_suite
+from receval.cli.report_flags import build_parser, parse_floors, parse_metrics, parse_show, parse_thresholds
+from receval.cli.suite import write_suite
 from receval.core import outputs
 from receval.core.errors import RecevalError, exit_on_error
 from receval.render import html, tables
 from receval.render import report as rendered
 from receval.render import show as shown_views
-from receval.stats.gate import check_margin
 
-__all__ = ["main", "report_for"]
+__all__ = ["compute", "main", "options_of", "report_for"]
 
-def compute(args) -> Report:
-    """Everything ``receval report`` shows for parsed ``args``, composed from the
-    functions of :mod:`receval.analysis`: load -> runs and questions kept -> measures ->
-    summaries -> the ``--gate``, pairs, chain, ``--by``, per question, ``--show``. With
-    ``--gate`` the report is of the baseline and the run gated, the baseline first and
-    the pairs against it (unless ``--baseline`` names another), and ``report.gate`` holds
-    the verdict."""
+#: Flags whose values the report's options take as given.
+AS_GIVEN = ("metric", "top", "margin", "qrels", "select_runs", "baseline", "gate", "by", "by_metric",
+            "overlap_measure", "per_question", "chain", "all_pairs", "intersect", "correct", "effects", "detect",
+            "ranks", "calibrate", "labels", "human", "versus", "unknown_units", "agreement", "precision",
+            "n_resamples", "seed", "level", "method")
+
+
+def options_of(args) -> ReportOptions:
+    """The report ``args`` ask for, each flag's value read (one message naming the flag)."""
+    given = {"runs": tuple(args.runs), "names": FLAGS, **{name: getattr(args, name) for name in AS_GIVEN}}
+    if args.suite:  # --suite reads fewer flags; compose_suite names those it does not take
+        if args.test is not None:
+            raise RecevalError("--suite: --test is not taken with --suite; leave it out")
+        return ReportOptions(where=options.question_filters(args), show=args.show, suite=True,
+                             overlap_thresholds=parse_thresholds(args.overlap_thresholds), **given)
     if args.test is not None:
         raise RecevalError(
             f"--test {args.test}: every pair shown now has its p-value and verdict from one paired procedure "
@@ -135,88 +131,20 @@ def compute(args) -> Report:
     where = options.question_filters(args)
     floors = parse_floors(args.fail_under)
     show = parse_show(args.show) if args.show is not None else ("all" if args.format == "html" else None)
-    margin = check_margin(args.margin, option="--margin")
-    if args.agreement and not args.labels:
-        raise RecevalError("--agreement compares label sets: add --labels LABELS.jsonl")
-    if args.human and not args.labels:
-        raise RecevalError("--human corrects a judge's labels: give the judge's with --labels")
-    if args.versus and not args.agreement:
-        raise RecevalError("--versus names the labels --agreement compares against: add --agreement")
-    found = streamed_runs(args, metrics, where, floors) if streams(args, show) else None
-    found = found or loaded_runs(args, metrics, where, floors)
-    runs, names, metric, boot, naming = found.runs, found.names, found.metric, found.boot, found.naming
-    base, gated, summary, relabelled, human = found.base, found.gated, found.summary, found.relabelled, found.human
-    sampled_human, original = found.sampled_human, found.original
-    report = Report(
-        runs=summary, params=naming.columns, metrics=names, metric=metric, questions=found.questions,
-        boot=boot, where=where, baseline=base, floors=found.floors,
-        cautions=latency_cautions(runs, summary) + judged_cautions(runs, naming.labels, metric),
-        relabelled=relabelled.cautions() if relabelled else [],
-        latency=found.latency,
-    )
-    report.undecided = undecided(runs, names, metric, 1.0 - boot.level, kinds=report.questions["kinds"],
-                                  n_resamples=boot.n_resamples, seed=boot.seed, separated=found.separated,
-                                  stored=found.stored_measures)
-    by_names = found.by_names
-    if relabelled is not None and relabelled.estimation is not None:
-        relabelled.estimation.judge_intervals(runs, [metric, *names], boot.level, boot.n_resamples, boot.seed)
-        report.estimation = relabelled.estimation
-    if human is not None:
-        report.ppi = ppi_intervals(runs, human.runs, human.questions, metric, boot.level)
-        report.relabelled += [f"--human: {line}" for line in human.cautions()]
-    if sampled_human is not None:
-        stored_runs = {run.run_dir: run for run in filters.filter_questions(original, where, option="--where")}
-        if any(run.run_dir not in stored_runs for run in runs):
-            raise RecevalError("--human: the person's sample corrects the runs given as RUN; give --baseline among them")
-        report.stratified_ppi = stratified_ppi(
-            [stored_runs[run.run_dir] for run in runs], judge_labels(args.labels), sampled_human,
-            metric, boot.level, min(boot.n_resamples, 500), boot.seed)
-    if relabelled is not None and args.agreement:
-        report.certify = certifications(args.labels, args.precision, boot.level)
-    if relabelled is not None and args.agreement:
-        report.label_agreement = label_agreement(
-            with_derived(found.stored, [metric], "--metric"), runs, metric, boot,
-            what="stored + " + ", ".join(args.versus) if args.versus else "stored labels",
-        )
-    if gated is not None:
-        by_dir = {str(run.run_dir): run for run in runs}
-        report.gate = gate_runs(by_dir[gated[1]], by_dir[gated[0]], metric, boot, margin, args.intersect,
-                                option="--intersect")
-    if base is not None and len(runs) > 1:
-        others = [run for i, run in enumerate(runs) if i != base]
-        report.pairs = paired(runs[base], others, metric, boot, args.intersect, option="--intersect")
-    if args.chain and len(runs) > 1:
-        report.chain = chain_pairs(runs, metric, boot, args.intersect, option="--intersect")
-    if args.by is not None:
-        scored = [answered(run, metric) for run in runs]  # the header's questions: unanswerable ones left out
-        report.by, *report.by_more = [by_table(scored, args.by, m, boot, FLAGS) for m in by_names]
-    if args.per_question:
-        report.per_question = ranks_per_question(runs)
-    if args.all_pairs and len(runs) > 1:
-        report.all_pairs = every_pair(runs, metric, boot, args.intersect, option="--intersect")
-    if args.detect is not None and not 0 < args.detect < float("inf"):
-        raise RecevalError(f"--detect {args.detect}: give the difference to detect, a number > 0 (e.g. 0.02)")
-    wanted = [flag for flag, on in (("--correct", args.correct), ("--effects", args.effects),
-                                     ("--detect", args.detect is not None)) if on]
-    if wanted and not report.shown_pairs():
-        raise RecevalError(f"{wanted[0]}: no pair is shown; add --baseline RUN, --chain or --all-pairs")
-    report.pairs, report.chain, report.all_pairs = correct_family(
-        [report.pairs, report.chain, report.all_pairs], args.correct, boot)
-    if args.correct or args.effects or args.detect is not None or args.ranks or args.calibrate:
-        report.sure = sureness(
-            runs, report.shown_pairs(), metric, boot, args.effects, args.correct,
-            args.detect, args.ranks, args.calibrate, args.intersect,
-        )
-    if show is not None:
-        report.shown = shown_questions.show(runs, naming.labels, show, args.top, FLAGS)
-    return report
+    return ReportOptions(metrics=metrics, where=where, floors=floors, show=show,
+                         overlap_thresholds=parse_thresholds(args.overlap_thresholds), **given)
+
+
+def compute(args) -> Report | Suite:
+    """Everything ``receval report`` shows for parsed ``args``
+    (:func:`receval.analysis.compose.compose` of :func:`options_of`)."""
+    return compose(options_of(args))
 
 
 def report_for(argv: list[str]) -> Report | Suite:
-    """What ``receval report ARGV`` computes, before it is rendered (for tests
-    and for a notebook that wants the whole report)."""
-    args = build_parser().parse_args(argv)
-    return compute_suite(args, load(args)) if args.suite else compute(args)
+    """What ``receval report ARGV`` computes, before it is rendered (for tests; a
+    notebook calls :func:`receval.analysis.report_for`)."""
+    return compute(build_parser().parse_args(argv))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         for flag in ("out", "plot"):
             outputs.check_output(getattr(args, flag), force=args.force, protected_dirs=inputs, flag=f"--{flag}")
         if args.suite:
-            write_suite(args, compute_suite(args, load(args)))
+            write_suite(args, compute(args))
             return 0
         report = compute(args)
         if args.plot:

@@ -1,5 +1,5 @@
 """The flags of ``receval report`` (:func:`build_parser`, their help) and how
-their values read (:func:`parse_metrics`, :func:`parse_floors`, :func:`floor_values`,
+their values read (:func:`parse_metrics`, :func:`parse_floors`,
 :func:`parse_thresholds`, :func:`parse_show`): each a user error naming the flag. The
 command's manual is :mod:`receval.cli.report`'s docstring."""
 
@@ -203,19 +203,3 @@ def parse_show(text: str) -> list[str] | str:
     if not ids:
         raise RecevalError("--show: give question ids (q18,q19), misses or changed")
     return ids
-
-
-def floor_values(floors: dict[str, str]) -> dict[str, float]:
-    """``--fail-under`` floors as numbers, each a mean between 0 and 1."""
-    out = {}
-    for name, text in floors.items():
-        try:
-            value = float(text)
-        except ValueError:
-            raise RecevalError(
-                f"--fail-under {name}={text}: {text!r} is not a number; use e.g. {name}=0.70"
-            ) from None
-        if not 0 <= value <= 1:
-            raise RecevalError(f"--fail-under {name}={text}: floors are means between 0 and 1 (0.70, not 70)")
-        out[name] = value
-    return out

@@ -52,7 +52,7 @@ from receval.core.errors import RecevalError, RunError, exit_on_error
 from receval.cli.options import ArgumentParser
 from receval.results.claim import taken
 from receval.run.written import saved_config
-from receval.results.discovery import find_runs
+from receval.results.discovery import load_runs
 from receval.analysis.reproduction import Reproduction, compare_tables
 from receval.results.door import open_run
 from receval.results.format import CONFIG_PATH, RESULTS
@@ -149,7 +149,7 @@ def reproduce(
 
 
 def reproduce_all(paths: list[str | Path], out: str | Path | None = None, **allow) -> list[Reproduction]:
-    found = find_runs(paths)
+    found = [run.run_dir for run in load_runs(paths, headers=True)]
     results = []
     for i, run_dir in enumerate(found):
         target = None

@@ -1,34 +1,14 @@
-"""``receval report RUNS... --suite``: what the suite report computes from the
-parsed arguments and how it is written (the shell over :mod:`receval.analysis.suite`
-and :mod:`receval.render.suite`; :mod:`receval.cli.report` loads the runs)."""
+"""``receval report RUNS... --suite``: how the suite report is written (the shell over
+:mod:`receval.render.suite`; :func:`receval.analysis.compose.compose_suite` computes it)."""
 
 from __future__ import annotations
 
 import sys
 
-from receval.analysis import filters
-from receval.analysis.settings import bootstrap_settings
-from receval.analysis.suite import Suite, suite
+from receval.analysis.suite import Suite
 from receval.cli import options
-from receval.cli.options import FLAGS
-from receval.core.errors import RecevalError
 from receval.render import suite as rendered_suite
 from receval.render import tables
-from receval.results.stored import Run
-
-SUITE_ALONE = ("gate", "chain", "by", "per_question", "all_pairs", "test", "correct", "detect", "ranks", "calibrate",
-               "show", "qrels")
-
-
-def compute_suite(args, runs: list[Run]) -> Suite:
-    """``--suite`` over the loaded ``runs``: configurations x collections
-    (:mod:`receval.analysis.suite`)."""
-    given = [name for name in SUITE_ALONE if getattr(args, name) not in (None, False)]
-    if given:
-        raise RecevalError(f"--suite: --{given[0].replace('_', '-')} is not taken with --suite; leave it out")
-    runs = filters.filter_questions(runs, options.question_filters(args), option="--where")
-    boot = bootstrap_settings(runs, args.n_resamples, args.seed, args.level, args.method, FLAGS["bootstrap"])
-    return suite(runs, args.metric, boot, args.baseline, option="--baseline")
 
 
 def write_suite(args, found: Suite) -> None:

@@ -5,7 +5,8 @@ are imported when the first request is sent. The rules of :mod:`receval.core.sec
 apply: the base URL is checked (:func:`api_url`: an ``http(s)://`` API root holding no
 user, password, query or fragment; a key belongs in an environment variable, not a
 URL), the key is read from the environment variable named by ``api_key_env`` at each
-request (never stored, so a client pickles without it), every piece of server text in
+request, as is each header's value that ``header_envs`` names (never stored, so a client
+pickles without them), every piece of server text in
 a message goes through :func:`receval.core.secrets.clip` (redacting the value of every
 variable in :attr:`Client.secret_envs`), and httpx and httpcore never log
 (:func:`quiet_http_logs`): their lines carry the server's reason phrase unredacted.
@@ -38,13 +39,14 @@ import os
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
 from receval.core.errors import ConfigError, RecevalError
-from receval.core.secrets import ENV_NAME, api_key, clip, is_local, shown, split_url, url_secret
+from receval.core.formatting import shown
+from receval.core.secrets import ENV_NAME, api_key, clip, is_local, split_url, url_secret
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx
 SNIPPET = 300  # characters of server text in a message
@@ -63,7 +65,7 @@ def api_url(base_url: str | None, suffix: str, option: str, key_option: str) -> 
         )
     parts = split_url(base_url)
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{option}={shown(base_url)}: use an http:// or https:// URL, e.g. http://localhost:11434/v1")
+        raise ConfigError(f"{option}={shown(base_url, 'secret')}: use an http:// or https:// URL, e.g. http://localhost:11434/v1")
     if parts.username or parts.password or parts.query or parts.fragment or url_secret(base_url):
         raise ConfigError(
             f"{option} must hold no user, password, query or fragment, nor a key-like part; give the API key "
@@ -95,9 +97,12 @@ def check_key_env(api_key_env: str | None, url: str, option: str, unset_ok_on_lo
     )
 
 
-def headers(api_key_env: str | None) -> dict[str, str]:
-    """JSON request headers, with ``Authorization: Bearer <key>`` when a key is set."""
-    out = {"Content-Type": "application/json", "Accept": "application/json"}
+def headers(api_key_env: str | None, header_envs: Mapping[str, str] | None = None) -> dict[str, str]:
+    """JSON request headers, with ``Authorization: Bearer <key>`` when a key is set;
+    ``header_envs`` (header name -> NAME of the variable holding its value) first, their
+    values read now (a search service's ``headers: {Authorization: ES_AUTH}``)."""
+    out = {name: os.environ.get(env, "") for name, env in (header_envs or {}).items()}
+    out.update({"Content-Type": "application/json", "Accept": "application/json"})
     key = api_key(api_key_env)
     if key:
         out["Authorization"] = f"Bearer {key}"
@@ -192,7 +197,9 @@ def _libraries():
 
 
 class Client:
-    """Requests to one API root; ``option`` names its config group in messages (``synth``)."""
+    """Requests to one API root; ``option`` names its config group in messages (``synth``);
+    ``header_envs``: headers sent with every request, each value read from the
+    environment variable it names at each request (never stored)."""
 
     def __init__(
         self,
@@ -205,11 +212,13 @@ class Client:
         option: str = "api",
         key_on_loopback: bool = False,
         sleep: Callable[[float], None] = time.sleep,
+        header_envs: Mapping[str, str] | None = None,
     ):
         self.option = option
         self.root = api_url(base_url, "", f"{option}.base_url", f"{option}.api_key_env")
         check_key_env(api_key_env, self.root, f"{option}.api_key_env", unset_ok_on_loopback=not key_on_loopback)
         self.api_key_env = api_key_env or None
+        self.header_envs = dict(header_envs or {})
         self.timeout = float(timeout)
         self.max_retries = int(retries)
         self.backoff, self.max_backoff = float(backoff), float(max_backoff)
@@ -237,8 +246,9 @@ class Client:
 
     @property
     def secret_envs(self) -> tuple[str, ...]:
-        """The variables whose values this client sends (redacted from every message)."""
-        return (self.api_key_env,) if self.api_key_env else ()
+        """The variables whose values this client sends (redacted from every message): the
+        key's and the headers' (a server may echo a header's value)."""
+        return ((self.api_key_env,) if self.api_key_env else ()) + tuple(self.header_envs.values())
 
     def credentials(self) -> tuple[str, ...]:
         """The values this client sends (of :attr:`secret_envs`), read now: what an answer
@@ -259,7 +269,7 @@ class Client:
         """One POST of ``payload`` as JSON; raises :class:`Retryable` or :class:`StatusError`
         (:class:`Held` while :func:`held` is open: nothing is sent)."""
         if _HELD:
-            raise Held(f"{shown(self.url(path))}: {_HELD[-1]}")
+            raise Held(f"{shown(self.url(path), 'secret')}: {_HELD[-1]}")
         httpx, _ = _libraries()
         with self._lock:
             if self._http is None:
@@ -268,7 +278,7 @@ class Client:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         started = time.perf_counter()
         try:
-            response = self._http.post(self.url(path), content=body, headers=headers(self.api_key_env))
+            response = self._http.post(self.url(path), content=body, headers=headers(self.api_key_env, self.header_envs))
         except httpx.TimeoutException:
             raise Retryable(f"no answer within {self.option}.timeout={self.timeout:g}s") from None
         except httpx.ConnectError as error:

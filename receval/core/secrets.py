@@ -10,7 +10,8 @@ carry one, and what a message may show of text from outside.
   a message only through :func:`clip`: redacted first, then cut, so a key straddling
   the cut cannot leak its first characters; :func:`cut` is the same for text that
   holds no key (a stored file's value, a user's code's answer).
-- A value that may be a key is shown by :func:`shown`: a URL without its user,
+- A value that may be a key is shown by :func:`receval.core.formatting.shown`
+  (``"secret"``): a URL without its user,
   password, query or fragment, a key-like host or path segment as ``<hidden>``; a
   key-like string not at all. :func:`url_secret` reads every part of a URL by the one
   rule (:func:`looks_like_key`), so a key in a path (``http://host/sk-.../v1``) is
@@ -111,7 +112,7 @@ def host_of(parts: urllib.parse.SplitResult) -> str:
 _URL_PIECE = re.compile(r"[/;,&=:@.?#+!$'()*\s]+")  # what parts a URL's words (``-`` and ``_`` stay in a key)
 
 
-def _holds_key(text: str) -> bool:
+def holds_key(text: str) -> bool:
     """Whether a part of a URL (percent-decoded) is or holds a key: the whole part, or
     any of its pieces between URL punctuation, under :func:`looks_like_key`."""
     decoded = urllib.parse.unquote(text)
@@ -131,33 +132,17 @@ def url_secret(value) -> str | None:
     if "@" in parts.netloc:
         return "credentials (user:KEY@host)"
     host, _, port = parts.netloc.rpartition(":") if not parts.netloc.endswith("]") else (parts.netloc, "", "")
-    if _holds_key(host or parts.netloc) or (port and not port.isdigit() and _holds_key(port)):
+    if holds_key(host or parts.netloc) or (port and not port.isdigit() and holds_key(port)):
         return "a key in its host or port (host:KEY)"
-    if any(_holds_key(segment) for segment in parts.path.split("/") if segment):
+    if any(holds_key(segment) for segment in parts.path.split("/") if segment):
         return "a key in its path (/KEY/...)"
     for text in (parts.query, parts.fragment):
         for name, found in urllib.parse.parse_qsl(text, keep_blank_values=True):
             if looks_like_key(found, name):
                 return "a key in its query string (?api_key=...)"
-        if text and _holds_key(text):
+        if text and holds_key(text):
             return "a key in its query string (?api_key=...)"
     return None
-
-
-def shown(value) -> str:
-    """A config value safe to print: a URL as ``scheme://host/path`` (user, password,
-    query and fragment left out, a key-like host or path segment as ``<hidden>``), a
-    key-like string not at all, anything else cut."""
-    parts = network_url(value)
-    if parts is not None:
-        hidden = " (query not shown)" if parts.query or parts.fragment else ""
-        host = "<hidden>" if _holds_key(host_of(parts)) else host_of(parts)
-        path = "/".join("<hidden>" if _holds_key(segment) else segment for segment in parts.path.split("/"))
-        return urllib.parse.urlunsplit((parts.scheme, host, path, "", "")) + hidden
-    if isinstance(value, str) and looks_like_key(value.strip()):
-        return "<hidden: looks like a key>"
-    text = repr(value) if isinstance(value, str) else str(value)
-    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
 
 
 def is_local(host: str | None) -> bool:

@@ -35,7 +35,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from receval.core.secrets import ENV_NAME, host_of, looks_like_key, network_url, shown, url_secret
+from receval.core.formatting import shown
+from receval.core.secrets import ENV_NAME, host_of, looks_like_key, network_url, url_secret
 from receval.core.errors import RunError
 
 __all__ = [
@@ -88,7 +89,7 @@ def label(path: tuple) -> str:
         elif isinstance(part, str) and PLAIN_KEY.fullmatch(part) and not looks_like_key(part):
             out += ("." if out else "") + part
         else:
-            out += f"[{shown(part)}]"
+            out += f"[{shown(part, 'secret')}]"
     return out or "(the top level)"
 
 
@@ -219,7 +220,7 @@ def fill_interpolations(data: dict, saved, where: Path | str, *, strict: bool = 
         if fallback is not None and (value := fallback(path)) is not ABSENT:
             return value
         problems.append(
-            f"{where}: {label(path)}={shown(node)} is an interpolation; a stored run is data and "
+            f"{where}: {label(path)}={shown(node, 'secret')} is an interpolation; a stored run is data and "
             f"receval evaluates none: {RERUN_CONFIG}"
         )
         return node
@@ -304,7 +305,7 @@ def imported(target) -> str:
         found = f"from {list(spec.submodule_search_locations)[0]}"
     else:
         found = "not found on this Python's path"
-    return f"module {shown(module)} ({found})"
+    return f"module {shown(module, 'secret')} ({found})"
 
 
 def check_reach(data: dict, where: Path | str, *, allow_remote: bool, allow_code: bool, stream=None) -> None:
@@ -316,12 +317,12 @@ def check_reach(data: dict, where: Path | str, *, allow_remote: bool, allow_code
     for reach in found:
         if reach.what == "code" and not allow_code:
             problems.append(
-                f"{where}: {reach.key}={shown(reach.value)} names code to import; a stored run does "
+                f"{where}: {reach.key}={shown(reach.value, 'secret')} names code to import; a stored run does "
                 "not run code unless you pass --allow-code"
             )
         elif reach.what == "remote" and not allow_remote:
             problems.append(
-                f"{where}: {reach.key}={shown(reach.value)} would send requests over the network; "
+                f"{where}: {reach.key}={shown(reach.value, 'secret')} would send requests over the network; "
                 "a stored run does not unless you pass --allow-remote"
             )
         elif reach.what == "remote":
@@ -330,7 +331,7 @@ def check_reach(data: dict, where: Path | str, *, allow_remote: bool, allow_code
                     f"{where}: beside {reach.key}, an api_key_env or header value is not a variable name"
                 )
             if secret := url_secret(reach.value):
-                problems.append(f"{where}: {reach.key}={shown(reach.value)} carries {secret}; it is not sent")
+                problems.append(f"{where}: {reach.key}={shown(reach.value, 'secret')} carries {secret}; it is not sent")
     if problems:
         raise RunError(problems)
     stream = stream or sys.stderr
@@ -341,7 +342,7 @@ def check_reach(data: dict, where: Path | str, *, allow_remote: bool, allow_code
             continue
         parts = network_url(reach.value) if reach.what == "remote" else None
         if parts is not None or (reach.what == "remote" and reach.name in REMOTE_KEYS):
-            host = host_of(parts) if parts is not None else shown(reach.value)
+            host = host_of(parts) if parts is not None else shown(reach.value, "secret")
             print(
                 f"receval: {where}: {reach.key} sends requests to {host} with {sending(reach.envs)}",
                 file=stream, flush=True,

@@ -31,7 +31,8 @@ from typing import Optional
 from receval.clients.calls import Answer
 from receval.clients.chat import ChatClient, ReplyError
 from receval.run.components import Context, JudgeConfig, component
-from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
+from receval.core.settings import ApiFields, retries_of
+from receval.schema import RETRIES, SEED, THREADS, WORDS, range_
 
 SYSTEM = (
     "You grade how well a passage answers a search question, on a scale of 0 to 3.\n"
@@ -50,7 +51,10 @@ SCHEMA = {
 
 
 @dataclass
-class LlmJudgeConfig(JudgeConfig):
+class LlmJudgeConfig(JudgeConfig, ApiFields):
+    """The llm judge: the endpoint (:class:`receval.core.settings.ApiFields`), the model and
+    how it grades."""
+
     kind: str = "llm"
     base_url: Optional[str] = None  # required: API root before /chat/completions, e.g. http://localhost:11434/v1
     model: Optional[str] = None  # required
@@ -60,10 +64,8 @@ class LlmJudgeConfig(JudgeConfig):
     samples: int = field(default=1, metadata=range_(1, 99))  # answers per pair, majority vote
     passage_words: int = field(default=300, metadata=range_(*WORDS))  # words of each unit put in a prompt
     concurrency: int = field(default=4, metadata=range_(*THREADS))  # requests in flight
-    timeout: float = field(default=60.0, metadata=range_(*SECONDS))
-    max_retries: int = field(default=4, metadata=range_(*RETRIES))
-    backoff: float = field(default=1.0, metadata=range_(*WAIT))
-    max_backoff: float = field(default=30.0, metadata=range_(*WAIT))
+    # deprecated: the old name of retries (read as it, with a notice)
+    max_retries: Optional[int] = field(default=None, metadata=range_(*RETRIES, null="retries holds it"))
     per_1k_requests: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
     per_1m_input_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
     per_1m_output_tokens: float = field(default=0.0, metadata=range_(0, 1e6, hint="US dollars"))
@@ -99,7 +101,7 @@ class LlmJudge:
         self.node = node
         root = node.cache_dir or os.environ.get("RECEVAL_CACHE_DIR", ".cache/receval")
         self.client = client or ChatClient(
-            node.base_url, str(node.model), node.api_key_env, timeout=node.timeout, max_retries=node.max_retries,
+            node.base_url, str(node.model), node.api_key_env, timeout=node.timeout, max_retries=retries_of(node, "judge"),
             backoff=node.backoff, max_backoff=node.max_backoff, option="judge", cache_dir=root,
         )
         self.model, self.temperature, self.seed = str(node.model), float(node.temperature), int(node.seed)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from receval.analysis.report import Report
 from receval.render import tables
-from receval.results.labels import shown
+from receval.core.formatting import shown
 from receval.stats.quantiles import METHOD, fewest_values
 
 
 def params_cells(report: Report, run) -> list[str]:
     """The run's value of each parameter column; ``-`` where it does not apply."""
-    return [shown(run.params[p]) if p in run.params else "-" for p in report.params]
+    return [shown(run.params[p], "label") if p in run.params else "-" for p in report.params]
 
 
 def latency_table(report: Report) -> tables.Table | None:

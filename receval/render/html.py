@@ -12,11 +12,11 @@ from __future__ import annotations
 from html import escape
 
 from receval.analysis.show import MAX_ALL
+from receval.core.formatting import shown
 from receval.scoring.declared import measure_label
 from receval.render import report as rendered
 from receval.render import costs, sureness
 from receval.render.show import calls_lines, holds, missed_text, spent_text
-from receval.render.tables import shown
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from receval.core.errors import RecevalError
-from receval.results.labels import shown
+from receval.core.formatting import shown
 from receval.scoring.declared import measure_label
 from receval.core.io import atomic_write
 
@@ -150,9 +150,9 @@ def panels(report, figure) -> None:
             members = sorted(members, key=lambda run: xs.index(_value(run, param)))
             x = np.array([xs.index(_value(run, param)) for run in members]) + offset
             means, err = _errors([run.metrics[metric] for run in members])
-            name = " ".join(f"{p}={shown(v)}" for p, v in zip(others, key)) or metric
+            name = " ".join(f"{p}={shown(v, 'label')}" for p, v in zip(others, key)) or metric
             axes.errorbar(x, means, yerr=err, fmt="o-", capsize=3, label=name)
-        axes.set_xticks(range(len(xs)), [shown(v) for v in xs])
+        axes.set_xticks(range(len(xs)), [shown(v, "label") for v in xs])
         axes.set_xlabel(param)
         axes.grid(axis="y", alpha=0.3)
         if others and len(lines) <= 12:

@@ -13,6 +13,7 @@ from typing import Any
 from receval.analysis.holes import ppi_lines
 from receval.analysis.humans import stratified_lines
 from receval.analysis.report import Report
+from receval.core.formatting import shown
 from receval.scoring.declared import lower_is_better, measure_label
 from receval.render import sureness, tables, verdicts
 from receval.render.costs import cost_table, latency_table, stage_table
@@ -204,7 +205,7 @@ def question_table(report: Report) -> tables.Table | None:
             "n/a" if i in q.absent else ("-" if rank is None else str(rank))
             for i, rank in enumerate(q.ranks)
         ]
-        rows.append(["x" if q.missed_by_all else "", q.question_id, q.kind or "", *ranks, tables.shown(q.question)])
+        rows.append(["x" if q.missed_by_all else "", q.question_id, q.kind or "", *ranks, shown(q.question)])
         if q.missed_by_all:
             flagged.add(r)
     n_missed = len(flagged)

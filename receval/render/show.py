@@ -15,7 +15,8 @@ import re
 from receval.analysis.show import QuestionView, RunView
 from receval.core.terminal import printable
 from receval.render.gated import verdict_markdown, with_gate
-from receval.render.tables import Table, shown, to_csv, to_latex
+from receval.core.formatting import shown
+from receval.render.tables import Table, to_csv, to_latex
 from receval.stats.gate import Gate
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from receval.core.formatting import shown
 from receval.render import tables
 
 
@@ -26,7 +27,7 @@ def cell(value: Any) -> str:
         return "[" + ", ".join(cell(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {cell(v)}" for k, v in value.items()) + "}"
-    return tables.shown(str(value))
+    return shown(str(value))
 
 
 def _plain(value: Any) -> Any:

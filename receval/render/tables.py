@@ -40,15 +40,6 @@ class Table:
         return ["l"] + ["r"] * (len(self.columns) - 1)
 
 
-SHOWN_CHARS = 300  # of a question in a table, a --show block or the HTML page (CSV and JSON hold it all)
-
-
-def shown(text: str | None, limit: int = SHOWN_CHARS) -> str:
-    """A stored free text (a question) as a display shows it: at most ``limit`` characters."""
-    text = text or ""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # ----------------------------------------------------------------- terminal
 
 

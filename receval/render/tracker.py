@@ -39,7 +39,8 @@ from pathlib import Path
 
 from receval.analysis.tracker import Artifact, TrackedRun, TrackedSweep
 from receval.core.errors import RecevalError
-from receval.core.secrets import clip, cut, network_url, shown, split_url
+from receval.core.formatting import shown
+from receval.core.secrets import clip, cut, network_url, split_url
 
 EXTRA = "mlflow"
 DONE_TAG = "receval.exported"
@@ -82,8 +83,8 @@ def _file_store_allowed(uri: str) -> Iterator[None]:
 
 def uri_shown(uri: str) -> str:
     """The tracking URI as a message shows it: a network URI without user, password,
-    query or fragment (:func:`receval.core.secrets.shown`); a file store as given."""
-    return shown(uri) if network_url(uri) else cut(uri, 200)
+    query or fragment (:func:`receval.core.formatting.shown`); a file store as given."""
+    return shown(uri, "secret") if network_url(uri) else cut(uri, 200)
 
 
 def scrubbed(text: str, uri: str, limit: int = 300) -> str:

@@ -17,7 +17,7 @@ documents); a replay stores the live counts and latency and is marked.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -28,21 +28,16 @@ from receval.core import numeric
 from receval.run.components import Context, component
 from receval.rerankers import RerankFields, Rescored
 from receval.rerankers._remote import Client, ItemFailed, RemoteScorer
-from receval.schema import RETRIES, SECONDS, WAIT, range_
+from receval.core.settings import ApiFields
 
 
 @dataclass
-class RemoteFields:
-    """What reaches an API: shared by the ``http`` and ``llm`` re-rankers."""
+class RemoteFields(ApiFields):
+    """What reaches an API: shared by the ``http`` and ``llm`` re-rankers (the endpoint:
+    :class:`receval.core.settings.ApiFields`)."""
 
     base_url: Optional[str] = None  # the API root, e.g. http://localhost:8080 or https://api.jina.ai/v1
     model: Optional[str] = None  # sent as "model"
-    api_key_env: Optional[str] = None  # NAME of the environment variable holding the key; null: none
-    timeout: float = field(default=60.0, metadata=range_(*SECONDS))  # seconds per request
-    # per request: 408/409/425/429/5xx, timeouts, dropped connections
-    retries: int = field(default=4, metadata=range_(*RETRIES))
-    backoff: float = field(default=1.0, metadata=range_(*WAIT))  # first retry delay in seconds, doubled each time
-    max_backoff: float = field(default=30.0, metadata=range_(*WAIT))  # cap on one delay (Retry-After included)
 
     def remote_problems(self) -> list[str]:
         problems = []

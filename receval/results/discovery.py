@@ -1,4 +1,5 @@
-"""Finding stored runs: a run folder, a sweep folder, or a folder of sweeps.
+"""Finding stored runs: a run folder, a sweep folder, or a folder of sweeps
+(:func:`load_runs`, one of the door's two public names).
 
 A run directory holds ``results.parquet``; a sweep directory holds numbered job
 folders (``0``, ``1``, ... in job-number order); a folder of sweeps (``runs/`` or
@@ -16,16 +17,10 @@ from pathlib import Path
 from receval.core.errors import RunError, named
 from receval.core.progress import warn
 from receval.results.external import import_trec_run
-from receval.results.door import open_run
+from receval.results.door import header, job_dirs, open_run
 from receval.results.manifest import IncompleteRun
 from receval.results.stored import UNUSED_COLUMNS, Run
 from receval.results.format import HYDRA_DIR, RESULTS, RUN_JSON
-
-
-def job_dirs(path: Path) -> list[Path]:
-    """Numbered subfolders of a sweep directory, in job-number order."""
-    jobs = [p for p in path.iterdir() if p.is_dir() and p.name.isdigit()]
-    return sorted(jobs, key=lambda p: int(p.name))
 
 
 def _looks_like_job(path: Path) -> bool:
@@ -58,7 +53,7 @@ def _sweep_jobs(path: Path) -> list[Path]:
     return jobs
 
 
-def find_runs(paths: list[str | Path]) -> list[Path]:
+def _find_runs(paths: list[str | Path]) -> list[Path]:
     """Run directories named by ``paths`` (runs, sweeps or folders of sweeps), in order.
 
     Incomplete jobs (no ``results.parquet``) are skipped with a warning; a path that
@@ -123,13 +118,17 @@ def runs_under(root: str | Path, incomplete: bool = False) -> list[Path]:
 
 def load_runs(
     paths: list[str | Path], qrels: str | Path | None = None, names: Mapping[str, str] | None = None,
-    skip: frozenset[str] = UNUSED_COLUMNS,
+    skip: frozenset[str] = UNUSED_COLUMNS, *, headers: bool = False,
 ) -> list[Run]:
     """Stored runs from run or sweep directories; with ``qrels``, a path that is a
     file is an external TREC run, imported beside them (:mod:`receval.results.external`).
     Messages name ``qrels`` as ``names`` maps it (:func:`receval.core.errors.named`).
     ``skip``: columns not read (by default the rankings and labels; pooling and
-    re-scoring read them)."""
+    re-scoring read them). ``headers``: each run found as its small files describe it
+    (:func:`receval.results.door.header`: no results read, nothing checked yet), for a
+    reader that opens them one at a time or re-runs them."""
+    if headers:
+        return [header(run_dir) for run_dir in _find_runs(paths)]
     files = [p for p in paths if Path(p).is_file()]
     if files and qrels is None:
         raise RunError(
@@ -139,7 +138,7 @@ def load_runs(
     folders = [p for p in paths if not Path(p).is_file()]
     named_dirs = {Path(p).resolve() for p in folders}
     stored = []
-    for run_dir in find_runs(folders) if folders else []:
+    for run_dir in _find_runs(folders) if folders else []:
         try:
             stored.append(open_run(run_dir, skip=skip))
         except IncompleteRun as error:  # a job of a sweep: skipped, as one without results is
@@ -149,25 +148,3 @@ def load_runs(
     if folders and not stored:
         raise RunError("no complete runs in " + ", ".join(str(p) for p in folders) + " (every job was skipped)")
     return stored + [import_trec_run(f, qrels, stored, named(names, "qrels")) for f in files]
-
-
-def load(*paths: str | Path, qrels: str | Path | None = None) -> list[Run]:
-    """Runs under run folders, sweep folders or folders of sweeps, in order; with
-    ``qrels``, a path that is a file is a TREC run imported beside them (the Python API's
-    :func:`receval.analysis.load`)."""
-    return load_runs(list(paths), qrels=qrels)
-
-
-def load_one(path: str | Path, what: str = "run") -> Run:
-    """Exactly one run directory (a sweep is refused, naming its jobs)."""
-    path = Path(path)
-    if path.is_dir() and not (path / RESULTS).is_file():
-        jobs = job_dirs(path)
-        if jobs:
-            raise RunError(
-                f"{path}: a sweep of {len(jobs)} jobs, not one run; give {what} as one "
-                f"of its job folders, e.g. {jobs[0]}"
-            )
-    if not path.exists():
-        raise RunError(f"{path}: no such directory")
-    return open_run(path)

@@ -29,6 +29,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow as pa
 import yaml
 
 from receval.core import numeric, trust
@@ -271,21 +272,33 @@ def _evidence_facts(facts) -> bool:
 # ------------------------------------------------------------------ the door
 
 
+def job_dirs(path: Path) -> list[Path]:
+    """Numbered subfolders of a sweep directory, in job-number order."""
+    jobs = [p for p in path.iterdir() if p.is_dir() and p.name.isdigit()]
+    return sorted(jobs, key=lambda p: int(p.name))
+
+
 def open_run(
     run_dir: str | Path, *, skip: frozenset[str] = UNUSED_COLUMNS, only: frozenset[str] | None = None,
-    chunks: bool = False, sealed: tuple[str, ...] | None = None,
+    chunks: bool = False, sealed: tuple[str, ...] | None = None, what: str = "run",
 ) -> Run:
     """The run in ``run_dir``, complete and checked (see the module docstring), as a
     frozen :class:`Run`. ``skip``: results columns not read (by default the rankings
     and labels; pass ``frozenset()`` for all); ``only``: read no other column (the ids
     are always read: they are checked); ``chunks``: also read the retrieved
     chunks (``report --show``); ``sealed``: check only these files against the
-    manifest (resume: results and run.json, the config being the new one)."""
+    manifest (resume: results and run.json, the config being the new one). A sweep is
+    refused, naming its jobs (``what``: what the caller calls the run, e.g. ``"A"``)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunError(f"{run_dir}: no such directory" if not run_dir.exists() else f"{run_dir}: not a directory")
     root = run_dir.resolve()
     present = {name: path for name in manifest.SEALED if (path := contained(run_dir, name, root)) is not None}
+    if RESULTS not in present and (jobs := job_dirs(run_dir)):
+        raise RunError(
+            f"{run_dir}: a sweep of {len(jobs)} jobs, not one run; give {what} as one "
+            f"of its job folders, e.g. {jobs[0]}"
+        )
     if RESULTS not in present:
         raise RunError(
             f"{run_dir}: no {RESULTS} here; give a run directory written by "
@@ -345,3 +358,10 @@ def peek(run_dir: str | Path) -> tuple[dict, dict, list[str]]:
     present = {name: path for name in (RUN_JSON, CONFIG_PATH, OVERRIDES_PATH)
                if (path := contained(run_dir, name, root)) is not None}
     return _saved(present, {name: read_once(path, _limit(name)) for name, path in present.items()})
+
+
+def header(run_dir: str | Path) -> Run:
+    """The run in ``run_dir`` without its results: run.json, config and overrides
+    (:func:`peek`), to order and choose runs before any is opened."""
+    info, config, overrides = peek(run_dir)
+    return Run(Path(run_dir), pa.table({"question_id": pa.array([], pa.string())}), {}, info, config, overrides)

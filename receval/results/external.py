@@ -30,7 +30,8 @@ from receval.core.errors import RecevalError, RunError
 from receval.core.secrets import cut
 from receval.results import trec
 from receval.results.format import OVERLAP, SCHEMA_VERSION, results_schema
-from receval.results.stored import Run, read_run
+from receval.results.door import open_run
+from receval.results.stored import Run
 from receval.scoring.declared import measures_for, parse_measure
 from receval.scoring.qrels import read_judgements
 from receval.scoring.questions import UNANSWERABLE, Question
@@ -179,7 +180,7 @@ def export(
     """Write a stored run (and its labels) as TREC files; returns the paths written. Both
     are formatted before either is written, so a problem (named with the run and the
     question) leaves no file behind."""
-    stored = run_dir if isinstance(run_dir, Run) else read_run(run_dir)
+    stored = run_dir if isinstance(run_dir, Run) else open_run(run_dir, skip=frozenset())
     try:
         run_text = trec.format_run(ranking(stored), tag or default_tag(stored))
         qrels_text = trec.format_qrels(qrels(stored)) if qrels_path else None

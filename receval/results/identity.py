@@ -34,6 +34,7 @@ COMPONENTS = ("retriever", "rerank", "transform")
 ADDED_KEYS = {
     "dataset.excluded": None, "dataset.exclude_self": False, "dataset.nuggets": None,
     "metrics.tokenizer": None, "relevance.nugget_coverage": 0.75,
+    "retriever.max_backoff": 30.0,  # the http retriever's, from the endpoint fields every remote component has
 }
 
 

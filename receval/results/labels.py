@@ -14,7 +14,7 @@ report in every format and its plots, ``compare``, ``select``, ``--show`` and ``
 - One run alone, or runs that differ in nothing, are described (:func:`describe`):
   ``bm25 > dense@30, 120 words, headings``.
 
-A value is shown as typed (:func:`shown`), never as ``null`` (a setting a run does not
+A value is shown as typed (:func:`receval.core.formatting.shown`, ``"label"``), never as ``null`` (a setting a run does not
 have is left out; one set to null reads ``none``) and never as a URL (its host), a
 file path by its last part. ``compare`` lists every difference of two saved configs
 with the same values (:mod:`receval.analysis.differences`).
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Any
 
-from receval.core.secrets import has_url, without_urls
+from receval.core.formatting import shown
+from receval.core.secrets import without_urls
 from receval.results.identity import is_result_key
 from receval.results.configs import ordered_as_named
 
@@ -36,33 +36,6 @@ STAGE_GROUP = "stage"  # conf/stage/: ``+stage=keyword`` names runs saved before
 GROUPS = ("chunking", "retriever", "rerank", "transform")  # components a run has (rerank, transform: or not)
 OPTIONAL = ("rerank", "transform")  # components a run may lack (null, or saved before the group existed)
 _BARE = "retriever"  # the one component shown without ``key=``: what the run is
-_LONGEST = 48  # characters of one shown value
-
-
-# ------------------------------------------------------------------ values
-
-
-
-def shown(value: Any) -> str:
-    """A setting as a label shows it: ``none``, ``true``, ``0.9``, ``[1, 3]``; a float to
-    4 significant digits (Optuna's 1.3232202558909871 as 1.323), a URL as its host, a
-    path (``/models/e5``) by its last part, a long text cut."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, tuple | list):
-        return "[" + ", ".join(shown(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {shown(v)}" for k, v in value.items()) + "}"
-    text = str(value)
-    if has_url(text):
-        text = without_urls(text)
-    elif text.startswith(("/", "~", "./", "../")) and PurePath(text).name:
-        text = PurePath(text).name
-    return text if len(text) <= _LONGEST else text[: _LONGEST - 1] + "…"
 
 
 # ------------------------------------------------------------------ one config
@@ -266,7 +239,7 @@ def naming(
                 what = text(i, key)
                 pieces.append(what if key == _BARE else f"{short[key]}={what}")
             else:
-                pieces.append(f"{short[key]}={shown(values[i][key])}")
+                pieces.append(f"{short[key]}={shown(values[i][key], 'label')}")
         if not pieces:
             pieces = [describe(configs[i], overrides[i], texts[i]) if configs[i] else
                       f"{fallbacks[i] if fallbacks else '?'} (no saved config)"]

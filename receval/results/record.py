@@ -4,8 +4,8 @@ A run directory holds ``results.parquet`` (one row per question, schema in
 :mod:`receval.results.format`), ``run.json`` (facts, the saved config, the run's label
 parts and measures), ``.hydra/`` (the config and overrides Hydra saved), ``chunks.json``
 (the retrieved chunks, for ``report --show``) and ``manifest.json`` (written last).
-Every command reads it through :func:`receval.results.door.open_run`;
-:func:`read_run` and :func:`load_run` are that door with the columns their callers read.
+Every command reads it through :func:`receval.results.door.open_run` (or
+:func:`receval.results.discovery.load_runs`, which opens each run it finds there).
 
 The config is stored once, as run.json's ``config`` (interpolations as written), with
 ``filled``: what receval's schemas fill in that it leaves out (dotted keys). The flat

@@ -37,12 +37,14 @@ from receval.retrievers.base import StageOutput
 from receval.retrievers.ranked import RankOnly
 from receval.retrievers.trajectory import is_trajectory, rank_answers
 from receval.schema import RETRIES, SECONDS, SHORTLIST, THREADS, WAIT, range_
-from receval.core.secrets import brief, credential_values, shown, split_url
+from receval.core.formatting import shown
+from receval.core.secrets import brief, credential_values, split_url
+from receval.core.settings import EndpointFields
 from receval.core.trust import is_env_name
 
 
 @dataclass
-class HttpConfig(RetrieverConfig):
+class HttpConfig(RetrieverConfig, EndpointFields):
     kind: str = "http"
     url: Optional[str] = None  # the search endpoint (required)
     query_field: str = "query"  # request field holding the question (dotted nests: query.match.text)
@@ -52,6 +54,7 @@ class HttpConfig(RetrieverConfig):
     id_key: str = "id"  # each result's id (dotted)
     score_key: str = "score"  # each result's score (dotted)
     headers: Any = None  # a mapping: header name -> NAME of the env variable holding its value
+    # the endpoint's call settings (receval.core.settings.EndpointFields), a search's defaults
     timeout: float = field(default=30.0, metadata=range_(*SECONDS))  # seconds per request
     retries: int = field(default=3, metadata=range_(*RETRIES))  # on 429/5xx, timeouts, dropped connections
     # first wait (doubles each retry; a longer Retry-After wins)
@@ -104,37 +107,25 @@ def at(data, path: str):
 
 
 class SearchClient(http.Client):
-    """The shared client, plus headers whose values come from environment variables."""
+    """The shared client (:class:`receval.clients.http.Client`, its transport and retry
+    policy) over a search endpoint: its URL checked as one, and headers whose values come
+    from environment variables, all set (:attr:`receval.clients.http.Client.header_envs`)."""
 
     def __init__(self, url: str, headers: dict[str, str], **options):
         parts = split_url(url) if url else None
         if parts is None or parts.scheme not in ("http", "https"):
-            given = f"={shown(url)}" if url else " is required"
+            given = f"={shown(url, 'secret')}" if url else " is required"
             raise ConfigError(
                 f"retriever.url{given}: give your search endpoint, e.g. retriever.url=http://localhost:8000/search"
             )
         http.api_url(url, "", "retriever.url", "retriever.headers")  # no user, password, query, fragment
-        super().__init__(url, None, option="retriever", **options)
+        super().__init__(url, None, option="retriever", header_envs=headers, **options)
         missing = [env for env in headers.values() if not os.environ.get(env)]
         if missing:
             raise ConfigError(
                 f"retriever.headers names {', '.join(missing)}, not set in the environment: export it "
                 "(the value is read from there and never saved)"
             )
-        self.header_envs = dict(headers)
-
-    def send(self, path: str, payload: dict) -> http.Reply:
-        with self._lock:
-            if self._http is None:
-                httpx, _ = http._libraries()
-                values = {name: os.environ.get(env, "") for name, env in self.header_envs.items()}
-                self._http = httpx.Client(timeout=self.timeout, follow_redirects=False, headers=values)
-        return super().send(path, payload)
-
-    @property
-    def secret_envs(self) -> tuple[str, ...]:
-        """The header variables too: a server may echo a header's value."""
-        return tuple(getattr(self, "header_envs", {}).values())
 
 
 class HttpRetriever(RankOnly):
@@ -147,7 +138,7 @@ class HttpRetriever(RankOnly):
         self.client = SearchClient(
             node.url, OmegaConf.to_container(node.headers, resolve=True) if node.headers is not None else {},
             timeout=float(node.timeout), retries=int(node.retries), backoff=float(node.backoff),
-            max_backoff=max(30.0, float(node.backoff)),
+            max_backoff=max(float(node.max_backoff), float(node.backoff)),
         )
         self.concurrency = int(node.concurrency)
 
@@ -215,7 +206,7 @@ class HttpRetriever(RankOnly):
         else:
             done = [self.ask(q, k) for q in questions]
         idx, scores, calls = rank_answers(
-            [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={shown(self.client.root)}",
+            [pairs for pairs, _ in done], self.ids, self.tie_rank, k, f"retriever.url={shown(self.client.root, 'secret')}",
             questions, lambda text: self.client.clip(text, 80), self.client.credentials() + credential_values(self.body),
         )
         return idx, scores, np.array([seconds for _, seconds in done], dtype=np.float64), calls

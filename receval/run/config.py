@@ -25,9 +25,9 @@ from receval.run import components
 from receval.run.components import ChunkingConfig, RerankConfig, RetrieverConfig, TransformConfig
 from receval.core.errors import ConfigError
 from receval.run.hydra_internals import share_config_store
-from receval.core.settings import MAX_RESAMPLES, BootstrapConfig, BootstrapMethod  # noqa: F401  (the run schema's bootstrap group)
+from receval.core.settings import MAX_RESAMPLES, ApiFields, BootstrapConfig, BootstrapMethod  # noqa: F401  (the run schema's bootstrap group)
 from receval.retrievers.text import CjkSplit, Language
-from receval.schema import INT32, RETRIES, SECONDS, SEED, THREADS, WAIT, WORDS, range_
+from receval.schema import INT32, RETRIES, SEED, THREADS, WORDS, range_
 
 
 class DatasetFormat(StrEnum):
@@ -258,7 +258,10 @@ class SynthUnit(StrEnum):
 
 
 @dataclass
-class SynthConfig:
+class SynthConfig(ApiFields):
+    """``receval synth``'s settings: the endpoint (:class:`receval.core.settings.ApiFields`),
+    the model and what is asked."""
+
     base_url: Optional[str] = MISSING  # API root before /chat/completions, e.g. http://localhost:11434/v1
     model: str = MISSING
     api_key_env: Optional[str] = "OPENAI_API_KEY"  # NAME of the variable holding the key
@@ -270,10 +273,8 @@ class SynthConfig:
     temperature: float = field(default=0.0, metadata=range_(0, 2, hint="chat APIs take 0 to 2"))
     seed: int = field(default=0, metadata=range_(*SEED))  # sent to the API; also picks the sample and partners
     concurrency: int = field(default=4, metadata=range_(*THREADS))  # requests in flight (threads)
-    timeout: float = field(default=60.0, metadata=range_(*SECONDS))  # seconds per request
-    max_retries: int = field(default=4, metadata=range_(*RETRIES))  # per request: 429/5xx, timeouts, malformed replies
-    backoff: float = field(default=1.0, metadata=range_(*WAIT))  # first retry delay in seconds, doubled each time
-    max_backoff: float = field(default=30.0, metadata=range_(*WAIT))  # cap on one delay (Retry-After included)
+    # deprecated: the old name of retries (read as it, with a notice)
+    max_retries: Optional[int] = field(default=None, metadata=range_(*RETRIES, null="retries holds it"))
     # stop after this many sections fail in a row; 0: never
     max_failures: int = field(default=10, metadata=range_(0, 1_000_000, hint="0: never stop"))
     # words of each passage put in a prompt (not chunking.max_words)

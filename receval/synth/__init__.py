@@ -27,7 +27,7 @@ retries): non-empty strings, a question with a word, and quotes copied from the
 passage, each found in it (:mod:`.quotes`; for ``multi`` one per passage), else the
 reply is asked again. A question that near-duplicates one already in the file is
 asked again, with the repeated question listed among those already written, up to
-``1 + synth.max_retries`` attempts, then dropped and counted; a set more than half
+``1 + synth.retries`` attempts, then dropped and counted; a set more than half
 duplicates or empty questions is refused (:mod:`.dedup`). A unit whose request still
 fails after the retries is reported on stderr (``receval: warning: skipped section
 '<id>': <reason>``) and skipped; ``synth.max_failures`` units failing in a row stop the

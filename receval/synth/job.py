@@ -18,6 +18,7 @@ from receval.core.errors import ConfigError, DatasetError, RecevalError
 from receval.clients import failures
 from receval.clients.chat import ChatClient, ReplyError, check_key_env, endpoint
 from receval.core.progress import Progress, warn
+from receval.core.settings import retries_of
 from receval.synth.dedup import JACCARD, JUDGED_FROM, QuestionSet, Verdict
 from receval.synth.prompts import EMPTY, QA_SCHEMA, build_messages, prompt_hash, validate_reply
 from receval.synth.quotes import locate_quotes, sources
@@ -81,7 +82,7 @@ def make_client(syn) -> ChatClient:
     a rerun of the same synth replays its answers and sends nothing."""
     root = syn.get("cache_dir") or os.environ.get("RECEVAL_CACHE_DIR", ".cache/receval")
     return ChatClient(
-        syn.base_url, syn.model, syn.api_key_env, timeout=syn.timeout, max_retries=syn.max_retries,
+        syn.base_url, syn.model, syn.api_key_env, timeout=syn.timeout, max_retries=retries_of(syn, "synth"),
         backoff=syn.backoff, max_backoff=syn.max_backoff, cache_dir=root,
     )
 
@@ -141,7 +142,7 @@ class _Job:
         self.by_section = {s.id: s for s in sections}
         self.summary = Summary(path=self.out)
         self.stop = threading.Event()
-        self.attempts = 1 + int(self.syn.max_retries)  # a reply repeating a kept question is asked again up to this often
+        self.attempts = 1 + retries_of(self.syn, "synth")  # a reply repeating a kept question is asked again up to this often
         self.pending_total = 0
         self.reporter: Progress | None = None
         self.in_a_row, self.last_reason = 0, ""

@@ -30,14 +30,16 @@ import numpy as np
 from receval.clients import failures
 from receval.clients.calls import Answer, Replay, batch_replay
 from receval.clients.chat import ChatClient, ReplyError
-from receval.schema import RETRIES, SECONDS, SEED, THREADS, WAIT, range_
+from receval.core.settings import ApiFields
+from receval.schema import SEED, THREADS, range_
 from receval.transforms import TRANSFORM, Spent, Transformed
 
 
 
 @dataclass
-class LlmFields:
-    """The fields of every LLM transform: the endpoint, the model and how it is asked."""
+class LlmFields(ApiFields):
+    """The fields of every LLM transform: the endpoint (:class:`receval.core.settings.ApiFields`),
+    the model and how it is asked."""
 
     base_url: Optional[str] = None  # the API root before /chat/completions, e.g. http://localhost:11434/v1
     model: Optional[str] = None
@@ -45,10 +47,6 @@ class LlmFields:
     temperature: float = field(default=0.0, metadata=range_(0, 2, hint="chat APIs take 0 to 2"))
     seed: int = field(default=0, metadata=range_(*SEED))  # sent with every request; part of the cache key
     concurrency: int = field(default=4, metadata=range_(*THREADS))  # requests in flight within a batch
-    timeout: float = field(default=60.0, metadata=range_(*SECONDS))  # seconds per request
-    retries: int = field(default=4, metadata=range_(*RETRIES))  # 408/409/425/429/5xx, timeouts, malformed replies
-    backoff: float = field(default=1.0, metadata=range_(*WAIT))  # first retry delay in seconds, doubled each time
-    max_backoff: float = field(default=30.0, metadata=range_(*WAIT))
 
     def llm_problems(self) -> list[str]:
         problems = []
