@@ -21,7 +21,8 @@ from importlinter.application import use_cases
 
 import receval
 
-PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = ROOT / "pyproject.toml"
 
 
 def test_the_import_contracts_are_kept(capsys):
@@ -200,3 +201,22 @@ def test_one_module_writes_and_seals_a_run_folder():
     assert found["seal_again"] == {"cli/run.py"}, found
     claim = (Path(receval.__file__).parent / "results" / "claim.py").read_text(encoding="utf-8")
     assert claim.count("manifest.seal(") == 1  # Claim.seal: the manifest, last, with the run id
+
+
+#: The longest a function of receval may be (issue 47): past it, split it by job.
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_of_receval_is_over_80_lines():
+    """Every function and method in receval/, decorators left out, spans at most
+    :data:`MAX_FUNCTION_LINES` lines (its signature, docstring and body)."""
+    import ast
+
+    long = []
+    for path in sorted((ROOT / "receval").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, "split by job: " + "; ".join(long)
