@@ -11,7 +11,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from receval import config
+from receval.run import config
 from receval.core.errors import ConfigError
 from receval.encoders import wordllama
 from receval.encoders.wordllama import MODEL, WordLlamaEncoder
