@@ -179,7 +179,9 @@ def test_differences_list_every_change_a_component_added_included():
     assert [d.key for d in found] == ["rerank", "search_batch"]  # in config order
     assert [d.affects_results for d in found] == [True, False]
     text = found[0].text
-    assert text.startswith("rerank: none -> llm:qwen@30 (first_size 30, base_url 127.0.0.1, model qwen, ")
+    # in the schema's order: the endpoint's settings (core.settings.ApiFields) first, then the component's
+    assert text.startswith("rerank: none -> llm:qwen@30 (first_size 30, base_url 127.0.0.1, api_key_env OPENAI_API_KEY, "
+                           "timeout 60, retries 4, backoff 1, max_backoff 30, model qwen, ")
     assert "pw" not in text and not URL.search(text)
     assert differences(llm, plain)[0].text.endswith("-> none")
     # a member's default written out or left out is no difference; a changed one is
