@@ -88,8 +88,10 @@ def test_full_disk_names_the_path_and_leaves_no_half_files(
             return write(self_or_table, where, *args, **kwargs)
         return full
 
-    if which == "results":
-        monkeypatch.setattr(write.pq, "write_table", failing(write.pq.write_table))
+    if which == "results":  # results.parquet is written by a ParquetWriter, a row group at a time
+        opened = write.pq.ParquetWriter
+        monkeypatch.setattr(write.pq, "ParquetWriter", lambda where, schema, **kw: failing(
+            lambda _, path: opened(path, schema, **kw))(None, where))
     else:
         monkeypatch.setattr(Path, "write_text", failing(Path.write_text))
     target = tmp_path / "run"

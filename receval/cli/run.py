@@ -12,9 +12,16 @@ says which of its jobs finished (:func:`receval.cli.resume.stopped`).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+# Arrow's buffers on the C library's allocator in a run's process, set before pyarrow loads:
+# what the results writer frees goes back to the system (core.machine.give_back_memory),
+# where pyarrow's default mimalloc pool keeps its pages, 30-50 MiB above the
+# 100,000-passage run's peak (docs/pages/benchmarks.md). A pool the user chose is kept.
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 import hydra
 from hydra.core.hydra_config import HydraConfig

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from receval.core.machine import give_back_memory
 from receval.core.io import WriteError
 from receval.results import bond
 from receval.results.claim import Claim
@@ -40,7 +41,9 @@ class RunRecord:
     ``means``: each measure's mean over answerable questions; ``timings``: step ->
     seconds; ``shown``: ``chunks.json`` keeping each question's top ``n`` ranks;
     ``stages`` and ``extra``: latency stages and count or money columns; ``write_timing``:
-    the timing the writer adds, its seconds writing the results (None: none)."""
+    the timing the writer adds, its seconds writing the results (None: none).
+    :func:`write_run` empties ``columns`` once they are written (the run's largest Python
+    structure, gone before ``chunks.json`` is built); the rest stays as it was."""
 
     columns: dict[str, Any]
     measures: tuple[str, ...]
@@ -74,6 +77,8 @@ def write_run(folder: Claim, record: RunRecord) -> RunRecord:
     facts = {**record.facts, bond.KEY: folder.run_id}  # in results.parquet's metadata and run.json alike
     began = time.perf_counter()
     write_results(run_dir, record.columns, list(record.measures), facts, list(record.stages), list(record.extra))
+    record.columns.clear()  # written: the run's largest Python structure leaves before chunks.json is built
+    give_back_memory()  # with the Arrow slices' pages
     timings = dict(record.timings)
     if record.write_timing:
         timings[record.write_timing] = time.perf_counter() - began

@@ -58,6 +58,12 @@ def arrow_column(values, type_: pa.DataType) -> pa.Array:
     return pa.array(values, type_)
 
 
+#: Questions per row group of ``results.parquet``: the Arrow copy of the columns is built and
+#: encoded one slice at a time (a run of 10,000 questions: 5 groups), so the writer never
+#: holds the whole table beside the columns (docs/pages/benchmarks.md, the run's memory).
+ROW_GROUP = 2048
+
+
 def write_results(
     run_dir: Path, columns: dict, measure_names: list[str], metadata: dict, stages: list[str] = (),
     extra: list[str] = (),
@@ -68,9 +74,15 @@ def write_results(
     columns = {**{name: [None] * n_rows for name in OVERLAP}, **columns}  # optional: null if not given
     optional = tuple(name for name in (*TRAJECTORY, *RANKS) if name in columns)
     schema = results_schema(measure_names, metadata, stages, extra, optional)
-    table = pa.table({f.name: arrow_column(columns[f.name], f.type) for f in schema}, schema=schema)
     target = Path(run_dir) / RESULTS
-    atomic_write(target, lambda tmp: pq.write_table(table, tmp))
+
+    def write(tmp: Path) -> None:  # a row group per ROW_GROUP questions: Arrow holds one slice at a time
+        with pq.ParquetWriter(tmp, schema) as out:
+            for start in range(0, max(n_rows, 1), ROW_GROUP):
+                part = {f.name: arrow_column(columns[f.name][start : start + ROW_GROUP], f.type) for f in schema}
+                out.write_table(pa.table(part, schema=schema))
+
+    atomic_write(target, write)
     return target
 
 

@@ -30,6 +30,7 @@ from receval import chunking, retrievers
 from receval.run import stages
 from receval.measures import cost
 from receval.core import machine, notices
+from receval.core.machine import give_back_memory
 from receval.chunking.cache import IndexCache, key_of
 from receval.datasets import UNANSWERABLE, load_dataset
 from receval.run.evaluate import collapse_with_ranks, drop_excluded, excluded_depth, question_rows, trajectory_columns
@@ -127,17 +128,6 @@ def replay_facts(stage_info: dict[str, dict], replays: dict) -> int:
         if replay.reused:
             facts.update({"reused_answers": int(replay.reused), "reused_live_ms": 1000.0 * replay.reused_live_s})
     return int(sum(replay.answers for replay in replays.values()))
-
-
-def give_back_memory() -> None:
-    """Hand the heap's free memory back to the system between steps (glibc's
-    ``malloc_trim``; nothing where there is none): a step's many small temporaries
-    leave free holes that would otherwise stay resident under the next step's peak."""
-    import ctypes
-
-    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
-    if trim is not None:
-        trim(0)
 
 
 def config_hash_of(cfg) -> str:
@@ -331,6 +321,7 @@ def _columns(cfg, dataset, built: Built, searched: Searched, ranked: Ranked) -> 
         measures_for(list(cfg.metrics.ks)), ranked.spans,
         ([c.id for c in built.chunks], ranked.chunk_idx, ranked.chunk_scores), ranked.unit_ranks,
     )
+    give_back_memory()  # the measures' temporaries, before the rank and overlap columns add theirs
     columns.update(rank_columns(ranked.ranking, ranked.answerable))
     if ranked.ranking.nugget_at is not None:
         columns.update(nugget_columns(questions))
