@@ -58,10 +58,12 @@ def arrow_column(values, type_: pa.DataType) -> pa.Array:
     return pa.array(values, type_)
 
 
-#: Questions per row group of ``results.parquet``: the Arrow copy of the columns is built and
-#: encoded one slice at a time (a run of 10,000 questions: 5 groups), so the writer never
-#: holds the whole table beside the columns (docs/pages/benchmarks.md, the run's memory).
+#: Questions per row group of ``results.parquet``, at least: the Arrow copy of the columns
+#: is built and encoded a slice at a time (a run of 10,000 questions: 5 groups), so the
+#: writer never holds the whole table beside the columns (docs/pages/benchmarks.md, the
+#: run's memory); a larger run is cut in at most :data:`MAX_ROW_GROUPS` (readers pay per group).
 ROW_GROUP = 2048
+MAX_ROW_GROUPS = 16
 
 
 def write_results(
@@ -76,10 +78,12 @@ def write_results(
     schema = results_schema(measure_names, metadata, stages, extra, optional)
     target = Path(run_dir) / RESULTS
 
-    def write(tmp: Path) -> None:  # a row group per ROW_GROUP questions: Arrow holds one slice at a time
+    step = max(ROW_GROUP, -(-n_rows // MAX_ROW_GROUPS))  # questions a row group: Arrow holds one slice at a time
+
+    def write(tmp: Path) -> None:
         with pq.ParquetWriter(tmp, schema) as out:
-            for start in range(0, max(n_rows, 1), ROW_GROUP):
-                part = {f.name: arrow_column(columns[f.name][start : start + ROW_GROUP], f.type) for f in schema}
+            for start in range(0, max(n_rows, 1), step):
+                part = {f.name: arrow_column(columns[f.name][start : start + step], f.type) for f in schema}
                 out.write_table(pa.table(part, schema=schema))
 
     atomic_write(target, write)
