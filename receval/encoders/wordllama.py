@@ -17,15 +17,13 @@ looks for the tokenizer where the wheel does not put it (``tokenizer/`` for
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
 
 from receval.core.errors import ConfigError
-from receval.encoders.base import RECIPE, normalize
+from receval.encoders import bundled
 
 PACKAGE = "wordllama"
 MODEL = "l2_supercat_256"  # the one model the wheel bundles: weights/l2_supercat_256.safetensors
@@ -34,14 +32,11 @@ WEIGHTS = Path("weights") / f"{MODEL}.safetensors"
 TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
 INSTALL_HINT = "backend=wordllama needs the wordllama extra: pip install 'receval[wordllama]'"
 
-_LOADED: dict[str, object] = {}  # one copy per process (a sweep's jobs share it)
 
 
 def model_problem(name: str) -> str | None:
     """Why ``name`` is no model of this backend (None when it is one)."""
-    if str(name) in NAMES:
-        return None
-    return f"model={name!r}: backend=wordllama runs the model it bundles; use model={MODEL}"
+    return bundled.model_problem("wordllama", NAMES, name)
 
 
 def package_root() -> Path:
@@ -74,44 +69,17 @@ def load_model(root: Path):
     return WordLlamaInference(embedding, tokenizer, binary=False)
 
 
-class WordLlamaEncoder:
-    """The bundled WordLlama l2_supercat, 256 dimensions (:mod:`wordllama`): mean token vectors."""
+class WordLlamaEncoder(bundled.BundledEncoder):
+    """The bundled WordLlama l2_supercat, 256 dimensions (:mod:`wordllama`): mean token
+    vectors, questions and chunks alike (numpy's own threads)."""
 
-    api_calls = 0
-    threads = None  # numpy's own
+    BACKEND, PACKAGE, NAMES, INSTALL_HINT = "wordllama", PACKAGE, NAMES, INSTALL_HINT
 
-    def __init__(self, model: str = MODEL, batch_size: int = 64):
-        problem = model_problem(model)
-        if problem:
-            raise ConfigError(problem)
-        try:
-            package = f"{PACKAGE}=={version(PACKAGE)}"
-        except PackageNotFoundError:
-            raise ConfigError(INSTALL_HINT) from None
-        self.label = MODEL
-        self.identity = {"recipe": RECIPE, "backend": "wordllama", "model": MODEL, "package": package}
-        self.batch_size = int(batch_size)
-        self._model = None
+    def _open(self):
+        return load_model(package_root())
 
-    def __repr__(self) -> str:
-        return f"WordLlamaEncoder(model={MODEL!r}, batch_size={self.batch_size})"
+    def _embed(self, texts: list[str], queries: bool) -> np.ndarray:
+        return self._model.embed(texts, batch_size=len(texts))
 
-    def load(self) -> None:
-        """Read the weights and the tokenizer (once per process)."""
-        if self._model is None:
-            if PACKAGE not in _LOADED:
-                _LOADED[PACKAGE] = load_model(package_root())
-            self._model = _LOADED[PACKAGE]
-
-    def encode(self, texts: list[str], on_progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """(N, 256) unit rows, questions and chunks alike."""
-        self.load()
-        if not texts:
-            return np.zeros((0, self._model.embedding.shape[1]), dtype=np.float32)
-        parts = []
-        for start in range(0, len(texts), self.batch_size):
-            part = [str(text) for text in texts[start : start + self.batch_size]]
-            parts.append(self._model.embed(part, batch_size=len(part)))
-            if on_progress:
-                on_progress(len(part))
-        return normalize(np.concatenate(parts))
+    def _dim(self) -> int:
+        return int(self._model.embedding.shape[1])
