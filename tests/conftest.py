@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import re
 import subprocess
@@ -11,7 +12,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -343,6 +344,36 @@ def loopback(handler) -> Iterator[ThreadingHTTPServer]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+class PostServer:
+    """A loopback HTTP server answering POSTs with ``answer(path, body) -> (status, headers, bytes)``."""
+
+    def __init__(self, answer):
+        self.seen: list[tuple[str, dict, dict]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.seen.append((self.path, dict(self.headers), body))
+                status, headers, raw = answer(self.path, body)
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, *args):
+                pass
+
+        self._running = loopback(Handler)
+        self.httpd = self._running.__enter__()
+        self.url = self.httpd.root
+
+    def close(self):
+        self._running.__exit__(None, None, None)
 
 
 class Fixed(Stage):

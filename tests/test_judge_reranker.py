@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 
-from conftest import exit_code, loopback, sweep_in_process
+from conftest import PostServer, exit_code, sweep_in_process
 from receval.run import config as config_schema
 from receval.core.errors import ConfigError, RecevalError
 from receval.judge.reranker import grade_of, thresholds
@@ -44,30 +44,17 @@ def judge_cfg(*overrides: str):
 @pytest.fixture
 def rerank_server():
     """A rerank API scoring a document by the share of the query's words it holds."""
-    from http.server import BaseHTTPRequestHandler
 
-    seen = []
+    def answer(path, body):
+        query = set(WORD.findall(body["query"].lower()))
+        results = [{"index": i, "relevance_score": len(query & set(WORD.findall(d.lower()))) / max(len(query), 1)}
+                   for i, d in enumerate(body["documents"])]
+        return 200, {"Content-Type": "application/json"}, json.dumps(
+            {"results": results, "usage": {"total_tokens": 7}}).encode()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append(body)
-            query = set(WORD.findall(body["query"].lower()))
-            results = [{"index": i, "relevance_score": len(query & set(WORD.findall(d.lower()))) / max(len(query), 1)}
-                       for i, d in enumerate(body["documents"])]
-            raw = json.dumps({"results": results, "usage": {"total_tokens": 7}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, *args):
-            pass
-
-    with loopback(Handler) as httpd:
-        httpd.seen = seen
-        yield httpd
+    server = PostServer(answer)  # .seen: each request sent, .url: where
+    yield server
+    server.close()
 
 
 @pytest.mark.slow  # a sweep, a pool and three judge jobs
@@ -80,7 +67,7 @@ def test_reranker_judge_grades_by_calibrated_thresholds_through_the_cache(rerank
     sweep = sweep_in_process(tmp_path_factory.mktemp("sweep"), ["depth=10"], ["retriever=bm25", "retriever=tfidf"])
     pool = tmp_path / "pool.jsonl"
     assert exit_code(pool_main, [sweep, "--depth", "5", "--calibrate", "30", "--out", pool]) == 0
-    node = f"judge.reranker={{kind: http, base_url: '{rerank_server.root}', model: overlap, backoff: 0.001}}"
+    node = f"judge.reranker={{kind: http, base_url: '{rerank_server.url}', model: overlap, backoff: 0.001}}"
     summary = run_judge(judge_cfg(f"pool={pool}", "judge=reranker", node, f"out={tmp_path / 'a.jsonl'}"))
     labels = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
     assert summary["labelled"] == summary["holes"] == len(labels) > 0

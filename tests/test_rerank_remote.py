@@ -4,7 +4,6 @@ OpenAI-compatible chat endpoint (``llm``)."""
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -16,40 +15,10 @@ from receval.core.errors import RecevalError
 from receval.rerankers import PAIRS
 from receval.run.stages import Reranked
 from receval.results.format import RESULTS, RUN_JSON
-from conftest import Fixed, loopback, run_cli
+from conftest import Fixed, PostServer as Server, run_cli
 
 TEXTS = ["alpha page", "beta page", "gamma page", "delta page"]
 KEY = "sk-test-7f3a9c1e5b"
-
-
-class Server:
-    """A loopback HTTP server answering POSTs with ``answer(path, body) -> (status, headers, bytes)``."""
-
-    def __init__(self, answer):
-        self.seen: list[tuple[str, dict, dict]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.seen.append((self.path, dict(self.headers), body))
-                status, headers, raw = answer(self.path, body)
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args):
-                pass
-
-        self._running = loopback(Handler)
-        self.httpd = self._running.__enter__()
-        self.url = self.httpd.root
-
-    def close(self):
-        self._running.__exit__(None, None, None)
 
 
 def rerank_answer(body: dict, usage: bool = True) -> bytes:
