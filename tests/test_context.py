@@ -334,6 +334,19 @@ def test_support_labels_replace_the_word_rule_for_the_nuggets_they_name(with_nug
     assert any("3 nugget support labels applied" in line for line in relabelled.cautions())
 
 
+@pytest.mark.slow
+def test_support_labels_that_apply_nowhere_say_why(with_nuggets, six_runs, tmp_path):
+    run, _ = with_nuggets
+    ranked = run.table.column("retrieved").to_pylist()[list(run.ids).index("q01")]
+    labels = tmp_path / "support.jsonl"
+    labels.write_text(json.dumps({"question_id": "q01", "id": ranked[0], "nugget": "n9", "support": "support"}) + "\n")
+    with pytest.raises(RecevalError, match=r"nothing in .* its 1 nugget support lines name nuggets these runs do not "
+                                           r"store \(q01 n9\)"):
+        relabel([run], [str(labels)])
+    with pytest.raises(RecevalError, match=r"these runs store none \(run them with dataset.nuggets=FILE\)"):
+        relabel([open_run(six_runs / "0", skip=frozenset())], [str(labels)])
+
+
 @pytest.fixture
 def support_server():
     """Says "support" when the passage holds every word of the fact, else "not_support"."""

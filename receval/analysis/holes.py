@@ -255,8 +255,11 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown
     found.support = max(nugget_support.applicable(run.table, support) for run in runs) if support else 0
     if found.applied == 0 and found.support == 0:
         why = "; ".join(found.lines()) or (
-            "every one is already stored with that grade or contradicts a stored one" if found.given else "the files hold no label")
-        raise RecevalError(f"{option}: none of the {found.given} labels in {', '.join(files)} applies to these runs: "
+            "every one is already stored with that grade or contradicts a stored one" if found.given
+            else nugget_support.why_none_apply([run.table for run in runs], support) if support
+            else "the files hold no label")
+        what = f"none of the {found.given} labels" if found.given or not support else "nothing"
+        raise RecevalError(f"{option}: {what} in {', '.join(files)} applies to these runs: "
                            f"{why}; give labels for these runs' questions (receval pool, receval.judge)")
     out, conflicts = [], {}
     for run in runs:

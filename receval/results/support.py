@@ -95,6 +95,22 @@ def applicable(table: pa.Table, support: Support) -> int:
                if nugget in (names or []))
 
 
+def why_none_apply(tables: list[pa.Table], support: Support) -> str:
+    """Why no support line of ``support`` applies to the runs of ``tables``: they store no
+    nuggets, or the lines name (question, nugget) pairs none of them stores."""
+    lines = sum(len(units) for nuggets in support.values() for units in nuggets.values())
+    if not any("nuggets" in table.column_names for table in tables):
+        return (f"its {lines} nugget support lines name nuggets, and these runs store none (run them with "
+                "dataset.nuggets=FILE)")
+    stored = {(qid, nugget) for table in tables if "nuggets" in table.column_names
+              for qid, names in zip(table.column("question_id").to_pylist(), table.column("nuggets").to_pylist())
+              for nugget in names or []}
+    missing = sorted((qid, nugget) for qid, nuggets in support.items() for nugget in nuggets
+                     if (qid, nugget) not in stored)
+    shown = ", ".join(f"{qid} {nugget}" for qid, nugget in missing[:5]) + (" ..." if len(missing) > 5 else "")
+    return f"its {lines} nugget support lines name nuggets these runs do not store ({shown})"
+
+
 def apply_support(table: pa.Table, support: Support) -> pa.Table:
     """``table`` with ``nugget_at`` and the nugget measures recomputed from ``support``
     (see the module docstring); unchanged when it stores no nuggets."""
