@@ -335,6 +335,16 @@ def test_support_labels_replace_the_word_rule_for_the_nuggets_they_name(with_nug
 
 
 @pytest.mark.slow
+def test_a_mean_over_fewer_questions_than_the_header_says_how_many(with_nuggets):
+    run, _ = with_nuggets
+    data = report_for([str(run.run_dir), "--metrics", "hit@3,nugget_recall@3", "--format", "json"]).to_dict()
+    (summary,) = data["runs"]
+    assert summary["metrics"]["nugget_recall@3"]["n"] == len(NUGGETS) and "n" not in summary["metrics"]["hit@3"]
+    scored = summary["n_questions"]
+    assert f"nugget_recall@3: the mean over the {len(NUGGETS)} of the {scored} questions scored" in " ".join(summary["notes"])
+
+
+@pytest.mark.slow
 def test_support_labels_that_apply_nowhere_say_why(with_nuggets, six_runs, tmp_path):
     run, _ = with_nuggets
     ranked = run.table.column("retrieved").to_pylist()[list(run.ids).index("q01")]

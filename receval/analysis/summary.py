@@ -61,6 +61,7 @@ class RunSummary:
     costs: dict = field(default_factory=dict)  # pairs, $ per 1,000 questions, index $ (receval.analysis.costs)
     settings: dict[str, Any] = field(default_factory=dict)  # its components' own keys, dotted
     notes: list[str] = field(default_factory=list)  # facts the run measured about itself
+    fewer: dict[str, int] = field(default_factory=dict)  # measure -> its questions, where fewer than n_questions
 
     def to_dict(self) -> dict:
         """``params``: the table's columns (short names) and every setting of the run's
@@ -73,7 +74,8 @@ class RunSummary:
             "n_chunks": self.n_chunks,
             "n_questions": self.n_questions,
             "n_unanswerable": self.n_unanswerable,
-            "metrics": {name: iv.as_dict() for name, iv in self.metrics.items()},
+            "metrics": {name: {**iv.as_dict(), **({"n": self.fewer[name]} if name in self.fewer else {})}
+                        for name, iv in self.metrics.items()},
             "latency_ms": {
                 "p50": self.latency_p50, "p95": self.latency_p95,
                 **{f"{name}_ci": [q.lo, q.hi] for name, q in self.latency.items()},
@@ -139,11 +141,14 @@ class Summaries:
     def add(self, run: Run) -> None:
         scored = ~np.isnan(run.values(self.metric))
         key = mask_key(run.ids_digest, scored)
+        fewer = {}
         for name in self.names:
             values = run.values(name)
             kept = scored & ~np.isnan(values)
             if not kept.any():
                 raise RecevalError(f"{run.run_dir}: no question has a {name} value (all unanswerable?)")
+            if kept.sum() < scored.sum():
+                fewer[name] = int(kept.sum())
             self._item(key if kept.all() or np.array_equal(kept, scored) else mask_key(run.ids_digest, kept),
                        values[kept])
         kept = costs.answered(run, self.metric)
@@ -157,7 +162,9 @@ class Summaries:
             latency_p50=latency["p50"].value if "p50" in latency else None,
             latency_p95=latency["p95"].value if "p95" in latency else None,
             latency=latency, repeats=repeats_of(run), stages=stage_latency(kept, self.boot.level),
-            costs=costs.cost_facts(kept), notes=run_notes(run),
+            costs=costs.cost_facts(kept), fewer=fewer,
+            notes=run_notes(run) + [f"{name}: the mean over the {n} of the {int(scored.sum())} questions scored that have "
+                                    "a value for it" for name, n in fewer.items()],
         ))
 
     def finish(self, naming: Naming) -> list[RunSummary]:
