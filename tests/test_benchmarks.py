@@ -23,6 +23,7 @@ RUNS = [
     pytest.param("cjk_figure.py", [], id="cjk_figure"),
     pytest.param("encode_throughput.py", [], id="encode_throughput", marks=pytest.mark.dense),
     pytest.param("lancedb_scale.py", [], id="lancedb_scale"),
+    pytest.param("latency_drift.py", [], id="latency_drift"),
     pytest.param("metrics_vs_pytrec.py", [], id="metrics_vs_pytrec"),
     pytest.param("onnx_encoding.py", [], id="onnx_encoding", marks=pytest.mark.dense),
     pytest.param("ray_encoding.py", [], id="ray_encoding", marks=[pytest.mark.dense, pytest.mark.xdist_group("ray")]),

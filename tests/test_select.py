@@ -20,7 +20,7 @@ from receval.analysis import choice, costs
 from receval.stats import noninferiority
 from receval.stats.paired import shift_nulls
 from receval.analysis.costs import latencies
-from receval.stats.cheaper import CostOrder, cost_order
+from receval.stats.cheaper import DRIFT_SD, CostOrder, cost_order
 from receval.core.errors import RecevalError
 from receval.stats.holm import holm
 from receval.results.manifest import seal
@@ -302,12 +302,17 @@ def test_latency_3_microseconds_apart_ties_and_the_higher_mean_wins(tmp_path, ca
     better = [1] * 23 + [0]
     stored(tmp_path / "s" / "0", "lean", worse, base, chunks=50)
     stored(tmp_path / "s" / "1", "close", better, base + 0.003, chunks=50)
-    stored(tmp_path / "s" / "2", "leader", [1] * 24, base + 5.0, chunks=50)
+    stored(tmp_path / "s" / "2", "leader", [1] * 24, base + 15.0, chunks=50)
     runs = [r for r in (load_runs([tmp_path / "s"]))]
     dev = [r.filtered(r.table.slice(0, DEV)) for r in runs]
     order = cost_order([float(np.median(r.values("latency_ms"))) for r in dev], "p50_ms", BootstrapConfig(), latencies(dev))
     assert not order.cheaper(0, 1) and not order.cheaper(1, 0)  # 3 microseconds: a tie
-    assert order.cheaper(0, 2) and order.cheaper(1, 2) and not order.cheaper(2, 0)  # 5 ms: cheaper
+    assert order.cheaper(0, 2) and order.cheaper(1, 2) and not order.cheaper(2, 0)  # 2.5 times: cheaper
+    # 1.5 times (5 ms more) is within a run's drift between identical runs (DRIFT_SD): not shown
+    lean = latencies(dev)[0]
+    near = cost_order([float(np.median(lean)), float(np.median(lean)) + 5.0], "p50_ms", BootstrapConfig(),
+                      [lean, lean + 5.0])
+    assert not near.cheaper(0, 1) and near.drift == DRIFT_SD
     assert order.cheapest([0, 1], [0.8, 0.9, 1.0], [2, 2, 2]) == 1  # tied: the higher mean
     got = as_json(capsys, tmp_path / "s", "--metric", "hit@3", "--margin", "0.5")
     assert [r["qualifies"] for r in got["runs"]] == [True, True, None]

@@ -9,7 +9,8 @@ rule (:mod:`receval.stats.cheaper`) read over the runs a report shows.
   a run whose stages are part of another's is faster than it, and the run holding them
   is never shown faster, whatever the clock said; runs with the same stages tie unless
   their repeats differ; only otherwise does the clock decide, beyond a stated minimum
-  (10%) and the sweep's own noise. So two identical sweeps give the same verdicts.
+  (10%), the sweep's own noise and each run's drift between identical runs (a random
+  effect drawn into the interval). So two identical sweeps give the same verdicts.
 - :attr:`LatencyOrder.conflicts`: each pair where a run's measured p50 is below that of
   a run whose stages are part of its own: not a speed-up but the clock's noise, said so.
 
@@ -54,6 +55,7 @@ class LatencyOrder:
     level: float
     threshold: float  # the relative difference the clock must clear
     noise: float  # the spread between runs with the same stages in this report
+    drift: float  # the sd of a run's log median between identical runs, drawn into each interval
     rule: str  # the rule in words (select's: receval.stats.cheaper.CostOrder.noise_rule)
     pairs: list[LatencyPair] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # a containing run measured faster: the clock's noise
@@ -74,7 +76,8 @@ class LatencyOrder:
         return sorted(found)
 
     def to_dict(self) -> dict:
-        return {"level": self.level, "threshold": self.threshold, "noise": self.noise, "rule": self.rule,
+        return {"level": self.level, "threshold": self.threshold, "noise": self.noise, "drift": self.drift,
+                "rule": self.rule,
                 "pairs": [pair.as_dict() for pair in self.pairs], "conflicts": list(self.conflicts)}
 
 
@@ -117,7 +120,7 @@ class Latencies:
         if len(timed) < 2:
             return None
         order = cost_order(p50, "p50_ms", self.boot, None, trees, self.repeats, np.column_stack(self.medians))
-        found = LatencyOrder(self.boot.level, order.threshold, order.noise, order.noise_rule() or "")
+        found = LatencyOrder(self.boot.level, order.threshold, order.noise, order.drift, order.noise_rule() or "")
         for x, i in enumerate(timed):
             for y in range(x + 1, len(timed)):
                 j = timed[y]
