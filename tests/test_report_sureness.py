@@ -17,7 +17,7 @@ from receval.stats.bootstrap import bootstrap_means
 from receval.stats.calibration import type_one_rate
 from receval.stats.paired import paired_tests
 from receval.stats.detectable import minimum_detectable_difference, questions_for
-from receval.stats.effects import hedges_gz
+from receval.stats.effects import hedges_correction, hedges_gz
 from receval.stats.ranks import rank_intervals
 
 METRIC = "ap"
@@ -60,8 +60,10 @@ def test_baseline_pairs_with_holm_read_the_paired_procedure(six_runs):
         assert pair["ci"] == pytest.approx([at_level.lo, at_level.hi], abs=1e-12)
         assert pair["diff"] == pytest.approx(diffs[:, j].mean(), abs=1e-12)
         assert (pair["verdict"] != "not shown") == (pair["p_adjusted"] <= 1 - boot["level"])
-        effect = hedges_gz(diffs[:, j], boot["level"])
-        assert pair["effect"] == {"hedges_gz": effect.hedges_gz, "ci": [effect.lo, effect.hi]}
+        effect = hedges_gz(diffs[:, j], boot["level"])  # g_z; its interval: the pair's, over sd / J
+        scale = hedges_correction(len(diffs) - 1) / diffs[:, j].std(ddof=1)
+        assert pair["effect"]["hedges_gz"] == effect.hedges_gz
+        assert pair["effect"]["ci"] == pytest.approx([at_level.lo * scale, at_level.hi * scale], abs=1e-12)
         mde = minimum_detectable_difference(diffs[:, j], 1 - boot["level"], 0.8)
         assert pair["mde"]["difference"] == pytest.approx(mde.difference, rel=1e-12)
     assert data["sureness"]["n_questions"] == matrix.shape[0]

@@ -103,3 +103,25 @@ def test_a_rerun_gives_the_same_verdicts(sweep):
     first = json.loads(rendered.render(report_for(argv), "json"))["pairs"]
     assert json.loads(rendered.render(report_for(argv), "json"))["pairs"] == first
     assert np.isfinite([p["p"] for p in first]).all()
+
+
+def test_the_effect_size_interval_is_the_verdict_s_interval_in_its_units(sweep):
+    """g_z's interval is the paired procedure's interval over sd / J: it leaves out 0
+    exactly when the verdict is better or worse (four up and none down: p 0.062, not
+    shown, where the noncentral t's interval of g_z left 0 out)."""
+    from receval.results.door import open_run
+    from receval.stats.effects import hedges_correction
+
+    report = report_for([str(sweep), "--metric", "hit@1", "--baseline", "retriever=base", "--effects"])
+    pairs = json.loads(rendered.render(report, "json"))["pairs"]
+    base = open_run(sweep / "0").values("hit@1")
+    for pair in pairs:
+        d = open_run(Path(pair["run_dir"])).values("hit@1") - base
+        j_over_sd = hedges_correction(N - 1) / np.std(d, ddof=1)
+        lo, hi = pair["effect"]["ci"]
+        assert [lo, hi] == pytest.approx([pair["ci"][0] * j_over_sd, pair["ci"][1] * j_over_sd])
+        open_lo, open_hi = pair["ci_open"]
+        excludes = lo > 0 or hi < 0 or (lo == 0 and open_lo) or (hi == 0 and open_hi)
+        assert excludes == (pair["verdict"] != "not shown")
+    four_up = next(p for p in pairs if p["run_dir"].endswith("/2"))
+    assert four_up["verdict"] == "not shown" and four_up["effect"]["ci"][0] == 0.0

@@ -134,7 +134,7 @@ def sureness(
     sized: tuple[PairTest, ...] = ()
     if effects or detect is not None:
         sized = tuple(
-            PairTest(p.a, p.b, pair_size(p.d, boot.level, alpha, POWER), detect,
+            PairTest(p.a, p.b, pair_size(p.d, p.test.level, alpha, POWER, (p.diff.lo, p.diff.hi)), detect,
                      questions_for(detect, p.d, alpha, POWER) if detect is not None else None)
             for p in unique
         )

@@ -48,7 +48,8 @@ def pairs_table(report: Report) -> tables.Table | None:
     return tables.Table(
         columns=columns, rows=rows, align=["l"] + ["r"] * (len(columns) - 1),
         title=f"How large: {label} per pair (effect size, smallest detectable difference)",
-        note=f"g_z: Hedges' g_z (mean difference over its standard deviation, small-sample corrected); "
+        note=f"g_z: Hedges' g_z (mean difference over its standard deviation, small-sample corrected), its "
+        f"interval the paired verdict's in g_z's units; "
         f"MDE: smallest difference detectable at alpha {sure.alpha:.2g}, power {sure.power:.0%}"
         + (f"; n for {detect:g}: questions needed to detect {detect:g}" if detect is not None else ""),
     )

@@ -13,6 +13,11 @@ of RecSys experiment reliability discourse", 2023). For paired differences ``d``
   bounds ``lam`` solve ``P(T_{n-1, lam} <= t) = 1 - a/2`` and ``= a/2``; the interval is
   ``J * lam / sqrt(n)`` (Steiger & Fouladi 1997, in *What if there were no significance
   tests?*; Cumming & Finch, Educ. Psychol. Meas. 61(4), 2001).
+
+A report's pairs show g_z with :func:`on_interval` instead: the paired procedure's own
+interval of the mean difference (:mod:`receval.stats.paired`) in units of ``sd / J``, so
+g_z's interval excludes 0 exactly when the verdict's does (the noncentral t is another
+procedure, and beside a randomization test it could disagree with the verdict).
 """
 
 from __future__ import annotations
@@ -84,3 +89,15 @@ def hedges_gz(diffs, level: float = 0.95) -> Effect:
     lo = _noncentrality(t, df, 1.0 - tail) / math.sqrt(n)
     hi = _noncentrality(t, df, tail) / math.sqrt(n)
     return Effect(j * mean / sd, j * lo, j * hi, level, n)
+
+
+def on_interval(diffs, lo: float, hi: float, level: float) -> Effect:
+    """Hedges' g_z of the paired differences with the interval ``[lo, hi]`` of their mean
+    (the paired procedure's, at ``level``) in g_z's units: ``J * [lo, hi] / sd``."""
+    found = hedges_gz(diffs, level)
+    d = np.asarray(diffs, dtype=np.float64).ravel()
+    sd = float(d.std(ddof=1))
+    if not math.isfinite(found.hedges_gz) or found.lo == found.hi:  # no spread: the point
+        return found
+    j = hedges_correction(d.size - 1)
+    return Effect(found.hedges_gz, j * lo / sd, j * hi / sd, level, d.size)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from receval.stats.detectable import ALPHA, POWER, Detectable, minimum_detectable_difference
-from receval.stats.effects import Effect, hedges_gz
+from receval.stats.effects import Effect, hedges_gz, on_interval
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,11 @@ def all_pairs(n_runs: int) -> list[tuple[int, int]]:
     return [(a, b) for b in range(n_runs) for a in range(b + 1, n_runs)]
 
 
-def pair_size(diffs, level: float = 0.95, alpha: float = ALPHA, power: float = POWER) -> PairSize:
-    """:class:`PairSize` of one pair's per-question differences (``(n,)``, n >= 2)."""
+def pair_size(diffs, level: float = 0.95, alpha: float = ALPHA, power: float = POWER,
+              interval: tuple[float, float] | None = None) -> PairSize:
+    """:class:`PairSize` of one pair's per-question differences (``(n,)``, n >= 2);
+    ``interval``: the paired procedure's interval of their mean, which g_z's interval
+    then is in its units (:func:`receval.stats.effects.on_interval`)."""
     d = np.asarray(diffs, dtype=np.float64)
-    return PairSize(hedges_gz(d, level), minimum_detectable_difference(d, alpha, power))
+    effect = hedges_gz(d, level) if interval is None else on_interval(d, *interval, level)
+    return PairSize(effect, minimum_detectable_difference(d, alpha, power))
