@@ -39,8 +39,8 @@ __all__ = ["Comparison", "compare", "main"]
 def build_parser() -> options.ArgumentParser:
     parser = options.ArgumentParser(
         prog="receval compare",
-        description="Pair two stored runs by question id: mean(B - A), its paired "
-        "bootstrap interval, questions fixed and broken.",
+        description="Pair two stored runs by question id: mean(B - A), its interval and p-value from the "
+        "paired sign-flip randomization test, the verdict, questions fixed and broken.",
     )
     parser.add_argument("a", metavar="RUN_A", help="the reference run directory")
     parser.add_argument("b", metavar="RUN_B", help="the run compared with it")
@@ -54,7 +54,7 @@ def build_parser() -> options.ArgumentParser:
     parser.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     outputs.add_force(parser)
     options.add_question_filters(parser)
-    options.add_bootstrap_args(parser)
+    options.add_bootstrap_args(parser, method=False)
     return parser
 
 
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         comparison = compare(
             args.a, args.b, metric=args.metric or "rr", metrics=parse_metrics(args.metrics), intersect=args.intersect,
             where=options.question_filters(args), n_resamples=args.n_resamples,
-            seed=args.seed, level=args.level, method=args.method, names=options.FLAGS,
+            seed=args.seed, level=args.level, method=None, names=options.FLAGS,
         )
         if args.format == "table" and args.out is None:
             tables.print_rich(rendered.header_lines(comparison), rendered.tables_of(comparison))

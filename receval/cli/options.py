@@ -58,12 +58,15 @@ def question_filters(args) -> list[tuple[str, str]]:
     return where
 
 
-def add_bootstrap_args(parser: argparse.ArgumentParser) -> None:
+def add_bootstrap_args(parser: argparse.ArgumentParser, method: bool = True) -> None:
+    """The resampling flags; ``method`` (--method) only where a mean's bootstrap interval
+    is shown (a paired difference's interval is the paired procedure's, whatever it says)."""
     group = parser.add_argument_group("bootstrap (default: the run's saved bootstrap config)")
     group.add_argument("--n-resamples", type=int, help="bootstrap resamples, e.g. 2000")
     group.add_argument("--seed", type=int, help="bootstrap seed (same seed, same intervals)")
     group.add_argument("--level", type=float, help="confidence level, e.g. 0.95")
-    group.add_argument("--method", choices=("percentile", "bca"), help="interval method")
+    if method:
+        group.add_argument("--method", choices=("percentile", "bca"), help="interval method of each run's mean")
 
 
 def add_label_args(parser: argparse.ArgumentParser) -> None:
