@@ -32,7 +32,7 @@ from receval.core import machine, progress
 from receval.encoders import EmbeddingCache, embed, text_key
 from receval.encoders import base
 from receval.core.errors import RecevalError, RecevalWarning
-from receval.run.pipeline import stage_facts
+from receval.run.facts import stage_facts
 from receval.retrievers.dense import Dense
 from receval.results.format import RESULTS, RUN_JSON
 from conftest import loopback, run_cli, run_of

@@ -27,12 +27,12 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from receval import chunking, retrievers
-from receval.run import stages
+from receval.run import facts, stages
 from receval.measures import cost
 from receval.core import machine, notices
 from receval.core.machine import give_back_memory
 from receval.chunking.cache import IndexCache, key_of
-from receval.datasets import UNANSWERABLE, load_dataset
+from receval.datasets import load_dataset
 from receval.run.evaluate import collapse_with_ranks, drop_excluded, excluded_depth, question_rows, trajectory_columns
 from receval.results.identity import identity_hash
 from receval.run.metrics import measures_for
@@ -40,9 +40,6 @@ from receval.measures.overlap import overlap_columns
 from receval.run.ranking import tie_ranks
 from receval.measures.spans import judge_spans, token_columns
 from receval.measures.ranks import chunk_columns, completed, nugget_columns, rank_columns
-from receval.measures.tokens import budget_unit
-from receval.datasets.excluded import exclusion_counts
-from receval.datasets.nuggets import nugget_counts
 from receval.results.claim import Claim, holding
 from receval.results.format import stage_column
 from receval.results.run_writer import RunRecord, write_run
@@ -91,43 +88,6 @@ class _Timer:
         began = time.perf_counter()
         yield
         self.seconds[f"{step}_s"] = time.perf_counter() - began
-
-
-def stage_facts(
-    stages: list[str], after_index: dict, after_search: dict, after_warmup: dict | None = None
-) -> dict[str, dict]:
-    """Per stage: API calls made while indexing and while answering the questions
-    (0 for local work); the report turns the latter into calls per 1,000 questions.
-    ``warmup_api_calls`` (only when there were any): the warm-up question's calls."""
-    warmed = after_index if after_warmup is None else after_warmup
-    facts = {}
-    for stage in stages:
-        facts[stage] = {
-            "index_api_calls": int(after_index.get(stage, 0)),
-            "search_api_calls": int(after_search.get(stage, 0) - warmed.get(stage, 0)),
-        }
-        if warmed.get(stage, 0) - after_index.get(stage, 0):
-            facts[stage]["warmup_api_calls"] = int(warmed.get(stage, 0) - after_index.get(stage, 0))
-    return facts
-
-
-def replay_facts(stage_info: dict[str, dict], replays: dict) -> int:
-    """Per stage with answers not asked now (:class:`receval.clients.calls.Replay`), add to
-    its facts: for answers replayed from an earlier run's cache ``replayed_answers``,
-    ``replayed_live_ms`` (the live time its latency column reports) and ``replay_wall_ms``
-    (the replay's own wall time, kept apart); for this run's own answers read again (the
-    warm-up's, an earlier question's) ``reused_answers`` and ``reused_live_ms``. Returns
-    the run's replayed answers in all: what makes a run "replayed" (never its own answers)."""
-    for stage, replay in replays.items():
-        facts = stage_info.setdefault(stage, {})
-        if replay.answers:
-            facts.update({
-                "replayed_answers": int(replay.answers), "replayed_live_ms": 1000.0 * replay.live_s,
-                "replay_wall_ms": 1000.0 * replay.own_s,
-            })
-        if replay.reused:
-            facts.update({"reused_answers": int(replay.reused), "reused_live_ms": 1000.0 * replay.reused_live_s})
-    return int(sum(replay.answers for replay in replays.values()))
 
 
 def config_hash_of(cfg) -> str:
@@ -266,7 +226,7 @@ def _searched(cfg, questions: list, built: Built, timer: _Timer) -> Searched:
     notices.say()  # what the stages hid from answers or refused from the cache, once per stage
     stages.release(built.retriever)
     give_back_memory()
-    info = stage_facts(list(hits.stage_ms), built.calls_after_index, calls_after_search, calls_after_warmup)
+    info = facts.stage_facts(list(hits.stage_ms), built.calls_after_index, calls_after_search, calls_after_warmup)
     return Searched(hits, depth, info)
 
 
@@ -344,7 +304,7 @@ def _record(spec, dataset, built: Built, searched: Searched, ranked: Ranked, col
     facts, what run.json says of it (label, measures, config), its means and timings, and
     chunks.json (:func:`receval.run.shown.show_facts`)."""
     cfg, questions, hits = spec.config, dataset.questions, searched.hits
-    replayed = replay_facts(searched.stage_info, hits.replayed)
+    replayed = facts.replay_facts(searched.stage_info, hits.replayed)
     extra = {name: values.astype(float).tolist() for name, values in hits.counts.items()}
     extra.update(cost.question_costs(thawed(spec.prices), hits.counts, searched.stage_info, len(questions)))
     columns.update(extra)
@@ -354,7 +314,7 @@ def _record(spec, dataset, built: Built, searched: Searched, ranked: Ranked, col
     return RunRecord(
         columns=columns,
         measures=tuple(stored),
-        facts=_facts(spec, dataset, built, searched, ranked, replayed, at_start),
+        facts=facts.run_facts(spec, dataset, built, searched, ranked, replayed, at_start),
         written={**written_facts(cfg, stored), "config": as_written(cfg)},
         means={name: float(np.mean([v for v in columns[name] if v is not None] or [np.nan])) for name in names},
         timings=dict(timer.seconds),
@@ -365,47 +325,6 @@ def _record(spec, dataset, built: Built, searched: Searched, ranked: Ranked, col
         stages=tuple(hits.stage_ms),
         extra=tuple(extra),
     )
-
-
-def _facts(spec, dataset, built: Built, searched: Searched, ranked: Ranked, replayed: int, at_start) -> dict:
-    """What results.parquet's metadata and run.json both say of the run (the run id aside:
-    the writer adds the folder's)."""
-    cfg, questions, hits, retriever = spec.config, dataset.questions, searched.hits, built.retriever
-    return {
-        "config_hash": spec.config_hash,
-        "dataset_fingerprint": dataset.fingerprint,
-        "n_chunks": len(built.chunks),
-        "n_questions": len(questions),
-        "n_unanswerable": sum(q.kind == UNANSWERABLE and not q.relevant for q in questions),
-        "stages": searched.stage_info,
-        "replayed": replayed,  # answers an earlier run left in the cache: the latencies are their live ones
-        "timing": {"repeats": int(cfg.timing.repeats)},  # each question's latency: the median of this many passes
-        "cost": {
-            "index": cost.index_cost(thawed(spec.prices), retriever, [chunk.text for chunk in built.chunks]),
-            "tokens_estimated": sorted(hits.tokens_estimated),
-        },
-        "cache": dict(built.cache.events),
-        "dataset_notes": dict(dataset.notes),
-        "budget": budget_unit(cfg.metrics.get("tokenizer")),  # what counts a token budget (hit@300tok)
-        **_question_facts(questions, ranked.dropped),
-        **stages.facts(retriever),
-        "truncated": stages.truncated(retriever),  # chunks a dense model cut at its token limit
-        # what explains the latencies: CPU, cores, threads, load
-        "machine": machine.facts(at_start, stages.encoder_threads(retriever)),
-        # the folder its relative paths (dataset.path, cache_dir, ...) were read from: select's best.yaml
-        # makes them absolute against it (receval.results.configs.anchor_paths)
-        "workdir": os.getcwd(),
-    }
-
-
-def _question_facts(questions: list, dropped: np.ndarray) -> dict:
-    """What run.json records of the questions' excluded units and nuggets, when they have any."""
-    facts = {}
-    if any(q.excluded for q in questions):
-        facts["excluded"] = {**exclusion_counts(questions), "dropped": int(dropped.sum())}
-    if any(q.nuggets for q in questions):
-        facts["nuggets"] = nugget_counts(questions)
-    return facts
 
 
 def summary_line(cfg, result: RunResult) -> str:
