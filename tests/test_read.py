@@ -142,7 +142,7 @@ def test_gate_fails_a_shown_drop_passes_a_run_shown_not_worse_and_says_undecided
     a = runs_root / "a"  # jobs: 0 bm25 on, 1 bm25 off, 2 tfidf on, 3 tfidf off
     assert exit_code(report.main, [a / "3", "--gate", a / "2"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("gate FAIL (exit 1): MRR 0.506 vs baseline 0.685, diff -0.178 [-0.274, -0.080] (p 0.0005;")
+    assert out.startswith("gate FAIL (exit 1): MRR 0.506 vs baseline 0.685, diff -0.178 [-0.274, -0.080] (p <0.001;")
     assert "Paired differences vs baseline #0" in out  # the report of the two runs follows the verdict
     result = gate(a / "3", a / "2")
     assert result.outcome is GateOutcome.failed and not result.passed and result.exit_code == 1

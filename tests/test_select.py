@@ -672,3 +672,13 @@ def test_one_run_is_its_own_choice(grid):
     assert selection.chosen == selection.leader == 0
     assert selection.why == "the only run: nothing to compare it with"
     assert best.run_dir == grid / "4"
+
+
+def test_a_contender_resting_on_few_changed_questions_is_named(tmp_path, capsys):
+    """The cheap run differs from the leader on 3 questions: too few for any verdict at
+    95% (the paired test needs 5), and select says so beside its rule."""
+    stored(tmp_path / "s" / "0", "lean", [1] * 21 + [0] * 3, spread(1.0, 1), chunks=50)
+    stored(tmp_path / "s" / "1", "leader", [1] * 24, spread(30.0, 2), chunks=50)
+    assert main([str(tmp_path / "s"), "--metric", "hit@3", "--split", "dev", "--margin", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "changed questions too few to show any difference" in out and "#0 3" in out

@@ -125,3 +125,22 @@ def test_the_effect_size_interval_is_the_verdict_s_interval_in_its_units(sweep):
         assert excludes == (pair["verdict"] != "not shown")
     four_up = next(p for p in pairs if p["run_dir"].endswith("/2"))
     assert four_up["verdict"] == "not shown" and four_up["effect"]["ci"][0] == 0.0
+
+
+@pytest.mark.parametrize(("p", "level", "shown"), [
+    (0.0496, 0.95, "0.0496"), (0.0504, 0.95, "0.0504"), (0.0512, 0.95, "0.051"), (0.0004, 0.95, "<0.001"),
+    (0.0996, 0.90, "0.0996"), (0.0496, 0.90, "0.050"),
+])
+def test_a_p_value_never_prints_as_alpha_itself(p, level, shown):
+    """Three decimals, or four where three would print alpha: "0.050" could sit beside
+    either verdict at 95%."""
+    from receval.render.verdicts import p_value
+
+    assert p_value(p, level) == shown
+
+
+def test_the_paired_header_states_the_verdict_s_margin(sweep):
+    report = report_for([str(sweep), "--metric", "hit@1", "--baseline", "retriever=base"])
+    assert "better or worse when the interval leaves out 0 (margin 0), else not shown" in rendered.render(report, "table")
+    table = rendered_compare.render(compare(sweep / "0", sweep / "1", metric="hit@1"), "table")
+    assert "(margin 0)" in table

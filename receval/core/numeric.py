@@ -75,6 +75,16 @@ def fmt_signed(value: float | None, digits: int = 3) -> str:
     return f"{value:+.{digits}f}"
 
 
+def fmt_p(value: float, alpha: float | None = None) -> str:
+    """A p-value as every output shows it: ``<0.001`` below 0.001, else 3 decimals, or 4
+    where 3 would print ``alpha`` itself (0.0496 and 0.0504 are not both "0.050" beside
+    opposite verdicts)."""
+    if value < 0.001:
+        return "<0.001"
+    shown = f"{value:.3f}"
+    return f"{value:.4f}" if alpha is not None and shown == f"{alpha:.3f}" else shown
+
+
 def fmt_ci(lo: float, hi: float, digits: int = 3, signed: bool = False, lo_open: bool = False,
            hi_open: bool = False) -> str:
     """``[lo, hi]``; an open end in a round bracket, ``(0.000, 0.250]``."""

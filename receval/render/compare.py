@@ -48,7 +48,7 @@ def tables_of(comparison) -> list[tables.Table]:
         rows.append([
             measure_label(p.metric), *([str(p.n_questions)] if counts else []), tables.fmt(p.mean_a),
             tables.fmt(p.mean_b), tables.fmt_signed(p.diff.mean), verdicts.interval(p.test),
-            verdicts.p_value(p.p), str(p.verdict), str(p.up), str(p.down), str(p.same),
+            verdicts.p_value(p.p, comparison.boot.level), str(p.verdict), str(p.up), str(p.down), str(p.same),
         ])
     labels = [measure_label(p.metric) for p in comparison.pairs]
     tests = [p.test for p in comparison.pairs]

@@ -116,9 +116,11 @@ def _level(report: Report) -> str:
     return f"{report.boot.level:.0%} CI" + (f" ({correction})" if correction else "")
 
 
-def _pair_cells(pair) -> list[str]:
-    """diff, interval, p (adjusted when corrected), verdict: the same four cells everywhere."""
-    return [tables.fmt_signed(pair.diff.mean), verdicts.interval(pair.test), verdicts.p_value(pair.p), str(pair.verdict)]
+def _pair_cells(pair, level: float) -> list[str]:
+    """diff, interval, p (adjusted when corrected; against the report's alpha), verdict: the
+    same four cells everywhere."""
+    return [tables.fmt_signed(pair.diff.mean), verdicts.interval(pair.test), verdicts.p_value(pair.p, level),
+            str(pair.verdict)]
 
 
 def _pair_notes(report: Report, pairs, labels: list[str]) -> list[str]:
@@ -140,7 +142,8 @@ def pairs_table(report: Report) -> tables.Table | None:
     for pair in report.pairs:
         i = index[pair.b]
         rows.append([
-            str(i), *_params_cells(report, report.runs[i]), tables.fmt(pair.mean_b), *_pair_cells(pair),
+            str(i), *_params_cells(report, report.runs[i]), tables.fmt(pair.mean_b),
+            *_pair_cells(pair, report.boot.level),
             str(pair.up), str(pair.down), str(pair.same), _ids_cell(pair.fixed), _ids_cell(pair.broken),
         ])
     align = ["r"] + ["l"] * len(report.params) + ["r"] * 4 + ["l"] + ["r"] * 3 + ["l", "l"]
@@ -166,7 +169,8 @@ def all_pairs_table(report: Report) -> tables.Table | None:
     index = {run.run_dir: i for i, run in enumerate(report.runs)}
     p_name = f"p {report.all_pairs[0].correction}" if report.all_pairs[0].correction else "p"
     names = [f"#{index[p.b]} vs #{index[p.a]}" for p in report.all_pairs]
-    rows = [[name, *_pair_cells(pair), str(pair.up), str(pair.down)] for name, pair in zip(names, report.all_pairs)]
+    rows = [[name, *_pair_cells(pair, report.boot.level), str(pair.up), str(pair.down)]
+            for name, pair in zip(names, report.all_pairs)]
     return tables.Table(
         columns=["pair", f"diff {label}", _level(report), p_name, "verdict", "up", "down"], rows=rows,
         align=["l", "r", "r", "r", "l", "r", "r"],
@@ -328,7 +332,7 @@ def chain_table(report: Report) -> tables.Table | None:
     p_name = f"p {steps[0].correction}" if steps[0].correction else "p"
     names = [f"#{index[step.a]} -> #{index[step.b]}" for step in steps]
     rows = [
-        [name, tables.fmt(step.mean_a), tables.fmt(step.mean_b), *_pair_cells(step),
+        [name, tables.fmt(step.mean_a), tables.fmt(step.mean_b), *_pair_cells(step, report.boot.level),
          str(step.up), str(step.down), _ids_cell(step.fixed), _ids_cell(step.broken)]
         for name, step in zip(names, steps)
     ]

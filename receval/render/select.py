@@ -50,7 +50,10 @@ def header_lines(selection) -> list[str]:
             "level: the one it " + ("is tested at" if selection.margin is not None else "would qualify at")
         )
         boot = selection.boot
-        lines.append(verdicts.describe(boot.level, boot.n_resamples, boot.seed))
+        lines.append(verdicts.describe(boot.level, boot.n_resamples, boot.seed, margin=False))
+        tested = [c for c in selection.tested if c.test is not None]
+        few = verdicts.few_changed([f"#{c.index}" for c in tested], [c.test for c in tested])
+        lines += [few] if few else []
     lines += selection.notes
     lines += shortfall_lines(selection)
     chosen = selection.candidates[selection.chosen]

@@ -5,7 +5,7 @@ these cells, so report (baseline, chain, all pairs), compare and select show the
 
 from __future__ import annotations
 
-from receval.core.numeric import fmt_ci
+from receval.core.numeric import fmt_ci, fmt_p
 from receval.stats.paired import LARGE, EXACT_FLIPS, PairedTest, fewest_changed
 
 
@@ -17,10 +17,9 @@ def interval(test: PairedTest, bounds: tuple[float, ...] = (0.0,), digits: int =
     return fmt_ci(test.lo, test.hi, digits, signed=True, lo_open=lo_open, hi_open=hi_open)
 
 
-def p_value(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+def p_value(value: float | None, level: float = 0.95) -> str:
+    """The p-value cell (:func:`receval.core.numeric.fmt_p`, against alpha = 1 - ``level``)."""
+    return "-" if value is None else fmt_p(value, 1.0 - level)
 
 
 def open_note(tests: list[PairedTest]) -> str | None:
@@ -37,12 +36,15 @@ def few_changed(labels: list[str], tests: list[PairedTest]) -> str | None:
         return None
     level = thin[0][1].level
     shown = ", ".join(f"{label} {t.changed}" for label, t in thin)
-    return (f"changed questions too few to show any difference at {level:.0%} (fewer than "
+    at = f"{level:.1%}".replace(".0%", "%")  # Holm's 97.5% is not 98%
+    return (f"changed questions too few to show any difference at {at} (fewer than "
             f"{fewest_changed(level)}): {shown}")
 
 
-def describe(level: float, n_resamples: int, seed: int) -> str:
-    """The paired procedure in one header line."""
+def describe(level: float, n_resamples: int, seed: int, margin: bool = True) -> str:
+    """The paired procedure in one header line; ``margin``: say the verdict's margin (0:
+    better or worse once the interval leaves out 0), where no other line states one."""
+    verdict = "; better or worse when the interval leaves out 0 (margin 0), else not shown" if margin else ""
     return (f"paired: sign-flip randomization test (mid-p), {level:.0%} interval = the differences it keeps; "
             f"every sign vector up to {max(n_resamples, EXACT_FLIPS):,}, else {n_resamples:,} drawn (seed {seed}); "
-            f"normal limit above {LARGE:,} questions")
+            f"normal limit above {LARGE:,} questions{verdict}")

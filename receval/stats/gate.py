@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from receval.core.errors import RecevalError
-from receval.core.numeric import fmt_ci
+from receval.core.numeric import fmt_ci, fmt_p
 from receval.scoring.declared import lower_is_better, measure_label
 from receval.stats.bootstrap import Interval
 from receval.stats.paired import PairedTest
@@ -121,7 +121,7 @@ class Gate:
             f"gate {SHOUTED[self.outcome]} (exit {self.exit_code}): {measure_label(self.metric)} "
             f"{self.mean_run:.3f} vs baseline {self.mean_baseline:.3f}, diff {self.diff.mean:+.3f} "
             f"{fmt_ci(self.diff.lo, self.diff.hi, signed=True, **dict(zip(('lo_open', 'hi_open'), self.test.shown_open(self.bounds))))} "
-            f"(p {self.test.p:.3g}; {self.level:.0%} paired CI, {self.n_questions} "
+            f"(p {fmt_p(self.test.p, 1.0 - self.level)}; {self.level:.0%} paired CI, {self.n_questions} "
             f"question{'s' if self.n_questions != 1 else ''}: {self.up} up, {self.down} down, {self.same} same); "
             f"margin {self.margin:g}: {self.why}"
         )
