@@ -121,6 +121,19 @@ def test_pool_lists_every_unlabelled_pair_once_with_runs_and_best_rank(two_runs)
 
 
 @pytest.mark.slow
+def test_pool_budget_draws_at_most_the_budget_even_below_the_number_of_strata(two_runs):
+    """Issue 46: --budget 1 once pooled a pair per stratum (11 on the built-in library)."""
+    runs = load_runs([two_runs], skip=frozenset())
+    for budget in (1, 2, 5, 30):
+        holes = [p for p in pool(runs, depth=10, budget=budget, seed=0).pairs if p.role == "hole"]
+        assert len(holes) == budget
+        by_stratum = {}
+        for p in holes:
+            by_stratum.setdefault(p.stratum, []).append(p)
+        assert all(0 < p.inclusion <= 1 and p.drawn == len(by_stratum[p.stratum]) for p in holes)
+
+
+@pytest.mark.slow
 def test_pool_command_writes_texts_and_refuses_to_overwrite_a_run(two_runs, tmp_path):
     out = tmp_path / "pool.jsonl"
     before = sorted(p.stat().st_mtime_ns for p in two_runs.rglob("*") if p.is_file())

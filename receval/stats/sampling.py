@@ -21,10 +21,12 @@ The pool's design (``receval pool --budget N``), in four steps:
    such that they sum to the budget (pairs at the cap are judged for certain: in
    practice the top ranks).
 4. Strata and draws (:func:`stratify`, :func:`draw`): pairs grouped by pi (the certain
-   ones in stratum 0, the rest in quantiles of log pi), and a simple random sample
-   without replacement of n_h = floor(sum of pi) pairs in each stratum (at least one,
-   the remainders spread by largest fraction so the total is the budget); every pair of
-   stratum h then has inclusion probability n_h / N_h, which the pool records.
+   ones in stratum 0, the rest in quantiles of log pi, no more strata than the draws
+   the budget leaves them), and a simple random sample without replacement of
+   n_h = floor(sum of pi) pairs in each stratum (at least one, the remainders spread by
+   largest fraction, the largest trimmed, so the total is the budget, never more);
+   every pair of stratum h then has inclusion probability n_h / N_h, which the pool
+   records.
 
 The estimates built on the sample (:mod:`.estimators`) hold whatever the importance is:
 it only sets their variance. Their intervals come from Rao and Wu's rescaling bootstrap
@@ -113,36 +115,43 @@ def inclusion_probabilities(importance: np.ndarray, budget: float) -> np.ndarray
 
 
 def stratify(pi: np.ndarray, n_strata: int = 12) -> np.ndarray:
-    """Stratum of each pair: 0 for pi = 1 (judged for certain), else 1..n_strata by
-    quantiles of log pi (pairs of like probability together)."""
+    """Stratum of each pair: 0 for pi = 1 (judged for certain), else 1..k by quantiles of
+    log pi (pairs of like probability together), k at most ``n_strata`` and at most the
+    draws the sampled pairs are due (the floor of their summed pi, at least 1), so every
+    stratum gets a draw within the budget and none is left with inclusion probability 0."""
     pi = np.asarray(pi, dtype=np.float64)
     out = np.zeros(pi.size, dtype=np.int64)
     sampled = pi < 1.0
     if sampled.any():
+        k = max(1, min(int(n_strata), int(np.floor(pi[sampled].sum() + 1e-9))))
         logs = np.log(pi[sampled])
-        edges = np.unique(np.quantile(logs, np.linspace(0, 1, n_strata + 1))[1:-1])
+        edges = np.unique(np.quantile(logs, np.linspace(0, 1, k + 1))[1:-1])
         out[sampled] = 1 + np.searchsorted(edges, logs, side="right")
     return out
 
 
 def _sizes(stratum: np.ndarray, pi: np.ndarray, budget: int) -> np.ndarray:
     """n_h per stratum: floor of its summed pi (stratum 0 whole), at least 1, at most N_h,
-    summing to min(budget, pairs) (largest remainders first, then trimming the largest)."""
+    summing to min(budget, pairs): largest remainders first, then the largest sampled
+    strata trimmed (never below 1). Strata that cannot each have a draw within the budget
+    are refused: :func:`stratify` makes at most as many as the budget leaves."""
     n_strata = int(stratum.max()) + 1
     size = np.bincount(stratum, minlength=n_strata)
     expected = np.bincount(stratum, weights=pi, minlength=n_strata)
     expected[0] = size[0]
-    n = np.clip(np.floor(expected + 1e-9).astype(np.int64), np.minimum(size, 1), size)
     target = min(int(budget), int(size.sum()))
+    floor_total = int(size[0]) + int((size[1:] > 0).sum())
+    if floor_total > target:
+        raise ValueError(f"{size[0]} certain pairs and {int((size[1:] > 0).sum())} sampled strata need {floor_total} "
+                         f"draws, more than the budget of {target}: stratify by the design's probabilities")
+    n = np.clip(np.floor(expected + 1e-9).astype(np.int64), np.minimum(size, 1), size)
     order = np.argsort(-(expected - np.floor(expected)), kind="stable")
     while n.sum() < target:
         room = [h for h in order if n[h] < size[h]]
         for h in room[: target - n.sum()]:
             n[h] += 1
-    while n.sum() > target:  # more strata than the budget's remainders: trim the largest sampled ones
+    while n.sum() > target:  # the strata's floors of 1 past the budget's share: trim the largest sampled ones
         h = int(np.argmax(np.where(np.arange(n_strata) > 0, n, -1)))
-        if h == 0 or n[h] <= 1:
-            break
         n[h] -= 1
     return n
 
