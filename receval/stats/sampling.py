@@ -233,21 +233,28 @@ def rao_wu(stratum: np.ndarray, fraction: np.ndarray, n_resamples: int, rng: np.
     return out
 
 
-def labels_needed(sizes: np.ndarray, rates: np.ndarray, half_width: float, level: float = 0.95) -> tuple[int, int]:
+def labels_needed(sizes: np.ndarray, errors: np.ndarray, checked: np.ndarray, half_width: float,
+                  level: float = 0.95, floor: int = 2) -> tuple[int, int]:
     """Draws needed to estimate a proportion (a judge's error rate) over strata of sizes
-    N_h and rates p_h to within +- ``half_width`` at ``level``: drawn uniformly,
+    N_h to within +- ``half_width`` at ``level``, stratum h's rate p_h from ``errors``
+    x_h among ``checked`` n_h pairs by Agresti and Coull's centre
+    p_h = (x_h + z^2/2) / (n_h + z^2) ("Approximate is better than 'exact' for interval
+    estimation of binomial proportions", The American Statistician 1998), so a grade
+    never seen wrong (or never right) is not taken for certain: drawn uniformly,
     n0 = z^2 p (1 - p) / d^2 with p = sum W_h p_h; stratified with Neyman's allocation,
     n0 = z^2 (sum W_h sqrt(p_h (1 - p_h)))^2 / d^2; each with the finite-population
     correction n = n0 / (1 + n0 / N) (Cochran, "Sampling Techniques", 3rd ed. 1977,
-    sections 4.4 and 5.9), rounded up."""
+    sections 4.4 and 5.9), rounded up; the stratified count at least ``floor`` per
+    stratum (at most N_h), as :func:`neyman` allocates."""
     from scipy.stats import norm
 
-    sizes, rates = np.asarray(sizes, dtype=np.float64), np.clip(np.asarray(rates, dtype=np.float64), 0.0, 1.0)
+    sizes = np.asarray(sizes, dtype=np.float64)
     total = sizes.sum()
     if total <= 0 or not half_width > 0:
         return 0, 0
-    weights = sizes / total
     z = float(norm.ppf(0.5 + level / 2.0))
+    rates = (np.asarray(errors, dtype=np.float64) + z**2 / 2) / (np.asarray(checked, dtype=np.float64) + z**2)
+    weights = sizes / total
     overall = float((weights * rates).sum())
     uniform = z**2 * overall * (1 - overall) / half_width**2
     neyman_n = z**2 * float((weights * np.sqrt(rates * (1 - rates))).sum()) ** 2 / half_width**2
@@ -255,4 +262,4 @@ def labels_needed(sizes: np.ndarray, rates: np.ndarray, half_width: float, level
     def finite(n0: float) -> int:
         return int(np.ceil(n0 / (1 + n0 / total))) if n0 > 0 else 0
 
-    return finite(uniform), finite(neyman_n)
+    return finite(uniform), max(finite(neyman_n), int(np.minimum(sizes, floor).sum()))
