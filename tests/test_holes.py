@@ -58,6 +58,14 @@ def test_the_judged_note_appears_only_when_the_unlabelled_could_change_the_order
     assert note.startswith(f"#1 b has more of its top 10 unlabelled than #0 a ({share:.2f} vs 0.00): #0 leads it by "
                            "0.000 on nDCG@10, but labelling those units could reverse the order; pool and judge")
     assert "receval judge pool=pool.jsonl" in note
+    # after a judged sample (report --labels of a budgeted pool): an undrawn unit within the pool's depth counts
+    # through the drawn ones of its stratum, so no note; below that depth it counts as not relevant, said so
+    assert judged_cautions([full, run], ["a", "b"], "ndcg@10", sampled=True, sample_depth=10) == []
+    (shallow,) = judged_cautions([full, run], ["a", "b"], "ndcg@10", sampled=True, sample_depth=5)
+    assert shallow.startswith(f"#1 b has more of its top 10 unlabelled than #0 a ({share:.2f} vs 0.00): #0 leads it "
+                              "by 0.000 on nDCG@10, but the judged sample's estimates count its units below the "
+                              "pool's depth 5 as not relevant")
+    assert "receval pool RUNS --budget N --depth 10" in shallow and "pool and judge them" not in shallow
     # a run 0.05 better judged and 0.10 ahead: the other's extra unlabelled share cannot close the gap
     ahead = with_column(with_column(run, "judged@10", (judged + 0.05).tolist()), "ndcg@10",
                         (run.values("ndcg@10") + 0.10).tolist())
@@ -118,6 +126,26 @@ def test_pool_lists_every_unlabelled_pair_once_with_runs_and_best_rank(two_runs)
     assert len(references) == sum(len(v) for v in stored_labels(runs[0]).values())
     with pytest.raises(RecevalError, match="--depth 0"):
         pool(runs, depth=0)
+
+
+@pytest.mark.slow
+def test_pool_budget_draws_at_most_the_budget_even_below_the_number_of_strata(two_runs, tmp_path):
+    """Issue 46: --budget 1 once pooled a pair per stratum (11 on the built-in library)."""
+    runs = load_runs([two_runs], skip=frozenset())
+    for budget in (1, 2, 5, 30):
+        holes = [p for p in pool(runs, depth=10, budget=budget, seed=0).pairs if p.role == "hole"]
+        assert len(holes) == budget
+        by_stratum = {}
+        for p in holes:
+            by_stratum.setdefault(p.stratum, []).append(p)
+        assert all(0 < p.inclusion <= 1 and p.drawn == len(by_stratum[p.stratum]) for p in holes)
+    # its labels re-score by estimation, and the report knows the depth the sample reached (the judged@k note's)
+    labels = tmp_path / "sampled.jsonl"
+    labels.write_text("".join(json.dumps({"question_id": p.question_id, "id": p.id, "grade": 0, "depth": 10,
+                                          "inclusion": p.inclusion, "stratum": p.stratum, "drawn": p.drawn,
+                                          "design": "budget"}) + "\n" for p in holes))
+    found = relabel(runs, [str(labels)])
+    assert found.estimation is not None and found.sample_depth == 10
 
 
 @pytest.mark.slow

@@ -42,13 +42,30 @@ def test_the_draw_follows_neyman_and_records_its_probabilities():
 
 def test_certify_counts_labels_by_the_judges_error_in_each_grade():
     grades = [0, 1]
-    matrix = np.array([[90, 30], [10, 70]])  # judged 0: 10% wrong; judged 1: 30% wrong
+    matrix = np.array([[90, 30], [10, 70]])  # judged 0: 10 of 100 wrong; judged 1: 30 of 100 wrong
     judged = {"q": {f"d{i}": int(i < 4000) for i in range(10000)}}
     found = certify(judged, (grades, matrix, "the calibration sample"), 0.02, 0.95)
-    expected = labels_needed(np.array([6000, 4000]), np.array([0.1, 0.3]), 0.02, 0.95)
-    assert (found.uniform, found.stratified) == expected and found.stratified < found.uniform
-    assert found.error_rate == pytest.approx(0.6 * 0.1 + 0.4 * 0.3)
+    # Agresti-Coull centres (x + z^2/2) / (n + z^2), z^2 = 3.8415: 0.11480 and 0.30740; uniform
+    # n0 = z^2 p (1 - p) / d^2 at p = 0.6 * 0.11480 + 0.4 * 0.30740 = 0.19184: 1488.9, 1296 after the
+    # finite-population correction; Neyman n0 = z^2 (0.6 * 0.31878 + 0.4 * 0.46142)^2 / d^2: 1356.5 -> 1195
+    assert (found.uniform, found.stratified) == (1296, 1195)
+    assert found.error_rate == pytest.approx(0.6 * 0.1 + 0.4 * 0.3)  # the line shows the observed rate
     assert "drawn by its grade" in found.line() and f"{found.uniform} human labels" in found.line()
+
+
+def test_a_judge_never_seen_wrong_still_needs_labels_to_certify_it():
+    """Each grade right on every calibration pair once gave "0 drawn by its grade": a rate
+    of 0 from 50 pairs is not a rate known to be 0."""
+    judged = {"q": {f"d{i}": int(i < 100) for i in range(1000)}}
+    found = certify(judged, ([0, 1], np.array([[40, 0], [0, 10]]), "the reference labels"), 0.05, 0.95)
+    # centres 1.9207 / 43.841 = 0.04381 (grade 0) and 1.9207 / 13.841 = 0.13877 (grade 1): uniform
+    # n0 = 77.55 -> 72; Neyman n0 = z^2 (0.9 * 0.20467 + 0.1 * 0.34570)^2 / 0.05^2 = 73.55 -> 69
+    assert (found.uniform, found.stratified, found.error_rate) == (72, 69, 0.0)
+    # a loose precision: the stratified count keeps 2 a grade (1 where the judge gave a grade once)
+    assert certify(judged, ([0, 1], np.array([[40, 0], [0, 10]]), "x"), 0.5, 0.95).stratified == 4
+    one = {"q": {**{f"d{i}": 0 for i in range(50)}, "e": 1}}
+    assert certify(one, ([0, 1], np.array([[40, 0], [0, 10]]), "x"), 0.5, 0.95).stratified == 3
+    assert labels_needed(np.array([10, 10]), np.array([0, 0]), np.array([0, 0]), 0.5)[1] == 4
 
 
 def biased_world(seed: int, n_questions: int = 100, n_units: int = 40):

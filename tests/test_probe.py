@@ -1,15 +1,18 @@
 """Probing the judge (issue 46): probe pairs built from the pool (unrelated passages with
 the question's words or an instruction claiming relevance injected), their rates in the
 summary and in <out>.probe.json; agreement by passage length; the circularity note when
-the judge's endpoint and model also made a run it judges (a HyDE run)."""
+the judge's endpoint and model also made a run it judges (a HyDE run); the probe verdict's
+stated error rate (Clopper-Pearson intervals, against their beta quantiles)."""
 
 from __future__ import annotations
 
 import json
 import re
 
+import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
+from scipy.stats import beta, binom
 
 from chatserver import ChatServer, chat_reply
 from conftest import exit_code, run_of
@@ -48,7 +51,47 @@ def test_probes_borrow_passages_never_paired_with_the_question():
     assert probe.question_words("what is what, and why is it") == "what is and why it"
     assert probe.build(records[:3], 4) == []  # one question: nothing to borrow from another
     found = probe.rates(probes, [2, 0, 1, None, 0, 0, 3, 0, 0])
-    assert found == {"keyword": {"n": 5, "relevant": 3, "rate": 0.6}, "instruction": {"n": 3, "relevant": 0, "rate": 0.0}}
+    assert {k: {f: v[f] for f in ("n", "relevant", "rate")} for k, v in found.items()} == {
+        "keyword": {"n": 5, "relevant": 3, "rate": 0.6}, "instruction": {"n": 3, "relevant": 0, "rate": 0.0}}
+    assert found["keyword"]["ci"] == pytest.approx([beta.ppf(0.025, 3, 3), beta.ppf(0.975, 4, 2)], abs=1e-10)
+    assert found["instruction"]["ci"] == pytest.approx([0.0, 1 - 0.025 ** (1 / 3)], abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 20, 50])
+def test_the_probe_verdict_flags_a_judge_within_the_tolerated_rate_at_most_its_stated_error(n):
+    """Flag a kind when its 95% Clopper-Pearson interval's lower end passes 0.10: for any
+    true pass rate up to 0.10 the chance (exact, binomial) is at most 2.5% a kind, 5% for
+    either of the two; a judge passing half its probes, 10 a kind, is flagged 97% of the time."""
+    def flag_chance(rate, n):
+        flags = [k for k in range(n + 1) if probe.flagged({"keyword": {"ci": probe.clopper_pearson(k, n)},
+                                                           "instruction": {"ci": None}}) == ["keyword"]]
+        return float(binom.sf(flags[0] - 1, n, rate)) if flags else 0.0
+    worst = max(flag_chance(rate, n) for rate in np.linspace(0.0, probe.TOLERATED, 41))
+    assert worst <= 0.025 + 1e-12
+    assert 1 - (1 - worst) ** 2 <= 0.05  # either kind, independent probes
+    if n == 10:  # the issue's judge.probe=20: 4 of 10 passing flag a kind; a judge passing half: 0.83 a kind
+        assert flag_chance(0.5, 10) == pytest.approx(binom.sf(3, 10, 0.5)) == pytest.approx(0.828125)
+        assert 1 - (1 - flag_chance(0.5, 10)) ** 2 > 0.97  # either kind
+    lines = [probe.line(probe.rates([{"kind": "keyword"}] * n + [{"kind": "instruction"}] * n, [1] * n + [0] * n)),
+             probe.line(probe.rates([{"kind": "keyword"}] * n + [{"kind": "instruction"}] * n, [0] * 2 * n))]
+    lo = probe.clopper_pearson(n, n)[0]
+    assert f"keyword {n} of {n} graded relevant (1.00 [{lo:.2f}, 1.00])" in lines[0]
+    assert ("check its labels by hand" in lines[0]) == (lo > probe.TOLERATED)
+    assert "check its labels by hand" not in lines[1] and "not shown to pass more than 0.10" in lines[1]
+
+
+def test_the_probe_interval_is_clopper_pearsons():
+    """Each end a beta quantile (Clopper & Pearson 1934); at k = n the lower end is
+    (a/2)^(1/n), at k = 0 the upper 1 - (a/2)^(1/n)."""
+    for n in (1, 2, 3, 10, 37, 200):
+        for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+            for level in (0.9, 0.95, 0.99):
+                tail = (1 - level) / 2
+                lo = beta.ppf(tail, k, n - k + 1) if k > 0 else 0.0
+                hi = beta.ppf(1 - tail, k + 1, n - k) if k < n else 1.0
+                assert probe.clopper_pearson(k, n, level) == pytest.approx((lo, hi), abs=1e-10)
+    assert probe.clopper_pearson(10, 10)[0] == pytest.approx(0.025 ** (1 / 10))
+    assert probe.clopper_pearson(0, 10)[1] == pytest.approx(1 - 0.025 ** (1 / 10))
 
 
 def test_agreement_by_passage_length_shows_over_rating_growing_with_length():

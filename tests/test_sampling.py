@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from receval.stats.sampling import (
     ap_prior, draw, importance, inclusion_probabilities, neyman, rank_weights, rao_wu, stratify,
@@ -61,6 +63,52 @@ def test_draw_takes_the_budget_and_each_pair_at_its_recorded_probability():
     sd = np.sqrt(recorded * (1 - recorded) / trials)
     assert (np.abs(counts / trials - recorded) <= 4.5 * sd + 1e-12).all()
     assert (strata[pi >= 1] == 0).all() and (recorded[strata == 0] == 1).all()  # the certain ones always judged
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(n=st.integers(1, 120), budget=st.integers(1, 130), shape=st.floats(0.3, 3.0), dominant=st.integers(0, 40),
+       zeros=st.integers(0, 10), n_strata=st.integers(1, 16), seed=st.integers(0, 2**32 - 1))
+def test_a_design_never_draws_more_than_its_budget(n, budget, shape, dominant, zeros, n_strata, seed):
+    """Random designs, small budgets and mostly-certain ones (a few pairs of overwhelming
+    importance, or a budget near the pool's size): the draw takes min(budget, pairs), the
+    certain stratum whole, every pair keeps an inclusion probability n_h / N_h > 0."""
+    rng = np.random.default_rng(seed)
+    u = rng.pareto(shape, n)
+    u[:dominant] *= 1e6  # certain when the budget reaches them
+    u[rng.choice(n, size=min(zeros, n), replace=False)] = 0.0
+    pi = inclusion_probabilities(u, budget)
+    strata = stratify(pi, n_strata)
+    drawn, recorded, sizes = draw(strata, pi, budget, rng)
+    assert drawn.sum() == sizes.sum() == min(budget, n)
+    members = np.bincount(strata, minlength=sizes.size)
+    assert (np.bincount(strata[drawn], minlength=sizes.size) == sizes).all() and (sizes <= members).all()
+    assert (recorded > 0).all() and (recorded <= 1).all()
+    np.testing.assert_allclose(recorded, sizes[strata] / members[strata])
+    assert drawn[strata == 0].all() and (strata[pi >= 1] == 0).all()
+
+
+@pytest.mark.parametrize("budget", [1, 2, 3])
+def test_a_small_budget_draws_each_pair_at_its_recorded_probability(budget):
+    """The issue's case: a budget below the number of strata once drew a pair per stratum
+    (11 for --budget 1 on the built-in library); now it draws the budget, each pair at
+    n_h / N_h (empirical frequency within binomial noise, 4.5 sd)."""
+    u = np.random.default_rng(7).pareto(1.2, 40)
+    pi = inclusion_probabilities(u, budget)
+    strata = stratify(pi)
+    assert strata.max() <= budget
+    counts, trials = np.zeros(40), 2000
+    for t in range(trials):
+        drawn, recorded, _ = draw(strata, pi, budget, np.random.default_rng(t))
+        assert drawn.sum() == budget
+        counts += drawn
+    sd = np.sqrt(recorded * (1 - recorded) / trials)
+    assert (np.abs(counts / trials - recorded) <= 4.5 * sd + 1e-12).all()
+
+
+def test_strata_the_budget_cannot_give_a_draw_each_are_refused():
+    pi = np.full(10, 0.1)
+    with pytest.raises(ValueError, match="more than the budget of 1"):
+        draw(np.arange(10) % 3 + 1, pi, 1, np.random.default_rng(0))
 
 
 def test_neyman_allocates_by_size_times_spread():

@@ -87,7 +87,9 @@ def _summarised(found: Prepared, options: ReportOptions) -> Report:
     report = Report(
         runs=found.summary, params=naming.columns, metrics=found.names, metric=metric, questions=found.questions,
         boot=boot, where=options.where, baseline=found.base, floors=found.floors,
-        cautions=latency_cautions(runs, found.summary) + judged_cautions(runs, naming.labels, metric),
+        cautions=latency_cautions(runs, found.summary) + judged_cautions(
+            runs, naming.labels, metric, sampled=bool(found.relabelled and found.relabelled.estimation),
+            sample_depth=found.relabelled.sample_depth if found.relabelled else None),
         relabelled=found.relabelled.cautions() if found.relabelled else [],
         latency=found.latency,
     )

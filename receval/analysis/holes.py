@@ -22,7 +22,9 @@ question) is no reason to doubt an order it affects alike.
 The remedy is to pool and judge what the runs retrieved (``receval pool``,
 ``receval judge``) and re-score (``report --labels``, :func:`relabel`); with
 ``--agreement``, :func:`label_agreement` says whether the added labels change the
-order of the runs, the winner, or ``select``'s choice.
+order of the runs, the winner, or ``select``'s choice. After the labels of a budgeted
+pool the measures are estimated, an undrawn unit standing for the drawn ones of its
+stratum: the note then speaks only of a top k below the depth the sample was drawn from.
 """
 
 from __future__ import annotations
@@ -81,12 +83,22 @@ def judged_column(runs: list[Run]) -> str | None:
     return f"judged@{max(shared)}" if shared else None
 
 
-def judged_cautions(runs: list[Run], labels: list[str], metric: str | None = None) -> list[str]:
+def judged_cautions(runs: list[Run], labels: list[str], metric: str | None = None, sampled: bool = False,
+                    sample_depth: int | None = None) -> list[str]:
     """The report's note on judgment holes, only when they could change the comparison
     shown (see the module docstring); none for one run, for runs without ``judged@k``,
-    or when no pair's order could turn on the unlabelled units."""
+    or when no pair's order could turn on the unlabelled units.
+
+    After a judged sample (``sampled``: a budgeted pool's labels, the measures
+    estimated), an undrawn unit the pool held counts through the drawn ones of its
+    stratum, not as not relevant, so a top k within the pool's ``sample_depth`` gets no
+    note (the runs shown taken to be the runs pooled, as a depth pool's note takes
+    them); a top k below it is named, with the pool that reaches it."""
     column = judged_column(runs)
     if column is None or len(runs) < 2:
+        return []
+    k = column.split("@")[1]
+    if sampled and sample_depth is not None and int(k) <= sample_depth:
         return []
     means = np.array([np.nanmean(run.values(column)) if run.table.num_rows else np.nan for run in runs])
     scores = (np.array([np.nanmean(run.values(metric)) if run.table.num_rows else np.nan for run in runs])
@@ -102,14 +114,16 @@ def judged_cautions(runs: list[Run], labels: list[str], metric: str | None = Non
     if not could.any():
         return []
     a, b = np.unravel_index(np.argmax(np.where(could, extra - gap, -np.inf)), could.shape)
-    k = column.split("@")[1]
     lead = f"#{a} leads it by {gap[a, b]:.3f} on {measure_label(metric)}, but " if metric else ""
-    return [
-        f"#{b} {labels[b]} has more of its top {k} unlabelled than #{a} {labels[a]} ({1 - means[b]:.2f} vs "
-        f"{1 - means[a]:.2f}): {lead}labelling those units could reverse the order; pool and judge them "
-        "(receval pool RUNS --out pool.jsonl, then receval judge pool=pool.jsonl) and "
-        "re-score with --labels"
-    ]
+    head = (f"#{b} {labels[b]} has more of its top {k} unlabelled than #{a} {labels[a]} ({1 - means[b]:.2f} vs "
+            f"{1 - means[a]:.2f}): {lead}")
+    if sampled:
+        below = f"below the pool's depth {sample_depth}" if sample_depth is not None else "the pool never held"
+        return [head + f"the judged sample's estimates count its units {below} as not relevant, which could reverse "
+                f"the order; draw the sample from the top {k} (receval pool RUNS --budget N --depth {k}), judge it "
+                "and re-score with --labels"]
+    return [head + "labelling those units could reverse the order; pool and judge them "
+            "(receval pool RUNS --out pool.jsonl, then receval judge pool=pool.jsonl) and re-score with --labels"]
 
 
 # ----------------------------------------------------------------- added labels (report --labels)
@@ -211,6 +225,7 @@ class Relabelled:
     account: LabelAccount = field(default_factory=LabelAccount)
     estimation: Estimation | None = None  # a judged sample: the measures are estimated (receval.analysis.estimate)
     depths: list[int] = field(default_factory=list)  # the depths of the depth pools the labels came from
+    sample_depth: int | None = None  # the depth a judged sample was drawn from (its records' ``depth``)
 
     def cautions(self) -> list[str]:
         if self.estimation is not None:
@@ -249,8 +264,9 @@ def relabel(runs: list[Run], files: list[str], option: str = "--labels", unknown
                                "from one sample at a time (the others' labels may join it as plain labels)")
         estimated, estimation = estimate_runs(runs, sampled[0][1], added, [f for f, _ in sampled])
         found.given += len(sampled[0][1])
+        reach = [r["depth"] for r in sampled[0][1] if isinstance(r.get("depth"), int) and not isinstance(r["depth"], bool)]
         return Relabelled(estimated, list(files), found.given, [], {r["question_id"] for r in sampled[0][1]}, found,
-                          estimation)
+                          estimation, sample_depth=min(reach) if reach else None)
     support = nugget_support.merge([nugget_support.read_support(f) for f in files if Path(f).suffix == ".jsonl"])
     found.support = max(nugget_support.applicable(run.table, support) for run in runs) if support else 0
     if found.applied == 0 and found.support == 0:

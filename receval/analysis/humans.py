@@ -221,8 +221,9 @@ class Certify:
 
 def certify(judged: Labels, confusion: tuple[list[int], np.ndarray, str], precision: float, level: float) -> Certify:
     """Labels needed (module docstring): strata the judge's grades over its labels, each
-    grade's error rate (known relevance differing from the judged) from ``confusion``
-    (every pair's, for a grade with fewer than 2)."""
+    grade's errors (known relevance differing from the judged) among the pairs the
+    ``confusion`` has it grade so (every pair's, for a grade with fewer than 2), smoothed
+    and floored by :func:`receval.stats.sampling.labels_needed`."""
     if not 0 < precision < 1:
         raise RecevalError(f"--precision {precision}: give the half-width to certify, between 0 and 1 (e.g. 0.05)")
     grades, matrix, source = confusion
@@ -232,15 +233,15 @@ def certify(judged: Labels, confusion: tuple[list[int], np.ndarray, str], precis
         for grade in labels.values():
             counts[int(grade)] = counts.get(int(grade), 0) + 1
     wrong = (known_relevant[:, None] != known_relevant[None, :]) * matrix  # [known, judged]
-    overall = wrong.sum() / max(matrix.sum(), 1)
-    rates = []
-    for g in counts:
-        column = matrix[:, grades.index(g)] if g in grades else np.zeros(len(grades))
-        j = grades.index(g) if g in grades else None
-        rates.append(float(wrong[:, j].sum() / column.sum()) if j is not None and column.sum() >= 2 else float(overall))
+    errors, checked = np.zeros(len(counts)), np.zeros(len(counts))
+    for i, g in enumerate(counts):
+        column = grades.index(g) if g in grades else None
+        own = column is not None and matrix[:, column].sum() >= 2
+        errors[i] = wrong[:, column].sum() if own else wrong.sum()
+        checked[i] = matrix[:, column].sum() if own else matrix.sum()
     sizes = np.asarray(list(counts.values()))
-    uniform, stratified = labels_needed(sizes, np.asarray(rates), precision, level)
-    rate = float((sizes * np.asarray(rates)).sum() / max(sizes.sum(), 1))
+    uniform, stratified = labels_needed(sizes, errors, checked, precision, level)
+    rate = float((sizes * errors / np.maximum(checked, 1)).sum() / max(sizes.sum(), 1))
     return Certify(precision, level, uniform, stratified, rate, source)
 
 

@@ -21,10 +21,12 @@ The pool's design (``receval pool --budget N``), in four steps:
    such that they sum to the budget (pairs at the cap are judged for certain: in
    practice the top ranks).
 4. Strata and draws (:func:`stratify`, :func:`draw`): pairs grouped by pi (the certain
-   ones in stratum 0, the rest in quantiles of log pi), and a simple random sample
-   without replacement of n_h = floor(sum of pi) pairs in each stratum (at least one,
-   the remainders spread by largest fraction so the total is the budget); every pair of
-   stratum h then has inclusion probability n_h / N_h, which the pool records.
+   ones in stratum 0, the rest in quantiles of log pi, no more strata than the draws
+   the budget leaves them), and a simple random sample without replacement of
+   n_h = floor(sum of pi) pairs in each stratum (at least one, the remainders spread by
+   largest fraction, the largest trimmed, so the total is the budget, never more);
+   every pair of stratum h then has inclusion probability n_h / N_h, which the pool
+   records.
 
 The estimates built on the sample (:mod:`.estimators`) hold whatever the importance is:
 it only sets their variance. Their intervals come from Rao and Wu's rescaling bootstrap
@@ -113,36 +115,43 @@ def inclusion_probabilities(importance: np.ndarray, budget: float) -> np.ndarray
 
 
 def stratify(pi: np.ndarray, n_strata: int = 12) -> np.ndarray:
-    """Stratum of each pair: 0 for pi = 1 (judged for certain), else 1..n_strata by
-    quantiles of log pi (pairs of like probability together)."""
+    """Stratum of each pair: 0 for pi = 1 (judged for certain), else 1..k by quantiles of
+    log pi (pairs of like probability together), k at most ``n_strata`` and at most the
+    draws the sampled pairs are due (the floor of their summed pi, at least 1), so every
+    stratum gets a draw within the budget and none is left with inclusion probability 0."""
     pi = np.asarray(pi, dtype=np.float64)
     out = np.zeros(pi.size, dtype=np.int64)
     sampled = pi < 1.0
     if sampled.any():
+        k = max(1, min(int(n_strata), int(np.floor(pi[sampled].sum() + 1e-9))))
         logs = np.log(pi[sampled])
-        edges = np.unique(np.quantile(logs, np.linspace(0, 1, n_strata + 1))[1:-1])
+        edges = np.unique(np.quantile(logs, np.linspace(0, 1, k + 1))[1:-1])
         out[sampled] = 1 + np.searchsorted(edges, logs, side="right")
     return out
 
 
 def _sizes(stratum: np.ndarray, pi: np.ndarray, budget: int) -> np.ndarray:
     """n_h per stratum: floor of its summed pi (stratum 0 whole), at least 1, at most N_h,
-    summing to min(budget, pairs) (largest remainders first, then trimming the largest)."""
+    summing to min(budget, pairs): largest remainders first, then the largest sampled
+    strata trimmed (never below 1). Strata that cannot each have a draw within the budget
+    are refused: :func:`stratify` makes at most as many as the budget leaves."""
     n_strata = int(stratum.max()) + 1
     size = np.bincount(stratum, minlength=n_strata)
     expected = np.bincount(stratum, weights=pi, minlength=n_strata)
     expected[0] = size[0]
-    n = np.clip(np.floor(expected + 1e-9).astype(np.int64), np.minimum(size, 1), size)
     target = min(int(budget), int(size.sum()))
+    floor_total = int(size[0]) + int((size[1:] > 0).sum())
+    if floor_total > target:
+        raise ValueError(f"{size[0]} certain pairs and {int((size[1:] > 0).sum())} sampled strata need {floor_total} "
+                         f"draws, more than the budget of {target}: stratify by the design's probabilities")
+    n = np.clip(np.floor(expected + 1e-9).astype(np.int64), np.minimum(size, 1), size)
     order = np.argsort(-(expected - np.floor(expected)), kind="stable")
     while n.sum() < target:
         room = [h for h in order if n[h] < size[h]]
         for h in room[: target - n.sum()]:
             n[h] += 1
-    while n.sum() > target:  # more strata than the budget's remainders: trim the largest sampled ones
+    while n.sum() > target:  # the strata's floors of 1 past the budget's share: trim the largest sampled ones
         h = int(np.argmax(np.where(np.arange(n_strata) > 0, n, -1)))
-        if h == 0 or n[h] <= 1:
-            break
         n[h] -= 1
     return n
 
@@ -224,21 +233,28 @@ def rao_wu(stratum: np.ndarray, fraction: np.ndarray, n_resamples: int, rng: np.
     return out
 
 
-def labels_needed(sizes: np.ndarray, rates: np.ndarray, half_width: float, level: float = 0.95) -> tuple[int, int]:
+def labels_needed(sizes: np.ndarray, errors: np.ndarray, checked: np.ndarray, half_width: float,
+                  level: float = 0.95, floor: int = 2) -> tuple[int, int]:
     """Draws needed to estimate a proportion (a judge's error rate) over strata of sizes
-    N_h and rates p_h to within +- ``half_width`` at ``level``: drawn uniformly,
+    N_h to within +- ``half_width`` at ``level``, stratum h's rate p_h from ``errors``
+    x_h among ``checked`` n_h pairs by Agresti and Coull's centre
+    p_h = (x_h + z^2/2) / (n_h + z^2) ("Approximate is better than 'exact' for interval
+    estimation of binomial proportions", The American Statistician 1998), so a grade
+    never seen wrong (or never right) is not taken for certain: drawn uniformly,
     n0 = z^2 p (1 - p) / d^2 with p = sum W_h p_h; stratified with Neyman's allocation,
     n0 = z^2 (sum W_h sqrt(p_h (1 - p_h)))^2 / d^2; each with the finite-population
     correction n = n0 / (1 + n0 / N) (Cochran, "Sampling Techniques", 3rd ed. 1977,
-    sections 4.4 and 5.9), rounded up."""
+    sections 4.4 and 5.9), rounded up; the stratified count at least ``floor`` per
+    stratum (at most N_h), as :func:`neyman` allocates."""
     from scipy.stats import norm
 
-    sizes, rates = np.asarray(sizes, dtype=np.float64), np.clip(np.asarray(rates, dtype=np.float64), 0.0, 1.0)
+    sizes = np.asarray(sizes, dtype=np.float64)
     total = sizes.sum()
     if total <= 0 or not half_width > 0:
         return 0, 0
-    weights = sizes / total
     z = float(norm.ppf(0.5 + level / 2.0))
+    rates = (np.asarray(errors, dtype=np.float64) + z**2 / 2) / (np.asarray(checked, dtype=np.float64) + z**2)
+    weights = sizes / total
     overall = float((weights * rates).sum())
     uniform = z**2 * overall * (1 - overall) / half_width**2
     neyman_n = z**2 * float((weights * np.sqrt(rates * (1 - rates))).sum()) ** 2 / half_width**2
@@ -246,4 +262,4 @@ def labels_needed(sizes: np.ndarray, rates: np.ndarray, half_width: float, level
     def finite(n0: float) -> int:
         return int(np.ceil(n0 / (1 + n0 / total))) if n0 > 0 else 0
 
-    return finite(uniform), finite(neyman_n)
+    return finite(uniform), max(finite(neyman_n), int(np.minimum(sizes, floor).sum()))
