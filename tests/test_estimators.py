@@ -120,6 +120,38 @@ def test_the_linearised_ratio_lies_below_the_ratio_and_the_tangent_above_the_ide
     np.testing.assert_allclose(_ideal_tangent(at, at, 10), _ideal(at, 10))
 
 
+def test_the_linearised_forms_expect_less_than_the_measure_over_every_sample():
+    """Three questions, each with a known relevant unit and three sampled units in one stratum across questions (2 of
+    9 drawn without replacement: 36 equally likely samples). Over them the mean of each linearised form of ap, recall
+    and ndcg lies below the whole pool's value, and the forms computed together equal each computed alone."""
+    from receval.stats.estimators import PIVOT_SCALES, estimate_forms
+
+    grades = np.array([[2, 1, 0, 0], [1, 0, 2, 0], [1, 1, 1, 0]])  # unit 0 of each question known, 1..3 sampled
+    ranked = np.array([[[1, 0, 2, 3], [2, 3, 0, 1], [3, 1, 0, 2]]])
+    measures = ["ap", "recall@2", "ndcg@3"]
+    flat_index = ranked + (np.arange(3) * 4)[None, :, None]
+    whole = working_sample(np.repeat(np.arange(3), 4), grades.ravel(), np.ones(12), -np.ones(12), 3, 2)
+    truth = estimate(whole, flat_index, measures)
+    sampled = [q * 4 + u for q in range(3) for u in range(1, 4)]
+    means = {form: {m: 0.0 for m in measures} for form in PIVOT_SCALES}
+    samples = list(combinations(sampled, 2))
+    for drawn in samples:
+        units = [q * 4 for q in range(3)] + list(drawn)
+        working = working_sample(np.array(units) // 4, grades.ravel()[units], [1.0] * 3 + [2 / 9] * 2,
+                                 [-1] * 3 + [1] * 2, 3, 2)
+        position = {u: i for i, u in enumerate(units)}
+        index = np.vectorize(lambda u: position.get(int(u), -1))(flat_index)
+        together = estimate_forms(working, index, measures, None, PIVOT_SCALES)
+        for form in PIVOT_SCALES:
+            alone = estimate(working, index, measures, linear=form)
+            for m in measures:
+                np.testing.assert_allclose(together[form][m], alone[m])
+                means[form][m] += together[form][m].mean() / len(samples)
+    for form in PIVOT_SCALES:
+        for m in measures:
+            assert means[form][m] <= truth[m].mean() + 1e-9, (form, m, means[form][m], truth[m].mean())
+
+
 def pooled_world(seed: int, rate: float, n_questions: int = 60, n_units: int = 400, depth: int = 100,
                  n_runs: int = 8):
     """A collection with known relevance, its richness varying by question (gamma-distributed rate), and runs that
@@ -133,7 +165,7 @@ def pooled_world(seed: int, rate: float, n_questions: int = 60, n_units: int = 4
     return grades, np.stack(ranked)
 
 
-def coverage(grades, ranked, measures: list[str], draws: int, replicates: int = 40) -> dict:
+def coverage(grades, ranked, measures: list[str], draws: int, replicates: int = 30) -> dict:
     """Per measure: the share of draws whose 95% judging interval holds the value the whole pool gives, the mean
     error of the estimate, and the share the ratio's own +-z se would hold, over ``draws`` samples by the pool's
     design (rank weights of ap and ndcg@10, importance, strata, stratified draws) at the budget of a depth-10
@@ -175,7 +207,7 @@ def coverage(grades, ranked, measures: list[str], draws: int, replicates: int = 
             for m in measures}
 
 
-@pytest.mark.slow  # two collections x 12 draws, each with 40 replicates
+@pytest.mark.slow  # two collections x 12 draws, each with 30 replicates
 @pytest.mark.parametrize("rate", [0.015, 0.1])  # about 7 and 38 relevant units per question in the pool
 def test_judging_intervals_cover_the_truth_at_a_depth_10_pools_budget(rate):
     """At the budget of a depth-10 pool (about a sixth of the depth-100 pool), the ratio estimates (AP, recall,
