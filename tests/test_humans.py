@@ -92,7 +92,7 @@ def test_a_stratified_human_sample_with_half_the_labels_is_no_wider_than_a_unifo
     np.add.at(matrix, (y[calibration], f[calibration]), 1)
     spreads = dict(zip(grades, grade_spreads(grades, matrix, grades)))
     pairs = [(str(question[i]), str(i), int(f[i])) for i in range(y.size)]
-    measures = ["precision@20", "ndcg@10"]
+    measures = ["precision@20", "precision@5"]
     scored = {m: np.ones((1, n_questions), dtype=bool) for m in measures}
     truth = {"precision@20": (np.take_along_axis(person, ranked[0], 1)[:, :20] >= 1).sum(axis=1).mean() / 20}
     widths = {"uniform": {m: [] for m in measures}, "stratified": {m: [] for m in measures}}
@@ -168,7 +168,7 @@ def test_for_humans_pool_person_labels_and_report_end_to_end(tmp_path_factory, t
                                           "grade": int(best[r["question_id"], r["id"]] == 1)}) + "\n" for r in drawn))
     run_judge(judge_cfg(f"pool={human_pool}", "judge=qrels", f"judge.path={person}", f"out={tmp_path / 'human.jsonl'}"))
     report = report_for([str(sweep), "--labels", str(tmp_path / "judge.jsonl"), "--human", str(tmp_path / "human.jsonl"),
-                         "--metric", "ndcg@10", "--n-resamples", "50", "--agreement"])
+                         "--metric", "precision@10", "--n-resamples", "50", "--agreement"])
     assert len(report.stratified_ppi) == 2 and report.stratified_ppi[0].n_labelled == 40
     first = report.stratified_ppi[0]
     assert first.lo <= first.estimate <= first.hi and first.alone[1] <= first.alone[0] <= first.alone[2]
@@ -176,6 +176,19 @@ def test_for_humans_pool_person_labels_and_report_end_to_end(tmp_path_factory, t
     assert data["ppi"][0]["design"] == "stratified by judge grade" and data["certify"][0]["stratified"] > 0
     runs = load_runs([sweep], skip=frozenset())
     assert stored_labels(runs[0])  # the stored labels stay known for certain
-    with pytest.raises(Exception, match="corrects precision@k and ndcg@k; MAP divides"):
-        report_for([str(sweep), "--labels", str(tmp_path / "judge.jsonl"), "--human", str(tmp_path / "human.jsonl"),
-                    "--metric", "ap"])
+    for metric, why in (("ap", "MAP divides by each question's number of relevant units"),
+                        ("ndcg@10", "nDCG@10 divides by each question's ideal DCG")):
+        with pytest.raises(Exception, match=f"corrects precision@k; {why}.*give --metric precision@10"):
+            report_for([str(sweep), "--labels", str(tmp_path / "judge.jsonl"), "--human", str(tmp_path / "human.jsonl"),
+                        "--metric", metric])
+
+
+def test_stratified_ppi_refuses_the_ratios_with_the_reason():
+    """nDCG from signed corrections can leave [0, 1] (-1.012 [-1.557, -0.466] against a true 0.751 on the built-in
+    library with a gullible judge and 40 human labels): refused like AP and recall, before anything is read."""
+    from receval.analysis.humans import stratified_ppi
+    from receval.core.errors import RecevalError
+
+    for metric, why in (("ndcg@10", "ideal DCG"), ("recall@10", "number of relevant units"), ("rr", "every unit above")):
+        with pytest.raises(RecevalError, match=f"corrects precision@k; .*{why}.*give --metric precision@10"):
+            stratified_ppi([], {}, [], metric, 0.95, 10, 0)

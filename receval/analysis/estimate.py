@@ -92,15 +92,17 @@ class Estimation:
                        + " (they need every unit above a rank labelled, or every relevant unit's rank)")
         if self.risk > 0.25:
             out.append(f"{self.risk:.0%} of the estimated relevant units rest on holes drawn with probability < 1: "
-                       "ratio estimates (AP, recall, nDCG) run high when few relevant holes are drawn per question, "
-                       "by more than their judging intervals say; the order of the runs suffers less")
+                       "ratio estimates (AP, recall, nDCG) run high when few relevant holes are drawn per question; "
+                       "their intervals reach down to a linearised estimate's bound, which runs low, and are wide; "
+                       "the order of the runs suffers less")
         return out
 
     def lines(self, labels: list[str]) -> list[str]:
         if not self.intervals:
             return []
         out = [f"Estimated means and their {self.level:.0%} intervals over the judging (questions fixed; "
-               f"{self.n_resamples} Rao-Wu replicates of the drawn holes):"]
+               f"{self.n_resamples} Rao-Wu replicates of the drawn holes; AP, recall and nDCG bracketed between a "
+               "linearised estimate's lower bound and the ratio's upper bound):"]
         for i, label in enumerate(labels):
             parts = [f"{measure_label(m)} {iv[i].estimate:.3f} [{iv[i].lo:.3f}, {iv[i].hi:.3f}]"
                      for m, iv in self.intervals.items() if iv[i] is not None]

@@ -17,7 +17,7 @@ many (Merlo et al. 2026 report up to 85% less human effort at the same guarantee
   corrected by (person - judge) / inclusion where drawn:
   :func:`receval.stats.estimators.working_ppi`), beside the person's sample alone
   (Horvitz-Thompson), each with its interval over the draw (Rao-Wu replicates); for
-  precision@k (unbiased) and ndcg@k (:data:`CORRECTED`).
+  precision@k (unbiased, :data:`CORRECTED`); the ratios are refused.
 - :func:`certify` (``report --agreement``): how many human labels pin the judge's error
   rate to +- a stated precision, drawn uniformly and drawn by its grade
   (:func:`receval.stats.sampling.labels_needed`).
@@ -46,10 +46,11 @@ from receval.stats.estimators import ESTIMATED, design_intervals, working_ppi, w
 from receval.stats.sampling import labels_needed, neyman
 
 MAX_AGREEMENT_BYTES = 16 << 20  # a judge's agreement file is a few kilobytes
-#: Measures the prediction-powered working values correct: sums over ranks (precision) and
-#: a sum over a per-question ideal of nonnegative counts (ndcg); ap and recall divide by a
-#: per-question count the signed corrections can drive to zero.
-CORRECTED = ("precision", "ndcg")
+#: Measures the prediction-powered working values correct: sums over ranks (precision).
+#: ap, recall and ndcg divide by a per-question count or ideal DCG that the signed
+#: corrections (y - f) / pi can drive to zero or below, so their estimate can leave [0, 1]
+#: (nDCG@10 -1.012 [-1.557, -0.466] against 0.751 with a gullible judge and 40 labels).
+CORRECTED = ("precision",)
 
 
 def agreement_file(labels: str | Path) -> Path:
@@ -136,11 +137,14 @@ def stratified_ppi(runs: list[Run], judged: Labels, human: list[dict], metric: s
     """Per run (module docstring): ``judged`` the judge's labels (the population drawn
     from), ``human`` the person's labelled records of the stratified sample."""
     if parse_measure(metric).family not in CORRECTED:
+        family = parse_measure(metric).family
         raise RecevalError(
-            f"--human: a sample of pairs corrects precision@k and ndcg@k; {measure_label(metric)} "
-            + ("divides by each question's number of relevant units, which a few corrected pairs per question leave "
-               "too uncertain (its working value can be negative)" if parse_measure(metric).family in ESTIMATED
-               else "needs every unit above a rank labelled") + ": give --metric ndcg@10 or precision@10")
+            f"--human: a sample of pairs corrects precision@k; {measure_label(metric)} "
+            + ("divides by each question's ideal DCG, which a few corrected pairs per question can drive to zero or "
+               "below (its estimate can leave [0, 1])" if family == "ndcg" else
+               "divides by each question's number of relevant units, which a few corrected pairs per question leave "
+               "too uncertain (its working value can be negative)" if family in ESTIMATED
+               else "needs every unit above a rank labelled") + ": give --metric precision@10")
     questions = list(dict.fromkeys(q for run in runs for q in run.ids))
     qindex = {q: i for i, q in enumerate(questions)}
     known = known_labels(runs, {})
