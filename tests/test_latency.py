@@ -15,7 +15,7 @@ import pytest
 import yaml
 from scipy.stats import binom, quantile_test
 
-from receval.analysis.latency import latency_order
+from receval.analysis.latency import WITHIN_NOISE, latency_order
 from receval.cli.report import report_for
 from receval.core.settings import BootstrapConfig
 from receval.render import report as rendered
@@ -201,7 +201,8 @@ def test_two_identical_sweeps_give_the_same_latency_verdicts_and_no_container_is
     """A fast stand-in for ``+experiment=stages`` (no model): bm25, bm25 at another k1
     (the same stages), their fusion with tfidf (holds bm25, as hybrid holds keyword) and
     RM3 over bm25 (holds it too), swept twice in-process. The reports' latency verdicts
-    agree, and no pipeline is ever shown faster than one whose stages are part of its own."""
+    agree where the stages decide, a clock verdict never reverses, and no pipeline is ever
+    shown faster than one whose stages are part of its own."""
     from hydra import compose, initialize_config_dir
 
     from receval.analysis.choice import stage_tree
@@ -224,7 +225,10 @@ def test_two_identical_sweeps_give_the_same_latency_verdicts_and_no_container_is
             if part_of(trees[i], trees[j]):  # j holds i's stages: i is faster, j never is
                 assert report.latency.verdict(i, j) == "faster" and report.latency.verdict(j, i) == "slower"
                 assert j in report.latency.faster_than(i) and i not in report.latency.faster_than(j)
-    assert found[0] == found[1], found
+    # what the stages decide agrees exactly (above); a clock verdict (fused against RM3 over bm25,
+    # 2.4x apart when quiet) never reverses, though a sweep timed under other load may not show it
+    for pair, verdict in found[0].items():
+        assert verdict == found[1][pair] or WITHIN_NOISE in (verdict, found[1][pair]), (pair, found)
     bm25, other_k1, fused, rm3 = labels
     assert found[0][(bm25, other_k1)] == "within noise"  # k1 changes no work: the same stages tie
     assert found[0][(bm25, fused)] == found[0][(bm25, rm3)] == "faster"  # part of each
