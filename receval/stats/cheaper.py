@@ -58,7 +58,7 @@ PREFERENCES = ("p50_ms", "chunks", "money")
 MIN_DIFFERENCE = 0.10  # latency: cheaper only by more than this share of the dearer run's median
 #: the standard deviation of the log of a run's median latency between identical runs of one
 #: sweep (the drift a whole run shares), measured by benchmarks/latency_drift.py
-DRIFT_SD = 0.12  # measured 0.076 to 0.098 (library, scifact; load 2), rounded up
+DRIFT_SD = 0.12  # measured 0.024 (quiet) to 0.098 (load 2), library and scifact; above them
 DRIFT_SEED = 7919  # the drift draws' seed: boot.seed + this (apart from the runs' own resampling seeds)
 
 Tree = Counter  # a run's stages: stage -> how many times it runs
