@@ -30,8 +30,8 @@ by ``p50_ms`` must hold on a rerun of the same sweep; in this order:
    whole run shares (the machine's state while it ran), which resampling its questions
    cannot see, as a random effect of the run (the log median's standard deviation
    between identical runs). ``drift`` is the larger of :data:`DRIFT_SD`, measured by
-   ``benchmarks/latency_drift.py`` (identical runs of one sweep on this project's CI
-   machine), and the sweep's own, pooled over its runs with the same stages
+   ``benchmarks/latency_drift.py`` (identical runs of one sweep on a 2-core machine of
+   the kind CI runs on), and the sweep's own, pooled over its runs with the same stages
    (:func:`pooled_drift`). Without it, bm25 and tfidf over the same chunks swap "faster"
    between identical sweeps; with it, a pair of identical configs is called faster in
    at most the level's share of reruns (``tests/test_cheaper_drift.py``).
@@ -71,12 +71,8 @@ def part_of(a: Tree, b: Tree) -> bool:
 
 def sweep_noise(p50: list[float], trees: list[Tree]) -> float:
     """The largest relative spread (max / min - 1) of the medians of runs with the same stages."""
-    groups: dict[tuple, list[float]] = {}
-    for cost, tree in zip(p50, trees):
-        if np.isfinite(cost) and cost > 0:
-            groups.setdefault(tuple(sorted(tree.items(), key=repr)), []).append(cost)
-    spreads = [max(c) / min(c) - 1 for c in groups.values() if len(c) > 1]
-    return float(max(spreads, default=0.0))
+    groups = ([c for c in group if np.isfinite(c) and c > 0] for group in _same_stages(p50, trees))
+    return float(max((max(c) / min(c) - 1 for c in groups if len(c) > 1), default=0.0))
 
 
 def pooled_drift(groups: list[list[float]]) -> float:
@@ -89,6 +85,7 @@ def pooled_drift(groups: list[list[float]]) -> float:
 
 
 def _same_stages(p50: list[float], trees: list[Tree]) -> list[list[float]]:
+    """The medians grouped by stage tree: runs whose true cost is equal."""
     groups: dict[tuple, list[float]] = {}
     for cost, tree in zip(p50, trees):
         groups.setdefault(tuple(sorted(tree.items(), key=repr)), []).append(cost)
