@@ -350,7 +350,7 @@ def test_support_labels_that_apply_nowhere_say_why(with_nuggets, six_runs, tmp_p
     ranked = run.table.column("retrieved").to_pylist()[list(run.ids).index("q01")]
     labels = tmp_path / "support.jsonl"
     labels.write_text(json.dumps({"question_id": "q01", "id": ranked[0], "nugget": "n9", "support": "support"}) + "\n")
-    with pytest.raises(RecevalError, match=r"nothing in .* its 1 nugget support lines name nuggets these runs do not "
+    with pytest.raises(RecevalError, match=r"nothing in .* its 1 nugget support line name nuggets these runs do not "
                                            r"store \(q01 n9\)"):
         relabel([run], [str(labels)])
     with pytest.raises(RecevalError, match=r"these runs store none \(run them with dataset.nuggets=FILE\)"):

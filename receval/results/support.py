@@ -98,9 +98,10 @@ def applicable(table: pa.Table, support: Support) -> int:
 def why_none_apply(tables: list[pa.Table], support: Support) -> str:
     """Why no support line of ``support`` applies to the runs of ``tables``: they store no
     nuggets, or the lines name (question, nugget) pairs none of them stores."""
-    lines = sum(len(units) for nuggets in support.values() for units in nuggets.values())
+    count = sum(len(units) for nuggets in support.values() for units in nuggets.values())
+    lines = f"{count} nugget support line{'s' if count != 1 else ''}"
     if not any("nuggets" in table.column_names for table in tables):
-        return (f"its {lines} nugget support lines name nuggets, and these runs store none (run them with "
+        return (f"its {lines} name nuggets, and these runs store none (run them with "
                 "dataset.nuggets=FILE)")
     stored = {(qid, nugget) for table in tables if "nuggets" in table.column_names
               for qid, names in zip(table.column("question_id").to_pylist(), table.column("nuggets").to_pylist())
@@ -108,7 +109,7 @@ def why_none_apply(tables: list[pa.Table], support: Support) -> str:
     missing = sorted((qid, nugget) for qid, nuggets in support.items() for nugget in nuggets
                      if (qid, nugget) not in stored)
     shown = ", ".join(f"{qid} {nugget}" for qid, nugget in missing[:5]) + (" ..." if len(missing) > 5 else "")
-    return f"its {lines} nugget support lines name nuggets these runs do not store ({shown})"
+    return f"its {lines} name nuggets these runs do not store ({shown})"
 
 
 def apply_support(table: pa.Table, support: Support) -> pa.Table:

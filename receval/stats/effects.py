@@ -94,10 +94,9 @@ def hedges_gz(diffs, level: float = 0.95) -> Effect:
 def on_interval(diffs, lo: float, hi: float, level: float) -> Effect:
     """Hedges' g_z of the paired differences with the interval ``[lo, hi]`` of their mean
     (the paired procedure's, at ``level``) in g_z's units: ``J * [lo, hi] / sd``."""
-    found = hedges_gz(diffs, level)
     d = np.asarray(diffs, dtype=np.float64).ravel()
-    sd = float(d.std(ddof=1))
-    if not math.isfinite(found.hedges_gz) or found.lo == found.hi:  # no spread: the point
-        return found
+    mean, sd = float(d.mean()), float(d.std(ddof=1)) if d.size > 1 else 0.0
+    if d.size < 3 or sd <= 1e-12 * max(abs(mean), 1e-300):  # too few, or no spread: as hedges_gz says
+        return hedges_gz(d, level)
     j = hedges_correction(d.size - 1)
-    return Effect(found.hedges_gz, j * lo / sd, j * hi / sd, level, d.size)
+    return Effect(j * mean / sd, j * lo / sd, j * hi / sd, level, d.size)
