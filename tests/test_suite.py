@@ -217,3 +217,15 @@ def test_the_smallest_qualifying_margin_is_where_holm_starts_to_reject():
         assert m > 0
         assert _verdicts(pooled, m + 1e-7, 0.05)[j].rejected
         assert not _verdicts(pooled, m - 1e-7, 0.05)[j].rejected
+
+
+@pytest.mark.slow
+def test_a_collection_whose_pair_changes_too_few_questions_is_named(runs):
+    """tfidf and bm25 rank the fixture's BEIR documents alike: no question changes, so that
+    collection's verdict rests on nothing, and the differences table says so."""
+    from receval.render.suite import differences_table
+
+    s = suite(runs, "rr", BootstrapConfig(n_resamples=400))
+    table = differences_table(s)
+    assert "changed questions too few to show any difference at 95%" in table.note
+    assert "tfidf max_words=120 on beir-splits 0" in table.note

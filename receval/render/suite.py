@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from receval.analysis.suite import Suite, pooled_verdict
-from receval.render.verdicts import interval, p_value
+from receval.render.verdicts import few_changed, interval, p_value
 from receval.stats.meta import p_values
 from receval.scoring.declared import measure_label
 from receval.render import tables
@@ -80,15 +80,17 @@ def differences_table(s: Suite) -> Table | None:
         spread = [f"{p.tau2:.2g}", f"{p.i2:.0%}"] if kind == "random" else ["", ""]
         if kind == "collection":
             d = tests[(label, collection)]
-            cells = [interval(d.test), p_value(d.test.p), d.verdict]
+            cells = [interval(d.test), p_value(d.test.p, s.boot.level), d.verdict]
         else:
             random, fixed = p_values(p)
             verdict = pooled_verdict(p, s.metric) if kind == "random" else ""
-            cells = [fmt_ci(lo, hi, signed=True), p_value(random if kind == "random" else fixed), verdict]
+            cells = [fmt_ci(lo, hi, signed=True), p_value(random if kind == "random" else fixed, s.boot.level),
+                     verdict]
         rows.append([label, name, "" if n is None else str(n), fmt_signed(estimate), *cells, *spread])
+    few = few_changed([f"{label} on {name}" for (label, name) in tests], [d.test for d in tests.values()])
     return Table(columns=columns, rows=rows, title=f"{measure_label(s.metric)} difference vs {s.labels[s.baseline]}",
                  align=["l", "l", "r", "r", "r", "r", "l", "r", "r"],
-                 note="the verdict over collections reads the random-effects interval")
+                 note="the verdict over collections reads the random-effects interval" + (f"; {few}" if few else ""))
 
 
 def standing_table(s: Suite) -> Table:
